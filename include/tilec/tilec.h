@@ -1,0 +1,157 @@
+// libtilec: compile tile-language kernel source at run time and launch it.
+//
+//   tilec::FunctionSource f{source, "gemm.py", 12, "main", bindings};
+//   tilec::Kernel k = tilec::compile(f, {.target = "cpu"});
+//   k.launch({tilec::ArgValue(a_view), tilec::ArgValue(b_view), tilec::ArgValue(c_view)});
+//
+// Errors: tilec::CompileError (kernel source problems: the text names
+// file:line:col and shows the line), tilec::ArgumentError (call-time argument
+// problems: the text names the parameter).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "../../src/base/diagnostics.h"
+#include "../../src/base/dtype.h"
+
+namespace tilec {
+
+struct FunctionSource;
+
+// A compile-time value for a free name of kernel source (or a jit parameter).
+struct Value {
+  enum class Kind {
+    None, Bool, Int, Float, String, DType,
+    Symbolic,    // a symbolic dim (T.symbolic / T.dynamic); text = its name
+    Tuple, List,
+    Function,    // a @T.prim_func, @T.macro or plain function, as its own source
+    Module,      // text = "tilec.language" (the T namespace) or "tilec"
+    TensorSpec,  // an argument tensor of an eager call: items = shape (Ints), dtype
+    Opaque,      // anything else; text = its Python type name (an error if used)
+  };
+  Kind kind = Kind::None;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string text;
+  DType dtype;
+  std::vector<Value> items;
+  std::shared_ptr<const FunctionSource> function;
+
+  static Value none() { return Value{}; }
+  static Value of_bool(bool v) { Value r; r.kind = Kind::Bool; r.bool_value = v; return r; }
+  static Value of_int(int64_t v) { Value r; r.kind = Kind::Int; r.int_value = v; return r; }
+  static Value of_float(double v) { Value r; r.kind = Kind::Float; r.float_value = v; return r; }
+  static Value of_string(std::string v) { Value r; r.kind = Kind::String; r.text = std::move(v); return r; }
+  static Value of_dtype(DType t) { Value r; r.kind = Kind::DType; r.dtype = t; return r; }
+  static Value symbolic(std::string name) { Value r; r.kind = Kind::Symbolic; r.text = std::move(name); return r; }
+  static Value tuple(std::vector<Value> v) { Value r; r.kind = Kind::Tuple; r.items = std::move(v); return r; }
+  static Value list(std::vector<Value> v) { Value r; r.kind = Kind::List; r.items = std::move(v); return r; }
+  static Value module(std::string name) { Value r; r.kind = Kind::Module; r.text = std::move(name); return r; }
+  static Value of_function(std::shared_ptr<const FunctionSource> f) { Value r; r.kind = Kind::Function; r.function = std::move(f); return r; }
+  static Value tensor_spec(std::vector<int64_t> shape, DType t);
+  static Value opaque(std::string type_name) { Value r; r.kind = Kind::Opaque; r.text = std::move(type_name); return r; }
+};
+
+// The source of one function and the values of the free names it uses.
+struct FunctionSource {
+  std::string source;    // the function's text, decorators included (may be indented)
+  std::string filename;  // for diagnostics
+  int first_line = 1;    // line of `source`'s first line in `filename`
+  std::string name;      // the function's name
+  std::map<std::string, Value> bindings;
+};
+
+struct CompileOptions {
+  std::string target = "cpu";  // "cpu" (later: "cuda", "hip")
+  std::map<std::string, std::string> pass_configs;
+};
+
+enum class DeviceType { CPU = 1, CUDA = 2 };
+
+// A view of a caller's tensor (DLPack-style). Strides are in elements.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DeviceType device = DeviceType::CPU;
+  int device_id = 0;
+};
+
+using ArgValue = std::variant<TensorView, int64_t, double, bool>;
+
+// One dimension of a parameter's declared shape.
+struct DimInfo {
+  std::optional<int64_t> value;  // a constant dim
+  std::string expr;              // its text otherwise ("n", "n * 2")
+};
+
+struct ParamInfo {
+  std::string name;
+  bool is_tensor = true;
+  DType dtype;                   // element type, or the scalar's type
+  std::vector<DimInfo> shape;    // tensors only
+};
+
+struct ConstDimInfo {
+  int param = 0, dim = 0;
+  int64_t value = 0;
+};
+
+class Kernel {
+ public:
+  struct Impl;
+  explicit Kernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+  const std::string& name() const;
+  const std::string& target() const;
+  const std::vector<ParamInfo>& params() const;
+  // Params that are outputs of an eager kernel (T.empty), in return order.
+  const std::vector<int>& out_idx() const;
+  // Dims fixed at compile time from an eager call's tensors (T.const).
+  const std::vector<ConstDimInfo>& const_dims() const;
+  const std::string& source() const;   // generated target source
+  const std::string& tile_ir() const;  // IR after elaboration
+  const std::string& ir() const;       // IR after the last pass
+  double compile_seconds() const;
+
+  // Shapes of the tensor params whose entry in `args` is null, solved from the
+  // others' shapes and the scalars given; throws ArgumentError when a dim of
+  // an output can't be solved or the given tensors disagree.
+  std::vector<std::vector<int64_t>> output_shapes(
+      const std::vector<std::optional<ArgValue>>& args) const;
+
+  // Checks every argument (count, kind, dtype, rank, shape, device) and runs
+  // the kernel. `stream` is the caller's stream on GPUs (ignored on the CPU).
+  void launch(const std::vector<ArgValue>& args, void* stream = nullptr) const;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Parses, elaborates, lowers and builds one kernel. `func` is a @T.prim_func,
+// an eager jit function (its tensors' specs and constants in bindings), or a
+// jit factory that the core can evaluate itself (the command line's case).
+Kernel compile(const FunctionSource& func, const CompileOptions& options = {});
+
+// How a jit function is written: a factory (runs in Python, returns or defines
+// a @T.prim_func) or an eager kernel (its body is the kernel).
+enum class FunctionStyle { Factory, Eager };
+FunctionStyle function_style(const FunctionSource& func);
+
+// The stages of compile() printed as text, for `tilec compile --emit` and tests.
+enum class EmitStage { TileIR, IR, Source };
+std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage);
+
+// "WARNING" (default), "INFO", "DEBUG": DEBUG logs every stage and its time.
+void set_log_level(const std::string& level);
+const char* version();
+
+}  // namespace tilec

@@ -1,0 +1,86 @@
+#include "codegen/kernel_abi.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tilec::codegen {
+
+// Var nodes in `e`, in the order they first appear (left to right).
+static void collect_vars(const ir::Expr& e, std::vector<ir::Expr>* out) {
+  if (!e) return;
+  if (e.as<ir::Var>()) {
+    if (std::none_of(out->begin(), out->end(), [&](const ir::Expr& v) { return v.same_as(e); }))
+      out->push_back(e);
+    return;
+  }
+  switch (e.kind()) {
+#define TILEC_BINARY_CASE(n)                             \
+  case ir::ExprKind::n: {                                \
+    auto* b = static_cast<const ir::n*>(e.get());        \
+    collect_vars(b->a, out);                             \
+    collect_vars(b->b, out);                             \
+    return;                                              \
+  }
+    TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY_CASE)
+#undef TILEC_BINARY_CASE
+    case ir::ExprKind::Cast:
+      collect_vars(e.as<ir::Cast>()->value, out);
+      return;
+    case ir::ExprKind::Select: {
+      auto* s = e.as<ir::Select>();
+      collect_vars(s->condition, out);
+      collect_vars(s->true_value, out);
+      collect_vars(s->false_value, out);
+      return;
+    }
+    case ir::ExprKind::Call:
+      for (auto& a : e.as<ir::Call>()->args) collect_vars(a, out);
+      return;
+    default:
+      return;
+  }
+}
+
+KernelAbi make_kernel_abi(const ir::PrimFunc& func) {
+  KernelAbi abi;
+  std::vector<ir::Expr> symbols;
+  for (size_t p = 0; p < func.params.size(); ++p) {
+    const ir::Param& param = func.params[p];
+    if (!param.is_tensor()) continue;
+    abi.tensor_params.push_back(static_cast<int>(p));
+    for (size_t d = 0; d < param.buffer->shape.size(); ++d) {
+      const ir::Expr& dim = param.buffer->shape[d];
+      size_t before = symbols.size();
+      collect_vars(dim, &symbols);
+      for (size_t s = before; s < symbols.size(); ++s)
+        abi.symbols.push_back({symbols[s], -1, -1});
+      if (dim.as<ir::Var>()) {
+        for (auto& src : abi.symbols)
+          if (src.var.same_as(dim) && src.param < 0) {
+            src.param = static_cast<int>(p);
+            src.dim = static_cast<int>(d);
+          }
+      }
+    }
+  }
+  for (auto& s : abi.symbols)
+    abi.int_slots.push_back({IntSlot::Source::SymbolicDim, s.param, s.dim, s.var});
+  for (size_t p = 0; p < func.params.size(); ++p) {
+    const ir::Param& param = func.params[p];
+    if (!param.is_tensor()) continue;
+    for (size_t d = 0; d < param.buffer->strides.size(); ++d)
+      abi.int_slots.push_back(
+          {IntSlot::Source::Stride, static_cast<int>(p), static_cast<int>(d), param.buffer->strides[d]});
+  }
+  for (size_t p = 0; p < func.params.size(); ++p) {
+    const ir::Param& param = func.params[p];
+    if (param.is_tensor()) continue;
+    if (param.var->dtype.is_float())
+      abi.float_params.push_back(static_cast<int>(p));
+    else
+      abi.int_slots.push_back({IntSlot::Source::Scalar, static_cast<int>(p), 0, param.var});
+  }
+  return abi;
+}
+
+}  // namespace tilec::codegen

@@ -1,0 +1,400 @@
+// The one IR that carries a kernel from elaboration to code generation.
+//
+// Expressions and statements are immutable nodes behind shared handles. Every
+// node kind is named once in TILEC_FOR_EACH_EXPR / TILEC_FOR_EACH_STMT; the
+// kind enums, the visitor, the mutator, the printer and structural equality are
+// generated from these lists, so a new node makes the compiler point at every
+// place that must handle it.
+//
+// Tile operations (Copy, Gemm, ...) are ordinary statement nodes that
+// `lower_tile_ops` replaces with loops; the same IR then reaches codegen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/diagnostics.h"
+#include "base/dtype.h"
+
+namespace tilec::ir {
+
+#define TILEC_FOR_EACH_BINARY_EXPR(X) \
+  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max) \
+  X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(And) X(Or)
+
+#define TILEC_FOR_EACH_EXPR(X)                               \
+  X(IntImm) X(FloatImm) X(Var)                               \
+  TILEC_FOR_EACH_BINARY_EXPR(X)                              \
+  X(Not) X(Select) X(Cast) X(Call) X(BufferLoad)
+
+#define TILEC_FOR_EACH_STMT(X)                                          \
+  X(BufferStore) X(For) X(While) X(IfThenElse) X(Seq) X(LetStmt)        \
+  X(Allocate) X(Evaluate) X(KernelLaunch)                               \
+  X(Copy) X(Gemm) X(Gemv) X(Fill) X(Reduce) X(AtomicAdd)
+
+enum class ExprKind {
+#define TILEC_ENUM(n) n,
+  TILEC_FOR_EACH_EXPR(TILEC_ENUM)
+};
+enum class StmtKind { TILEC_FOR_EACH_STMT(TILEC_ENUM) };
+#undef TILEC_ENUM
+
+const char* kind_name(ExprKind kind);
+const char* kind_name(StmtKind kind);
+
+struct ExprNode {
+  ExprKind kind;
+  DType dtype;
+  SourceLoc loc;
+  ExprNode(ExprKind k, DType t) : kind(k), dtype(t) {}
+  virtual ~ExprNode() = default;
+};
+
+struct StmtNode {
+  StmtKind kind;
+  SourceLoc loc;
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+};
+
+// A nullable shared handle to an immutable node, with checked downcasts.
+template <typename Node, typename Kind>
+class Handle {
+ public:
+  Handle() = default;
+  Handle(std::shared_ptr<const Node> p) : ptr_(std::move(p)) {}  // NOLINT
+  template <typename T>
+  Handle(std::shared_ptr<const T> p) : ptr_(std::move(p)) {}  // NOLINT
+
+  const Node* get() const { return ptr_.get(); }
+  const Node* operator->() const { return ptr_.get(); }
+  const Node& operator*() const { return *ptr_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+  bool defined() const { return ptr_ != nullptr; }
+  bool same_as(const Handle& other) const { return ptr_ == other.ptr_; }
+  Kind kind() const { return ptr_->kind; }
+
+  // The node as T when its kind is T's kind, else null.
+  template <typename T>
+  const T* as() const {
+    return ptr_ && ptr_->kind == T::static_kind ? static_cast<const T*>(ptr_.get()) : nullptr;
+  }
+
+ private:
+  std::shared_ptr<const Node> ptr_;
+};
+
+using Expr = Handle<ExprNode, ExprKind>;
+using Stmt = Handle<StmtNode, StmtKind>;
+
+// ---------------------------------------------------------------- buffers
+
+enum class MemoryScope { Global, Shared, Fragment, Local };
+const char* scope_name(MemoryScope scope);
+
+struct BufferNode {
+  std::string name;
+  DType dtype;
+  std::vector<Expr> shape;
+  // Strides in elements, one per dim. Global (tensor) buffers have stride Vars
+  // filled from the caller's tensor; on-chip buffers are compact row-major and
+  // leave this empty.
+  std::vector<Expr> strides;
+  MemoryScope scope;
+  SourceLoc loc;  // where it was declared or allocated
+};
+using Buffer = std::shared_ptr<const BufferNode>;
+
+Buffer make_buffer(std::string name, DType dtype, std::vector<Expr> shape,
+                   std::vector<Expr> strides, MemoryScope scope, SourceLoc loc = {});
+
+struct Range {
+  Expr min, extent;
+};
+
+// A rectangular part of a buffer: one Range per dimension.
+struct BufferRegion {
+  Buffer buffer;
+  std::vector<Range> region;
+};
+
+// ---------------------------------------------------------------- expressions
+
+struct IntImm : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::IntImm;
+  int64_t value;
+  IntImm(DType t, int64_t v) : ExprNode(static_kind, t), value(v) {}
+};
+
+struct FloatImm : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::FloatImm;
+  double value;  // may be +-inf
+  FloatImm(DType t, double v) : ExprNode(static_kind, t), value(v) {}
+};
+
+// A variable: loop and block indices, symbolic dims, strides, scalar params,
+// let-bound values. Two Vars are the same variable only if they are the same
+// node; names need not be unique (the printer and codegen make them so).
+struct Var : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Var;
+  std::string name;
+  Var(DType t, std::string n) : ExprNode(static_kind, t), name(std::move(n)) {}
+};
+
+// All binary operators share one shape. Div is true division for floats and
+// truncating division for integers (only compiler-made, after proving signs);
+// FloorDiv/FloorMod are Python's // and %. Comparisons and And/Or give bool.
+template <ExprKind K>
+struct BinaryNode : ExprNode {
+  static constexpr ExprKind static_kind = K;
+  Expr a, b;
+  BinaryNode(DType t, Expr a_, Expr b_) : ExprNode(K, t), a(std::move(a_)), b(std::move(b_)) {}
+};
+#define TILEC_BINARY_ALIAS(n) using n = BinaryNode<ExprKind::n>;
+TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY_ALIAS)
+#undef TILEC_BINARY_ALIAS
+
+struct Not : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Not;
+  Expr a;
+  explicit Not(Expr a_) : ExprNode(static_kind, DType::Bool), a(std::move(a_)) {}
+};
+
+struct Select : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Select;
+  Expr condition, true_value, false_value;
+  Select(DType t, Expr c, Expr tv, Expr fv)
+      : ExprNode(static_kind, t), condition(std::move(c)), true_value(std::move(tv)),
+        false_value(std::move(fv)) {}
+};
+
+struct Cast : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Cast;
+  Expr value;
+  Cast(DType t, Expr v) : ExprNode(static_kind, t), value(std::move(v)) {}
+};
+
+// A pure math intrinsic ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
+// "fabs", "pow", ...): the list with arities is in ir/intrinsics.h.
+struct Call : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Call;
+  std::string name;
+  std::vector<Expr> args;
+  Call(DType t, std::string n, std::vector<Expr> a)
+      : ExprNode(static_kind, t), name(std::move(n)), args(std::move(a)) {}
+};
+
+struct BufferLoad : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::BufferLoad;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  BufferLoad(Buffer b, std::vector<Expr> i)
+      : ExprNode(static_kind, b->dtype), buffer(std::move(b)), indices(std::move(i)) {}
+};
+
+// ---------------------------------------------------------------- statements
+
+struct BufferStore : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::BufferStore;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  Expr value;  // of the buffer's dtype
+  BufferStore() : StmtNode(static_kind) {}
+};
+
+enum class ForKind { Serial, Parallel, Unrolled, Vectorized, Pipelined };
+const char* for_kind_name(ForKind kind);
+
+struct For : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::For;
+  Expr var;               // a Var
+  Expr min, extent;       // iterates var = min, min+1, ..., min+extent-1
+  ForKind for_kind = ForKind::Serial;
+  int num_stages = 0;     // Pipelined only
+  Stmt body;
+  For() : StmtNode(static_kind) {}
+};
+
+struct While : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::While;
+  Expr condition;
+  Stmt body;
+  While() : StmtNode(static_kind) {}
+};
+
+struct IfThenElse : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::IfThenElse;
+  Expr condition;
+  Stmt then_case;
+  Stmt else_case;  // may be null
+  IfThenElse() : StmtNode(static_kind) {}
+};
+
+struct Seq : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Seq;
+  std::vector<Stmt> stmts;
+  Seq() : StmtNode(static_kind) {}
+};
+
+// `var` is `value` within `body` (immutable).
+struct LetStmt : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::LetStmt;
+  Expr var;  // a Var
+  Expr value;
+  Stmt body;
+  LetStmt() : StmtNode(static_kind) {}
+};
+
+// An on-chip buffer (shared, fragment, local) that lives for `body`.
+struct Allocate : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Allocate;
+  Buffer buffer;
+  Stmt body;
+  Allocate() : StmtNode(static_kind) {}
+};
+
+struct Evaluate : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Evaluate;
+  Expr value;
+  Evaluate() : StmtNode(static_kind) {}
+};
+
+// `with T.Kernel(grid..., threads=n) as (bx, by, bz)`: body runs once per block;
+// block_vars[i] ranges over [0, grid[i]).
+struct KernelLaunch : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::KernelLaunch;
+  std::vector<Expr> grid;        // 1 to 3 extents
+  std::vector<Expr> block_vars;  // Vars, one per grid dim
+  int threads = 128;
+  Stmt body;
+  KernelLaunch() : StmtNode(static_kind) {}
+};
+
+// dst = src over the regions, elementwise (extents agree after dropping
+// extent-1 dims). Elements of src outside its buffer read as 0; elements of
+// dst outside its buffer are not written.
+struct Copy : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Copy;
+  BufferRegion src, dst;
+  Copy() : StmtNode(static_kind) {}
+};
+
+// c (+)= op(a) @ op(b), where op transposes when asked. c is [M, N],
+// op(a) [M, K], op(b) [K, N]. clear_accum zeroes c first.
+struct Gemm : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Gemm;
+  BufferRegion a, b, c;
+  bool transpose_a = false, transpose_b = false, clear_accum = false;
+  Gemm() : StmtNode(static_kind) {}
+};
+
+// y = a @ x (a [N, K], x [K], y [N]); accumulate adds to y instead.
+struct Gemv : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Gemv;
+  BufferRegion a, x, y;
+  bool accumulate = false;
+  Gemv() : StmtNode(static_kind) {}
+};
+
+struct Fill : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Fill;
+  BufferRegion dst;
+  Expr value;  // of dst's dtype
+  Fill() : StmtNode(static_kind) {}
+};
+
+enum class ReduceKind { Sum, Max, Min, AbsSum, AbsMax };
+const char* reduce_kind_name(ReduceKind kind);
+
+// dst = reduce(src, dim): dst has src's shape without `dim`. Without `clear`
+// the reduction is combined with dst's previous contents.
+struct Reduce : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Reduce;
+  ReduceKind reduce_kind = ReduceKind::Sum;
+  BufferRegion src, dst;
+  int dim = 0;
+  bool clear = true;
+  Reduce() : StmtNode(static_kind) {}
+};
+
+// dst += src elementwise and atomically (src region, or a scalar `value` when
+// src.buffer is null, for one element).
+struct AtomicAdd : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::AtomicAdd;
+  BufferRegion dst;
+  BufferRegion src;  // src.buffer null => scalar form
+  Expr value;        // scalar form only
+  AtomicAdd() : StmtNode(static_kind) {}
+};
+
+// ---------------------------------------------------------------- functions
+
+// One kernel parameter: a tensor (global Buffer) or a scalar (Var).
+struct Param {
+  std::string name;
+  Buffer buffer;  // tensor parameter
+  Expr var;       // scalar parameter (a Var); null for tensors
+  SourceLoc loc;
+  bool is_tensor() const { return buffer != nullptr; }
+};
+
+// A shape dimension fixed at compile time from a call's argument (T.const in
+// eager kernels): the kernel only fits tensors whose param[dim] == value.
+struct ConstDim {
+  int param = 0;
+  int dim = 0;
+  int64_t value = 0;
+};
+
+struct PrimFunc {
+  std::string name;
+  std::vector<Param> params;
+  std::vector<int> out_idx;  // params that are outputs (allocated by the caller's face)
+  std::vector<ConstDim> const_dims;
+  Stmt body;
+  SourceLoc loc;
+};
+
+// ---------------------------------------------------------------- constructors
+//
+// Binary constructors fold nothing and check nothing beyond dtype agreement;
+// ir/simplify.h folds. Arithmetic between different dtypes must be cast first
+// (elaboration inserts the casts).
+
+Expr make_int(int64_t value, DType dtype = DType::Int32);
+Expr make_float(double value, DType dtype = DType::Float32);
+Expr make_bool(bool value);
+Expr make_var(const std::string& name, DType dtype = DType::Int32);
+#define TILEC_BINARY_MAKE(n) Expr make_##n(Expr a, Expr b);
+TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY_MAKE)
+#undef TILEC_BINARY_MAKE
+Expr make_binary(ExprKind kind, Expr a, Expr b);
+Expr make_not(Expr a);
+Expr make_select(Expr condition, Expr true_value, Expr false_value);
+Expr make_cast(DType dtype, Expr value);  // returns value itself when dtypes agree
+Expr make_call(DType dtype, const std::string& name, std::vector<Expr> args);
+Expr make_load(Buffer buffer, std::vector<Expr> indices);
+
+Stmt make_store(Buffer buffer, std::vector<Expr> indices, Expr value);
+Stmt make_for(Expr var, Expr min, Expr extent, ForKind kind, Stmt body, int num_stages = 0);
+Stmt make_while(Expr condition, Stmt body);
+Stmt make_if(Expr condition, Stmt then_case, Stmt else_case = Stmt());
+// Flattens nested Seqs and drops null statements; one statement is returned as is.
+Stmt make_seq(std::vector<Stmt> stmts);
+Stmt make_let(Expr var, Expr value, Stmt body);
+Stmt make_allocate(Buffer buffer, Stmt body);
+Stmt make_evaluate(Expr value);
+
+// Sets loc on a node just made and not yet shared with anything (nodes are
+// immutable once they are part of a tree).
+Expr with_loc(Expr e, const SourceLoc& loc);
+Stmt with_loc(Stmt s, const SourceLoc& loc);
+
+// Helpers used everywhere.
+bool is_const_int(const Expr& e, int64_t* value = nullptr);
+bool is_one(const Expr& e);
+bool is_zero(const Expr& e);
+
+}  // namespace tilec::ir

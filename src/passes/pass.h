@@ -1,0 +1,20 @@
+// What every pass sees: pass signature and context. The passes and their
+// order are listed in pipeline.cc and nowhere else.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace tilec::passes {
+
+struct PassContext {
+  std::string target;  // "cpu", "cuda", ...
+  std::map<std::string, std::string> pass_configs;
+  const ir::PrimFunc* func = nullptr;  // the function being lowered
+};
+
+using PassFunction = ir::Stmt (*)(const ir::Stmt&, const PassContext&);
+
+}  // namespace tilec::passes

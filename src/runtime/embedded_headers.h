@@ -1,0 +1,17 @@
+// The device headers (device/**.h) compiled into the library, so generated
+// code can be built where only libtilec is installed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+struct EmbeddedHeader {
+  const char* path;  // relative to device/, e.g. "cpu/tilec_cpu.h"
+  std::string text;
+};
+
+const std::vector<EmbeddedHeader>& embedded_headers();
+
+}  // namespace tilec
