@@ -69,7 +69,8 @@ KernelAbi make_kernel_abi(const ir::PrimFunc& func) {
     const ir::Param& param = func.params[p];
     if (!param.is_tensor()) continue;
     for (size_t d = 0; d < param.buffer->strides.size(); ++d)
-      abi.int_slots.push_back(
+      if (param.buffer->strides[d].as<ir::Var>())
+        abi.int_slots.push_back(
           {IntSlot::Source::Stride, static_cast<int>(p), static_cast<int>(d), param.buffer->strides[d]});
   }
   for (size_t p = 0; p < func.params.size(); ++p) {

@@ -18,6 +18,7 @@ struct IntSlot {
   enum class Source {
     SymbolicDim,  // the value of `var`, solved from tensor shapes at call time
     Stride,       // the stride (in elements) of tensor param `param`, dim `dim`
+                  // (only strides that are Vars; constant strides are checked)
     Scalar,       // the integer or bool scalar param `param`
   };
   Source source;

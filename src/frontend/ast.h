@@ -42,8 +42,9 @@ enum class ExprKind {
   Tuple,      // items (parenthesized or bare `a, b`)
   List,       // items
   Starred,    // *value (in call arguments only)
-  Lambda,     // not supported by the language; parsed so elaboration can
-              // report it at its location (no fields used)
+  Unsupported,  // valid Python outside the kernel language (lambda, comprehension,
+                // f-string, yield, await, walrus...): id names the construct, so
+                // elaboration reports it where it is used, if it is used
 };
 
 struct Keyword {
@@ -98,6 +99,9 @@ enum class StmtKind {
   Import,       // import/from-import: names holds "module as alias" pairs
   Global,       // global/nonlocal (ignored names)
   Assert,       // assert test[, msg]
+  Unsupported,  // valid Python outside the kernel language (class, try, raise, del,
+                // async, match...): name holds the construct ("try statement"),
+                // body its parsed inner block where it has one
 };
 
 struct ImportName {
