@@ -141,6 +141,17 @@ class Kernel {
 // jit factory that the core can evaluate itself (the command line's case).
 Kernel compile(const FunctionSource& func, const CompileOptions& options = {});
 
+// The function `name` of a Python file's text (or, when name is empty, the one
+// top-level function decorated with jit/prim_func), cut out with its first
+// line, for the command line. Module-level assignments of constants before it
+// become bindings; `defines` (the command line's -D NAME=VALUE) override them.
+FunctionSource load_function(const std::string& file_text, const std::string& filename,
+                             const std::string& name,
+                             const std::map<std::string, Value>& defines = {});
+
+// Parses a -D value: an int, float, True/False, None, a dtype name, or else a string.
+Value parse_define_value(const std::string& text);
+
 // How a jit function is written: a factory (runs in Python, returns or defines
 // a @T.prim_func) or an eager kernel (its body is the kernel).
 enum class FunctionStyle { Factory, Eager };
