@@ -11,13 +11,19 @@ const char* kind_name(ExprKind kind) {
   case ExprKind::n:   \
     return #n;
     TILEC_FOR_EACH_EXPR(TILEC_NAME)
+#undef TILEC_NAME
   }
   return "?";
 }
 
 const char* kind_name(StmtKind kind) {
-  switch (kind) { TILEC_FOR_EACH_STMT(TILEC_NAME) }
-#undef TILEC_NAME
+  switch (kind) {
+#define TILEC_STMT_NAME(n) \
+  case StmtKind::n:        \
+    return #n;
+    TILEC_FOR_EACH_STMT(TILEC_STMT_NAME)
+#undef TILEC_STMT_NAME
+  }
   return "?";
 }
 

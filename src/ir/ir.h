@@ -66,7 +66,7 @@ class Handle {
   Handle() = default;
   Handle(std::shared_ptr<const Node> p) : ptr_(std::move(p)) {}  // NOLINT
   template <typename T>
-  Handle(std::shared_ptr<const T> p) : ptr_(std::move(p)) {}  // NOLINT
+  Handle(std::shared_ptr<T> p) : ptr_(std::move(p)) {}  // NOLINT
 
   const Node* get() const { return ptr_.get(); }
   const Node* operator->() const { return ptr_.get(); }
@@ -162,6 +162,8 @@ struct Not : ExprNode {
   explicit Not(Expr a_) : ExprNode(static_kind, DType::Bool), a(std::move(a_)) {}
 };
 
+// Evaluates only the chosen value (lowering guards out-of-bounds loads with
+// it), so code generators must emit a lazy conditional.
 struct Select : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Select;
   Expr condition, true_value, false_value;

@@ -1,0 +1,634 @@
+// The T namespace and the Python builtins kernels may call: argument
+// checking, shape checking, and the tile-op IR each call makes.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "frontend/elaborator.h"
+#include "ir/intrinsics.h"
+#include "ir/printer.h"
+#include "ir/region.h"
+#include "ir/simplify.h"
+
+namespace tilec::frontend {
+
+using K = CtValue::Kind;
+using Handler = std::function<CtValue(Elaborator&, const EvaluatedCall&)>;
+
+// ---------------------------------------------------------------- arguments
+
+static CtValue parse_default(const std::string& text) {
+  if (text == "None") return CtValue::none();
+  if (text == "True") return CtValue::of_bool(true);
+  if (text == "False") return CtValue::of_bool(false);
+  if (!text.empty() && text[0] == '"') return CtValue::of_string(text.substr(1, text.size() - 2));
+  if (text.find('.') != std::string::npos) return CtValue::of_float(std::stod(text));
+  return CtValue::of_int(std::stoll(text));
+}
+
+CallArgs Elaborator::bind(const EvaluatedCall& call, const std::vector<std::string>& params) {
+  CallArgs args;
+  std::vector<std::string> names;
+  size_t required = 0;
+  for (const auto& p : params) {
+    auto eq = p.find('=');
+    names.push_back(p.substr(0, eq));
+    if (eq == std::string::npos) ++required;
+  }
+  const std::string& fn = call.callee_name;
+  if (call.positional.size() > names.size())
+    error_at(call.positional_locs[names.size()],
+             fn + "() takes " + (required == names.size() ? "" : "at most ") +
+                 std::to_string(names.size()) + " argument" + (names.size() == 1 ? "" : "s") +
+                 " but " + std::to_string(call.positional.size()) + " were given");
+  for (size_t i = 0; i < call.positional.size(); ++i) {
+    args.values[names[i]] = call.positional[i];
+    args.locs[names[i]] = call.positional_locs[i];
+  }
+  for (size_t i = 0; i < call.keywords.size(); ++i) {
+    const auto& [name, value] = call.keywords[i];
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      error_at(call.keyword_locs[i], fn + "() got an unexpected keyword argument '" + name +
+                                         "' (its arguments: " + known + ")");
+    }
+    if (args.values.count(name))
+      error_at(call.keyword_locs[i], fn + "() got multiple values for argument '" + name + "'");
+    args.values[name] = value;
+    args.locs[name] = call.keyword_locs[i];
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (args.values.count(names[i])) continue;
+    auto eq = params[i].find('=');
+    if (eq == std::string::npos)
+      error_at(call.node->loc, fn + "() missing required argument '" + names[i] + "'");
+    args.values[names[i]] = parse_default(params[i].substr(eq + 1));
+    args.locs[names[i]] = call.node->loc;
+  }
+  return args;
+}
+
+// ---------------------------------------------------------------- operands
+
+TileOperand Elaborator::operand(const CtValue& v, const SourceLoc& loc, const std::string& what) {
+  TileOperand op;
+  op.loc = loc;
+  if (v.kind == K::Buffer) {
+    op.buffer = v.buffer;
+    for (const auto& dim : v.buffer->shape)
+      op.ranges.push_back({ir::make_int(0, dim->dtype), dim});
+    return op;
+  }
+  if (v.kind == K::Region) {
+    op.buffer = v.region->buffer;
+    op.ranges = v.region->ranges;
+    op.point_only = v.region->all_points();
+    if (!op.point_only)
+      for (auto& r : op.ranges)
+        if (!r.extent) r.extent = ir::make_int(1, r.min->dtype);
+    return op;
+  }
+  error_at(loc, what + " must be a buffer or a region of one (A, A[i, 0:32], A[by * 32, k * 32]), "
+                "not " + describe(v));
+}
+
+ir::BufferRegion Elaborator::region_of(const TileOperand& op) const {
+  ir::BufferRegion r{op.buffer, {}};
+  for (const auto& range : op.ranges)
+    r.region.push_back({ir::make_cast(DType::Int32, range.min),
+                        range.extent ? ir::make_cast(DType::Int32, range.extent) : ir::make_int(1)});
+  return r;
+}
+
+static std::string extents_text(const std::vector<ir::Expr>& extents) {
+  std::string s = "(";
+  for (size_t i = 0; i < extents.size(); ++i)
+    s += (i ? ", " : "") + ir::to_string(ir::simplify(extents[i]));
+  return s + (extents.size() == 1 ? ",)" : ")");
+}
+
+// Whether two extents are provably equal; `definitely_different` when both are
+// constants that differ.
+static bool same_extent(const ir::Expr& a, const ir::Expr& b, bool* definitely_different) {
+  ir::Expr diff = ir::simplify(ir::make_Sub(ir::make_cast(DType::Int64, a), ir::make_cast(DType::Int64, b)));
+  int64_t v;
+  if (ir::is_const_int(diff, &v)) {
+    *definitely_different = v != 0;
+    return v == 0;
+  }
+  *definitely_different = false;
+  return false;
+}
+
+static std::string operand_text(const TileOperand& op) {
+  return "'" + op.buffer->name + "'";
+}
+
+// A point-indexed operand (A[by * 32, k * 32]) takes the other side's shape,
+// right-aligned, with leading dims of extent 1.
+static void take_shape_from(TileOperand& point, const TileOperand& other, const std::string& fn) {
+  std::vector<ir::Expr> ext;
+  for (const auto& r : other.ranges) ext.push_back(r.extent);
+  size_t n = point.ranges.size(), m = ext.size();
+  for (size_t i = 0; i < n; ++i)
+    point.ranges[n - 1 - i].extent = i < m ? ext[m - 1 - i] : ir::make_int(1);
+  for (size_t i = 0; i + n < m; ++i)
+    if (!ir::is_one(ext[i]))
+      error_at(point.loc, fn + ": " + operand_text(point) + " has " + std::to_string(n) +
+                              " dims but the other operand's tile has " + std::to_string(m) +
+                              " dims that are not 1; index it with a slice for each dim instead");
+  point.point_only = false;
+}
+
+static void check_same_tile(const ir::BufferRegion& a, const SourceLoc& a_loc, const ir::BufferRegion& b,
+                            const SourceLoc& b_loc, const std::string& fn, const std::string& a_name,
+                            const std::string& b_name) {
+  auto ea = ir::squeezed_extents(a), eb = ir::squeezed_extents(b);
+  bool mismatch = ea.size() != eb.size();
+  bool unknown = false;
+  for (size_t i = 0; !mismatch && i < ea.size(); ++i) {
+    bool different;
+    if (!same_extent(ea[i], eb[i], &different)) {
+      if (different) mismatch = true;
+      else unknown = true;
+    }
+  }
+  if (mismatch)
+    error_at(a_loc, fn + ": shapes differ: " + a_name + " '" + a.buffer->name + "' is " +
+                        extents_text(ea) + " but " + b_name + " '" + b.buffer->name + "' is " +
+                        extents_text(eb));
+  if (unknown)
+    error_at(a_loc, fn + ": cannot prove that " + a_name + " '" + a.buffer->name + "' " +
+                        extents_text(ea) + " and " + b_name + " '" + b.buffer->name + "' " +
+                        extents_text(eb) + " have the same shape; write both with the same extents");
+  (void)b_loc;
+}
+
+// ---------------------------------------------------------------- tile ops
+
+static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"src", "dst"});
+  TileOperand src = el.operand(a["src"], a.loc("src"), "T.copy() argument 'src'");
+  TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.copy() argument 'dst'");
+  if (src.point_only && dst.point_only)
+    error_at(call.node->loc, "T.copy: both operands are single elements; give one of them a "
+                             "shape (a buffer or a slice) or use an assignment");
+  if (src.point_only) take_shape_from(src, dst, "T.copy");
+  if (dst.point_only) take_shape_from(dst, src, "T.copy");
+  auto node = std::make_shared<ir::Copy>();
+  node->src = el.region_of(src);
+  node->dst = el.region_of(dst);
+  node->loc = call.node->loc;
+  check_same_tile(node->src, src.loc, node->dst, dst.loc, "T.copy", "source", "destination");
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static void require_2d(const ir::BufferRegion& r, const SourceLoc& loc, const std::string& fn,
+                       const std::string& name, size_t dims) {
+  size_t n = ir::squeezed_dims(r).size();
+  if (n > dims || r.region.size() < dims)
+    error_at(loc, fn + ": '" + name + "' (" + r.buffer->name + ") must be a " + std::to_string(dims) +
+                      "-D tile, but its tile is " + extents_text(ir::squeezed_extents(r)));
+}
+
+// The last `dims` extents of a region (its tile), after squeezing extent-1 dims;
+// extent-1 dims are kept when fewer than `dims` remain.
+static std::vector<ir::Expr> tile_extents(const ir::BufferRegion& r, size_t dims) {
+  std::vector<ir::Expr> ext = ir::squeezed_extents(r);
+  if (ext.size() < dims) {
+    ext.clear();
+    for (size_t i = r.region.size() - dims; i < r.region.size(); ++i) ext.push_back(r.region[i].extent);
+  }
+  return ext;
+}
+
+static void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc,
+                      const std::string& message) {
+  bool different;
+  if (!same_extent(a, b, &different) && different)
+    error_at(loc, message + " (" + ir::to_string(ir::simplify(a)) + " vs " +
+                      ir::to_string(ir::simplify(b)) + ")");
+}
+
+static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
+                              "clear_accum=False"});
+  auto node = std::make_shared<ir::Gemm>();
+  node->loc = call.node->loc;
+  TileOperand A = el.operand(a["A"], a.loc("A"), "T.gemm() argument 'A'");
+  TileOperand B = el.operand(a["B"], a.loc("B"), "T.gemm() argument 'B'");
+  TileOperand C = el.operand(a["C"], a.loc("C"), "T.gemm() argument 'C'");
+  for (auto* op : {&A, &B, &C})
+    if (op->point_only)
+      error_at(op->loc, "T.gemm: operands are tiles (buffers or slices), not single elements");
+  node->a = el.region_of(A);
+  node->b = el.region_of(B);
+  node->c = el.region_of(C);
+  node->transpose_a = el.truthy(a["transpose_A"], a.loc("transpose_A"));
+  node->transpose_b = el.truthy(a["transpose_B"], a.loc("transpose_B"));
+  node->clear_accum = el.truthy(a["clear_accum"], a.loc("clear_accum"));
+  require_2d(node->a, A.loc, "T.gemm", "A", 2);
+  require_2d(node->b, B.loc, "T.gemm", "B", 2);
+  require_2d(node->c, C.loc, "T.gemm", "C", 2);
+  auto ea = tile_extents(node->a, 2), eb = tile_extents(node->b, 2), ec = tile_extents(node->c, 2);
+  ir::Expr M = node->transpose_a ? ea[1] : ea[0], KA = node->transpose_a ? ea[0] : ea[1];
+  ir::Expr KB = node->transpose_b ? eb[1] : eb[0], N = node->transpose_b ? eb[0] : eb[1];
+  check_dim(KA, KB, call.node->loc, "T.gemm: the K dims of A and B differ");
+  check_dim(M, ec[0], C.loc, "T.gemm: C's rows differ from A's M dim");
+  check_dim(N, ec[1], C.loc, "T.gemm: C's columns differ from B's N dim");
+  if (!node->c.buffer->dtype.is_float() && node->c.buffer->dtype != DType::Int32)
+    error_at(C.loc, std::string("T.gemm: the accumulator C must be a float or int32 buffer, not ") +
+                        node->c.buffer->dtype.name());
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static CtValue gemv_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"A", "x", "y", "accumulate=False"});
+  auto node = std::make_shared<ir::Gemv>();
+  node->loc = call.node->loc;
+  TileOperand A = el.operand(a["A"], a.loc("A"), "T.gemv() argument 'A'");
+  TileOperand x = el.operand(a["x"], a.loc("x"), "T.gemv() argument 'x'");
+  TileOperand y = el.operand(a["y"], a.loc("y"), "T.gemv() argument 'y'");
+  for (auto* op : {&A, &x, &y})
+    if (op->point_only)
+      error_at(op->loc, "T.gemv: operands are tiles (buffers or slices), not single elements");
+  node->a = el.region_of(A);
+  node->x = el.region_of(x);
+  node->y = el.region_of(y);
+  node->accumulate = el.truthy(a["accumulate"], a.loc("accumulate"));
+  require_2d(node->a, A.loc, "T.gemv", "A", 2);
+  require_2d(node->x, x.loc, "T.gemv", "x", 1);
+  require_2d(node->y, y.loc, "T.gemv", "y", 1);
+  auto ea = tile_extents(node->a, 2), ex = tile_extents(node->x, 1), ey = tile_extents(node->y, 1);
+  check_dim(ea[1], ex[0], x.loc, "T.gemv: x's length differs from A's columns");
+  check_dim(ea[0], ey[0], y.loc, "T.gemv: y's length differs from A's rows");
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static CtValue fill_op(Elaborator& el, const EvaluatedCall& call, bool clear) {
+  CallArgs a = clear ? el.bind(call, {"buffer"}) : el.bind(call, {"buffer", "value"});
+  TileOperand dst = el.operand(a["buffer"], a.loc("buffer"), call.callee_name + "() argument 'buffer'");
+  if (dst.point_only)
+    for (auto& r : dst.ranges) r.extent = ir::make_int(1, r.min->dtype);
+  auto node = std::make_shared<ir::Fill>();
+  node->loc = call.node->loc;
+  node->dst = el.region_of(dst);
+  CtValue value = clear ? CtValue::of_int(0) : a["value"];
+  node->value = el.to_expr_of(value, dst.buffer->dtype, clear ? call.node->loc : a.loc("value"),
+                              "fill value");
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static CtValue reduce_op(Elaborator& el, const EvaluatedCall& call, ir::ReduceKind kind) {
+  CallArgs a = el.bind(call, {"buffer", "out", "dim=-1", "clear=True"});
+  const std::string& fn = call.callee_name;
+  TileOperand src = el.operand(a["buffer"], a.loc("buffer"), fn + "() argument 'buffer'");
+  TileOperand dst = el.operand(a["out"], a.loc("out"), fn + "() argument 'out'");
+  if (src.point_only || dst.point_only)
+    error_at(call.node->loc, fn + ": operands are tiles (buffers or slices), not single elements");
+  auto node = std::make_shared<ir::Reduce>();
+  node->loc = call.node->loc;
+  node->reduce_kind = kind;
+  node->src = el.region_of(src);
+  node->dst = el.region_of(dst);
+  node->clear = el.truthy(a["clear"], a.loc("clear"));
+  int64_t rank = static_cast<int64_t>(node->src.region.size());
+  int64_t dim = el.to_int(a["dim"], a.loc("dim"), "dim");
+  if (dim < -rank || dim >= rank)
+    error_at(a.loc("dim"), fn + ": dim " + std::to_string(dim) + " is out of range for the " +
+                               std::to_string(rank) + "-D buffer '" + src.buffer->name + "'");
+  node->dim = static_cast<int>(dim < 0 ? dim + rank : dim);
+  ir::BufferRegion expected = node->src;
+  expected.region.erase(expected.region.begin() + node->dim);
+  auto ee = ir::squeezed_extents(expected), ed = ir::squeezed_extents(node->dst);
+  bool ok = ee.size() == ed.size();
+  for (size_t i = 0; ok && i < ee.size(); ++i) {
+    bool different;
+    if (!same_extent(ee[i], ed[i], &different)) ok = false;
+  }
+  if (!ok)
+    error_at(dst.loc, fn + ": 'out' (" + dst.buffer->name + ") is " + extents_text(ed) +
+                          " but reducing '" + src.buffer->name + "' over dim " +
+                          std::to_string(node->dim) + " gives " + extents_text(ee));
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"dst", "value"});
+  TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.atomic_add() argument 'dst'");
+  auto node = std::make_shared<ir::AtomicAdd>();
+  node->loc = call.node->loc;
+  const CtValue& value = a["value"];
+  bool tile_value = value.kind == K::Buffer || (value.kind == K::Region && !value.region->all_points());
+  if (!tile_value) {
+    if (!dst.point_only)
+      error_at(dst.loc, "T.atomic_add of a single value needs a single element as 'dst' "
+                        "(index every dim), or pass a tile as 'value'");
+    for (auto& r : dst.ranges) r.extent = ir::make_int(1, r.min->dtype);
+    node->dst = el.region_of(dst);
+    node->value = el.to_expr_of(value, dst.buffer->dtype, a.loc("value"), "T.atomic_add value");
+  } else {
+    TileOperand src = el.operand(value, a.loc("value"), "T.atomic_add() argument 'value'");
+    if (dst.point_only) take_shape_from(dst, src, "T.atomic_add");
+    node->dst = el.region_of(dst);
+    node->src = el.region_of(src);
+    check_same_tile(node->dst, dst.loc, node->src, src.loc, "T.atomic_add", "destination", "value");
+  }
+  if (dst.buffer->dtype.is_bool())
+    error_at(dst.loc, "T.atomic_add: bool buffers cannot be added to");
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemoryScope scope) {
+  CallArgs a = el.bind(call, {"shape", "dtype", "scope=None"});
+  if (!el.in_kernel_)
+    error_at(call.node->loc, call.callee_name + " must be called inside a T.Kernel block");
+  std::vector<ir::Expr> shape = el.to_shape(a["shape"], a.loc("shape"), call.callee_name + " shape");
+  DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), call.callee_name + " dtype");
+  std::string base = el.name_hint_.empty() ? std::string(ir::scope_name(scope)) + "_buf" : el.name_hint_;
+  ir::Buffer b = ir::make_buffer(el.unique_buffer_name(base), dtype, shape, {}, scope, call.node->loc);
+  el.kernel_allocs_.push_back(b);
+  return CtValue::of_buffer(b);
+}
+
+// ---------------------------------------------------------------- scalar functions
+
+static CtValue intrinsic_call(Elaborator& el, const EvaluatedCall& call, const ir::IntrinsicInfo& info) {
+  if (!call.keywords.empty())
+    error_at(call.keyword_locs[0], call.callee_name + "() takes no keyword arguments");
+  if (static_cast<int>(call.positional.size()) != info.arity)
+    error_at(call.node->loc, call.callee_name + "() takes " + std::to_string(info.arity) +
+                                 " argument" + (info.arity == 1 ? "" : "s") + " but " +
+                                 std::to_string(call.positional.size()) + " were given");
+  std::vector<ir::Expr> args;
+  for (size_t i = 0; i < call.positional.size(); ++i)
+    args.push_back(el.to_expr(call.positional[i], call.positional_locs[i], call.callee_name + " argument"));
+  DType t = args[0]->dtype;
+  for (auto& e : args) t = promote(t, e->dtype);
+  if (info.float_only && !t.is_float()) t = DType::Float32;
+  if (t.is_bool()) t = DType::Int32;
+  for (auto& e : args) e = ir::make_cast(t, e);
+  return CtValue::of_expr(ir::make_call(info.returns_bool ? DType(DType::Bool) : t, info.name, args));
+}
+
+static CtValue min_max(Elaborator& el, const EvaluatedCall& call, bool is_max) {
+  std::vector<CtValue> values = call.positional;
+  std::vector<SourceLoc> locs = call.positional_locs;
+  if (!call.keywords.empty())
+    error_at(call.keyword_locs[0], call.callee_name + "() takes no keyword arguments");
+  if (values.size() == 1 && values[0].is_sequence()) {
+    values = values[0].items;
+    locs.assign(values.size(), call.positional_locs[0]);
+  }
+  if (values.size() < 2 && !(values.size() == 1 && call.callee_name.find("T.") != 0))
+    error_at(call.node->loc, call.callee_name + "() needs at least two values");
+  CtValue acc = values[0];
+  for (size_t i = 1; i < values.size(); ++i) {
+    const CtValue& v = values[i];
+    if (acc.is_number() && v.is_number()) {
+      if (el.truthy(el.eval_binop(is_max ? ">" : "<", v, acc, locs[i]), locs[i])) acc = v;
+      continue;
+    }
+    auto [a, b] = el.unify_operands(acc, v, locs[i], call.callee_name + " argument");
+    acc = CtValue::of_expr(is_max ? ir::make_Max(a, b) : ir::make_Min(a, b));
+  }
+  return acc;
+}
+
+// ---------------------------------------------------------------- the table
+
+static CtValue no_value_here(const EvaluatedCall& call, const std::string& how) {
+  error_at(call.node->loc, call.callee_name + " " + how);
+}
+
+static const std::unordered_map<std::string, Handler>& builtin_table() {
+  static const std::unordered_map<std::string, Handler> table = [] {
+    std::unordered_map<std::string, Handler> t;
+    using M = ir::MemoryScope;
+    t["T.copy"] = copy_op;
+    t["T.gemm"] = gemm_op;
+    t["T.gemv"] = gemv_op;
+    t["T.fill"] = [](Elaborator& el, const EvaluatedCall& c) { return fill_op(el, c, false); };
+    t["T.clear"] = [](Elaborator& el, const EvaluatedCall& c) { return fill_op(el, c, true); };
+    t["T.reduce_sum"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::Sum); };
+    t["T.reduce_max"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::Max); };
+    t["T.reduce_min"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::Min); };
+    t["T.reduce_abssum"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::AbsSum); };
+    t["T.reduce_absmax"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::AbsMax); };
+    t["T.atomic_add"] = atomic_add_op;
+    t["T.alloc_shared"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Shared); };
+    t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };
+    t["T.alloc_local"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Local); };
+    t["T.use_swizzle"] = [](Elaborator& el, const EvaluatedCall& c) {
+      // Block rasterization order: a GPU scheduling hint; every order gives
+      // the same result, so there is nothing to lower on targets without it.
+      CallArgs a = el.bind(c, {"panel_size", "order=\"row\"", "enable=True"});
+      el.to_int(a["panel_size"], a.loc("panel_size"), "panel_size");
+      return CtValue::none();
+    };
+    t["T.if_then_else"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"cond", "true_value", "false_value"});
+      if (a["cond"].is_constant())
+        return el.truthy(a["cond"], a.loc("cond")) ? a["true_value"] : a["false_value"];
+      ir::Expr cond = el.to_bool_expr(a["cond"], a.loc("cond"));
+      auto [x, y] = el.unify_operands(a["true_value"], a["false_value"], c.node->loc, "T.if_then_else value");
+      return CtValue::of_expr(ir::make_select(cond, x, y));
+    };
+    t["T.cast"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"value", "dtype"});
+      DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.cast dtype");
+      return CtValue::of_expr(el.to_expr_of(a["value"], dtype, a.loc("value"), "T.cast value"));
+    };
+    t["T.infinity"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"dtype"});
+      DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.infinity dtype");
+      if (!dtype.is_float())
+        error_at(a.loc("dtype"), std::string("T.infinity needs a float dtype, not ") + dtype.name());
+      if (dtype == DType::Float8E4M3)
+        error_at(a.loc("dtype"), "float8_e4m3 has no infinity");
+      return CtValue::of_expr(ir::make_float(std::numeric_limits<double>::infinity(), dtype));
+    };
+    t["T.ceildiv"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"a", "b"});
+      const CtValue& x = a["a"];
+      const CtValue& y = a["b"];
+      CtValue sum = el.eval_binop("+", x, y, c.node->loc);
+      CtValue num = el.eval_binop("-", sum, CtValue::of_int(1), c.node->loc);
+      return el.eval_binop("//", num, y, c.node->loc);
+    };
+    t["T.max"] = [](Elaborator& el, const EvaluatedCall& c) { return min_max(el, c, true); };
+    t["T.min"] = [](Elaborator& el, const EvaluatedCall& c) { return min_max(el, c, false); };
+    t["max"] = t["T.max"];
+    t["min"] = t["T.min"];
+    auto symbolic = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"name", "dtype=\"int32\""});
+      if (a["name"].kind != K::String)
+        error_at(a.loc("name"), c.callee_name + " takes the dim's name as a string");
+      DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "symbolic dim dtype");
+      if (!dtype.is_integer()) error_at(a.loc("dtype"), "symbolic dims are integers");
+      return CtValue::of_expr(el.symbolic_var(a["name"].text, dtype));
+    };
+    t["T.symbolic"] = symbolic;
+    t["T.dynamic"] = symbolic;
+    auto tensor_type = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"shape", "dtype=\"float32\"", "strides=None"});
+      auto type = std::make_shared<TensorTypeValue>();
+      const CtValue& shape = a["shape"];
+      type->shape = shape.is_sequence() ? shape.items : std::vector<CtValue>{shape};
+      type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "tensor dtype");
+      if (a["strides"].kind != K::None)
+        error_at(a.loc("strides"), "tensor strides are read from the arguments; declare the shape only");
+      for (const auto& d : type->shape)
+        if (!(d.kind == K::Int || d.kind == K::PendingDim ||
+              (d.kind == K::Expr && d.expr->dtype.is_integer())))
+          error_at(a.loc("shape"), "a tensor dim must be an int or a symbolic dim, not " + describe(d));
+      CtValue v;
+      v.kind = K::TensorType;
+      v.tensor_type = type;
+      return v;
+    };
+    t["T.Tensor"] = tensor_type;
+    t["T.Buffer"] = tensor_type;
+    t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
+      return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");
+    };
+    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.unroll", "T.vectorized", "range"})
+      t[loop] = [](Elaborator&, const EvaluatedCall& c) {
+        return no_value_here(c, "is used as the iterable of a for loop");
+      };
+    for (const char* deco : {"T.prim_func", "T.macro", "tilec.jit"})
+      t[deco] = [](Elaborator&, const EvaluatedCall& c) {
+        return no_value_here(c, "is used as a decorator");
+      };
+    t["len"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"obj"});
+      const CtValue& v = a["obj"];
+      if (v.is_sequence()) return CtValue::of_int(static_cast<int64_t>(v.items.size()));
+      if (v.kind == K::String) return CtValue::of_int(static_cast<int64_t>(v.text.size()));
+      if (v.kind == K::Buffer) {
+        int64_t n;
+        if (ir::is_const_int(v.buffer->shape[0], &n)) return CtValue::of_int(n);
+        return CtValue::of_expr(v.buffer->shape[0]);
+      }
+      error_at(a.loc("obj"), "len() of " + describe(v));
+    };
+    t["abs"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"x"});
+      const CtValue& v = a["x"];
+      if (v.kind == K::Int) return CtValue::of_int(v.int_value < 0 ? -v.int_value : v.int_value);
+      if (v.kind == K::Float) return CtValue::of_float(std::fabs(v.float_value));
+      ir::Expr e = el.to_expr(v, a.loc("x"), "abs() argument");
+      return CtValue::of_expr(ir::make_call(e->dtype, "abs", {e}));
+    };
+    auto convert = [](DType target) {
+      return [target](Elaborator& el, const EvaluatedCall& c) {
+        CallArgs a = el.bind(c, {"x"});
+        const CtValue& v = a["x"];
+        if (v.is_number() || v.kind == K::String) {
+          double d = v.kind == K::Float ? v.float_value : static_cast<double>(v.int_value);
+          if (v.kind == K::String) {
+            try {
+              d = std::stod(v.text);
+            } catch (...) {
+              error_at(a.loc("x"), "cannot convert '" + v.text + "' to a number");
+            }
+          }
+          if (target.is_float()) return CtValue::of_float(d);
+          if (target.is_bool()) return CtValue::of_bool(d != 0);
+          return CtValue::of_int(static_cast<int64_t>(std::trunc(d)));
+        }
+        return CtValue::of_expr(ir::make_cast(target, el.to_expr(v, a.loc("x"), c.callee_name + "() argument")));
+      };
+    };
+    t["int"] = convert(DType::Int32);
+    t["float"] = convert(DType::Float32);
+    t["bool"] = convert(DType::Bool);
+    for (const char* seq : {"tuple", "list"})
+      t[seq] = [](Elaborator& el, const EvaluatedCall& c) {
+        CallArgs a = el.bind(c, {"items=()"});
+        CtValue v = a["items"];
+        if (v.kind == K::None) v = CtValue::tuple({});
+        if (!v.is_sequence()) error_at(a.loc("items"), c.callee_name + "() of " + describe(v));
+        v.kind = c.callee_name == "list" ? K::List : K::Tuple;
+        return v;
+      };
+    t["print"] = [](Elaborator&, const EvaluatedCall& c) {
+      return no_value_here(c, "is not supported in kernels");
+    };
+    t["T.const"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"names"});
+      if (!el.eager_)
+        error_at(c.node->loc, "T.const declares dims of an eager jit function's tensors; in a "
+                              "prim_func use T.symbolic or a Python constant");
+      if (a["names"].kind != K::String) error_at(a.loc("names"), "T.const takes names as a string: \"M, N\"");
+      std::vector<CtValue> dims;
+      std::string name;
+      std::string text = a["names"].text + " ";
+      for (char ch : text) {
+        if (ch == ',' || ch == ' ' || ch == '\t') {
+          if (name.empty()) continue;
+          auto it = el.eager_->args.find(name);
+          if (it != el.eager_->args.end() && it->second.kind == K::Int) {
+            dims.push_back(it->second);
+          } else {
+            CtValue p;
+            p.kind = K::PendingDim;
+            p.text = name;
+            dims.push_back(p);
+          }
+          name.clear();
+        } else {
+          name += ch;
+        }
+      }
+      if (dims.empty()) error_at(a.loc("names"), "T.const needs at least one name");
+      return dims.size() == 1 ? dims[0] : CtValue::tuple(dims);
+    };
+    t["T.empty"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"shape", "dtype=\"float32\""});
+      if (!el.eager_ || el.in_kernel_)
+        error_at(c.node->loc, "T.empty creates an output of an eager jit function, outside its T.Kernel block");
+      auto type = std::make_shared<TensorTypeValue>();
+      const CtValue& shape = a["shape"];
+      type->shape = shape.is_sequence() ? shape.items : std::vector<CtValue>{shape};
+      type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.empty dtype");
+      std::string name = el.name_hint_.empty() ? "out" : el.name_hint_;
+      ir::Buffer b = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));
+      ir::Param p;
+      p.name = b->name;
+      p.buffer = b;
+      p.loc = c.node->loc;
+      el.eager_->outputs.push_back(p);
+      return CtValue::of_buffer(b);
+    };
+    return t;
+  }();
+  return table;
+}
+
+bool Elaborator::is_builtin(const std::string& qualified) const {
+  if (builtin_table().count(qualified)) return true;
+  return qualified.rfind("T.", 0) == 0 && ir::find_intrinsic(qualified.substr(2)) != nullptr;
+}
+
+CtValue Elaborator::call_builtin(const std::string& name, const EvaluatedCall& call_in) {
+  EvaluatedCall call = call_in;
+  call.callee_name = name;
+  auto it = builtin_table().find(name);
+  if (it != builtin_table().end()) return it->second(*this, call);
+  if (name.rfind("T.", 0) == 0)
+    if (const ir::IntrinsicInfo* info = ir::find_intrinsic(name.substr(2)))
+      return intrinsic_call(*this, call, *info);
+  error_at(call.node->loc, "'" + name + "' cannot be called in kernels");
+}
+
+}  // namespace tilec::frontend

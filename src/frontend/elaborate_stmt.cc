@@ -1,0 +1,637 @@
+// Statements: assignment and scoping rules, control flow, kernels.
+#include <algorithm>
+
+#include "frontend/elaborator.h"
+
+namespace tilec::frontend {
+
+using K = CtValue::Kind;
+
+static void collect_assigned_targets(const ast::Expr& target, std::map<std::string, int>* out) {
+  if (target.kind == ast::ExprKind::Name) {
+    ++(*out)[target.id];
+  } else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List) {
+    for (const auto& item : target.items) collect_assigned_targets(*item, out);
+  } else if (target.kind == ast::ExprKind::Starred) {
+    collect_assigned_targets(*target.value, out);
+  }
+}
+
+static void collect_assigned(const ast::StmtList& body, std::map<std::string, int>* out) {
+  for (const auto& s : body) {
+    switch (s->kind) {
+      case ast::StmtKind::Assign:
+        for (const auto& t : s->targets) collect_assigned_targets(*t, out);
+        break;
+      case ast::StmtKind::AnnAssign:
+        if (s->value) collect_assigned_targets(*s->targets[0], out);
+        break;
+      case ast::StmtKind::AugAssign:
+        // A read-modify-write counts twice: the name is always a variable.
+        collect_assigned_targets(*s->targets[0], out);
+        collect_assigned_targets(*s->targets[0], out);
+        break;
+      case ast::StmtKind::For:
+        collect_assigned_targets(*s->targets[0], out);
+        break;
+      case ast::StmtKind::With:
+        for (const auto& item : s->with_items)
+          if (item.target) collect_assigned_targets(*item.target, out);
+        break;
+      default:
+        break;
+    }
+    if (s->kind != ast::StmtKind::FunctionDef) {
+      collect_assigned(s->body, out);
+      collect_assigned(s->orelse, out);
+    }
+  }
+}
+
+std::map<std::string, int> assigned_names(const ast::StmtList& body) {
+  std::map<std::string, int> names;
+  collect_assigned(body, &names);
+  return names;
+}
+
+// ---------------------------------------------------------------- blocks
+
+void Elaborator::emit(ir::Stmt s) {
+  if (blocks_.empty())
+    error_at(s->loc, "this statement does its work at run time and must be inside a kernel");
+  blocks_.back()->stmts.push_back(std::move(s));
+}
+
+ir::Stmt Elaborator::collect(const std::function<void()>& body) {
+  Block block;
+  blocks_.push_back(&block);
+  body();
+  blocks_.pop_back();
+  for (auto it = block.lets.rbegin(); it != block.lets.rend(); ++it) {
+    std::vector<ir::Stmt> rest(block.stmts.begin() + it->position, block.stmts.end());
+    block.stmts.resize(it->position);
+    ir::Stmt let = ir::make_let(it->var, it->value, ir::make_seq(std::move(rest)));
+    block.stmts.push_back(ir::with_loc(let, it->loc));
+    if (it->frame_index < frames_.size()) {
+      Frame& f = frames_[it->frame_index];
+      auto bound = f.names.find(it->name);
+      if (bound != f.names.end() && bound->second.kind == K::Expr && bound->second.expr.same_as(it->var)) {
+        f.names.erase(bound);
+        f.out_of_scope[it->name] = it->loc;
+      }
+    }
+  }
+  return ir::make_seq(std::move(block.stmts));
+}
+
+void Elaborator::exec_block(const ast::StmtList& body) {
+  for (const auto& s : body) {
+    if (frame().returned) break;
+    exec(*s);
+  }
+}
+
+// ---------------------------------------------------------------- assignment
+
+ir::Buffer Elaborator::new_local_scalar(const std::string& name, DType dtype, const SourceLoc& loc) {
+  if (!in_kernel_)
+    error_at(loc, "'" + name + "' is a runtime variable (assigned more than once or in a "
+                  "runtime loop or branch) and must live inside a T.Kernel block");
+  ir::Buffer b = ir::make_buffer(unique_buffer_name(name), dtype, {ir::make_int(1)}, {},
+                                 ir::MemoryScope::Local, loc);
+  kernel_allocs_.push_back(b);
+  return b;
+}
+
+static ir::Stmt store_scalar(const ir::Buffer& b, ir::Expr value, const SourceLoc& loc) {
+  return ir::with_loc(ir::make_store(b, {ir::make_int(0)}, ir::make_cast(b->dtype, value)), loc);
+}
+
+void Elaborator::assign_name(const std::string& name, const CtValue& value_in, const SourceLoc& loc) {
+  Frame& f = frame();
+  if (f.loop_vars.count(name))
+    error_at(loc, "cannot assign to loop variable '" + name + "'");
+  CtValue value = value_in;
+  if (value.kind == K::Region && value.region->all_points())
+    value = CtValue::of_expr(to_expr(value, loc, "value"));
+  if (value.kind == K::MutableVar) value = CtValue::of_expr(to_expr(value, loc, "value"));
+
+  auto current = f.names.find(name);
+  if (current != f.names.end() && current->second.kind == K::MutableVar) {
+    const ir::Buffer& var = current->second.buffer;
+    ir::Expr e = to_expr_of(value, var->dtype, loc, "value assigned to '" + name + "'");
+    if (value.kind == K::Expr && value.expr->dtype.is_float() && !var->dtype.is_float())
+      error_at(loc, "'" + name + "' holds " + var->dtype.name() + " values (from its first "
+                    "assignment) and cannot take a " + value.expr->dtype.name() + " value; give it "
+                    "a float type where it is first assigned (e.g. " + name + " = T.float32(0))");
+    emit(store_scalar(var, e, loc));
+    return;
+  }
+  bool scalar = value.is_number() || value.kind == K::Expr;
+  bool needs_variable = f.multi_assigned.count(name) && in_kernel_ &&
+                        (value.kind == K::Expr || under_runtime_control());
+  if (scalar && needs_variable) {
+    ir::Expr e = to_expr(value, loc, "value");
+    CtValue var;
+    var.kind = K::MutableVar;
+    var.buffer = new_local_scalar(name, e->dtype, loc);
+    emit(store_scalar(var.buffer, e, loc));
+    f.out_of_scope.erase(name);
+    f.names[name] = var;
+    return;
+  }
+  if (value.kind == K::Expr && !blocks_.empty() && value.expr.as<ir::Var>() == nullptr &&
+      !ir::is_const_int(value.expr)) {
+    ir::Expr var = ir::make_var(name, value.expr->dtype);
+    Block* block = blocks_.back();
+    block->lets.push_back({block->stmts.size(), var, value.expr, name, frames_.size() - 1, loc});
+    f.out_of_scope.erase(name);
+    f.names[name] = CtValue::of_expr(var);
+    return;
+  }
+  f.out_of_scope.erase(name);
+  f.names[name] = value;
+}
+
+void Elaborator::assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc) {
+  switch (target.kind) {
+    case ast::ExprKind::Name: {
+      std::string saved = name_hint_;
+      assign_name(target.id, value, loc);
+      name_hint_ = saved;
+      return;
+    }
+    case ast::ExprKind::Tuple: case ast::ExprKind::List: {
+      if (!value.is_sequence())
+        error_at(loc, "cannot unpack " + describe(value) + " into " +
+                          std::to_string(target.items.size()) + " names");
+      if (value.items.size() != target.items.size())
+        error_at(loc, "cannot unpack " + std::to_string(value.items.size()) + " values into " +
+                          std::to_string(target.items.size()) + " names");
+      for (size_t i = 0; i < target.items.size(); ++i) assign(*target.items[i], value.items[i], loc);
+      return;
+    }
+    case ast::ExprKind::Subscript: {
+      CtValue place = eval_subscript(target);
+      if (place.kind != K::Region)
+        error_at(target.loc, "cannot assign to an element of " + describe(place));
+      const RegionValue& r = *place.region;
+      if (!r.all_points())
+        error_at(target.loc, "assignment to a region of '" + r.buffer->name + "': index every "
+                             "dim to store one element (use T.copy or T.fill for regions)");
+      if (value.kind == K::Buffer || value.kind == K::Region || value.is_sequence())
+        if (!(value.kind == K::Region && value.region->all_points()))
+          error_at(loc, "cannot store " + describe(value) + " into one element of '" +
+                            r.buffer->name + "'");
+      std::vector<ir::Expr> idx;
+      for (const auto& range : r.ranges) idx.push_back(range.min);
+      ir::Expr e = to_expr_of(value, r.buffer->dtype, loc, "stored value");
+      emit(ir::with_loc(ir::make_store(r.buffer, idx, e), target.loc));
+      return;
+    }
+    case ast::ExprKind::Attribute:
+      error_at(target.loc, "cannot assign to an attribute in a kernel");
+    default:
+      error_at(target.loc, "cannot assign to this expression");
+  }
+}
+
+void Elaborator::materialize_assigned(const ast::StmtList& body) {
+  if (!in_kernel_) return;
+  Frame& f = frame();
+  for (const auto& [name, count] : assigned_names(body)) {
+    if (!f.multi_assigned.count(name)) continue;
+    auto it = f.names.find(name);
+    if (it == f.names.end()) continue;
+    CtValue& v = it->second;
+    if (!(v.is_number() || v.kind == K::Expr)) continue;
+    ir::Expr e = to_expr(v, body.front()->loc, "value");
+    CtValue var;
+    var.kind = K::MutableVar;
+    var.buffer = new_local_scalar(name, e->dtype, body.front()->loc);
+    emit(store_scalar(var.buffer, e, body.front()->loc));
+    v = var;
+  }
+}
+
+// ---------------------------------------------------------------- statements
+
+void Elaborator::exec(const ast::Stmt& s) {
+  using S = ast::StmtKind;
+  switch (s.kind) {
+    case S::FunctionDef: {
+      auto fv = std::make_shared<FunctionValue>();
+      fv->module = frame().module;
+      fv->def = &s;
+      auto closure = std::make_shared<std::map<std::string, CtValue>>();
+      if (frame().closure) *closure = *frame().closure;
+      for (const auto& [k, v] : frame().names) (*closure)[k] = v;
+      fv->closure = closure;
+      CtValue v;
+      v.kind = K::Function;
+      v.function = fv;
+      (*closure)[s.name] = v;  // lets a function refer to itself by name
+      frame().names[s.name] = v;
+      if (fv->is_prim_func()) defined_prim_funcs_.push_back(*fv);
+      return;
+    }
+    case S::Assign: {
+      if (s.targets.size() == 1 && s.targets[0]->kind == ast::ExprKind::Name)
+        name_hint_ = s.targets[0]->id;
+      CtValue value = eval(*s.value);
+      name_hint_.clear();
+      if (value.kind == K::TensorType) {
+        for (const auto& t : s.targets) {
+          if (t->kind != ast::ExprKind::Name)
+            error_at(t->loc, "a tensor declaration assigns to one name");
+          declare_tensor(t->id, *value.tensor_type, t->loc);
+        }
+        return;
+      }
+      for (const auto& t : s.targets) assign(*t, value, s.loc);
+      return;
+    }
+    case S::AnnAssign: {
+      const ast::Expr& target = *s.targets[0];
+      CtValue annotation = eval(*s.annotation);
+      if (annotation.kind == K::TensorType) {
+        if (target.kind != ast::ExprKind::Name || s.value)
+          error_at(s.loc, "a tensor declaration is written 'A: T.Tensor((M, K), dtype)'");
+        declare_tensor(target.id, *annotation.tensor_type, target.loc);
+        return;
+      }
+      if (!s.value) return;
+      if (target.kind == ast::ExprKind::Name) name_hint_ = target.id;
+      CtValue value = eval(*s.value);
+      name_hint_.clear();
+      if (annotation.kind == K::DType && (value.is_number() || value.kind == K::Expr ||
+                                          value.kind == K::Region || value.kind == K::MutableVar))
+        value = CtValue::of_expr(to_expr_of(value, annotation.dtype, s.value->loc, "value"));
+      assign(target, value, s.loc);
+      return;
+    }
+    case S::AugAssign: {
+      const ast::Expr& target = *s.targets[0];
+      if (target.kind == ast::ExprKind::Name) {
+        CtValue current = lookup(target.id, target.loc);
+        assign_name(target.id, eval_binop(s.op, current, eval(*s.value), s.loc), s.loc);
+        return;
+      }
+      if (target.kind == ast::ExprKind::Subscript) {
+        CtValue current = eval_subscript(target);
+        assign(target, eval_binop(s.op, current, eval(*s.value), s.loc), s.loc);
+        return;
+      }
+      error_at(target.loc, "cannot use '" + s.op + "=' on this expression");
+    }
+    case S::For: return exec_for(s);
+    case S::While: return exec_while(s);
+    case S::If: return exec_if(s);
+    case S::With: return exec_with(s);
+    case S::Return: {
+      if (under_runtime_control())
+        error_at(s.loc, "'return' inside a runtime loop or branch is not supported");
+      frame().return_value = s.value ? eval(*s.value) : CtValue::none();
+      frame().returned = true;
+      return;
+    }
+    case S::ExprStmt: {
+      eval(*s.value);
+      return;
+    }
+    case S::Pass: case S::Global: return;
+    case S::Break: case S::Continue:
+      error_at(s.loc, std::string("'") + (s.kind == S::Break ? "break" : "continue") +
+                          "' is not supported in kernels (use a while loop with a condition)");
+    case S::Import: {
+      for (const auto& imp : s.imports) {
+        std::string module = imp.module;
+        if (module.rfind("tilelang", 0) == 0) module = "tilec" + module.substr(8);
+        CtValue m;
+        m.kind = K::Module;
+        if (module == "tilec" || module == "tilec.language") {
+          m.text = module;
+        } else {
+          m.kind = K::Opaque;
+          m.text = "module " + imp.module;
+        }
+        frame().names[imp.alias] = m;
+      }
+      return;
+    }
+    case S::Assert: {
+      CtValue test = eval(*s.value);
+      if (!test.is_constant())
+        error_at(s.value->loc, "assert needs a compile-time condition");
+      if (!truthy(test, s.value->loc)) {
+        std::string msg = "assertion failed";
+        if (s.msg) {
+          CtValue m = eval(*s.msg);
+          if (m.kind == K::String) msg += ": " + m.text;
+        }
+        error_at(s.loc, msg);
+      }
+      return;
+    }
+    case S::Unsupported:
+      error_at(s.loc, s.name + " is not supported in kernels");
+  }
+}
+
+// ---------------------------------------------------------------- loops
+
+static bool is_loop_builtin(const std::string& name) {
+  return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" ||
+         name == "T.unroll" || name == "T.vectorized" || name == "range";
+}
+
+void Elaborator::exec_for(const ast::Stmt& s) {
+  const ast::Expr& target = *s.targets[0];
+  const ast::Expr& iter = *s.value;
+  CtValue callee;
+  bool runtime_loop = false;
+  if (iter.kind == ast::ExprKind::Call) {
+    callee = eval(*iter.value);
+    runtime_loop = callee.kind == K::Builtin && is_loop_builtin(callee.text);
+  }
+  if (!runtime_loop) {
+    CtValue seq = eval(iter);
+    if (!seq.is_sequence())
+      error_at(iter.loc, "cannot iterate over " + describe(seq) + " (loops use T.Parallel, "
+                         "T.Pipelined, T.serial, T.unroll, T.vectorized, range, or a tuple)");
+    for (const auto& item : seq.items) {
+      assign(target, item, target.loc);
+      exec_block(s.body);
+      if (frame().returned) break;
+    }
+    return;
+  }
+  EvaluatedCall call;
+  call.node = &iter;
+  call.callee_name = callee.text;
+  for (const auto& arg : iter.items) {
+    call.positional.push_back(eval(*arg));
+    call.positional_locs.push_back(arg->loc);
+  }
+  for (const auto& kw : iter.keywords) {
+    call.keywords.emplace_back(kw.name, eval(*kw.value));
+    call.keyword_locs.push_back(kw.loc);
+  }
+  const std::string& kind_name = callee.text;
+
+  // range over constants outside a kernel runs at compile time.
+  if (kind_name == "range" && !in_kernel_) {
+    CallArgs a = bind(call, {"start", "stop=None", "step=1"});
+    int64_t start = to_int(a["start"], a.loc("start"), "range start");
+    int64_t stop = 0, step = to_int(a["step"], a.loc("step"), "range step");
+    if (a["stop"].kind == K::None) std::swap(start, stop);
+    else stop = to_int(a["stop"], a.loc("stop"), "range stop");
+    if (step == 0) error_at(a.loc("step"), "range step must not be zero");
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      assign(target, CtValue::of_int(i), target.loc);
+      exec_block(s.body);
+    }
+    return;
+  }
+  if (!in_kernel_)
+    error_at(iter.loc, kind_name + " loops run inside a T.Kernel block");
+
+  struct LoopDim {
+    ir::Expr min, extent;
+    int64_t step = 1;
+  };
+  std::vector<LoopDim> dims;
+  ir::ForKind for_kind = ir::ForKind::Serial;
+  int num_stages = 0;
+  auto int_expr = [&](const CtValue& v, const SourceLoc& loc, const std::string& what) {
+    ir::Expr e = to_expr(v, loc, what);
+    if (!e->dtype.is_integer()) error_at(loc, what + " must be an integer, not " + describe(v));
+    return e;
+  };
+  if (kind_name == "T.Parallel") {
+    for_kind = ir::ForKind::Parallel;
+    if (call.positional.empty()) error_at(iter.loc, "T.Parallel needs at least one extent");
+    for (const auto& kw : call.keywords)
+      error_at(iter.loc, "T.Parallel() got an unexpected keyword argument '" + kw.first + "'");
+    for (size_t i = 0; i < call.positional.size(); ++i)
+      dims.push_back({ir::make_int(0), int_expr(call.positional[i], call.positional_locs[i], "T.Parallel extent")});
+  } else {
+    std::vector<std::string> params = {"start", "stop=None"};
+    if (kind_name == "T.Pipelined") {
+      params.push_back("num_stages=0");
+      for_kind = ir::ForKind::Pipelined;
+    } else {
+      params.push_back("step=1");
+      if (kind_name == "T.unroll") for_kind = ir::ForKind::Unrolled;
+      if (kind_name == "T.vectorized") for_kind = ir::ForKind::Vectorized;
+    }
+    CallArgs a = bind(call, params);
+    ir::Expr start = int_expr(a["start"], a.loc("start"), kind_name + " start");
+    ir::Expr stop;
+    if (a["stop"].kind == K::None) {
+      stop = start;
+      start = ir::make_int(0, stop->dtype);
+    } else {
+      stop = int_expr(a["stop"], a.loc("stop"), kind_name + " stop");
+    }
+    DType t = promote(start->dtype, stop->dtype);
+    start = ir::make_cast(t, start);
+    stop = ir::make_cast(t, stop);
+    int64_t step = 1;
+    if (a.has("step")) step = to_int(a["step"], a.loc("step"), kind_name + " step");
+    if (step == 0) error_at(a.loc("step"), kind_name + " step must not be zero");
+    if (a.has("num_stages")) {
+      num_stages = static_cast<int>(to_int(a["num_stages"], a.loc("num_stages"), "num_stages"));
+      if (num_stages < 0) error_at(a.loc("num_stages"), "num_stages must not be negative");
+    }
+    ir::Expr extent;
+    if (step == 1) {
+      extent = ir::make_Sub(stop, start);
+    } else {
+      // ceil((stop - start) / step) iterations, for either sign of step.
+      ir::Expr span = step > 0 ? ir::make_Sub(stop, start) : ir::make_Sub(start, stop);
+      int64_t s_abs = step > 0 ? step : -step;
+      extent = ir::make_FloorDiv(ir::make_Add(span, ir::make_int(s_abs - 1, t)), ir::make_int(s_abs, t));
+    }
+    dims.push_back({start, extent, step});
+  }
+
+  std::vector<const ast::Expr*> names;
+  if (target.kind == ast::ExprKind::Name) {
+    names.push_back(&target);
+  } else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List) {
+    for (const auto& item : target.items) {
+      if (item->kind != ast::ExprKind::Name) error_at(item->loc, "a loop variable must be a name");
+      names.push_back(item.get());
+    }
+  } else {
+    error_at(target.loc, "a loop variable must be a name");
+  }
+  if (names.size() != dims.size())
+    error_at(target.loc, kind_name + " gives " + std::to_string(dims.size()) + " loop variable" +
+                             (dims.size() == 1 ? "" : "s") + " but " + std::to_string(names.size()) +
+                             (names.size() == 1 ? " is" : " are") + " named");
+
+  materialize_assigned(s.body);
+  std::vector<ir::Expr> vars;
+  Frame& f = frame();
+  std::vector<std::pair<std::string, std::optional<CtValue>>> saved;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const std::string& name = names[i]->id;
+    if (f.names.count(name) && f.names[name].kind == K::MutableVar)
+      error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
+    ir::Expr var = ir::make_var(name, dims[i].min->dtype);
+    vars.push_back(var);
+    ir::Expr value = var;
+    if (dims[i].step != 1) {
+      DType t = var->dtype;
+      value = ir::make_Add(dims[i].min, ir::make_Mul(var, ir::make_int(dims[i].step, t)));
+    }
+    auto old = f.names.find(name);
+    saved.emplace_back(name, old == f.names.end() ? std::nullopt : std::optional<CtValue>(old->second));
+    f.names[name] = CtValue::of_expr(value);
+    f.out_of_scope.erase(name);
+    f.loop_vars.insert(name);
+  }
+  ++runtime_control_depth_;
+  ir::Stmt body = collect([&] { exec_block(s.body); });
+  --runtime_control_depth_;
+  for (auto& [name, old] : saved) {
+    frame().loop_vars.erase(name);
+    // Python keeps the loop variable after the loop; its last value is a
+    // runtime value we don't track, so reading it afterwards is an error.
+    frame().names.erase(name);
+    frame().out_of_scope[name] = names.front()->loc;
+    (void)old;
+  }
+  for (size_t i = dims.size(); i-- > 0;) {
+    ir::Expr min = dims[i].step == 1 ? dims[i].min : ir::make_int(0, vars[i]->dtype);
+    body = ir::make_for(vars[i], min, dims[i].extent, for_kind, body, num_stages);
+    body = ir::with_loc(body, s.loc);
+  }
+  emit(body);
+}
+
+void Elaborator::exec_while(const ast::Stmt& s) {
+  materialize_assigned(s.body);
+  CtValue test = eval(*s.value);
+  if (test.is_constant()) {
+    if (!truthy(test, s.value->loc)) return;
+    error_at(s.value->loc, "this while loop's condition is always true");
+  }
+  if (!in_kernel_) error_at(s.loc, "runtime while loops run inside a T.Kernel block");
+  ir::Expr cond = to_bool_expr(test, s.value->loc);
+  ++runtime_control_depth_;
+  ir::Stmt body = collect([&] { exec_block(s.body); });
+  --runtime_control_depth_;
+  emit(ir::with_loc(ir::make_while(cond, body), s.loc));
+}
+
+void Elaborator::exec_if(const ast::Stmt& s) {
+  CtValue test = eval(*s.value);
+  if (test.is_constant()) {
+    exec_block(truthy(test, s.value->loc) ? s.body : s.orelse);
+    return;
+  }
+  if (!in_kernel_) error_at(s.value->loc, "a runtime condition must be inside a T.Kernel block");
+  ast::StmtList none;
+  materialize_assigned(s.body);
+  if (!s.orelse.empty()) materialize_assigned(s.orelse);
+  ir::Expr cond = to_bool_expr(test, s.value->loc);
+  ++runtime_control_depth_;
+  ir::Stmt then_case = collect([&] { exec_block(s.body); });
+  ir::Stmt else_case;
+  if (!s.orelse.empty()) else_case = collect([&] { exec_block(s.orelse); });
+  --runtime_control_depth_;
+  emit(ir::with_loc(ir::make_if(cond, then_case, else_case), s.loc));
+}
+
+// ---------------------------------------------------------------- kernels
+
+void Elaborator::exec_with(const ast::Stmt& s) {
+  if (s.with_items.size() != 1)
+    error_at(s.loc, "a with statement in a kernel takes one T.Kernel(...)");
+  const ast::WithItem& item = s.with_items[0];
+  const ast::Expr& ctx = *item.context;
+  CtValue callee;
+  if (ctx.kind == ast::ExprKind::Call) callee = eval(*ctx.value);
+  if (!(callee.kind == K::Builtin && callee.text == "T.Kernel"))
+    error_at(ctx.loc, "only 'with T.Kernel(...)' is supported in kernels");
+  if (in_kernel_) error_at(ctx.loc, "T.Kernel blocks cannot be nested");
+
+  EvaluatedCall call;
+  call.node = &ctx;
+  call.callee_name = "T.Kernel";
+  for (const auto& arg : ctx.items) {
+    call.positional.push_back(eval(*arg));
+    call.positional_locs.push_back(arg->loc);
+  }
+  int threads = 128;
+  for (const auto& kw : ctx.keywords) {
+    if (kw.name != "threads")
+      error_at(kw.loc, "T.Kernel() got an unexpected keyword argument '" + kw.name +
+                           "' (it takes grid extents and threads=)");
+    CtValue t = eval(*kw.value);
+    std::vector<CtValue> parts = t.is_sequence() ? t.items : std::vector<CtValue>{t};
+    int64_t product = 1;
+    for (const auto& p : parts) product *= to_int(p, kw.value->loc, "threads");
+    if (product < 1 || product > 1024)
+      error_at(kw.value->loc, "threads must be between 1 and 1024, not " + std::to_string(product));
+    threads = static_cast<int>(product);
+  }
+  if (call.positional.empty() || call.positional.size() > 3)
+    error_at(ctx.loc, "T.Kernel takes 1 to 3 grid extents, not " + std::to_string(call.positional.size()));
+  std::vector<ir::Expr> grid;
+  for (size_t i = 0; i < call.positional.size(); ++i) {
+    ir::Expr e = to_expr(call.positional[i], call.positional_locs[i], "grid extent");
+    if (!e->dtype.is_integer())
+      error_at(call.positional_locs[i], "grid extent must be an integer, not " + describe(call.positional[i]));
+    grid.push_back(ir::make_cast(DType::Int32, e));
+  }
+  std::vector<std::string> names;
+  static const char* default_names[] = {"bx", "by", "bz"};
+  for (size_t i = 0; i < grid.size(); ++i) names.push_back(default_names[i]);
+  std::vector<const ast::Expr*> targets;
+  if (item.target) {
+    if (item.target->kind == ast::ExprKind::Name) {
+      targets.push_back(item.target.get());
+    } else if (item.target->kind == ast::ExprKind::Tuple || item.target->kind == ast::ExprKind::List) {
+      for (const auto& t : item.target->items) targets.push_back(t.get());
+    }
+    for (const auto* t : targets)
+      if (t->kind != ast::ExprKind::Name) error_at(t->loc, "block indices must be names");
+    if (targets.size() != grid.size())
+      error_at(item.target->loc, "T.Kernel has " + std::to_string(grid.size()) + " grid dim" +
+                                     (grid.size() == 1 ? "" : "s") + " but " +
+                                     std::to_string(targets.size()) + " block ind" +
+                                     (targets.size() == 1 ? "ex is" : "ices are") + " named");
+    for (size_t i = 0; i < targets.size(); ++i) names[i] = targets[i]->id;
+  }
+  auto launch = std::make_shared<ir::KernelLaunch>();
+  launch->grid = grid;
+  launch->threads = threads;
+  launch->loc = s.loc;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    ir::Expr var = ir::make_var(names[i], DType::Int32);
+    launch->block_vars.push_back(var);
+    if (i < targets.size()) {
+      frame().names[names[i]] = CtValue::of_expr(var);
+      frame().loop_vars.insert(names[i]);
+    }
+  }
+  in_kernel_ = true;
+  kernel_allocs_.clear();
+  int saved_depth = frame().control_depth_at_entry;
+  frame().control_depth_at_entry = runtime_control_depth_;
+  ir::Stmt body = collect([&] { exec_block(s.body); });
+  frame().control_depth_at_entry = saved_depth;
+  for (auto it = kernel_allocs_.rbegin(); it != kernel_allocs_.rend(); ++it)
+    body = ir::make_allocate(*it, body);
+  kernel_allocs_.clear();
+  in_kernel_ = false;
+  for (size_t i = 0; i < targets.size(); ++i) frame().loop_vars.erase(names[i]);
+  launch->body = body;
+  emit(ir::Stmt(launch));
+}
+
+}  // namespace tilec::frontend

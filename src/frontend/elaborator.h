@@ -1,0 +1,171 @@
+// The elaborator's internals, shared by elaborate*.cc and builtins.cc.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "frontend/elaborate.h"
+#include "frontend/value.h"
+
+namespace tilec::frontend {
+
+// Positional and keyword arguments of a call, matched against a builtin's
+// parameter list ("src", "dst", "clear=True": a default makes it optional).
+struct CallArgs {
+  std::map<std::string, CtValue> values;
+  std::map<std::string, SourceLoc> locs;
+  const CtValue& operator[](const std::string& name) const { return values.at(name); }
+  bool has(const std::string& name) const { return values.count(name) > 0; }
+  SourceLoc loc(const std::string& name) const;
+};
+
+// A call's arguments after evaluation, before they are matched to names.
+struct EvaluatedCall {
+  const ast::Expr* node = nullptr;
+  std::string callee_name;  // for messages: "T.copy"
+  std::vector<CtValue> positional;
+  std::vector<SourceLoc> positional_locs;
+  std::vector<std::pair<std::string, CtValue>> keywords;
+  std::vector<SourceLoc> keyword_locs;
+};
+
+// An operand of a tile op: a buffer with one range per dim. `point_only` when
+// it was written as a point index (A[i, j]) whose extents come from the other
+// operand.
+struct TileOperand {
+  ir::Buffer buffer;
+  std::vector<ir::Range> ranges;
+  bool point_only = false;
+  SourceLoc loc;
+};
+
+class Elaborator {
+ public:
+  Elaborator() = default;
+
+  ir::PrimFunc prim_func(const FunctionValue& f, const std::string& name);
+  ir::PrimFunc eager(const FunctionValue& f, const std::map<std::string, CtValue>& args);
+  // Runs a factory's body at compile time; returns the prim_func it returns
+  // or, when it returns None, the one it defines.
+  FunctionValue run_factory(const FunctionValue& f, const std::map<std::string, CtValue>& args);
+
+  // ---- expressions (elaborate_expr.cc)
+  CtValue eval(const ast::Expr& e);
+  CtValue eval_binop(const std::string& op, const CtValue& a, const CtValue& b, const SourceLoc& loc);
+  CtValue eval_unary(const std::string& op, const CtValue& a, const SourceLoc& loc);
+  CtValue eval_compare(const ast::Expr& e);
+  CtValue eval_subscript(const ast::Expr& e);
+  CtValue eval_attribute(const ast::Expr& e);
+  CtValue eval_call(const ast::Expr& e);
+  CtValue call_function(const FunctionValue& f, const EvaluatedCall& call);
+  // A runtime value (or a number) as an IR expression; `what` names it in errors.
+  ir::Expr to_expr(const CtValue& v, const SourceLoc& loc, const std::string& what);
+  ir::Expr to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc, const std::string& what);
+  ir::Expr to_bool_expr(const CtValue& v, const SourceLoc& loc);
+  // Two operands of one arithmetic operation as IR of one dtype: a Python
+  // number next to a runtime value takes that value's type (x * 2 stays
+  // float16 for a float16 x), two runtime values promote.
+  std::pair<ir::Expr, ir::Expr> unify_operands(const CtValue& a, const CtValue& b,
+                                               const SourceLoc& loc, const std::string& what);
+  bool truthy(const CtValue& v, const SourceLoc& loc);  // compile-time truth, else error
+  int64_t to_int(const CtValue& v, const SourceLoc& loc, const std::string& what);
+  DType to_dtype(const CtValue& v, const SourceLoc& loc, const std::string& what);
+  // A shape: an int, or a tuple/list of ints and runtime int expressions.
+  std::vector<ir::Expr> to_shape(const CtValue& v, const SourceLoc& loc, const std::string& what);
+  CtValue lookup(const std::string& name, const SourceLoc& loc);
+
+  // ---- builtins (builtins.cc): the T namespace and Python builtins
+  bool is_builtin(const std::string& qualified) const;
+  CtValue call_builtin(const std::string& name, const EvaluatedCall& call);
+  CallArgs bind(const EvaluatedCall& call, const std::vector<std::string>& params);
+  TileOperand operand(const CtValue& v, const SourceLoc& loc, const std::string& what);
+  ir::BufferRegion region_of(const TileOperand& op) const;
+
+  // ---- statements (elaborate_stmt.cc)
+  void exec_block(const ast::StmtList& body);
+  void exec(const ast::Stmt& s);
+  void assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc);
+  void assign_name(const std::string& name, const CtValue& value, const SourceLoc& loc);
+  void exec_for(const ast::Stmt& s);
+  void exec_with(const ast::Stmt& s);
+  void exec_if(const ast::Stmt& s);
+  void exec_while(const ast::Stmt& s);
+  void emit(ir::Stmt s);
+  // Names that a runtime loop/branch assigns and that hold folded values now
+  // become runtime variables first, so every iteration sees the updated value.
+  void materialize_assigned(const ast::StmtList& body);
+  ir::Buffer new_local_scalar(const std::string& name, DType dtype, const SourceLoc& loc);
+  ir::Stmt collect(const std::function<void()>& body);  // runs body, returns what it emitted
+
+  // ---- state
+  struct Frame {
+    std::map<std::string, CtValue> names;
+    std::shared_ptr<std::map<std::string, CtValue>> closure;
+    std::set<std::string> multi_assigned;  // names with more than one assignment site
+    std::set<std::string> loop_vars;
+    std::map<std::string, SourceLoc> out_of_scope;  // let-bound in a finished block
+    std::optional<CtValue> return_value;
+    bool returned = false;
+    bool is_macro = false;
+    int control_depth_at_entry = 0;
+    std::shared_ptr<const ast::Module> module;  // owns the AST of nested defs
+  };
+  struct Block {
+    std::vector<ir::Stmt> stmts;
+    // let-bound names whose LetStmt wraps stmts[position:] when the block ends
+    struct PendingLet {
+      size_t position;
+      ir::Expr var, value;
+      std::string name;
+      size_t frame_index;
+      SourceLoc loc;
+    };
+    std::vector<PendingLet> lets;
+  };
+
+  std::vector<Frame> frames_;
+  std::vector<Block*> blocks_;
+  int runtime_control_depth_ = 0;   // inside a runtime loop or branch
+  bool in_kernel_ = false;
+  std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
+  std::set<std::string> buffer_names_;
+  std::vector<FunctionValue> defined_prim_funcs_;
+
+  // Eager kernels: tensor params and outputs as they are declared.
+  struct EagerState {
+    std::vector<std::string> param_names;      // the jit function's params
+    std::map<std::string, CtValue> args;       // call arguments (TensorSpec / constants)
+    std::vector<ir::Param> tensor_params;      // declared, in kernel param order
+    std::vector<std::string> declared_order;   // names of tensor_params
+    std::vector<ir::Param> outputs;            // T.empty
+    std::vector<ir::ConstDim> const_dims;
+    std::map<std::string, std::pair<int, int>> pending_dim_sources;
+  };
+  std::unique_ptr<EagerState> eager_;
+
+  // Name of the variable a call's result is assigned to (`A_s = T.alloc_shared(...)`),
+  // so buffers keep their source names.
+  std::string name_hint_;
+  std::map<std::string, ir::Expr> symbolic_vars_;  // one Var per symbolic dim name
+
+  Frame& frame() { return frames_.back(); }
+  bool under_runtime_control() { return runtime_control_depth_ > frame().control_depth_at_entry; }
+  ir::Expr symbolic_var(const std::string& name, DType dtype);
+  CtValue from_value(const Value& value);
+  FunctionValue parse_function(const FunctionSource& source);
+  void declare_tensor(const std::string& name, const TensorTypeValue& type, const SourceLoc& loc);
+  ir::Buffer make_tensor_buffer(const std::string& name, const TensorTypeValue& type,
+                                const SourceLoc& loc);
+  std::string unique_buffer_name(const std::string& base);
+};
+
+// Every name assigned in `body` (targets of =, +=, for, with-as), not
+// descending into nested defs, with the number of assignment sites.
+std::map<std::string, int> assigned_names(const ast::StmtList& body);
+
+}  // namespace tilec::frontend

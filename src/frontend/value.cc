@@ -1,0 +1,121 @@
+#include "frontend/value.h"
+
+namespace tilec::frontend {
+
+bool FunctionValue::has_decorator(const std::string& attr) const {
+  for (const auto& d : def->decorators) {
+    const ast::Expr* e = d.get();
+    if (e->kind == ast::ExprKind::Call) e = e->value.get();
+    if (e->kind == ast::ExprKind::Attribute && e->id == attr) return true;
+    if (e->kind == ast::ExprKind::Name && e->id == attr) return true;
+  }
+  return false;
+}
+
+bool FunctionValue::is_prim_func() const { return has_decorator("prim_func"); }
+bool FunctionValue::is_macro() const { return has_decorator("macro"); }
+
+bool RegionValue::all_points() const {
+  if (ranges.size() != buffer->shape.size()) return false;
+  for (const auto& r : ranges)
+    if (r.extent) return false;
+  return true;
+}
+
+CtValue CtValue::of_bool(bool v) {
+  CtValue r;
+  r.kind = Kind::Bool;
+  r.bool_value = v;
+  r.int_value = v;
+  return r;
+}
+CtValue CtValue::of_int(int64_t v) {
+  CtValue r;
+  r.kind = Kind::Int;
+  r.int_value = v;
+  return r;
+}
+CtValue CtValue::of_float(double v) {
+  CtValue r;
+  r.kind = Kind::Float;
+  r.float_value = v;
+  return r;
+}
+CtValue CtValue::of_string(std::string v) {
+  CtValue r;
+  r.kind = Kind::String;
+  r.text = std::move(v);
+  return r;
+}
+CtValue CtValue::of_dtype(DType t) {
+  CtValue r;
+  r.kind = Kind::DType;
+  r.dtype = t;
+  return r;
+}
+CtValue CtValue::of_expr(ir::Expr e) {
+  CtValue r;
+  r.kind = Kind::Expr;
+  r.expr = std::move(e);
+  return r;
+}
+CtValue CtValue::of_buffer(ir::Buffer b) {
+  CtValue r;
+  r.kind = Kind::Buffer;
+  r.buffer = std::move(b);
+  return r;
+}
+CtValue CtValue::builtin(std::string name) {
+  CtValue r;
+  r.kind = Kind::Builtin;
+  r.text = std::move(name);
+  return r;
+}
+CtValue CtValue::tuple(std::vector<CtValue> items) {
+  CtValue r;
+  r.kind = Kind::Tuple;
+  r.items = std::move(items);
+  return r;
+}
+
+bool CtValue::is_constant() const {
+  switch (kind) {
+    case Kind::None: case Kind::Bool: case Kind::Int: case Kind::Float: case Kind::String:
+    case Kind::DType:
+      return true;
+    case Kind::Tuple: case Kind::List:
+      for (const auto& i : items)
+        if (!i.is_constant()) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string describe(const CtValue& v) {
+  using K = CtValue::Kind;
+  switch (v.kind) {
+    case K::None: return "None";
+    case K::Bool: return "bool";
+    case K::Int: return "int";
+    case K::Float: return "float";
+    case K::String: return "str";
+    case K::DType: return std::string("dtype ") + v.dtype.name();
+    case K::Tuple: return "tuple";
+    case K::List: return "list";
+    case K::Expr: return std::string("runtime ") + v.expr->dtype.name() + " value";
+    case K::MutableVar: return std::string("runtime ") + v.buffer->dtype.name() + " variable";
+    case K::Buffer: return std::string(ir::scope_name(v.buffer->scope)) + " buffer '" + v.buffer->name + "'";
+    case K::Region: return "region of buffer '" + v.region->buffer->name + "'";
+    case K::Function: return "function '" + v.function->def->name + "'";
+    case K::Module: return "module " + v.text;
+    case K::Builtin: return "builtin " + v.text;
+    case K::TensorType: return "tensor type";
+    case K::PendingDim: return "T.const dim '" + v.text + "'";
+    case K::TensorSpec: return "tensor argument";
+    case K::Opaque: return "Python value of type '" + v.text + "'";
+  }
+  return "?";
+}
+
+}  // namespace tilec::frontend

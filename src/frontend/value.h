@@ -1,0 +1,100 @@
+// Compile-time values of the elaborator: what a name of kernel source stands
+// for while the kernel is being turned into IR. Python-level values (ints,
+// tuples, dtypes...) fold; runtime values are IR expressions; buffers, regions
+// and functions are handles the tile ops and calls consume.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "frontend/ast.h"
+#include "ir/ir.h"
+
+namespace tilec {
+struct FunctionSource;
+}
+
+namespace tilec::frontend {
+
+struct CtValue;
+using CtValuePtr = std::shared_ptr<CtValue>;
+
+// A function defined in kernel source or handed in by the Python face: its
+// definition, the module that owns the AST, and the names it closes over.
+struct FunctionValue {
+  std::shared_ptr<const ast::Module> module;  // keeps `def` alive
+  const ast::Stmt* def = nullptr;
+  std::shared_ptr<std::map<std::string, CtValue>> closure;
+  bool is_prim_func() const;
+  bool is_macro() const;
+  bool has_decorator(const std::string& attr) const;
+};
+
+// `T.Tensor((M, K), dtype)`: a tensor type, before it names a parameter.
+struct TensorTypeValue {
+  std::vector<CtValue> shape;
+  DType dtype;
+  std::vector<CtValue> strides;  // empty: row-major
+};
+
+// An index into a buffer: one entry per indexed dim; a point (extent null) or
+// a slice. Fewer entries than the buffer has dims leaves the rest whole.
+struct RegionValue {
+  ir::Buffer buffer;
+  std::vector<ir::Range> ranges;  // extent null => point index
+  bool all_points() const;
+};
+
+struct CtValue {
+  enum class Kind {
+    None, Bool, Int, Float, String, DType,
+    Tuple, List,
+    Expr,        // a runtime IR expression (loop index, load, arithmetic...)
+    MutableVar,  // a runtime scalar that is assigned more than once: a 1-element local buffer
+    Buffer,      // a whole buffer
+    Region,      // buffer[indices]
+    Function,
+    Module,      // text: "tilec.language" or "tilec"
+    Builtin,     // text: the builtin's name ("copy", "range", "T.float16" callable ...)
+    TensorType,
+    PendingDim,  // T.const dim not known yet (eager kernels); text: its name
+    TensorSpec,  // an eager call's argument tensor: items = shape ints, dtype
+    Opaque,      // text: the Python type name of a value kernels can't use
+  };
+  Kind kind = Kind::None;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string text;
+  DType dtype;
+  std::vector<CtValue> items;
+  ir::Expr expr;
+  ir::Buffer buffer;
+  std::shared_ptr<RegionValue> region;
+  std::shared_ptr<FunctionValue> function;
+  std::shared_ptr<TensorTypeValue> tensor_type;
+
+  static CtValue none() { return CtValue{}; }
+  static CtValue of_bool(bool v);
+  static CtValue of_int(int64_t v);
+  static CtValue of_float(double v);
+  static CtValue of_string(std::string v);
+  static CtValue of_dtype(DType t);
+  static CtValue of_expr(ir::Expr e);
+  static CtValue of_buffer(ir::Buffer b);
+  static CtValue builtin(std::string name);
+  static CtValue tuple(std::vector<CtValue> items);
+
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool is_sequence() const { return kind == Kind::Tuple || kind == Kind::List; }
+  // A Python-level value that folds (no IR involved).
+  bool is_constant() const;
+};
+
+// "int", "tuple", "buffer", "runtime int32 value", ... for error messages.
+std::string describe(const CtValue& v);
+
+}  // namespace tilec::frontend

@@ -1,0 +1,24 @@
+#include "ir/region.h"
+
+namespace tilec::ir {
+
+std::vector<int> squeezed_dims(const BufferRegion& region) {
+  std::vector<int> dims;
+  for (size_t d = 0; d < region.region.size(); ++d)
+    if (!is_one(region.region[d].extent)) dims.push_back(static_cast<int>(d));
+  return dims;
+}
+
+std::vector<Expr> squeezed_extents(const BufferRegion& region) {
+  std::vector<Expr> extents;
+  for (int d : squeezed_dims(region)) extents.push_back(region.region[d].extent);
+  return extents;
+}
+
+BufferRegion full_region(const Buffer& buffer) {
+  BufferRegion r{buffer, {}};
+  for (const auto& dim : buffer->shape) r.region.push_back({make_int(0, dim->dtype), dim});
+  return r;
+}
+
+}  // namespace tilec::ir

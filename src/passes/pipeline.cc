@@ -1,0 +1,71 @@
+// The one place that says which passes run for each target, and in what order.
+//
+// TILEC_DUMP_IR=1 prints the IR after every pass to stderr; TILEC_TIME_PASSES=1
+// prints each pass's time (so does log level DEBUG).
+#include "passes/pipeline.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+
+#include "base/log.h"
+#include "ir/printer.h"
+#include "passes/lower_tile_ops.h"
+#include "passes/simplify.h"
+#include "passes/verify.h"
+
+namespace tilec::passes {
+namespace {
+
+struct PassEntry {
+  const char* name;
+  PassFunction run;
+};
+
+std::vector<PassEntry> passes_for(const std::string& target) {
+  if (target == "cpu") {
+    return {
+        {"verify", verify},
+        {"lower_tile_ops", lower_tile_ops},
+        {"simplify", simplify},
+        {"verify", verify},
+    };
+  }
+  throw std::invalid_argument("unknown target '" + target + "' (targets: cpu)");
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+ir::PrimFunc run_pipeline(ir::PrimFunc func, const PassContext& ctx_in) {
+  PassContext ctx = ctx_in;
+  ctx.func = &func;
+  bool dump = env_flag("TILEC_DUMP_IR");
+  bool time = env_flag("TILEC_TIME_PASSES");
+  for (const PassEntry& pass : passes_for(ctx.target)) {
+    auto start = std::chrono::steady_clock::now();
+    ir::Stmt before = func.body;
+    try {
+      func.body = pass.run(func.body, ctx);
+    } catch (const std::logic_error& e) {
+      throw std::logic_error(std::string("internal compiler error in pass ") + pass.name + " on '" +
+                             func.name + "': " + e.what() + "\nIR:\n" + ir::to_string(func));
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    bool unchanged = func.body.same_as(before);
+    std::string line = std::string("pass ") + pass.name + ": " + std::to_string(ms) + " ms" +
+                       (unchanged ? " (unchanged)" : "");
+    if (time) std::cerr << "[tilec] " << line << "\n";
+    else log(LogLevel::Debug, line);
+    if (dump) std::cerr << "// after " << pass.name << (unchanged ? " (unchanged)" : "") << "\n"
+                        << ir::to_string(func) << "\n";
+  }
+  return func;
+}
+
+}  // namespace tilec::passes

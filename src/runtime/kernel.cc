@@ -1,0 +1,249 @@
+// Argument checking and launch: every mismatch between a call's arguments and
+// the kernel's parameters is an ArgumentError naming the parameter.
+#include <limits>
+#include <map>
+
+#include "ir/printer.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+#include "runtime/kernel_impl.h"
+
+namespace tilec {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+const char* arg_kind(const ArgValue& a) {
+  switch (a.index()) {
+    case 0: return "a tensor";
+    case 1: return "an int";
+    case 2: return "a float";
+    default: return "a bool";
+  }
+}
+
+// Symbolic dims solved from the tensors given; checks every constant and
+// already-solved dim, and dims given by expressions once all are known.
+class ShapeSolver {
+ public:
+  explicit ShapeSolver(const Kernel::Impl& k) : k_(k) {}
+
+  void add(int param, const TensorView& view) {
+    const ir::Param& p = k_.func.params[param];
+    const auto& shape = p.buffer->shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t actual = view.shape[d];
+      int64_t expected;
+      if (ir::is_const_int(shape[d], &expected)) {
+        if (actual != expected) mismatch(param, view, d, std::to_string(expected));
+      } else if (auto* var = shape[d].as<ir::Var>()) {
+        auto it = values_.find(var);
+        if (it == values_.end()) {
+          check_fits(param, d, actual, var->dtype, var->name);
+          values_[var] = actual;
+          first_[var] = {param, static_cast<int>(d)};
+        } else if (it->second != actual) {
+          auto [p0, d0] = first_[var];
+          throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(view.shape) +
+                              " but its dim " + std::to_string(d) + " is '" + var->name + "' = " +
+                              std::to_string(it->second) + " (from dim " + std::to_string(d0) +
+                              " of argument '" + k_.func.params[p0].name + "')");
+        }
+      } else {
+        deferred_.push_back({param, static_cast<int>(d), actual, view.shape});
+      }
+    }
+  }
+
+  // Checks dims written as expressions (n * 2) once every symbol is known.
+  void finish() {
+    for (const auto& d : deferred_) {
+      const ir::Param& p = k_.func.params[d.param];
+      auto value = evaluate(p.buffer->shape[d.dim]);
+      if (!value)
+        throw ArgumentError("cannot check dim " + std::to_string(d.dim) + " of argument '" + p.name +
+                            "' (" + ir::to_string(p.buffer->shape[d.dim]) +
+                            "): its symbols appear in no tensor's shape by themselves");
+      if (*value != d.actual) {
+        TensorView v;
+        v.shape = d.shape;
+        mismatch(d.param, v, d.dim, ir::to_string(p.buffer->shape[d.dim]) + " = " + std::to_string(*value));
+      }
+    }
+  }
+
+  std::optional<int64_t> evaluate(const ir::Expr& e) const {
+    ir::VarMap map;
+    for (const auto& [var, value] : values_) map[var] = ir::make_int(value, var->dtype);
+    int64_t v;
+    if (ir::is_const_int(ir::simplify(ir::substitute(e, map)), &v)) return v;
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> value_of(const ir::Expr& var) const {
+    auto it = values_.find(var.get());
+    if (it == values_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  struct Deferred {
+    int param, dim;
+    int64_t actual;
+    std::vector<int64_t> shape;
+  };
+
+  [[noreturn]] void mismatch(int param, const TensorView& view, size_t d, const std::string& expected) const {
+    throw ArgumentError("argument '" + k_.func.params[param].name + "' has shape " +
+                        shape_text(view.shape) + " but dim " + std::to_string(d) + " must be " +
+                        expected);
+  }
+
+  void check_fits(int param, size_t d, int64_t value, DType t, const std::string& name) const {
+    int64_t max = t.bits() >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
+    if (value > max)
+      throw ArgumentError("argument '" + k_.func.params[param].name + "': dim " + std::to_string(d) + " ('" +
+                          name + "' = " + std::to_string(value) + ") does not fit " + t.name());
+  }
+
+  const Kernel::Impl& k_;
+  std::map<const ir::ExprNode*, int64_t> values_;
+  std::map<const ir::ExprNode*, std::pair<int, int>> first_;
+  std::vector<Deferred> deferred_;
+};
+
+void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
+  const ir::Param& p = k.func.params[index];
+  const ir::Buffer& b = p.buffer;
+  if (view.dtype != b->dtype)
+    throw ArgumentError("argument '" + p.name + "' has dtype " + view.dtype.name() + " but kernel '" +
+                        k.name + "' expects " + b->dtype.name());
+  if (view.shape.size() != b->shape.size())
+    throw ArgumentError("argument '" + p.name + "' has " + std::to_string(view.shape.size()) +
+                        " dims " + shape_text(view.shape) + " but kernel '" + k.name + "' expects " +
+                        std::to_string(b->shape.size()));
+  if (k.target == "cpu" && view.device != DeviceType::CPU)
+    throw ArgumentError("argument '" + p.name + "' is on a GPU but kernel '" + k.name +
+                        "' was compiled for the CPU");
+  if (view.strides.size() != view.shape.size())
+    throw ArgumentError("argument '" + p.name + "' has no strides for each dim");
+  int64_t numel = 1;
+  for (int64_t s : view.shape) numel *= s;
+  if (numel > 0 && view.data == nullptr)
+    throw ArgumentError("argument '" + p.name + "' has no data (null pointer)");
+  for (size_t d = 0; d < b->strides.size(); ++d) {
+    int64_t expected;
+    if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)
+      throw ArgumentError("argument '" + p.name + "' must have stride " + std::to_string(expected) +
+                          " in dim " + std::to_string(d) + " (got " + std::to_string(view.strides[d]) +
+                          "); pass a contiguous copy");
+  }
+}
+
+void check_count(const Kernel::Impl& k, size_t given) {
+  if (given == k.params.size()) return;
+  std::string names;
+  for (const auto& p : k.params) names += (names.empty() ? "" : ", ") + p.name;
+  throw ArgumentError("kernel '" + k.name + "' takes " + std::to_string(k.params.size()) +
+                      " arguments (" + names + ") but " + std::to_string(given) + " were given");
+}
+
+}  // namespace
+
+const std::string& Kernel::name() const { return impl_->name; }
+const std::string& Kernel::target() const { return impl_->target; }
+const std::vector<ParamInfo>& Kernel::params() const { return impl_->params; }
+const std::vector<int>& Kernel::out_idx() const { return impl_->out_idx; }
+const std::vector<ConstDimInfo>& Kernel::const_dims() const { return impl_->const_dims; }
+const std::string& Kernel::source() const { return impl_->source; }
+const std::string& Kernel::tile_ir() const { return impl_->tile_ir; }
+const std::string& Kernel::ir() const { return impl_->ir; }
+double Kernel::compile_seconds() const { return impl_->compile_seconds; }
+
+std::vector<std::vector<int64_t>> Kernel::output_shapes(
+    const std::vector<std::optional<ArgValue>>& args) const {
+  const Impl& k = *impl_;
+  check_count(k, args.size());
+  ShapeSolver solver(k);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i] || !k.func.params[i].is_tensor()) continue;
+    const auto* view = std::get_if<TensorView>(&*args[i]);
+    if (!view) throw ArgumentError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
+    check_tensor(k, static_cast<int>(i), *view);
+    solver.add(static_cast<int>(i), *view);
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] || !k.func.params[i].is_tensor()) continue;
+    std::vector<int64_t> shape;
+    const auto& dims = k.func.params[i].buffer->shape;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      auto v = solver.evaluate(dims[d]);
+      if (!v)
+        throw ArgumentError("cannot size output '" + k.params[i].name + "': its dim " + std::to_string(d) +
+                            " (" + ir::to_string(dims[d]) + ") appears in no input tensor's shape");
+      shape.push_back(*v);
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
+  (void)stream;  // CPU kernels run on the calling thread's OpenMP team
+  const Impl& k = *impl_;
+  check_count(k, args.size());
+  ShapeSolver solver(k);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Param& p = k.func.params[i];
+    if (p.is_tensor()) {
+      const auto* view = std::get_if<TensorView>(&args[i]);
+      if (!view) throw ArgumentError("argument '" + p.name + "' must be a tensor, not " + arg_kind(args[i]));
+      check_tensor(k, static_cast<int>(i), *view);
+      solver.add(static_cast<int>(i), *view);
+    } else if (std::holds_alternative<TensorView>(args[i])) {
+      throw ArgumentError("argument '" + p.name + "' must be a " + p.var->dtype.name() + " scalar, not a tensor");
+    } else if (!p.var->dtype.is_float() && std::holds_alternative<double>(args[i])) {
+      throw ArgumentError("argument '" + p.name + "' must be an integer (" + p.var->dtype.name() + "), not a float");
+    }
+  }
+  solver.finish();
+
+  std::vector<void*> tensors;
+  for (int p : k.abi.tensor_params) tensors.push_back(std::get<TensorView>(args[p]).data);
+  std::vector<int64_t> ints;
+  for (const auto& slot : k.abi.int_slots) {
+    switch (slot.source) {
+      case codegen::IntSlot::Source::SymbolicDim: {
+        auto v = solver.value_of(slot.var);
+        if (!v)
+          throw ArgumentError("kernel '" + k.name + "': symbolic dim '" + slot.var.as<ir::Var>()->name +
+                              "' is not the whole size of any tensor dim, so it can't be read from the arguments");
+        ints.push_back(*v);
+        break;
+      }
+      case codegen::IntSlot::Source::Stride:
+        ints.push_back(std::get<TensorView>(args[slot.param]).strides[slot.dim]);
+        break;
+      case codegen::IntSlot::Source::Scalar: {
+        const ArgValue& a = args[slot.param];
+        ints.push_back(std::holds_alternative<bool>(a) ? std::get<bool>(a) : std::get<int64_t>(a));
+        break;
+      }
+    }
+  }
+  std::vector<double> floats;
+  for (int p : k.abi.float_params) {
+    const ArgValue& a = args[p];
+    if (std::holds_alternative<double>(a)) floats.push_back(std::get<double>(a));
+    else if (std::holds_alternative<int64_t>(a)) floats.push_back(static_cast<double>(std::get<int64_t>(a)));
+    else floats.push_back(std::get<bool>(a) ? 1.0 : 0.0);
+  }
+  k.module->call(tensors.data(), ints.data(), floats.data());
+}
+
+}  // namespace tilec

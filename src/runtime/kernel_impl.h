@@ -1,0 +1,31 @@
+// What a compiled kernel holds; shared by compile.cc (which fills it) and
+// kernel.cc (which checks arguments and launches).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_abi.h"
+#include "ir/ir.h"
+#include "runtime/cpu/cpu_module.h"
+#include "tilec/tilec.h"
+
+namespace tilec {
+
+struct Kernel::Impl {
+  std::string name;
+  std::string target;
+  std::vector<ParamInfo> params;
+  std::vector<int> out_idx;
+  std::vector<ConstDimInfo> const_dims;
+  std::string source;
+  std::string tile_ir;
+  std::string ir;
+  double compile_seconds = 0;
+  ir::PrimFunc func;  // after lowering: params with shapes for argument checks
+  codegen::KernelAbi abi;
+  std::shared_ptr<runtime::CpuModule> module;
+};
+
+}  // namespace tilec
