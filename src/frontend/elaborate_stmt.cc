@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "frontend/elaborator.h"
+#include "ir/simplify.h"
 
 namespace tilec::frontend {
 
@@ -453,7 +454,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
       int64_t s_abs = step > 0 ? step : -step;
       extent = ir::make_FloorDiv(ir::make_Add(span, ir::make_int(s_abs - 1, t)), ir::make_int(s_abs, t));
     }
-    dims.push_back({start, extent, step});
+    dims.push_back({start, ir::simplify(extent), step});
   }
 
   std::vector<const ast::Expr*> names;
@@ -586,7 +587,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     ir::Expr e = to_expr(call.positional[i], call.positional_locs[i], "grid extent");
     if (!e->dtype.is_integer())
       error_at(call.positional_locs[i], "grid extent must be an integer, not " + describe(call.positional[i]));
-    grid.push_back(ir::make_cast(DType::Int32, e));
+    grid.push_back(ir::simplify(ir::make_cast(DType::Int32, e)));
   }
   std::vector<std::string> names;
   static const char* default_names[] = {"bx", "by", "bz"};
