@@ -61,6 +61,7 @@ class Verifier : public ir::IRVisitor {
     IRVisitor::visit_BufferStore(op);
   }
   void visit_region(const ir::BufferRegion& region) override {
+    if (!region.buffer) return;  // the absent source of a scalar AtomicAdd
     check_access(region.buffer, region.region.size());
     IRVisitor::visit_region(region);
   }
