@@ -1,0 +1,22 @@
+// Replaces variables by expressions.
+#pragma once
+
+#include <unordered_map>
+
+#include "ir/ir.h"
+
+namespace tilec::ir {
+
+// Var node -> its replacement.
+using VarMap = std::unordered_map<const ExprNode*, Expr>;
+
+// Every use of a mapped Var is replaced (region bounds and indices included;
+// buffer shapes are not touched). Vars are unique by identity, so the map
+// should not name a Var that the tree itself defines (a For or Let var, a block
+// var): those positions would be replaced too. Unchanged trees come back as the
+// same handle.
+Expr substitute(const Expr& e, const VarMap& map);
+Stmt substitute(const Stmt& s, const VarMap& map);
+Expr substitute(const Expr& e, const Expr& var, const Expr& value);
+
+}  // namespace tilec::ir
