@@ -1,0 +1,431 @@
+"""Compile errors (tilec.CompileError: `file:line:col: error: ...`, the source
+line and a caret) and call-time argument errors (ValueError naming the
+parameter).
+
+Each faulty line carries a marker comment `# ERR:<name>`; the expected line
+number is the marker's line in this file.
+"""
+
+import importlib.util
+import linecache
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as T
+
+from helpers import check_diagnostic, parse_diagnostic, poison, rand, rng  # noqa: F401
+
+HERE = __file__
+
+
+def compile_error(factory, *args, **kwargs):
+    with pytest.raises(tilec.CompileError) as info:
+        factory(*args, **kwargs)
+    return str(info.value)
+
+
+def assert_mentions_any(text, words):
+    message = parse_diagnostic(text)["message"].lower()
+    assert any(w in message for w in words), f"none of {words} in the message:\n{text}"
+
+
+# --- names ---------------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def unknown_t_name():
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.copyy(A, B)  # ERR:unknown-t-name
+
+    return main
+
+
+def test_unknown_t_name():
+    check_diagnostic(compile_error(unknown_t_name), HERE, "ERR:unknown-t-name", "copyy")
+
+
+def test_caret_layout():
+    text = compile_error(unknown_t_name)
+    d = check_diagnostic(text, HERE, "ERR:unknown-t-name", "copyy")
+    lines = text.split("\n")
+    first = next(i for i, l in enumerate(lines) if re.search(r":\d+:\d+: error: ", l))
+    source, caret = lines[first + 1], lines[first + 2]
+    # The source line as written, indented by four spaces; under it, a caret at
+    # the reported column of that line.
+    file_line = open(HERE, encoding="utf-8").read().split("\n")[d["line"] - 1]
+    assert source.startswith("    ") and source.strip() == file_line.strip()
+    assert caret.startswith("    ") and caret.strip() == "^"
+    at_caret = d["source"][d["caret_col"] - 1:]
+    assert at_caret.startswith("T.copyy") or at_caret.startswith("copyy"), text
+    # The column is the file's column.
+    indent_file = len(file_line) - len(file_line.lstrip())
+    indent_quoted = len(d["source"]) - len(d["source"].lstrip())
+    assert d["col"] == d["caret_col"] - indent_quoted + indent_file, text
+
+
+@tilec.jit(target="cpu")
+def unknown_free_variable():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            B[0] = A[0] * undefined_scale_xyz  # noqa: F821  ERR:unknown-free-variable
+
+    return main
+
+
+def test_unknown_free_variable():
+    check_diagnostic(compile_error(unknown_free_variable), HERE, "ERR:unknown-free-variable",
+                     "undefined_scale_xyz")
+
+
+@tilec.jit(target="cpu")
+def free_variable_dict():
+    cfg = {"scale": 2.0}
+
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            B[0] = A[0] * cfg["scale"]  # ERR:free-variable-dict
+
+    return main
+
+
+@tilec.jit(target="cpu")
+def free_variable_object():
+    thing = object()
+
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            B[0] = A[0] * thing  # ERR:free-variable-object
+
+    return main
+
+
+def test_free_variable_of_unusable_type_names_it_and_its_type():
+    check_diagnostic(compile_error(free_variable_dict), HERE, "ERR:free-variable-dict",
+                     "cfg", "dict")
+    check_diagnostic(compile_error(free_variable_object), HERE, "ERR:free-variable-object",
+                     "thing", "object")
+
+
+# --- arguments of T primitives -------------------------------------------------
+
+@tilec.jit(target="cpu")
+def gemm_missing_argument():
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A, A_s)
+            T.copy(A, B_s)
+            T.gemm(A_s, B_s)  # ERR:gemm-missing-argument
+
+    return main
+
+
+def test_wrong_argument_count_of_a_primitive():
+    text = compile_error(gemm_missing_argument)
+    check_diagnostic(text, HERE, "ERR:gemm-missing-argument", "gemm")
+    assert_mentions_any(text, ["argument", "expect", "missing"])
+
+
+@tilec.jit(target="cpu")
+def copy_unknown_keyword():
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.copy(A, B, foo=1)  # ERR:copy-unknown-keyword
+
+    return main
+
+
+def test_unknown_keyword():
+    check_diagnostic(compile_error(copy_unknown_keyword), HERE, "ERR:copy-unknown-keyword", "foo")
+
+
+# --- shapes and dims -----------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def copy_shape_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 16), "float32")
+            T.copy(A, A_s)
+            T.copy(A_s, B_s)  # ERR:copy-shape-mismatch
+
+    return main
+
+
+def test_copy_shape_mismatch():
+    check_diagnostic(compile_error(copy_shape_mismatch), HERE, "ERR:copy-shape-mismatch", "shape")
+
+
+@tilec.jit(target="cpu")
+def gemm_k_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((32, 16), "float32"), B: T.Tensor((32, 32), "float32"),
+             C: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32, 16), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            C_f = T.alloc_fragment((32, 32), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(C_f)
+            T.gemm(A_s, B_s, C_f)  # ERR:gemm-k-mismatch
+            T.copy(C_f, C)
+
+    return main
+
+
+def test_gemm_shape_mismatch():
+    text = compile_error(gemm_k_mismatch)
+    check_diagnostic(text, HERE, "ERR:gemm-k-mismatch")
+    assert_mentions_any(text, ["shape", "dim", "extent", "mismatch", "disagree", "16"])
+
+
+@tilec.jit(target="cpu")
+def reduce_dim_out_of_range():
+    @T.prim_func
+    def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_f = T.alloc_fragment((8, 8), "float32")
+            B_f = T.alloc_fragment((8,), "float32")
+            T.copy(A, A_f)
+            T.reduce_sum(A_f, B_f, dim=2)  # ERR:reduce-dim
+            T.copy(B_f, B)
+
+    return main
+
+
+def test_reduce_dim_out_of_range():
+    check_diagnostic(compile_error(reduce_dim_out_of_range), HERE, "ERR:reduce-dim", "dim")
+
+
+# --- dtypes --------------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def unknown_dtype():
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32,), "floatx")  # ERR:unknown-dtype
+            T.copy(A, A_s)
+
+    return main
+
+
+def test_unknown_dtype():
+    check_diagnostic(compile_error(unknown_dtype), HERE, "ERR:unknown-dtype", "floatx")
+
+
+# --- unsupported Python --------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def uses_lambda():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            f = lambda x: x * 2  # noqa: E731  ERR:lambda
+            A[0] = f(A[0])
+
+    return main
+
+
+@tilec.jit(target="cpu")
+def uses_list_comprehension():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            xs = [i * 2 for i in range(4)]  # ERR:list-comprehension
+            A[0] = xs[1]
+
+    return main
+
+
+@tilec.jit(target="cpu")
+def uses_try():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            try:  # ERR:try
+                A[0] = 1.0
+            except Exception:
+                A[0] = 2.0
+
+    return main
+
+
+@pytest.mark.parametrize("factory,marker,word", [
+    (uses_lambda, "ERR:lambda", "lambda"),
+    (uses_list_comprehension, "ERR:list-comprehension", "comprehension"),
+    (uses_try, "ERR:try", "try"),
+])
+def test_unsupported_python_construct(factory, marker, word):
+    check_diagnostic(compile_error(factory), HERE, marker, word)
+
+
+@tilec.jit(target="cpu")
+def assigns_loop_variable():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.serial(4):
+                i = 2  # ERR:assign-loop-variable
+                A[i] = 1.0
+
+    return main
+
+
+def test_assignment_to_loop_variable():
+    check_diagnostic(compile_error(assigns_loop_variable), HERE, "ERR:assign-loop-variable",
+                     "loop")
+
+
+# --- eager style reports the jit function's own lines ---------------------------
+
+@tilec.jit(target="cpu")
+def eager_with_error(A, block: int = 16):
+    N = T.const("N")
+    A: T.Tensor((N,), "float32")
+    B = T.empty((N,), "float32")
+    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+        A_s = T.alloc_shared((block,), "float32")
+        T.copy(A[bx * block], A_s)
+        T.copyy(A_s, B[bx * block])  # ERR:eager-unknown-t-name
+    return B
+
+
+def test_eager_error_location(rng):
+    text = compile_error(eager_with_error, rand(32, "float32", rng))
+    check_diagnostic(text, HERE, "ERR:eager-unknown-t-name", "copyy")
+
+
+# --- syntax errors ---------------------------------------------------------------
+
+SYNTAX_TEMPLATE = '''\
+import tilec
+import tilec.language as T
+
+
+@tilec.jit(target="cpu")
+def factory():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A[0] = {expr}  # ERR:syntax
+
+    return main
+'''
+
+
+def test_syntax_error(tmp_path):
+    # Python can't import a file with a syntax error, but the kernel compiler
+    # reads the kernel's source text itself: import a valid version of the
+    # file, then break the line in place (same line numbers).
+    path = tmp_path / "kernel_with_syntax_error.py"
+    path.write_text(SYNTAX_TEMPLATE.format(expr="1.0 + 2.0"), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("kernel_with_syntax_error", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        path.write_text(SYNTAX_TEMPLATE.format(expr="1.0 + * 2.0"), encoding="utf-8")
+        linecache.checkcache(str(path))
+        text = compile_error(module.factory)
+    finally:
+        del sys.modules[spec.name]
+    d = check_diagnostic(text, str(path), "ERR:syntax")
+    assert_mentions_any(text, ["syntax", "expected", "unexpected", "invalid"])
+    # The caret points into the broken expression.
+    assert d["source"].strip().startswith("A[0] = 1.0 + * 2.0")
+    start = d["source"].index("1.0 + * 2.0")
+    assert start <= d["caret_col"] - 1 < start + len("1.0 + * 2.0"), text
+
+
+# --- call-time argument errors ---------------------------------------------------
+
+@tilec.jit(target="cpu")
+def checked_add(n):
+    @T.prim_func
+    def main(lhs_mat: T.Tensor((n, 4), "float32"), rhs_mat: T.Tensor((n, 4), "float32"),
+             sum_mat: T.Tensor((n, 4), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i, j in T.Parallel(n, 4):
+                sum_mat[i, j] = lhs_mat[i, j] + rhs_mat[i, j]
+
+    return main
+
+
+@pytest.fixture
+def add_args(rng):
+    return rand((8, 4), "float32", rng), rand((8, 4), "float32", rng), poison((8, 4), "float32")
+
+
+def call_error(kernel, *args):
+    with pytest.raises(ValueError) as info:
+        kernel(*args)
+    return str(info.value)
+
+
+def names(msg, param):
+    return re.search(rf"\b{param}\b", msg) is not None
+
+
+def test_call_with_correct_arguments_runs(add_args):
+    lhs, rhs, out = add_args
+    checked_add(8)(lhs, rhs, out)
+    np.testing.assert_array_equal(out, lhs + rhs)
+
+
+def test_call_with_wrong_argument_count(add_args):
+    lhs, rhs, out = add_args
+    kernel = checked_add(8)
+    msg = call_error(kernel, lhs, rhs)
+    assert names(msg, "sum_mat") or "3" in msg, msg
+    msg = call_error(kernel, lhs, rhs, out, out)
+    assert "3" in msg or "4" in msg, msg
+
+
+def test_call_with_wrong_dtype(add_args):
+    lhs, rhs, out = add_args
+    msg = call_error(checked_add(8), lhs.astype(np.float64), rhs, out)
+    assert names(msg, "lhs_mat") and "float32" in msg, msg
+
+
+def test_call_with_wrong_rank(add_args):
+    lhs, rhs, out = add_args
+    msg = call_error(checked_add(8), lhs, rhs.reshape(-1), out)
+    assert names(msg, "rhs_mat"), msg
+
+
+def test_shape_mismatch_against_a_constant_dim(add_args):
+    lhs, rhs, out = add_args
+    msg = call_error(checked_add(8), lhs, rhs, poison((8, 5), "float32"))
+    assert names(msg, "sum_mat"), msg
+    msg = call_error(checked_add(8), poison((9, 4), "float32"), rhs, out)
+    assert names(msg, "lhs_mat"), msg
+
+
+def test_non_array_argument(add_args):
+    lhs, rhs, out = add_args
+    msg = call_error(checked_add(8), lhs, "not an array", out)
+    assert names(msg, "rhs_mat"), msg
+    msg = call_error(checked_add(8), lhs, rhs, 3)
+    assert names(msg, "sum_mat"), msg
+
+
+def test_rejected_call_writes_nothing(add_args):
+    lhs, rhs, out = add_args
+    call_error(checked_add(8), lhs, rhs.astype(np.float64), out)
+    assert np.isnan(out).all()
+

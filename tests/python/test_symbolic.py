@@ -1,0 +1,152 @@
+"""Symbolic dims: one compiled kernel serves every size; sizes are read from
+the tensors at call time and checked for consistency."""
+
+import re
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as T
+
+from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+
+
+@tilec.jit(target="cpu")
+def scale_rows(block):
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def main(src_rows: T.Tensor((n, 8), "float32"), dst_rows: T.Tensor((n, 8), "float32")):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            for i, j in T.Parallel(block, 8):
+                if bx * block + i < n:
+                    dst_rows[bx * block + i, j] = src_rows[bx * block + i, j] * (j + 1) + n
+
+    return main
+
+
+def test_one_kernel_serves_every_size(rng):
+    kernel = scale_rows(32)
+    for n in [1, 31, 32, 33, 200, 7]:
+        assert scale_rows(32) is kernel
+        x = rand((n, 8), "float32", rng)
+        y = poison((n, 8), "float32")
+        kernel(x, y)
+        assert_close(y, x.astype(np.float64) * np.arange(1, 9) + n, "float32", what=f"n={n}")
+
+
+@tilec.jit(out_idx=[-1], target="cpu")
+def dynamic_matmul(N, K, block=32):
+    M = T.dynamic("m")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block, block), "float32")
+            B_s = T.alloc_shared((block, block), "float32")
+            C_f = T.alloc_fragment((block, block), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block), num_stages=2):
+                T.copy(A[by * block, k * block], A_s)
+                T.copy(B[k * block, bx * block], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * block, bx * block])
+
+    return main
+
+
+def test_dynamic_dim_with_allocated_output(rng):
+    kernel = dynamic_matmul(40, 50)
+    b = rand((50, 40), "float32", rng)
+    for m in [1, 32, 77]:
+        a = rand((m, 50), "float32", rng)
+        c = kernel(a, b)
+        assert c.shape == (m, 40)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        assert_close(c, a64 @ b64, "float32", scale=np.abs(a64) @ np.abs(b64), what=f"m={m}")
+
+
+@tilec.jit(target="cpu")
+def symbolic_loop_bound():
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def main(values: T.Tensor((n,), "float32"), total: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            acc = T.alloc_local((1,), "float32")
+            acc[0] = 0.0
+            for i in T.serial(n):
+                acc[0] += values[i]
+            for i in range(n // 2):
+                acc[0] += values[i * 2] * 10
+            total[0] = acc[0]
+
+    return main
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 64])
+def test_symbolic_dim_as_loop_bound(n, rng):
+    x = rand(n, "float32", rng)
+    t = poison(1, "float32")
+    symbolic_loop_bound()(x, t)
+    x64 = x.astype(np.float64)
+    expected = x64.sum() + 10 * x64[0:2 * (n // 2):2].sum()
+    assert_close(t, [expected], "float32", scale=11 * np.abs(x64).sum())
+
+
+@tilec.jit(target="cpu")
+def two_symbols():
+    rows, cols = T.symbolic("rows"), T.symbolic("cols")
+
+    @T.prim_func
+    def main(mat: T.Tensor((rows, cols), "float32"), vec: T.Tensor((cols,), "float32"),
+             out: T.Tensor((rows,), "float32")):
+        with T.Kernel(rows, threads=128) as r:
+            acc = T.alloc_local((1,), "float32")
+            acc[0] = 0.0
+            for c in T.serial(cols):
+                acc[0] += mat[r, c] * vec[c]
+            out[r] = acc[0]
+
+    return main
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (5, 17), (40, 3)])
+def test_two_symbols_shared_between_tensors(rows, cols, rng):
+    mat, vec = rand((rows, cols), "float32", rng), rand(cols, "float32", rng)
+    out = poison(rows, "float32")
+    two_symbols()(mat, vec, out)
+    assert_close(out, mat.astype(np.float64) @ vec, "float32", scale=np.abs(mat) @ np.abs(vec))
+
+
+def test_inconsistent_symbolic_dims_raise_value_error(rng):
+    kernel = two_symbols()
+    mat, vec = rand((5, 17), "float32", rng), rand(16, "float32", rng)
+    out = poison(5, "float32")
+    with pytest.raises(ValueError) as info:
+        kernel(mat, vec, out)
+    msg = str(info.value)
+    # The message names a tensor involved (the one found inconsistent, or the
+    # one that fixed the size).
+    assert re.search(r"\b(vec|mat)\b", msg), msg
+    assert np.isnan(out).all(), "nothing runs when the arguments are rejected"
+
+
+def test_symbolic_mismatch_between_input_and_output(rng):
+    kernel = scale_rows(32)
+    x = rand((10, 8), "float32", rng)
+    y = poison((11, 8), "float32")
+    with pytest.raises(ValueError) as info:
+        kernel(x, y)
+    msg = str(info.value)
+    assert re.search(r"\b(dst_rows|src_rows)\b", msg), msg
+
+
+def test_constant_dim_mismatch_next_to_a_symbol(rng):
+    kernel = scale_rows(32)
+    x = rand((10, 9), "float32", rng)  # the second dim is the constant 8
+    y = poison((10, 8), "float32")
+    with pytest.raises(ValueError, match="src_rows"):
+        kernel(x, y)

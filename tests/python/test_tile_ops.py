@@ -1,0 +1,695 @@
+"""Each tile operation against NumPy on the CPU backend.
+
+Shapes include sizes that are not multiples of the block (61, 100, 1), so the
+edge rules of T.copy are exercised everywhere: reads outside a tensor give 0,
+writes outside it are dropped.
+"""
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as T
+
+from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+
+SHAPES_2D = [(32, 32), (48, 61), (61, 100), (100, 1), (1, 48)]
+
+
+# --- T.copy ----------------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def copy_point_form(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_N), "float32")
+            T.copy(A[by * block_M, bx * block_N], A_s)
+            T.copy(A_s, B[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", SHAPES_2D)
+@pytest.mark.parametrize("block_M,block_N", [(32, 32), (16, 64)])
+def test_copy_global_shared_global_point_form(M, N, block_M, block_N, rng):
+    kernel = copy_point_form(M, N, block_M, block_N)
+    a = rand((M, N), "float32", rng)
+    b = poison((M, N), "float32")
+    assert kernel(a, b) is None
+    assert_close(b, a, "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def copy_slice_form(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_N), "float32")
+            A_f = T.alloc_fragment((block_M, block_N), "float32")
+            B_s = T.alloc_shared((block_M, block_N), "float32")
+            T.copy(A[by * block_M:(by + 1) * block_M, bx * block_N:(bx + 1) * block_N], A_s)
+            T.copy(A_s, A_f)
+            T.copy(A_f, B_s)
+            T.copy(B_s, B[by * block_M:(by + 1) * block_M, bx * block_N:(bx + 1) * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", SHAPES_2D)
+def test_copy_slice_form_through_shared_and_fragment(M, N, rng):
+    kernel = copy_slice_form(M, N, 32, 32)
+    a = rand((M, N), "float32", rng)
+    b = poison((M, N), "float32")
+    kernel(a, b)
+    assert_close(b, a, "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def copy_via_fragment(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_f = T.alloc_fragment((block_M, block_N), "float32")
+            T.copy(A[by * block_M, bx * block_N], A_f)
+            T.copy(A_f, B[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", [(32, 32), (61, 100)])
+def test_copy_global_fragment_global(M, N, rng):
+    kernel = copy_via_fragment(M, N, 32, 32)
+    a = rand((M, N), "float32", rng)
+    b = poison((M, N), "float32")
+    kernel(a, b)
+    assert_close(b, a, "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def copy_read_past_edge(M, N, r0, c0, tile):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), O: T.Tensor((tile, tile), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((tile, tile), "float32")
+            T.copy(A[r0, c0], A_s)
+            T.copy(A_s, O)
+
+    return main
+
+
+@pytest.mark.parametrize("r0,c0", [(0, 0), (8, 4), (19, 12), (20, 0), (0, 13)])
+def test_copy_reads_outside_the_tensor_give_zero(r0, c0, rng):
+    M, N, tile = 20, 13, 32
+    # A is the head of a larger buffer whose tail is non-zero: a read past A's
+    # end that isn't masked shows up as a non-zero value.
+    storage = np.full(M * N + 4096, 7.0, dtype=np.float32)
+    storage[:M * N] = rand(M * N, "float32", rng)
+    a = storage[:M * N].reshape(M, N)
+    o = poison((tile, tile), "float32")
+    copy_read_past_edge(M, N, r0, c0, tile)(a, o)
+    expected = np.zeros((tile, tile))
+    block = a[r0:r0 + tile, c0:c0 + tile]
+    expected[:block.shape[0], :block.shape[1]] = block
+    assert_close(o, expected, "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def copy_write_past_edge(M, N, r0, c0, tile):
+    @T.prim_func
+    def main(X: T.Tensor((tile, tile), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            X_s = T.alloc_shared((tile, tile), "float32")
+            T.copy(X, X_s)
+            T.copy(X_s, B[r0, c0])
+
+    return main
+
+
+@pytest.mark.parametrize("r0,c0", [(0, 0), (8, 4), (19, 12)])
+def test_copy_writes_outside_the_tensor_are_dropped(r0, c0, rng):
+    M, N, tile = 20, 13, 32
+    # B is the head of a larger poisoned buffer: a write past B's end shows in the tail.
+    storage = poison(M * N + 4096, "float32")
+    b = storage[:M * N].reshape(M, N)
+    x = rand((tile, tile), "float32", rng)
+    copy_write_past_edge(M, N, r0, c0, tile)(x, b)
+    expected = np.full((M, N), np.nan)
+    h, w = min(tile, M - r0), min(tile, N - c0)
+    expected[r0:r0 + h, c0:c0 + w] = x[:h, :w]
+    assert_close(b, expected, "float32", exact=True)
+    assert np.isnan(storage[M * N:]).all(), "the kernel wrote past the end of B"
+
+
+@tilec.jit(target="cpu")
+def copy_point_form_lower_rank(G, M, N):
+    @T.prim_func
+    def main(X: T.Tensor((G, M, N), "float32"), Y: T.Tensor((G, M, N), "float32"),
+             R: T.Tensor((G, N), "float32")):
+        with T.Kernel(G, threads=128) as g:
+            X_f = T.alloc_fragment((M, N), "float32")
+            row_s = T.alloc_shared((N,), "float32")
+            # The point index takes the other operand's shape, right-aligned:
+            # X[g, 0, 0] -> X[g, 0:M, 0:N] and X[g, 2, 0] -> X[g, 2, 0:N].
+            T.copy(X[g, 0, 0], X_f)
+            T.copy(X_f, Y[g, 0, 0])
+            T.copy(X[g, 2, 0], row_s)
+            T.copy(row_s, R[g, 0])
+
+    return main
+
+
+def test_copy_point_form_takes_the_other_operands_shape(rng):
+    G, M, N = 5, 4, 24
+    x = rand((G, M, N), "float32", rng)
+    y = poison((G, M, N), "float32")
+    r = poison((G, N), "float32")
+    copy_point_form_lower_rank(G, M, N)(x, y, r)
+    assert_close(y, x, "float32", exact=True)
+    assert_close(r, x[:, 2, :], "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def copy_global_regions(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, 8), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.copy(A[0:M, 8:16], B[0:M, 0:8])
+
+    return main
+
+
+def test_copy_region_to_region_between_global_tensors(rng):
+    M, N = 10, 20
+    a = rand((M, N), "float32", rng)
+    b = poison((M, 8), "float32")
+    copy_global_regions(M, N)(a, b)
+    assert_close(b, a[:, 8:16], "float32", exact=True)
+
+
+# --- T.clear / T.fill ----------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def fill_and_clear(M, N, value):
+    @T.prim_func
+    def main(S: T.Tensor((1,), "float32"), F: T.Tensor((M, N), "float32"),
+             Z: T.Tensor((M, N), "float32"), R: T.Tensor((M, N), "float32"),
+             L: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            f = T.alloc_fragment((M, N), "float32")
+            z = T.alloc_shared((M, N), "float32")
+            r = T.alloc_fragment((M, N), "float32")
+            loc = T.alloc_local((4,), "float32")
+            T.fill(f, value)
+            T.copy(f, F)
+            T.fill(z, value)
+            T.clear(z)
+            T.copy(z, Z)
+            T.fill(r, S[0] * 2)
+            T.copy(r, R)
+            T.fill(loc, value + 1)
+            for i in T.serial(4):
+                L[i] = loc[i]
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", [(32, 32), (17, 5)])
+@pytest.mark.parametrize("value", [2.5, -1.25])
+def test_fill_and_clear(M, N, value, rng):
+    s = rand(1, "float32", rng)
+    f, z, r = (poison((M, N), "float32") for _ in range(3))
+    loc = poison(4, "float32")
+    fill_and_clear(M, N, value)(s, f, z, r, loc)
+    assert_close(f, np.full((M, N), value), "float32", exact=True)
+    assert_close(z, np.zeros((M, N)), "float32", exact=True)
+    assert_close(r, np.full((M, N), np.float32(s[0] * 2)), "float32", exact=True)
+    assert_close(loc, np.full(4, value + 1), "float32", exact=True)
+
+
+@tilec.jit(target="cpu")
+def fill_int(n, value):
+    @T.prim_func
+    def main(F: T.Tensor((n,), "int32")):
+        with T.Kernel(1, threads=128) as bx:
+            f = T.alloc_fragment((n,), "int32")
+            T.fill(f, value)
+            T.copy(f, F)
+
+    return main
+
+
+def test_fill_int():
+    f = poison(40, "int32")
+    fill_int(40, -7)(f)
+    assert_close(f, np.full(40, -7), "int32")
+
+
+# --- T.gemm --------------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def matmul(M, N, K, block_M=32, block_N=32, block_K=32, trans_A=False, trans_B=False,
+           in_dtype="float32", accum_dtype="float32", num_stages=2):
+    A_shape = (K, M) if trans_A else (M, K)
+    B_shape = (N, K) if trans_B else (K, N)
+    A_tile = (block_K, block_M) if trans_A else (block_M, block_K)
+    B_tile = (block_N, block_K) if trans_B else (block_K, block_N)
+
+    @T.prim_func
+    def main(A: T.Tensor(A_shape, in_dtype), B: T.Tensor(B_shape, in_dtype),
+             C: T.Tensor((M, N), accum_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared(A_tile, in_dtype)
+            B_s = T.alloc_shared(B_tile, in_dtype)
+            C_f = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                if trans_A:
+                    T.copy(A[k * block_K, by * block_M], A_s)
+                else:
+                    T.copy(A[by * block_M, k * block_K], A_s)
+                if trans_B:
+                    T.copy(B[bx * block_N, k * block_K], B_s)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_A=trans_A, transpose_B=trans_B)
+            T.copy(C_f, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def check_matmul(M, N, K, rng, *, in_dtype="float32", accum_dtype="float32", trans_A=False,
+                 trans_B=False, **blocks):
+    kernel = matmul(M, N, K, trans_A=trans_A, trans_B=trans_B, in_dtype=in_dtype,
+                    accum_dtype=accum_dtype, **blocks)
+    a = rand((K, M) if trans_A else (M, K), in_dtype, rng)
+    b = rand((N, K) if trans_B else (K, N), in_dtype, rng)
+    c = poison((M, N), accum_dtype)
+    kernel(a, b, c)
+    op_a = a.astype(np.float64).T if trans_A else a.astype(np.float64)
+    op_b = b.astype(np.float64).T if trans_B else b.astype(np.float64)
+    assert_close(c, op_a @ op_b, accum_dtype, scale=np.abs(op_a) @ np.abs(op_b))
+
+
+GEMM_SHAPES = [(32, 32, 32), (48, 61, 100), (100, 48, 61), (1, 32, 61), (61, 1, 1)]
+
+
+@pytest.mark.parametrize("M,N,K", GEMM_SHAPES)
+@pytest.mark.parametrize("trans_A,trans_B", [(False, False), (False, True), (True, False),
+                                             (True, True)])
+def test_gemm_transposes(M, N, K, trans_A, trans_B, rng):
+    check_matmul(M, N, K, rng, trans_A=trans_A, trans_B=trans_B)
+
+
+@pytest.mark.parametrize("block_M,block_N,block_K", [(64, 32, 16), (16, 64, 32), (32, 16, 8)])
+def test_gemm_block_sizes(block_M, block_N, block_K, rng):
+    check_matmul(100, 61, 48, rng, block_M=block_M, block_N=block_N, block_K=block_K)
+
+
+@pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
+def test_gemm_accumulates_across_pipelined_loop(num_stages, rng):
+    check_matmul(48, 61, 100, rng, num_stages=num_stages)
+
+
+@tilec.jit(target="cpu")
+def gemm_tile(M, N, K, clear_accum, repeat):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"),
+             C0: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float32")
+            B_s = T.alloc_shared((K, N), "float32")
+            C_f = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(C0, C_f)
+            for r in T.serial(repeat):
+                T.gemm(A_s, B_s, C_f, clear_accum=clear_accum)
+            T.copy(C_f, C)
+
+    return main
+
+
+@pytest.mark.parametrize("clear_accum", [False, True])
+@pytest.mark.parametrize("repeat", [1, 2])
+def test_gemm_accumulates_unless_clear_accum(clear_accum, repeat, rng):
+    M, N, K = 32, 48, 16
+    a, b = rand((M, K), "float32", rng), rand((K, N), "float32", rng)
+    c0 = rand((M, N), "float32", rng)
+    c = poison((M, N), "float32")
+    gemm_tile(M, N, K, clear_accum, repeat)(a, b, c0, c)
+    ab = a.astype(np.float64) @ b.astype(np.float64)
+    expected = ab if clear_accum else c0 + repeat * ab
+    scale = np.abs(a) @ np.abs(b) * repeat + np.abs(c0)
+    assert_close(c, expected, "float32", scale=scale)
+
+
+# --- T.gemv --------------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def gemv_tiled(N, K, block_N, block_K):
+    @T.prim_func
+    def main(A: T.Tensor((N, K), "float32"), x: T.Tensor((K,), "float32"),
+             y0: T.Tensor((N,), "float32"), y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            A_s = T.alloc_shared((block_N, block_K), "float32")
+            x_s = T.alloc_shared((block_K,), "float32")
+            y_f = T.alloc_fragment((block_N,), "float32")
+            T.copy(y0[bx * block_N], y_f)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[bx * block_N, k * block_K], A_s)
+                T.copy(x[k * block_K], x_s)
+                T.gemv(A_s, x_s, y_f, accumulate=True)
+            T.copy(y_f, y[bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("N,K", [(32, 32), (48, 61), (100, 1), (1, 100), (61, 48)])
+def test_gemv_accumulate(N, K, rng):
+    a, x, y0 = rand((N, K), "float32", rng), rand(K, "float32", rng), rand(N, "float32", rng)
+    y = poison(N, "float32")
+    gemv_tiled(N, K, 32, 16)(a, x, y0, y)
+    expected = y0 + a.astype(np.float64) @ x
+    assert_close(y, expected, "float32", scale=np.abs(a) @ np.abs(x) + np.abs(y0))
+
+
+@tilec.jit(target="cpu")
+def gemv_tile(N, K):
+    @T.prim_func
+    def main(A: T.Tensor((N, K), "float32"), x: T.Tensor((K,), "float32"),
+             y0: T.Tensor((N,), "float32"), y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_f = T.alloc_fragment((N, K), "float32")
+            x_f = T.alloc_fragment((K,), "float32")
+            y_f = T.alloc_fragment((N,), "float32")
+            T.copy(A, A_f)
+            T.copy(x, x_f)
+            T.copy(y0, y_f)
+            T.gemv(A_f, x_f, y_f)
+            T.copy(y_f, y)
+
+    return main
+
+
+@pytest.mark.parametrize("N,K", [(32, 32), (4, 16), (61, 1), (1, 61)])
+def test_gemv_writes_without_accumulate(N, K, rng):
+    a, x, y0 = rand((N, K), "float32", rng), rand(K, "float32", rng), rand(N, "float32", rng)
+    y = poison(N, "float32")
+    gemv_tile(N, K)(a, x, y0, y)
+    assert_close(y, a.astype(np.float64) @ x, "float32", scale=np.abs(a) @ np.abs(x))
+
+
+# --- reductions ----------------------------------------------------------------
+
+REDUCE_KINDS = ["sum", "max", "min", "abssum", "absmax"]
+
+
+@tilec.jit(target="cpu")
+def reduce_kernel(M, N, kind, dim, clear):
+    out_shape = (N,) if dim == 0 else (M,)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), D0: T.Tensor(out_shape, "float32"),
+             D: T.Tensor(out_shape, "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_f = T.alloc_fragment((M, N), "float32")
+            D_f = T.alloc_fragment(out_shape, "float32")
+            T.copy(A, A_f)
+            T.copy(D0, D_f)
+            if kind == "sum":
+                T.reduce_sum(A_f, D_f, dim=dim, clear=clear)
+            elif kind == "max":
+                T.reduce_max(A_f, D_f, dim=dim, clear=clear)
+            elif kind == "min":
+                T.reduce_min(A_f, D_f, dim=dim, clear=clear)
+            elif kind == "abssum":
+                T.reduce_abssum(A_f, D_f, dim=dim, clear=clear)
+            else:
+                T.reduce_absmax(A_f, D_f, dim=dim, clear=clear)
+            T.copy(D_f, D)
+
+    return main
+
+
+def reduce_reference(a, d0, kind, dim, clear):
+    a = a.astype(np.float64)
+    reduced = {
+        "sum": lambda: a.sum(axis=dim),
+        "max": lambda: a.max(axis=dim),
+        "min": lambda: a.min(axis=dim),
+        "abssum": lambda: np.abs(a).sum(axis=dim),
+        "absmax": lambda: np.abs(a).max(axis=dim),
+    }[kind]()
+    if clear:
+        return reduced
+    combine = {"sum": np.add, "abssum": np.add, "max": np.maximum, "absmax": np.maximum,
+               "min": np.minimum}[kind]
+    return combine(d0.astype(np.float64), reduced)
+
+
+def check_reduce(M, N, kind, dim, clear, rng):
+    a = rand((M, N), "float32", rng)
+    out_shape = (N,) if dim == 0 else (M,)
+    # Old values up to 1.5 in magnitude, so that without clear some of them win
+    # a max/min; non-negative for the abs kinds.
+    d0 = (rand(out_shape, "float32", rng) * 1.5).astype(np.float32)
+    if kind.startswith("abs"):
+        d0 = np.abs(d0)
+    d = poison(out_shape, "float32")
+    reduce_kernel(M, N, kind, dim, clear)(a, d0, d)
+    expected = reduce_reference(a, d0, kind, dim, clear)
+    what = f"reduce_{kind} dim={dim} clear={clear}"
+    if kind.endswith("sum"):
+        assert_close(d, expected, "float32", scale=np.abs(a).sum(axis=dim) + np.abs(d0),
+                     what=what)
+    else:  # max/min pick one of the values: exact
+        assert_close(d, expected.astype(np.float32), "float32", exact=True, what=what)
+
+
+@pytest.mark.parametrize("kind", REDUCE_KINDS)
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("clear", [True, False])
+def test_reduce(kind, dim, clear, rng):
+    check_reduce(48, 61, kind, dim, clear, rng)
+
+
+@pytest.mark.parametrize("M,N", [(32, 32), (1, 100), (61, 1)])
+@pytest.mark.parametrize("kind,dim", [("sum", 1), ("max", 0), ("min", 1)])
+def test_reduce_shapes(M, N, kind, dim, rng):
+    check_reduce(M, N, kind, dim, True, rng)
+
+
+# --- T.atomic_add --------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def atomic_scalar(n, bins, block):
+    @T.prim_func
+    def main(V: T.Tensor((n,), "int32"), X: T.Tensor((n,), "float32"),
+             H: T.Tensor((bins,), "int32"), S: T.Tensor((1,), "float32")):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            for i in T.serial(block):
+                if bx * block + i < n:
+                    T.atomic_add(H[V[bx * block + i]], 1)
+                    T.atomic_add(S[0], X[bx * block + i])
+
+    return main
+
+
+@pytest.mark.parametrize("n", [256, 1000])
+def test_atomic_add_scalar_from_many_blocks(n, rng):
+    bins = 7
+    v = rand(n, "int32", rng, low=0, high=bins - 1)
+    x = rand(n, "float32", rng)
+    h0 = rand(bins, "int32", rng)
+    s0 = rand(1, "float32", rng)
+    h, s = h0.copy(), s0.copy()
+    atomic_scalar(n, bins, 16)(v, x, h, s)
+    assert_close(h, h0 + np.bincount(v, minlength=bins), "int32")
+    # Float addition order varies between runs: compare against the sum's terms.
+    assert_close(s, s0 + x.astype(np.float64).sum(), "float32",
+                 scale=np.abs(x).sum() + np.abs(s0), rtol=n * 6e-8)
+
+
+@tilec.jit(target="cpu")
+def atomic_tile(G, M, N):
+    @T.prim_func
+    def main(X: T.Tensor((G, M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(G, threads=128) as g:
+            X_f = T.alloc_fragment((M, N), "float32")
+            T.copy(X[g, 0, 0], X_f)
+            T.atomic_add(C[0:M, 0:N], X_f)
+
+    return main
+
+
+@pytest.mark.parametrize("G,M,N", [(16, 8, 16), (33, 5, 7)])
+def test_atomic_add_tile_from_many_blocks(G, M, N, rng):
+    x = rand((G, M, N), "float32", rng)
+    c0 = rand((M, N), "float32", rng)
+    c = c0.copy()
+    atomic_tile(G, M, N)(x, c)
+    assert_close(c, c0 + x.astype(np.float64).sum(axis=0), "float32",
+                 scale=np.abs(x).sum(axis=0) + np.abs(c0))
+
+
+# --- T.Parallel ----------------------------------------------------------------
+
+@tilec.jit(target="cpu")
+def elementwise(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_N), "float32")
+            B_f = T.alloc_fragment((block_M, block_N), "float32")
+            C_f = T.alloc_fragment((block_M, block_N), "float32")
+            T.copy(A[by * block_M, bx * block_N], A_s)
+            T.copy(B[by * block_M, bx * block_N], B_f)
+            for i, j in T.Parallel(block_M, block_N):
+                C_f[i, j] = A_s[i, j] * B_f[i, j] + A_s[i, j]
+            T.copy(C_f, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", SHAPES_2D)
+def test_parallel_elementwise_2d(M, N, rng):
+    a, b = rand((M, N), "float32", rng), rand((M, N), "float32", rng)
+    c = poison((M, N), "float32")
+    elementwise(M, N, 32, 16)(a, b, c)
+    assert_close(c, a.astype(np.float64) * b + a, "float32")
+
+
+@tilec.jit(target="cpu")
+def parallel_global_guarded(M, N, block):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            for i, j in T.Parallel(block, block):
+                row = by * block + i
+                col = bx * block + j
+                if row < M and col < N:
+                    C[row, col] = A[row, col] * 2 + row * 1000 + col
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", [(32, 32), (48, 61), (1, 100)])
+def test_parallel_on_global_elements_with_guard(M, N, rng):
+    a = rand((M, N), "float32", rng)
+    c = poison((M, N), "float32")
+    parallel_global_guarded(M, N, 32)(a, c)
+    rows, cols = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
+    assert_close(c, a.astype(np.float64) * 2 + rows * 1000 + cols, "float32")
+
+
+@tilec.jit(target="cpu")
+def parallel_3d(D0, D1, D2):
+    @T.prim_func
+    def main(X: T.Tensor((D0, D1, D2), "float32"), Y: T.Tensor((D0, D1, D2), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i, j, k in T.Parallel(D0, D1, D2):
+                Y[i, j, k] = X[i, j, k] + i * 100 + j * 10 + k
+
+    return main
+
+
+def test_parallel_three_dims_in_order(rng):
+    x = rand((3, 5, 7), "float32", rng)
+    y = poison((3, 5, 7), "float32")
+    parallel_3d(3, 5, 7)(x, y)
+    i, j, k = np.meshgrid(np.arange(3), np.arange(5), np.arange(7), indexing="ij")
+    assert_close(y, x.astype(np.float64) + i * 100 + j * 10 + k, "float32")
+
+
+# --- serial / unroll / range / Pipelined ---------------------------------------
+
+@tilec.jit(target="cpu")
+def loop_forms(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), out: T.Tensor((7,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            acc = T.alloc_local((7,), "float32")
+            for i in T.serial(7):
+                acc[i] = 0.0
+            for i in T.serial(n):
+                acc[0] += A[i]
+            for i in T.serial(2, n):
+                acc[1] += A[i]
+            for i in T.serial(1, n, 3):
+                acc[2] += A[i]
+            for i in T.unroll(4):
+                acc[3] += A[i] * (i + 1)
+            for i in range(n):
+                acc[4] += A[i] * i
+            for i in range(3, n, 2):
+                acc[5] += A[i]
+            for i in T.serial(n):
+                for j in T.serial(i):
+                    acc[6] += A[j]
+            for i in T.serial(7):
+                out[i] = acc[i]
+
+    return main
+
+
+@pytest.mark.parametrize("n", [4, 10, 33])
+def test_serial_unroll_range(n, rng):
+    a = rand(n, "float32", rng)
+    out = poison(7, "float32")
+    loop_forms(n)(a, out)
+    a64 = a.astype(np.float64)
+    idx = np.arange(n)
+    expected = [
+        a64.sum(),
+        a64[2:].sum(),
+        a64[1:n:3].sum(),
+        (a64[:4] * np.arange(1, 5)).sum(),
+        (a64 * idx).sum(),
+        a64[3:n:2].sum(),
+        (a64 * (n - 1 - idx)).sum(),  # A[j] is added once for every i > j
+    ]
+    scale = np.abs(a64).sum() * n
+    assert_close(out, np.array(expected), "float32", scale=scale)
+
+
+@tilec.jit(target="cpu")
+def pipelined_chunk_sum(n, block, num_stages):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), S1: T.Tensor((block,), "float32"),
+             S2: T.Tensor((block,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            chunk = T.alloc_shared((block,), "float32")
+            acc1 = T.alloc_fragment((block,), "float32")
+            acc2 = T.alloc_fragment((block,), "float32")
+            T.clear(acc1)
+            T.clear(acc2)
+            for k in T.Pipelined(T.ceildiv(n, block), num_stages=num_stages):
+                T.copy(A[k * block], chunk)
+                for i in T.Parallel(block):
+                    acc1[i] += chunk[i]
+            for k in T.Pipelined(T.ceildiv(n, block)):
+                T.copy(A[k * block], chunk)
+                for i in T.Parallel(block):
+                    acc2[i] += chunk[i] * k
+            T.copy(acc1, S1)
+            T.copy(acc2, S2)
+
+    return main
+
+
+@pytest.mark.parametrize("num_stages", [1, 2, 3])
+@pytest.mark.parametrize("n", [64, 100])
+def test_pipelined_runs_every_iteration_in_order(num_stages, n, rng):
+    block = 16
+    a = rand(n, "float32", rng)
+    s1, s2 = poison(block, "float32"), poison(block, "float32")
+    pipelined_chunk_sum(n, block, num_stages)(a, s1, s2)
+    chunks = np.zeros(((n + block - 1) // block) * block)
+    chunks[:n] = a
+    chunks = chunks.reshape(-1, block)
+    k = np.arange(chunks.shape[0])[:, None]
+    assert_close(s1, chunks.sum(axis=0), "float32", scale=np.abs(chunks).sum(axis=0))
+    assert_close(s2, (chunks * k).sum(axis=0), "float32",
+                 scale=(np.abs(chunks) * k).sum(axis=0))
