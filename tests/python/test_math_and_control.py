@@ -488,3 +488,28 @@ def test_macro_inlined_with_buffers_and_expressions(n, rng):
     # y + 2x, then twice y += (s/2) x
     expected = y.astype(np.float64) + 2 * x + s[0] * x.astype(np.float64)
     assert_close(z, expected, "float32")
+
+
+@T.prim_func
+def scale_rows(A: T.Tensor((4, 8), "float32"), factor: T.float32):
+    for i, j in T.Parallel(4, 8):
+        A[i, j] = A[i, j] * factor
+
+
+@tilec.jit(target="cpu")
+def helper_prim_func_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((4, 8), "float32"), B: T.Tensor((4, 8), "float32")):
+        with T.Kernel(1) as bx:
+            a = T.alloc_fragment((4, 8), "float32")
+            T.copy(A, a)
+            scale_rows(a, 3.0)
+            T.copy(a, B)
+
+    return main
+
+
+def test_helper_prim_func_is_inlined_with_its_arguments(rng):
+    a, b = rand((4, 8), "float32", rng), poison((4, 8), "float32")
+    helper_prim_func_kernel()(a, b)
+    assert_close(b, a.astype(np.float64) * 3, "float32")
