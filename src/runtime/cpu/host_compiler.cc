@@ -224,7 +224,7 @@ bool HostCompiler::precompile_header(const std::string& header_path,
   for (const std::string& flag : flags_)
     if (flag != "-shared") argv.push_back(flag);
   argv.insert(argv.end(), {"-x", "c++-header", header_path, "-o", output_path});
-  log(LogLevel::Debug, "precompiling: " + join(argv));
+  log(LogLevel::Debug, "building the precompiled header: " + join(argv));
   const ProcessResult result = run(argv);
   if (!result.ok()) log(LogLevel::Debug, "precompiled header not built: " + first_lines(result.output, 5));
   return result.ok();

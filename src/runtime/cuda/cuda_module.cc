@@ -1,0 +1,187 @@
+#include "runtime/cuda/cuda_module.h"
+
+#include <chrono>
+#include <future>
+#include <optional>
+#include <stdexcept>
+
+#include "base/hash.h"
+#include "base/log.h"
+#include "runtime/cache.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+
+namespace tilec::runtime {
+namespace {
+
+std::mutex modules_mutex;
+// Keyed by cache key and kernel name; a build in progress is a future not yet ready.
+std::unordered_map<std::string, std::shared_future<std::shared_ptr<CudaModule>>> modules;
+
+const NvrtcCompiler& nvrtc() {
+  const NvrtcCompiler* compiler = NvrtcCompiler::get();
+  if (compiler == nullptr) {
+    throw std::runtime_error("cannot compile CUDA kernels: " + NvrtcCompiler::unavailable_reason());
+  }
+  return *compiler;
+}
+
+const CudaDriver& driver() {
+  const CudaDriver* driver = CudaDriver::get();
+  if (driver == nullptr) throw std::runtime_error("no CUDA: " + CudaDriver::unavailable_reason());
+  return *driver;
+}
+
+}  // namespace
+
+std::string CudaModule::cache_key(const std::string& source, const std::string& arch) {
+  return sha256_hex(source + "\n" + nvrtc().identity(arch, {}) + "\n" + arch + "\n" +
+                    NvrtcCompiler::embedded_headers_hash());
+}
+
+Cubin CudaModule::build_cubin(const std::string& source, const std::string& kernel_name,
+                              const std::string& arch) {
+  Cubin cubin;
+  cubin.key = cache_key(source, arch);
+  const std::string name = "cuda module " + cubin.key.substr(0, 16);
+  const std::string dir = cache_subdir("cuda");
+  cubin.path = dir + "/" + cubin.key + ".cubin";
+  {
+    StageTimer timer(name + ": read disk cache");
+    if (std::optional<std::string> bytes = read_verified(cubin.path)) {
+      log(LogLevel::Debug, name + ": from disk " + cubin.path);
+      cubin.bytes = std::move(*bytes);
+      cubin.from_disk = true;
+      return cubin;
+    }
+  }
+
+  StageTimer timer(name + ": build");
+  const std::string source_path = dir + "/" + cubin.key + ".cu";  // kept for debugging
+  write_atomically(source_path, source);
+  CompileResult result;
+  try {
+    result = nvrtc().compile(source, kernel_name + ".cu", arch);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(std::string(error.what()) + "(generated source: " + source_path + ")");
+  }
+  if (!result.log.empty()) log(LogLevel::Debug, name + ": NVRTC says:\n" + result.log);
+  store_verified(cubin.path, result.binary);
+  log(LogLevel::Debug, name + ": built " + cubin.path);
+  cubin.bytes = std::move(result.binary);
+  return cubin;
+}
+
+std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
+                                             const std::string& kernel_name,
+                                             const std::string& arch) {
+  const std::string key = cache_key(source, arch);
+  const std::string memory_key = key + "/" + kernel_name;
+  std::promise<std::shared_ptr<CudaModule>> promise;
+  std::shared_future<std::shared_ptr<CudaModule>> pending;
+  {
+    std::lock_guard<std::mutex> lock(modules_mutex);
+    auto it = modules.find(memory_key);
+    if (it != modules.end()) {
+      pending = it->second;
+    } else {
+      modules.emplace(memory_key, promise.get_future().share());
+    }
+  }
+  if (pending.valid()) {
+    std::shared_ptr<CudaModule> module = pending.get();
+    log(LogLevel::Debug, "cuda module " + key.substr(0, 16) + ": from memory");
+    return module;
+  }
+  try {
+    std::shared_ptr<CudaModule> module(
+        new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch)));
+    promise.set_value(module);
+    return module;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(modules_mutex);
+      modules.erase(memory_key);
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+void CudaModule::clear_memory_cache() {
+  std::lock_guard<std::mutex> lock(modules_mutex);
+  for (auto it = modules.begin(); it != modules.end();) {
+    const bool ready = it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    it = ready ? modules.erase(it) : std::next(it);
+  }
+}
+
+std::string CudaModule::device_arch() {
+  const CudaDriver& cuda = driver();
+  cuda.ensure_context();
+  const CUdevice device = cuda.current_device();
+  const int major = cuda.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  const int minor = cuda.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  return "sm_" + std::to_string(major) + std::to_string(minor) +
+         (major == 9 && minor == 0 ? "a" : "");
+}
+
+CUfunction CudaModule::function_for(const CudaDriver& cuda, CUcontext context,
+                                    size_t dynamic_shared_bytes) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = loaded_.find(context);
+  if (it == loaded_.end()) {
+    CUmodule module = nullptr;
+    if (const CUresult result = cuda.cuModuleLoadData(&module, cubin_.bytes.data());
+        result != CUDA_SUCCESS) {
+      cuda.check(result, "loading kernel " + kernel_name_ + " (built for " + arch_ + ", " +
+                             cubin_.path + ") on a device of " + device_arch());
+    }
+    CUfunction function = nullptr;
+    cuda.check(cuda.cuModuleGetFunction(&function, module, kernel_name_.c_str()),
+               "looking up kernel " + kernel_name_ + " in its module " + cubin_.path);
+    it = loaded_.emplace(context, Loaded{function}).first;
+  }
+  Loaded& loaded = it->second;
+  if (dynamic_shared_bytes > loaded.allowed_dynamic_shared) {
+    const int limit = cuda.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                     cuda.current_device());
+    if (dynamic_shared_bytes > static_cast<size_t>(limit)) {
+      throw std::runtime_error("kernel " + kernel_name_ + " asks for " +
+                               std::to_string(dynamic_shared_bytes) +
+                               " bytes of dynamic shared memory; a block of this device may "
+                               "have at most " +
+                               std::to_string(limit));
+    }
+    cuda.check(
+        cuda.cuFuncSetAttribute(loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(dynamic_shared_bytes)),
+        "allowing kernel " + kernel_name_ + " " + std::to_string(dynamic_shared_bytes) +
+            " bytes of dynamic shared memory");
+    loaded.allowed_dynamic_shared = dynamic_shared_bytes;
+  }
+  return loaded.function;
+}
+
+void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes,
+                        void* stream, void** args) const {
+  const CudaDriver* cuda = CudaDriver::get();
+  if (cuda == nullptr) {
+    throw std::runtime_error("cannot launch CUDA kernel " + kernel_name_ + ": " +
+                             CudaDriver::unavailable_reason());
+  }
+  const CUcontext context = cuda->ensure_context();
+  const CUfunction function = function_for(*cuda, context, dynamic_shared_bytes);
+  const CUresult result = cuda->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y,
+                                               block.z, static_cast<unsigned>(dynamic_shared_bytes),
+                                               static_cast<CUstream>(stream), args, nullptr);
+  if (result != CUDA_SUCCESS) {
+    const auto dims = [](LaunchDims d) {
+      return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+    };
+    cuda->check(result, "launching kernel " + kernel_name_ + " (grid " + dims(grid) + ", block " +
+                            dims(block) + ", " + std::to_string(dynamic_shared_bytes) +
+                            " bytes of dynamic shared memory)");
+  }
+}
+
+}  // namespace tilec::runtime
