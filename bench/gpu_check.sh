@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure, build, run the GPU tests, print a
+# table last. Full logs go to $OUT (the device tool's output folder) or ./gpu-logs.
+#
+#   bench/gpu_check.sh            # from the repository root
+#
+# GoogleTest is built from .gtest/ when the machine has no package for it
+# (copy Debian's /usr/src/googletest there and carry it).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOGS=${OUT:-$ROOT/gpu-logs}
+mkdir -p "$LOGS"
+export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
+
+gtest=()
+[[ -d .gtest ]] && gtest=(-DTILEC_GTEST_SOURCE_DIR="$ROOT/.gtest")
+python=$(command -v python3)
+
+step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
+  local name=$1; shift
+  local start=$SECONDS
+  if "$@" >"$LOGS/$name.log" 2>&1; then status=pass; else status=FAIL; fi
+  printf '%-28s %-5s %4ds\n' "$name" "$status" $((SECONDS - start)) >>"$LOGS/summary.txt"
+}
+
+: >"$LOGS/summary.txt"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1; } \
+  >"$LOGS/machine.txt" 2>&1
+step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DPython_EXECUTABLE="$python" "${gtest[@]}"
+step build cmake --build build-gpu -j"$(nproc)"
+step cuda_runtime_tests ./build-gpu/tilec_tests \
+  --gtest_filter='CudaDriverTest.*:CudaModuleTest.*:NvrtcCompilerTest.*'
+step all_cpp_tests ./build-gpu/tilec_tests
+
+echo "== machine"; cat "$LOGS/machine.txt"
+echo "== GPU tests that ran (not skipped)"
+grep -E '^\[  (SKIPPED|FAILED) \]|^\[       OK \] Cuda' "$LOGS/cuda_runtime_tests.log" | head -40
+echo "== summary (logs in $LOGS)"
+cat "$LOGS/summary.txt"
+! grep -q FAIL "$LOGS/summary.txt"
