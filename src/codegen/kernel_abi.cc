@@ -1,44 +1,24 @@
 #include "codegen/kernel_abi.h"
 
 #include <algorithm>
-#include <functional>
+
+#include "ir/visitor.h"
 
 namespace tilec::codegen {
 
 // Var nodes in `e`, in the order they first appear (left to right).
 static void collect_vars(const ir::Expr& e, std::vector<ir::Expr>* out) {
-  if (!e) return;
-  if (e.as<ir::Var>()) {
-    if (std::none_of(out->begin(), out->end(), [&](const ir::Expr& v) { return v.same_as(e); }))
-      out->push_back(e);
-    return;
-  }
-  switch (e.kind()) {
-#define TILEC_BINARY_CASE(n)                             \
-  case ir::ExprKind::n: {                                \
-    auto* b = static_cast<const ir::n*>(e.get());        \
-    collect_vars(b->a, out);                             \
-    collect_vars(b->b, out);                             \
-    return;                                              \
-  }
-    TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY_CASE)
-#undef TILEC_BINARY_CASE
-    case ir::ExprKind::Cast:
-      collect_vars(e.as<ir::Cast>()->value, out);
-      return;
-    case ir::ExprKind::Select: {
-      auto* s = e.as<ir::Select>();
-      collect_vars(s->condition, out);
-      collect_vars(s->true_value, out);
-      collect_vars(s->false_value, out);
-      return;
+  struct Collector : ir::IRVisitor {
+    std::vector<ir::Expr>* out;
+    void visit(const ir::Expr& e) override {
+      if (e.as<ir::Var>() &&
+          std::none_of(out->begin(), out->end(), [&](const ir::Expr& v) { return v.same_as(e); }))
+        out->push_back(e);
+      IRVisitor::visit(e);
     }
-    case ir::ExprKind::Call:
-      for (auto& a : e.as<ir::Call>()->args) collect_vars(a, out);
-      return;
-    default:
-      return;
-  }
+  } collector;
+  collector.out = out;
+  collector.visit(e);
 }
 
 KernelAbi make_kernel_abi(const ir::PrimFunc& func) {

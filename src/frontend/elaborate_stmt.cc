@@ -476,7 +476,6 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   materialize_assigned(s.body);
   std::vector<ir::Expr> vars;
   Frame& f = frame();
-  std::vector<std::pair<std::string, std::optional<CtValue>>> saved;
   for (size_t i = 0; i < dims.size(); ++i) {
     const std::string& name = names[i]->id;
     if (f.names.count(name) && f.names[name].kind == K::MutableVar)
@@ -488,8 +487,6 @@ void Elaborator::exec_for(const ast::Stmt& s) {
       DType t = var->dtype;
       value = ir::make_Add(dims[i].min, ir::make_Mul(var, ir::make_int(dims[i].step, t)));
     }
-    auto old = f.names.find(name);
-    saved.emplace_back(name, old == f.names.end() ? std::nullopt : std::optional<CtValue>(old->second));
     f.names[name] = CtValue::of_expr(value);
     f.out_of_scope.erase(name);
     f.loop_vars.insert(name);
@@ -497,13 +494,12 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   ++runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
   --runtime_control_depth_;
-  for (auto& [name, old] : saved) {
-    frame().loop_vars.erase(name);
-    // Python keeps the loop variable after the loop; its last value is a
-    // runtime value we don't track, so reading it afterwards is an error.
-    frame().names.erase(name);
-    frame().out_of_scope[name] = names.front()->loc;
-    (void)old;
+  // Python keeps a loop variable after its loop; its last value is a runtime
+  // value nothing tracks, so reading it afterwards is an error.
+  for (const auto* name : names) {
+    frame().loop_vars.erase(name->id);
+    frame().names.erase(name->id);
+    frame().out_of_scope[name->id] = name->loc;
   }
   for (size_t i = dims.size(); i-- > 0;) {
     ir::Expr min = dims[i].step == 1 ? dims[i].min : ir::make_int(0, vars[i]->dtype);
@@ -535,7 +531,6 @@ void Elaborator::exec_if(const ast::Stmt& s) {
     return;
   }
   if (!in_kernel_) error_at(s.value->loc, "a runtime condition must be inside a T.Kernel block");
-  ast::StmtList none;
   materialize_assigned(s.body);
   if (!s.orelse.empty()) materialize_assigned(s.orelse);
   ir::Expr cond = to_bool_expr(test, s.value->loc);
