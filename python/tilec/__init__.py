@@ -1,0 +1,33 @@
+"""tilec: a tile-level kernel language and compiler.
+
+    import tilec as tilelang
+    import tilec.language as T
+
+The compiler is the C++ library libtilec; this package hands it kernel source
+text and values, and runs what it builds on your tensors.
+"""
+
+import logging
+
+from . import _core, language
+from ._core import CompileError
+from .jit import jit
+from .kernel import Kernel
+
+__version__ = _core.version()
+
+__all__ = ["CompileError", "Kernel", "jit", "language", "set_log_level", "__version__"]
+
+
+def set_log_level(level):
+    """"WARNING" (default), "INFO" or "DEBUG" (each compile stage and its
+    time, from the core and from Python); logging's int levels work too."""
+    name = logging.getLevelName(level) if isinstance(level, int) else str(level).upper()
+    _core.set_log_level(name)
+    logger = logging.getLogger("tilec")
+    logger.setLevel(name)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[tilec] %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False

@@ -1,0 +1,213 @@
+"""tilec.jit: compile a kernel written in either of the two styles.
+
+- factory (lazy): the function runs in Python, computing constants, and
+  returns (or just defines) a @T.prim_func; calling it returns a Kernel.
+- eager: the function body is the kernel; its non-tensor parameters are
+  compile-time constants and its tensor arguments give their shapes and
+  dtypes. Called with tensors it compiles (once per fitting signature) and
+  runs; called with constants only it returns the Kernel.
+
+Which style a function is written in is the core's call (it parses the source).
+"""
+
+import functools
+import inspect
+import logging
+import time
+
+from . import _core, capture
+from .kernel import Kernel
+from .language import PrimFunc
+
+log = logging.getLogger("tilec")
+
+
+def jit(func=None, *, out_idx=None, target="auto", pass_configs=None):
+    """@jit, @jit(out_idx=..., target=...), or jit(f, target="cpu")."""
+
+    def wrap(f):
+        return JitFunction(f, out_idx=out_idx, target=target, pass_configs=pass_configs)
+
+    return wrap if func is None else wrap(func)
+
+
+def resolve_target(target):
+    if target != "auto":
+        return target
+    cuda_available = getattr(_core, "cuda_available", None)
+    return "cuda" if cuda_available is not None and cuda_available() else "cpu"
+
+
+def core_pass_configs(pass_configs):
+    """Pass configs as the core's {str: str}; bools as "true"/"false"."""
+    def text(value):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return {str(key): text(value) for key, value in (pass_configs or {}).items()}
+
+
+def cache_key(values):
+    """A hashable key for a {name: value} dict, or None when a value can't be
+    hashed (then nothing is cached). Types are part of the key: 1, 1.0 and
+    True compile differently."""
+    def normalize(value):
+        if isinstance(value, (list, tuple)):
+            return (type(value), tuple(normalize(v) for v in value))
+        return (type(value), value)
+
+    key = tuple((name, normalize(value)) for name, value in values.items())
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+class JitFunction:
+    def __init__(self, func, *, out_idx=None, target="auto", pass_configs=None):
+        functools.update_wrapper(self, func.func if isinstance(func, PrimFunc) else func)
+        self._func = func
+        self.out_idx = out_idx
+        self.target = target
+        self.pass_configs = dict(pass_configs or {})
+        self._style = "prim_func" if isinstance(func, PrimFunc) else None
+        self._kernels = {}  # cache_key(arguments) -> Kernel (prim_func and factory styles)
+        self._eager_kernels = {}  # cache_key(constants) -> [(Kernel, tensor signature)]
+
+    def __repr__(self):
+        return f"<tilec.jit {self.__qualname__}>"
+
+    @property
+    def style(self):
+        """"factory", "eager" or "prim_func" (jit applied to a @T.prim_func)."""
+        if self._style is None:
+            text = capture.source_text(self._func)
+            self._style = _core.function_style(text.source, text.filename, text.first_line,
+                                               text.name)
+        return self._style
+
+    def __call__(self, *args, **kwargs):
+        if self.style == "prim_func":
+            return self.compile()(*args, **kwargs)
+        if self.style == "factory":
+            return self._factory_kernel(args, kwargs)
+        arguments = self._bind(args, kwargs)
+        kernel = self._eager_kernel(arguments)
+        if not any(capture.is_tensor(value) for value in arguments.values()):
+            return kernel
+        return kernel.run([self._eager_argument(kernel, i, arguments)
+                           for i in range(len(kernel.params))])
+
+    def compile(self, *args, **constants):
+        """The Kernel for these arguments: the factory's arguments, or an eager
+        kernel's constants by name (T.const dims included)."""
+        if self.style == "prim_func":
+            return self._cached(cache_key({}), lambda: self._compile_prim_func(self._func))
+        if self.style == "factory":
+            return self._factory_kernel(args, constants)
+        if args:
+            raise TypeError(f"{self.__name__}.compile takes its constants by name")
+        defaults = {name: p.default for name, p in self._signature().parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+        return self._eager_kernel({**defaults, **constants})
+
+    def get_kernel_source(self):
+        """The generated source of the kernel compiled without arguments."""
+        return self.compile().get_kernel_source()
+
+    get_source = get_kernel_source
+
+    def _signature(self):
+        return inspect.signature(self._func)
+
+    def _bind(self, args, kwargs):
+        bound = self._signature().bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def _cached(self, key, make_kernel):
+        if key is not None and key in self._kernels:
+            log.debug("%s: kernel cache hit", self.__qualname__)
+            return self._kernels[key]
+        kernel = make_kernel()
+        if key is not None:
+            self._kernels[key] = kernel
+        return kernel
+
+    def _factory_kernel(self, args, kwargs):
+        arguments = self._bind(args, kwargs)
+        return self._cached(cache_key(arguments), lambda: self._run_factory(args, kwargs))
+
+    def _run_factory(self, args, kwargs):
+        start = time.perf_counter()
+        with capture.recording_prim_funcs() as defined:
+            result = self._func(*args, **kwargs)
+        if isinstance(result, PrimFunc):
+            prim_func = result
+        elif result is None and len(defined) == 1:
+            prim_func = defined[0]
+        elif result is None:
+            raise ValueError(f"jit factory {self.__qualname__} returned None and defined "
+                             f"{len(defined)} @T.prim_func functions; it must return one, or "
+                             f"define exactly one")
+        else:
+            raise TypeError(f"jit factory {self.__qualname__} returned a "
+                            f"{type(result).__qualname__}; it must return a @T.prim_func")
+        log.debug("%s: ran the factory in %.2f ms", self.__qualname__,
+                  (time.perf_counter() - start) * 1e3)
+        return self._compile_prim_func(prim_func)
+
+    def _compile_prim_func(self, prim_func):
+        return self._compile(lambda: capture.function_value(prim_func.func, prim_func.source,
+                                                            prim_func.scope))
+
+    def _eager_kernel(self, arguments):
+        tensors = {name: v for name, v in arguments.items() if capture.is_tensor(v)}
+        constants = {name: v for name, v in arguments.items() if name not in tensors}
+        signature = {name: (capture.tensor_dtype_name(t), len(t.shape))
+                     for name, t in tensors.items()}
+        key = cache_key(constants)
+        for kernel, kernel_signature in self._eager_kernels.get(key, []):
+            if kernel_signature == signature and _fits_const_dims(kernel, tensors):
+                log.debug("%s: kernel cache hit", self.__qualname__)
+                return kernel
+        parameters = {name: capture.to_core_value(v) for name, v in constants.items()}
+        parameters.update({name: capture.tensor_spec(t) for name, t in tensors.items()})
+        kernel = self._compile(lambda: capture.function_value(self._func, parameters=parameters))
+        if key is not None:
+            self._eager_kernels.setdefault(key, []).append((kernel, signature))
+        return kernel
+
+    def _eager_argument(self, kernel, index, arguments):
+        """The call's argument for the kernel's param `index`, matched by name;
+        None for an output to allocate."""
+        param = kernel.params[index]
+        if param.name in arguments:
+            return arguments[param.name]
+        if index in kernel.out_idx:
+            return None
+        raise ValueError(f"{self.__qualname__}: kernel parameter '{param.name}' is neither an "
+                         f"argument of the call nor an output")
+
+    def _compile(self, capture_function):
+        """Compiles the function value (source and tagged bindings) that
+        `capture_function` captures."""
+        start = time.perf_counter()
+        source, filename, first_line, name, bindings = capture_function()
+        log.debug("%s: captured %s and %d free names in %.2f ms", self.__qualname__, name,
+                  len(bindings), (time.perf_counter() - start) * 1e3)
+        target = resolve_target(self.target)
+        start = time.perf_counter()
+        core_kernel = _core.compile(source, filename, first_line, name, bindings, target,
+                                    core_pass_configs(self.pass_configs))
+        log.debug("%s: compiled %s for %s in %.3f s", self.__qualname__, name, target,
+                  time.perf_counter() - start)
+        return Kernel(core_kernel, self.out_idx)
+
+
+def _fits_const_dims(kernel, tensors):
+    for param, dim, value in kernel.const_dims:
+        tensor = tensors.get(kernel.params[param].name)
+        if tensor is None or dim >= len(tensor.shape) or tensor.shape[dim] != value:
+            return False
+    return True

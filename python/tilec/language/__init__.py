@@ -1,0 +1,189 @@
+"""The T namespace, as far as Python sees it.
+
+Python never executes a kernel body: the C++ core parses it and knows the
+kernel-body primitives (T.Kernel, T.copy, T.gemm, ...). What lives here is
+what Python itself evaluates: decorators, parameter annotations, dtypes,
+symbolic dims, and the constants a jit factory computes.
+"""
+
+import functools as _functools
+import sys as _sys
+from dataclasses import dataclass as _dataclass
+
+from .. import capture as _capture
+
+
+class dtype(str):
+    """An element type: a str, so T.float16 == "float16"."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"T.{str(self)}"
+
+    def _tilec_value(self):
+        return ("dtype", str(self))
+
+
+class SymbolicExpr:
+    """Arithmetic on symbolic dims in a parameter annotation such as
+    T.Tensor((n * 2,), ...): Python evaluates annotations when the function is
+    defined, but the core reads the expression from the source text, so only
+    its text is kept here (for repr)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    def _binary(self, op, other, reflected=False):
+        left, right = (other, self) if reflected else (self, other)
+        return SymbolicExpr(f"({left!r} {op} {right!r})")
+
+    def __add__(self, other): return self._binary("+", other)
+    def __radd__(self, other): return self._binary("+", other, reflected=True)
+    def __sub__(self, other): return self._binary("-", other)
+    def __rsub__(self, other): return self._binary("-", other, reflected=True)
+    def __mul__(self, other): return self._binary("*", other)
+    def __rmul__(self, other): return self._binary("*", other, reflected=True)
+    def __floordiv__(self, other): return self._binary("//", other)
+    def __rfloordiv__(self, other): return self._binary("//", other, reflected=True)
+    def __mod__(self, other): return self._binary("%", other)
+    def __rmod__(self, other): return self._binary("%", other, reflected=True)
+
+
+class SymbolicDim(SymbolicExpr):
+    """A dim known only when the kernel is called (T.symbolic / T.dynamic)."""
+
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name, dtype="int32"):
+        super().__init__(name)
+        self.name = name
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"T.symbolic({self.name!r})"
+
+    def _tilec_value(self):
+        return ("symbolic", (self.name, str(self.dtype)))
+
+
+def symbolic(name, dtype="int32"):
+    return SymbolicDim(name, dtype)
+
+
+def dynamic(name, dtype="int32"):
+    return SymbolicDim(name, dtype)
+
+
+def ceildiv(a, b):
+    if isinstance(a, SymbolicExpr) or isinstance(b, SymbolicExpr):
+        return SymbolicExpr(f"T.ceildiv({a!r}, {b!r})")
+    return -(-a // b)
+
+
+@_dataclass(frozen=True)
+class TensorType:
+    """What T.Tensor(...) / T.Tensor[...] evaluates to in an annotation."""
+
+    shape: tuple
+    dtype: str
+
+    def __repr__(self):
+        return f"T.Tensor({self.shape!r}, {self.dtype!r})"
+
+
+class _TensorTypeMaker:
+    """T.Tensor and T.Buffer: callable as T.Tensor((M, K), "float16") and
+    subscriptable as T.Tensor[(M, K), "float16"]."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, shape, dtype="float32"):
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        return TensorType(shape, dtype)
+
+    def __getitem__(self, shape_and_dtype):
+        if not (isinstance(shape_and_dtype, tuple) and len(shape_and_dtype) == 2
+                and _is_dtype(shape_and_dtype[1])):
+            raise TypeError(f"T.{self._name}[...] takes a shape and a dtype: "
+                            f"T.{self._name}[(M, K), \"float16\"]")
+        return self(*shape_and_dtype)
+
+    def __repr__(self):
+        return f"T.{self._name}"
+
+
+def _is_dtype(value):
+    return isinstance(value, str) or _capture.library_dtype_name(value) is not None
+
+
+Tensor = _TensorTypeMaker("Tensor")
+Buffer = _TensorTypeMaker("Buffer")
+
+
+class KernelFunction:
+    """A function whose body the core compiles. Its source is captured when
+    it is defined, with the values the defining scope's locals have then (for
+    names only its annotations use, which are found nowhere else); closure
+    and global values are read when it is compiled."""
+
+    def __init__(self, func, defining_locals):
+        self.func = func
+        self.source = _capture.source_text(func)
+        names = _capture.referenced_names(func, self.source)
+        self.scope = {name: defining_locals[name] for name in names if name in defining_locals}
+        _functools.update_wrapper(self, func)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.func.__qualname__}>"
+
+    def _tilec_value(self):
+        return ("function", _capture.function_value(self.func, self.source, self.scope))
+
+
+class PrimFunc(KernelFunction):
+    """A @T.prim_func: a kernel."""
+
+    def __init__(self, func, defining_locals):
+        super().__init__(func, defining_locals)
+        _capture.record_prim_func(self)
+
+
+class Macro(KernelFunction):
+    """A @T.macro: a helper inlined into the kernels that call it."""
+
+
+def prim_func(func):
+    return PrimFunc(func, _sys._getframe(1).f_locals)
+
+
+def macro(func):
+    return Macro(func, _sys._getframe(1).f_locals)
+
+
+# Defined last: `float` and `bool` shadow the builtins in this module.
+float16 = dtype("float16")
+bfloat16 = dtype("bfloat16")
+float32 = dtype("float32")
+float64 = dtype("float64")
+float8_e4m3 = dtype("float8_e4m3")
+float8_e5m2 = dtype("float8_e5m2")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+bool = dtype("bool")  # noqa: A001
+float8_e4m3fn = float8_e4m3
+half = float16
+float = float32  # noqa: A001
+double = float64

@@ -1,0 +1,359 @@
+// tilec._core: the nanobind bindings of include/tilec/tilec.h (no logic here).
+//
+// Compile-time values arrive from Python (tilec/capture.py) already tagged as
+// (tag, payload) tuples:
+//   ("none", None) ("bool", b) ("int", i) ("float", x) ("str", s)
+//   ("dtype", name) ("symbolic", (name, dtype_name)) ("module", name)
+//   ("tuple", [tagged...]) ("list", [tagged...]) ("opaque", type_name)
+//   ("function", (source, filename, first_line, name, {name: tagged}))
+//   ("tensor_spec", ([dims...], dtype_name))
+// Launch arguments are tensors (anything DLPack-capable), (tensor, dtype_name)
+// pairs for element types the producer can't export (numpy's ml_dtypes arrays
+// arrive as same-width unsigned views), ints, floats and bools.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilec/tilec.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+using tilec::DType;
+using tilec::Value;
+using Tensor = nb::ndarray<nb::ro>;
+
+DType dtype_named(const std::string& name) {
+  if (auto dtype = DType::from_name(name)) return *dtype;
+  throw nb::value_error(("tilec has no element type named '" + name + "'").c_str());
+}
+
+Value to_value(nb::handle tagged);
+
+std::vector<Value> to_values(nb::handle items) {
+  std::vector<Value> values;
+  for (nb::handle item : items) values.push_back(to_value(item));
+  return values;
+}
+
+std::map<std::string, Value> to_bindings(const nb::dict& bindings) {
+  std::map<std::string, Value> result;
+  for (auto [name, value] : bindings) result[nb::cast<std::string>(name)] = to_value(value);
+  return result;
+}
+
+tilec::FunctionSource make_function(std::string source, std::string filename, int first_line,
+                                    std::string name, const nb::dict& bindings) {
+  return tilec::FunctionSource{std::move(source), std::move(filename), first_line,
+                               std::move(name), to_bindings(bindings)};
+}
+
+Value to_value(nb::handle tagged) {
+  auto pair = nb::cast<nb::tuple>(tagged);
+  if (pair.size() != 2) throw nb::value_error("a tagged value is a (tag, payload) pair");
+  auto tag = nb::cast<std::string>(pair[0]);
+  nb::handle payload = pair[1];
+  if (tag == "none") return Value::none();
+  if (tag == "bool") return Value::of_bool(nb::cast<bool>(payload));
+  if (tag == "int") return Value::of_int(nb::cast<int64_t>(payload));
+  if (tag == "float") return Value::of_float(nb::cast<double>(payload));
+  if (tag == "str") return Value::of_string(nb::cast<std::string>(payload));
+  if (tag == "module") return Value::module(nb::cast<std::string>(payload));
+  if (tag == "opaque") return Value::opaque(nb::cast<std::string>(payload));
+  if (tag == "tuple") return Value::tuple(to_values(payload));
+  if (tag == "list") return Value::list(to_values(payload));
+  if (tag == "dtype") {
+    // A dtype the core doesn't know (numpy's complex64, say) is only an error
+    // if the kernel uses it.
+    auto name = nb::cast<std::string>(payload);
+    if (auto dtype = DType::from_name(name)) return Value::of_dtype(*dtype);
+    return Value::opaque("dtype " + name);
+  }
+  if (tag == "symbolic") {
+    auto [name, dtype] = nb::cast<std::pair<std::string, std::string>>(payload);
+    Value value = Value::symbolic(name);
+    value.dtype = dtype_named(dtype);
+    return value;
+  }
+  if (tag == "tensor_spec") {
+    auto [shape, dtype] = nb::cast<std::pair<std::vector<int64_t>, std::string>>(payload);
+    return Value::tensor_spec(std::move(shape), dtype_named(dtype));
+  }
+  if (tag == "function") {
+    auto [source, filename, first_line, name, bindings] =
+        nb::cast<std::tuple<std::string, std::string, int, std::string, nb::dict>>(payload);
+    return Value::of_function(std::make_shared<const tilec::FunctionSource>(
+        make_function(std::move(source), std::move(filename), first_line, std::move(name),
+                      bindings)));
+  }
+  throw nb::value_error(("unknown value tag '" + tag + "'").c_str());
+}
+
+std::optional<DType> dtype_of(nb::dlpack::dtype t) {
+  using Code = nb::dlpack::dtype_code;
+  if (t.lanes != 1) return std::nullopt;
+  switch (static_cast<Code>(t.code)) {
+    case Code::Int:
+      switch (t.bits) {
+        case 8: return DType::Int8;
+        case 16: return DType::Int16;
+        case 32: return DType::Int32;
+        case 64: return DType::Int64;
+      }
+      break;
+    case Code::UInt:
+      switch (t.bits) {
+        case 8: return DType::UInt8;
+        case 16: return DType::UInt16;
+        case 32: return DType::UInt32;
+        case 64: return DType::UInt64;
+      }
+      break;
+    case Code::Float:
+      switch (t.bits) {
+        case 16: return DType::Float16;
+        case 32: return DType::Float32;
+        case 64: return DType::Float64;
+      }
+      break;
+    case Code::Bfloat:
+      if (t.bits == 16) return DType::BFloat16;
+      break;
+    case Code::Bool:
+      if (t.bits == 8) return DType::Bool;
+      break;
+    case Code::Float8_E4M3FN:
+      if (t.bits == 8) return DType::Float8E4M3;
+      break;
+    case Code::Float8_E5M2:
+      if (t.bits == 8) return DType::Float8E5M2;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::string param_label(const tilec::Kernel& kernel, size_t index) {
+  const auto& params = kernel.params();
+  std::string label = "argument " + std::to_string(index);
+  if (index < params.size()) label += " ('" + params[index].name + "')";
+  return label + " of " + kernel.name();
+}
+
+// `keep` holds the imported arrays until the launch is over.
+tilec::TensorView to_tensor_view(const tilec::Kernel& kernel, size_t index, nb::handle obj,
+                                 const std::optional<DType>& dtype_override,
+                                 std::vector<Tensor>& keep) {
+  Tensor array;
+  if (!nb::try_cast(obj, array)) {
+    auto type_name = nb::cast<std::string>(nb::type_name(obj.type()));
+    throw nb::value_error((param_label(kernel, index) + " is a " + type_name +
+                          ": expected a tensor (DLPack), an int, a float or a bool").c_str());
+  }
+  tilec::TensorView view;
+  if (dtype_override) {
+    view.dtype = *dtype_override;
+  } else if (auto dtype = dtype_of(array.dtype())) {
+    view.dtype = *dtype;
+  } else {
+    throw nb::value_error((param_label(kernel, index) + " has an element type tilec doesn't "
+                          "support (DLPack code " + std::to_string(array.dtype().code) +
+                          ", " + std::to_string(array.dtype().bits) + " bits)").c_str());
+  }
+  switch (array.device_type()) {
+    case nb::device::cpu::value:
+    case nb::device::cuda_host::value:
+      view.device = tilec::DeviceType::CPU;
+      break;
+    case nb::device::cuda::value:
+    case nb::device::cuda_managed::value:
+      view.device = tilec::DeviceType::CUDA;
+      break;
+    default:
+      throw nb::value_error((param_label(kernel, index) + " lives on a device tilec doesn't "
+                            "support (DLPack device type " +
+                            std::to_string(array.device_type()) + ")").c_str());
+  }
+  view.device_id = array.device_id();
+  view.data = const_cast<void*>(static_cast<const void*>(array.data()));
+  for (size_t d = 0; d < array.ndim(); ++d) {
+    view.shape.push_back(static_cast<int64_t>(array.shape(d)));
+    view.strides.push_back(array.stride(d));
+  }
+  keep.push_back(std::move(array));
+  return view;
+}
+
+tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj,
+                       std::vector<Tensor>& keep) {
+  // bool before int: Python's bool is an int.
+  if (nb::isinstance<nb::bool_>(obj)) return nb::cast<bool>(obj);
+  if (nb::isinstance<nb::int_>(obj)) return nb::cast<int64_t>(obj);
+  if (nb::isinstance<nb::float_>(obj)) return nb::cast<double>(obj);
+  if (nb::isinstance<nb::tuple>(obj)) {
+    auto pair = nb::cast<nb::tuple>(obj);
+    if (pair.size() != 2) throw nb::value_error("a retyped tensor is a (tensor, dtype_name) pair");
+    return to_tensor_view(kernel, index, pair[0], dtype_named(nb::cast<std::string>(pair[1])),
+                          keep);
+  }
+  return to_tensor_view(kernel, index, obj, std::nullopt, keep);
+}
+
+nb::object dim_value(const tilec::DimInfo& dim) {
+  if (dim.value) return nb::int_(*dim.value);
+  return nb::str(dim.expr.c_str());
+}
+
+tilec::CompileOptions make_options(std::string target,
+                                   std::map<std::string, std::string> pass_configs) {
+  return tilec::CompileOptions{std::move(target), std::move(pass_configs)};
+}
+
+tilec::EmitStage stage_named(const std::string& name) {
+  if (name == "tile-ir") return tilec::EmitStage::TileIR;
+  if (name == "ir") return tilec::EmitStage::IR;
+  if (name == "source") return tilec::EmitStage::Source;
+  throw nb::value_error(("unknown stage '" + name + "': expected tile-ir, ir or source").c_str());
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "libtilec bindings; use the tilec package instead.";
+
+  nb::exception<tilec::CompileError>(m, "CompileError");
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const tilec::ArgumentError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  nb::class_<tilec::ParamInfo>(m, "ParamInfo")
+      .def_ro("name", &tilec::ParamInfo::name)
+      .def_ro("is_tensor", &tilec::ParamInfo::is_tensor)
+      .def_prop_ro("dtype", [](const tilec::ParamInfo& p) { return std::string(p.dtype.name()); })
+      .def_prop_ro("shape",
+                   [](const tilec::ParamInfo& p) {
+                     nb::list shape;
+                     for (const auto& dim : p.shape) shape.append(dim_value(dim));
+                     return shape;
+                   })
+      .def("__repr__", [](const tilec::ParamInfo& p) {
+        std::string text = p.name + ": " + p.dtype.name();
+        if (!p.is_tensor) return text;
+        text += "[";
+        for (size_t i = 0; i < p.shape.size(); ++i) {
+          if (i) text += ", ";
+          text += p.shape[i].value ? std::to_string(*p.shape[i].value) : p.shape[i].expr;
+        }
+        return text + "]";
+      });
+
+  nb::class_<tilec::Kernel>(m, "CoreKernel")
+      .def_prop_ro("name", &tilec::Kernel::name)
+      .def_prop_ro("target", &tilec::Kernel::target)
+      .def_prop_ro("params", [](const tilec::Kernel& k) { return k.params(); })
+      .def_prop_ro("out_idx", [](const tilec::Kernel& k) { return k.out_idx(); })
+      .def_prop_ro("const_dims",
+                   [](const tilec::Kernel& k) {
+                     nb::list dims;
+                     for (const auto& d : k.const_dims())
+                       dims.append(nb::make_tuple(d.param, d.dim, d.value));
+                     return dims;
+                   })
+      .def_prop_ro("source", &tilec::Kernel::source)
+      .def_prop_ro("tile_ir", &tilec::Kernel::tile_ir)
+      .def_prop_ro("ir", &tilec::Kernel::ir)
+      .def_prop_ro("compile_seconds", &tilec::Kernel::compile_seconds)
+      .def(
+          "output_shapes",
+          [](const tilec::Kernel& k, const nb::list& args) {
+            std::vector<Tensor> keep;
+            std::vector<std::optional<tilec::ArgValue>> values;
+            for (size_t i = 0; i < args.size(); ++i) {
+              if (args[i].is_none()) {
+                values.emplace_back();
+              } else {
+                values.emplace_back(to_arg(k, i, args[i], keep));
+              }
+            }
+            nb::list shapes;
+            for (const auto& shape : k.output_shapes(values)) {
+              nb::list dims;
+              for (int64_t d : shape) dims.append(d);
+              shapes.append(nb::tuple(dims));
+            }
+            return shapes;
+          },
+          nb::arg("args"),
+          "Shapes of the params given as None, solved from the other arguments.")
+      .def(
+          "launch",
+          [](const tilec::Kernel& k, const nb::list& args, uintptr_t stream) {
+            std::vector<Tensor> keep;
+            std::vector<tilec::ArgValue> values;
+            for (size_t i = 0; i < args.size(); ++i) values.push_back(to_arg(k, i, args[i], keep));
+            nb::gil_scoped_release release;
+            k.launch(values, reinterpret_cast<void*>(stream));
+          },
+          nb::arg("args"), nb::arg("stream") = 0,
+          "Checks the arguments and runs the kernel on `stream` (a CUstream as an int).");
+
+  m.def(
+      "compile",
+      [](std::string source, std::string filename, int first_line, std::string name,
+         const nb::dict& bindings, std::string target,
+         std::map<std::string, std::string> pass_configs) {
+        auto func = make_function(std::move(source), std::move(filename), first_line,
+                                  std::move(name), bindings);
+        auto options = make_options(std::move(target), std::move(pass_configs));
+        nb::gil_scoped_release release;
+        return tilec::compile(func, options);
+      },
+      nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
+      nb::arg("bindings"), nb::arg("target"), nb::arg("pass_configs"));
+
+  m.def(
+      "function_style",
+      [](std::string source, std::string filename, int first_line, std::string name,
+         const nb::dict& bindings) {
+        auto func = make_function(std::move(source), std::move(filename), first_line,
+                                  std::move(name), bindings);
+        return tilec::function_style(func) == tilec::FunctionStyle::Factory ? "factory" : "eager";
+      },
+      nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
+      nb::arg("bindings") = nb::dict());
+
+  m.def(
+      "emit",
+      [](std::string source, std::string filename, int first_line, std::string name,
+         const nb::dict& bindings, std::string target,
+         std::map<std::string, std::string> pass_configs, const std::string& stage) {
+        auto func = make_function(std::move(source), std::move(filename), first_line,
+                                  std::move(name), bindings);
+        auto options = make_options(std::move(target), std::move(pass_configs));
+        auto emit_stage = stage_named(stage);
+        nb::gil_scoped_release release;
+        return tilec::emit(func, options, emit_stage);
+      },
+      nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
+      nb::arg("bindings"), nb::arg("target"), nb::arg("pass_configs"), nb::arg("stage"),
+      "One stage of compile() as text: 'tile-ir', 'ir' or 'source'.");
+
+  m.def("set_log_level", &tilec::set_log_level, nb::arg("level"));
+  m.def("version", [] { return std::string(tilec::version()); });
+}

@@ -1,0 +1,49 @@
+"""Shared pytest setup: the `gpu` marker, and a fresh kernel cache per session."""
+
+import ctypes
+import functools
+import os
+
+import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a usable CUDA device (skipped elsewhere)")
+
+
+@functools.cache
+def cuda_unusable_reason():
+    """Why no CUDA device can be used here, or None. Asks the driver directly,
+    so it needs neither torch nor a CUDA toolkit."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "no CUDA driver (libcuda.so.1 not found)"
+    if driver.cuInit(0) != 0:
+        return "the CUDA driver failed to initialize"
+    count = ctypes.c_int(0)
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "no CUDA device"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if item.get_closest_marker("gpu")]
+    if gpu_items and cuda_unusable_reason():
+        skip = pytest.mark.skip(reason=cuda_unusable_reason())
+        for item in gpu_items:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tilec_cache_dir(tmp_path_factory):
+    """A fresh TILEC_CACHE_DIR for the session, so tests never see (or leave)
+    compiled kernels in the user's cache."""
+    path = tmp_path_factory.mktemp("tilec-cache")
+    previous = os.environ.get("TILEC_CACHE_DIR")
+    os.environ["TILEC_CACHE_DIR"] = str(path)
+    yield path
+    if previous is None:
+        del os.environ["TILEC_CACHE_DIR"]
+    else:
+        os.environ["TILEC_CACHE_DIR"] = previous
