@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
 #include <cstring>
 #include <type_traits>
 
@@ -336,6 +338,63 @@ inline T atomic_add(T* address, typename detail::identity<T>::type value) {
   } while (!__atomic_compare_exchange(address, &expected, &desired, true, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED));
   return expected;
+}
+
+// ---------------------------------------------------------------- bounds checks
+// Kernels built with bounds checks (TILEC_BOUNDS_CHECK=1) access every element through
+// checked(): an index out of range is recorded (the first one wins) and the access goes to
+// a scratch element instead, so the kernel finishes without touching memory it doesn't own.
+
+namespace detail {
+struct BoundsError {
+  int recorded = 0;   // set once, atomically
+  char text[512] = {};
+};
+inline BoundsError& bounds_error() {
+  static BoundsError error;
+  return error;
+}
+}  // namespace detail
+
+inline void record_bounds_error(const char* site, std::initializer_list<int64_t> index,
+                                std::initializer_list<int64_t> shape) {
+  detail::BoundsError& error = detail::bounds_error();
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&error.recorded, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;
+  auto list = [](char* out, size_t size, std::initializer_list<int64_t> values) {
+    size_t used = 0;
+    for (int64_t v : values) {
+      int n = std::snprintf(out + used, size - used, used ? ", %lld" : "%lld", static_cast<long long>(v));
+      if (n < 0 || static_cast<size_t>(n) >= size - used) break;
+      used += static_cast<size_t>(n);
+    }
+  };
+  char index_text[128] = {}, shape_text[128] = {};
+  list(index_text, sizeof index_text, index);
+  list(shape_text, sizeof shape_text, shape);
+  std::snprintf(error.text, sizeof error.text, "index [%s] is out of bounds for shape (%s) of %s",
+                index_text, shape_text, site);
+}
+
+template <class T>
+inline T& checked(T* base, int64_t offset, bool in_bounds, const char* site,
+                  std::initializer_list<int64_t> index, std::initializer_list<int64_t> shape) {
+  if (in_bounds) return base[offset];
+  record_bounds_error(site, index, shape);
+  static thread_local T scratch;
+  return scratch;
+}
+
+// The recorded error, once (null when there is none); clears it for the next launch.
+inline const char* take_bounds_error() {
+  detail::BoundsError& error = detail::bounds_error();
+  if (!__atomic_load_n(&error.recorded, __ATOMIC_ACQUIRE)) return nullptr;
+  static thread_local char message[512];
+  std::memcpy(message, error.text, sizeof message);
+  __atomic_store_n(&error.recorded, 0, __ATOMIC_RELEASE);
+  return message;
 }
 
 }  // namespace tilec_rt

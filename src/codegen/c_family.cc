@@ -197,9 +197,10 @@ void CFamilyPrinter::emit_source_comment(const SourceLoc& loc) {
   last_comment_file_ = loc.file.get();
   last_comment_line_ = loc.line;
   std::string text = comment_text(loc.file->line_text(loc.line));
-  emit_line("// " + comment_text(loc.file->name) + ":" +
-            std::to_string(loc.line + loc.file->first_line - 1) + ":" +
-            (text.empty() ? "" : " " + text));
+  current_source_line_ = comment_text(loc.file->name) + ":" +
+                         std::to_string(loc.line + loc.file->first_line - 1) + ":" +
+                         (text.empty() ? "" : " " + text);
+  emit_line("// " + current_source_line_);
 }
 
 // ---------------------------------------------------------------- literals

@@ -116,8 +116,9 @@ class CFamilyPrinter {
   // The element offset of `indices` in `buffer` (global buffers through their
   // strides in int64 arithmetic, on-chip buffers row-major).
   std::string buffer_offset(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
-  // `name[offset]` for a bound buffer.
-  std::string buffer_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
+  // `name[offset]` for a bound buffer (a target may check the indices first).
+  virtual std::string buffer_element(const ir::Buffer& buffer,
+                                     const std::vector<ir::Expr>& indices);
 
   // ------------------------------------------------------------ names
 
@@ -161,6 +162,8 @@ class CFamilyPrinter {
   // `text` made safe inside a `//` comment: no control characters, no
   // surrounding blanks, no trailing backslash (which would continue it).
   static std::string comment_text(const std::string& text);
+  // "file:line: source text" of the statement being emitted ("" before any).
+  const std::string& current_source_line() const { return current_source_line_; }
 
  private:
   CExpr print_binary(ir::ExprKind kind, const ir::Expr& a, const ir::Expr& b, DType t);
@@ -181,6 +184,7 @@ class CFamilyPrinter {
   // Names of loop-scoped bindings that have ended, for the same Var's next loop.
   std::unordered_map<const ir::ExprNode*, std::string> loop_names_;
   std::unordered_map<const ir::BufferNode*, std::vector<BufferBinding>> buffers_;
+  std::string current_source_line_;
   const SourceFile* last_comment_file_ = nullptr;
   int last_comment_line_ = 0;
 };

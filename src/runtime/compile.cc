@@ -21,6 +21,15 @@ void check_target(const std::string& target) {
     throw std::invalid_argument("target '" + target + "' is not available in this build (targets: cpu)");
 }
 
+// TILEC_BOUNDS_CHECK=1, or the pass config "tilec.bounds_check": check every
+// buffer access of the kernel (CPU target).
+bool bounds_check(const CompileOptions& options) {
+  auto it = options.pass_configs.find("tilec.bounds_check");
+  if (it != options.pass_configs.end()) return it->second == "1" || it->second == "true" || it->second == "True";
+  const char* env = std::getenv("TILEC_BOUNDS_CHECK");
+  return env && std::string(env) == "1";
+}
+
 struct Lowered {
   ir::PrimFunc tile;
   ir::PrimFunc lowered;
@@ -82,12 +91,13 @@ Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   impl->abi = codegen::make_kernel_abi(l.lowered);
   {
     StageTimer t("codegen (" + options.target + ")");
-    impl->source = codegen::generate_cpu_source(l.lowered, impl->abi);
+    impl->source = codegen::generate_cpu_source(l.lowered, impl->abi, bounds_check(options));
   }
   {
     StageTimer t("build (" + options.target + ")");
     impl->module = runtime::CpuModule::load(impl->source, codegen::kernel_entry_name());
   }
+  impl->bounds_error = reinterpret_cast<const char* (*)()>(impl->module->symbol(codegen::kernel_error_name()));
   impl->func = std::move(l.lowered);
   impl->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -101,7 +111,7 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::TileIR) return ir::to_string(frontend::elaborate(func));
   Lowered l = lower(func, options);
   if (stage == EmitStage::IR) return ir::to_string(l.lowered);
-  return codegen::generate_cpu_source(l.lowered, codegen::make_kernel_abi(l.lowered));
+  return codegen::generate_cpu_source(l.lowered, codegen::make_kernel_abi(l.lowered), bounds_check(options));
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }

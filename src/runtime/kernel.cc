@@ -244,6 +244,9 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
     else floats.push_back(std::get<bool>(a) ? 1.0 : 0.0);
   }
   k.module->call(tensors.data(), ints.data(), floats.data());
+  if (k.bounds_error)
+    if (const char* error = k.bounds_error())
+      throw std::runtime_error("kernel '" + k.name + "': " + error);
 }
 
 }  // namespace tilec

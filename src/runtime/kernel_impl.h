@@ -26,6 +26,9 @@ struct Kernel::Impl {
   ir::PrimFunc func;  // after lowering: params with shapes for argument checks
   codegen::KernelAbi abi;
   std::shared_ptr<runtime::CpuModule> module;
+  // Built with bounds checks: returns the first out-of-bounds access of the last
+  // launch, or null.
+  const char* (*bounds_error)() = nullptr;
 };
 
 }  // namespace tilec

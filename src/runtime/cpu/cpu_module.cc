@@ -70,8 +70,9 @@ std::string precompiled_include_dir(const std::string& headers_dir) {
 
 // The library's entry, or nullptr with `error` set.
 CpuModule::Entry open_library(const std::string& path, const std::string& entry_name,
-                              std::string* error) {
+                              std::string* error, void** handle_out) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  *handle_out = handle;
   if (handle == nullptr) {
     const char* message = dlerror();
     *error = message != nullptr ? message : "dlopen failed";
@@ -123,6 +124,8 @@ std::shared_ptr<CpuModule> CpuModule::load(const std::string& source,
   }
 }
 
+void* CpuModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+
 void CpuModule::clear_memory_cache() {
   std::lock_guard<std::mutex> lock(modules_mutex);
   for (auto it = modules.begin(); it != modules.end();) {
@@ -142,9 +145,10 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
     StageTimer timer(name + ": read disk cache");
     // dlopen only a library whose bytes match their hash: loading a damaged one can crash.
     if (read_verified(library)) {
-      if (Entry entry = open_library(library, entry_name, &error)) {
+      void* handle = nullptr;
+      if (Entry entry = open_library(library, entry_name, &error, &handle)) {
         log(LogLevel::Debug, name + ": from disk " + library);
-        return std::shared_ptr<CpuModule>(new CpuModule(entry, library, true));
+        return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, true));
       }
       log(LogLevel::Warning,
           "cached library " + library + " does not load (" + error + "); rebuilding it");
@@ -174,10 +178,11 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   std::remove(built.c_str());
   if (!bytes) throw std::runtime_error("cannot read the library the compiler wrote: " + built);
   store_verified(library, *bytes);
-  Entry entry = open_library(library, entry_name, &error);
+  void* handle = nullptr;
+  Entry entry = open_library(library, entry_name, &error, &handle);
   if (entry == nullptr) throw std::runtime_error("cannot load " + library + ": " + error);
   log(LogLevel::Debug, name + ": built " + library);
-  return std::shared_ptr<CpuModule>(new CpuModule(entry, library, false));
+  return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, false));
 }
 
 }  // namespace tilec::runtime

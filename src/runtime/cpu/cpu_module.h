@@ -28,13 +28,16 @@ class CpuModule {
   void call(void* const* tensors, const int64_t* ints, const double* floats) const {
     entry_(tensors, ints, floats);
   }
+  // Another function of the library by name, or null.
+  void* symbol(const std::string& name) const;
   const std::string& library_path() const { return library_path_; }
   // True when the library came from the disk cache, false when this process built it.
   bool loaded_from_disk() const { return loaded_from_disk_; }
 
  private:
-  CpuModule(Entry entry, std::string library_path, bool loaded_from_disk)
-      : entry_(entry),
+  CpuModule(void* handle, Entry entry, std::string library_path, bool loaded_from_disk)
+      : handle_(handle),
+        entry_(entry),
         library_path_(std::move(library_path)),
         loaded_from_disk_(loaded_from_disk) {}
 
@@ -43,6 +46,7 @@ class CpuModule {
 
   // The library is never closed: OpenMP worker threads may still sit in the OpenMP runtime
   // it brought in, which dlclose could unload under them.
+  void* handle_;
   Entry entry_;
   std::string library_path_;
   bool loaded_from_disk_;
