@@ -14,4 +14,7 @@ struct EmbeddedHeader {
 
 const std::vector<EmbeddedHeader>& embedded_headers();
 
+// SHA-256 of every header's path and text: part of the cache keys of what is built with them.
+const std::string& embedded_headers_hash();
+
 }  // namespace tilec

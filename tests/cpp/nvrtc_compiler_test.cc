@@ -221,8 +221,8 @@ TEST(NvrtcCompilerTest, EmbeddedCudaHeadersCompile) {
 }
 
 TEST(NvrtcCompilerTest, EmbeddedHeadersHashIsStable) {
-  EXPECT_EQ(NvrtcCompiler::embedded_headers_hash().size(), 64u);
-  EXPECT_EQ(NvrtcCompiler::embedded_headers_hash(), NvrtcCompiler::embedded_headers_hash());
+  EXPECT_EQ(tilec::embedded_headers_hash().size(), 64u);
+  EXPECT_EQ(tilec::embedded_headers_hash(), tilec::embedded_headers_hash());
 }
 
 }  // namespace

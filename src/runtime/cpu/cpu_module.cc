@@ -5,38 +5,21 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <future>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "base/hash.h"
 #include "base/log.h"
 #include "runtime/cache.h"
 #include "runtime/cpu/host_compiler.h"
 #include "runtime/embedded_headers.h"
+#include "runtime/module_cache.h"
 
 namespace tilec::runtime {
 namespace {
 
-std::mutex modules_mutex;
-// Keyed by cache key and entry name; a build in progress is a future not yet ready.
-std::unordered_map<std::string, std::shared_future<std::shared_ptr<CpuModule>>> modules;
-
-const std::string& embedded_headers_hash() {
-  static const std::string hash = [] {
-    std::string all;
-    for (const EmbeddedHeader& header : embedded_headers()) {
-      all += header.path;
-      all += '\0';
-      all += header.text;
-      all += '\0';
-    }
-    return sha256_hex(all);
-  }();
-  return hash;
-}
+// Keyed by cache key and entry name.
+ModuleCache<CpuModule> modules;
 
 // Writes the device headers under <cache>/include/<their hash>/ and returns that directory.
 // Each file is checked and, if missing or different, replaced atomically, so compilers in
@@ -93,46 +76,16 @@ std::shared_ptr<CpuModule> CpuModule::load(const std::string& source,
                                            const std::string& entry_name) {
   const std::string key =
       sha256_hex(source + "\n" + HostCompiler::get().identity() + "\n" + embedded_headers_hash());
-  const std::string memory_key = key + "/" + entry_name;
-  std::promise<std::shared_ptr<CpuModule>> promise;
-  std::shared_future<std::shared_ptr<CpuModule>> pending;
-  {
-    std::lock_guard<std::mutex> lock(modules_mutex);
-    auto it = modules.find(memory_key);
-    if (it != modules.end()) {
-      pending = it->second;
-    } else {
-      modules.emplace(memory_key, promise.get_future().share());
-    }
-  }
-  if (pending.valid()) {
-    std::shared_ptr<CpuModule> module = pending.get();
-    log(LogLevel::Debug, "cpu module " + key.substr(0, 16) + ": from memory");
-    return module;
-  }
-  try {
-    std::shared_ptr<CpuModule> module = load_or_build(key, source, entry_name);
-    promise.set_value(module);
-    return module;
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(modules_mutex);
-      modules.erase(memory_key);
-    }
-    promise.set_exception(std::current_exception());
-    throw;
-  }
+  bool from_memory = false;
+  std::shared_ptr<CpuModule> module = modules.get(
+      key + "/" + entry_name, [&] { return load_or_build(key, source, entry_name); }, &from_memory);
+  if (from_memory) log(LogLevel::Debug, "cpu module " + key.substr(0, 16) + ": from memory");
+  return module;
 }
 
 void* CpuModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
 
-void CpuModule::clear_memory_cache() {
-  std::lock_guard<std::mutex> lock(modules_mutex);
-  for (auto it = modules.begin(); it != modules.end();) {
-    const bool ready = it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    it = ready ? modules.erase(it) : std::next(it);
-  }
-}
+void CpuModule::clear_memory_cache() { modules.clear(); }
 
 std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
                                                     const std::string& source,

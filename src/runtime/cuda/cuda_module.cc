@@ -1,21 +1,20 @@
 #include "runtime/cuda/cuda_module.h"
 
 #include <chrono>
-#include <future>
 #include <optional>
 #include <stdexcept>
 
 #include "base/hash.h"
 #include "base/log.h"
 #include "runtime/cache.h"
+#include "runtime/embedded_headers.h"
+#include "runtime/module_cache.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 
 namespace tilec::runtime {
 namespace {
 
-std::mutex modules_mutex;
-// Keyed by cache key and kernel name; a build in progress is a future not yet ready.
-std::unordered_map<std::string, std::shared_future<std::shared_ptr<CudaModule>>> modules;
+ModuleCache<CudaModule> modules;
 
 const NvrtcCompiler& nvrtc() {
   const NvrtcCompiler* compiler = NvrtcCompiler::get();
@@ -35,7 +34,7 @@ const CudaDriver& driver() {
 
 std::string CudaModule::cache_key(const std::string& source, const std::string& arch) {
   return sha256_hex(source + "\n" + nvrtc().identity(arch, {}) + "\n" + arch + "\n" +
-                    NvrtcCompiler::embedded_headers_hash());
+                    embedded_headers_hash());
 }
 
 Cubin CudaModule::build_cubin(const std::string& source, const std::string& kernel_name,
@@ -75,45 +74,19 @@ std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
                                              const std::string& kernel_name,
                                              const std::string& arch) {
   const std::string key = cache_key(source, arch);
-  const std::string memory_key = key + "/" + kernel_name;
-  std::promise<std::shared_ptr<CudaModule>> promise;
-  std::shared_future<std::shared_ptr<CudaModule>> pending;
-  {
-    std::lock_guard<std::mutex> lock(modules_mutex);
-    auto it = modules.find(memory_key);
-    if (it != modules.end()) {
-      pending = it->second;
-    } else {
-      modules.emplace(memory_key, promise.get_future().share());
-    }
-  }
-  if (pending.valid()) {
-    std::shared_ptr<CudaModule> module = pending.get();
-    log(LogLevel::Debug, "cuda module " + key.substr(0, 16) + ": from memory");
-    return module;
-  }
-  try {
-    std::shared_ptr<CudaModule> module(
-        new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch)));
-    promise.set_value(module);
-    return module;
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(modules_mutex);
-      modules.erase(memory_key);
-    }
-    promise.set_exception(std::current_exception());
-    throw;
-  }
+  bool from_memory = false;
+  std::shared_ptr<CudaModule> module = modules.get(
+      key + "/" + kernel_name,
+      [&] {
+        return std::shared_ptr<CudaModule>(
+            new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch)));
+      },
+      &from_memory);
+  if (from_memory) log(LogLevel::Debug, "cuda module " + key.substr(0, 16) + ": from memory");
+  return module;
 }
 
-void CudaModule::clear_memory_cache() {
-  std::lock_guard<std::mutex> lock(modules_mutex);
-  for (auto it = modules.begin(); it != modules.end();) {
-    const bool ready = it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    it = ready ? modules.erase(it) : std::next(it);
-  }
-}
+void CudaModule::clear_memory_cache() { modules.clear(); }
 
 std::string CudaModule::device_arch() {
   const CudaDriver& cuda = driver();

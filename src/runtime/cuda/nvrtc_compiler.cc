@@ -200,19 +200,6 @@ std::string NvrtcCompiler::unavailable_reason() {
   return load_failure();
 }
 
-const std::string& NvrtcCompiler::embedded_headers_hash() {
-  static const std::string hash = [] {
-    std::string all;
-    for (const EmbeddedHeader& header : embedded_headers()) {
-      all += header.path;
-      all += '\0';
-      all += header.text;
-      all += '\0';
-    }
-    return sha256_hex(all);
-  }();
-  return hash;
-}
 
 const NvrtcCompiler* NvrtcCompiler::load(std::string* reason) {
   void* handle = nullptr;

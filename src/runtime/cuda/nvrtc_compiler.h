@@ -44,7 +44,7 @@ class NvrtcCompiler {
   static std::string unavailable_reason();
 
   // The hash of the embedded device headers, for cache keys.
-  static const std::string& embedded_headers_hash();
+
 
   NvrtcCompiler(const NvrtcCompiler&) = delete;
   NvrtcCompiler& operator=(const NvrtcCompiler&) = delete;
