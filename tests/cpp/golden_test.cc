@@ -1,7 +1,9 @@
 // Each kernel in tests/golden/kernels/ is compiled to its tile IR, its lowered
 // IR and its CPU source, and each is compared with the file stored next to it
 // (NAME.tile-ir.txt, NAME.ir.txt, NAME.cpu.cc). The kernel's first lines name
-// the function ("# func: NAME") and its constants ("# defines: M=64 N=64").
+// the function ("# func: NAME") and its constants ("# defines: M=64 N=64");
+// "# source: examples/x.py" takes the kernel from that file of the repository
+// instead of the lines that follow.
 // TILEC_UPDATE_GOLDEN=1 rewrites the stored files; review the diff.
 #include <gtest/gtest.h>
 
@@ -54,6 +56,9 @@ class GoldenKernel : public testing::TestWithParam<fs::path> {};
 TEST_P(GoldenKernel, MatchesStoredText) {
   const fs::path& path = GetParam();
   std::string text = read_file(path);
+  std::string source_file = header_value(text, "source");
+  std::string source_text = source_file.empty() ? text : read_file(fs::path(TILEC_SOURCE_DIR) / source_file);
+  std::string source_name = source_file.empty() ? path.filename().string() : fs::path(source_file).filename().string();
   std::map<std::string, tilec::Value> defines;
   std::istringstream defs(header_value(text, "defines"));
   std::string def;
@@ -61,8 +66,7 @@ TEST_P(GoldenKernel, MatchesStoredText) {
     auto eq = def.find('=');
     defines[def.substr(0, eq)] = tilec::parse_define_value(def.substr(eq + 1));
   }
-  tilec::FunctionSource f =
-      tilec::load_function(text, path.filename().string(), header_value(text, "func"), defines);
+  tilec::FunctionSource f = tilec::load_function(source_text, source_name, header_value(text, "func"), defines);
   fs::path base = path;
   base.replace_extension();
   compare_or_update(base.string() + ".tile-ir.txt", tilec::emit(f, {}, tilec::EmitStage::TileIR));

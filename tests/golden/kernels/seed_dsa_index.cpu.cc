@@ -21,35 +21,35 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   const int64_t k_stride1 = ints[7];
   const int64_t scores_stride0 = ints[8];
   const int64_t scores_stride1 = ints[9];
-  // seed_dsa_index.py:18: with T.Kernel(b, m) as (i_b, i_m):
+  // seed_dsa_index.py:16: with T.Kernel(b, m) as (i_b, i_m):
   #pragma omp parallel for collapse(2) schedule(static)
   for (int32_t i_m = 0; i_m < m; ++i_m) {
     for (int32_t i_b = 0; i_b < b; ++i_b) {
       alignas(64) tilec_rt::half q_frag[64];
       alignas(64) tilec_rt::half k_frag[16];
       alignas(64) float score_frag[4];
-      // seed_dsa_index.py:23: T.copy(q[i_b, i_m, 0, 0], q_frag)
+      // seed_dsa_index.py:21: T.copy(q[i_b, i_m, 0, 0], q_frag)
       for (int32_t i0 = 0; i0 < 4; ++i0) {
         #pragma omp simd
         for (int32_t i1 = 0; i1 < 16; ++i1) {
           q_frag[i0 * 16 + i1] = q[(int64_t)i_b * q_stride0 + (int64_t)i_m * q_stride1 + (int64_t)i0 * q_stride2 + i1];
         }
       }
-      // seed_dsa_index.py:25: for i_n in T.Pipelined(n):
+      // seed_dsa_index.py:23: for i_n in T.Pipelined(n):
       for (int32_t i_n = 0; i_n < n; ++i_n) {
-        // seed_dsa_index.py:26: T.copy(k[i_b, i_n, 0], k_frag)
+        // seed_dsa_index.py:24: T.copy(k[i_b, i_n, 0], k_frag)
         #pragma omp simd
         for (int32_t i0_1 = 0; i0_1 < 16; ++i0_1) {
           k_frag[i0_1] = k[(int64_t)i_b * k_stride0 + (int64_t)i_n * k_stride1 + i0_1];
         }
-        // seed_dsa_index.py:27: T.gemv(q_frag, k_frag, score_frag)  # 计算相关性分数
+        // seed_dsa_index.py:25: T.gemv(q_frag, k_frag, score_frag)  # 计算相关性分数
         for (int32_t n_1 = 0; n_1 < 4; ++n_1) {
           score_frag[n_1] = 0x0p+0f;
           for (int32_t k_1 = 0; k_1 < 16; ++k_1) {
             score_frag[n_1] = score_frag[n_1] + float(q_frag[n_1 * 16 + k_1]) * float(k_frag[k_1]);
           }
         }
-        // seed_dsa_index.py:28: scores[i_b, i_m, i_n] = score_frag[0]  # 存储分数
+        // seed_dsa_index.py:26: scores[i_b, i_m, i_n] = score_frag[0]  # 存储分数
         scores[(int64_t)i_b * scores_stride0 + (int64_t)i_m * scores_stride1 + i_n] = score_frag[0];
       }
     }

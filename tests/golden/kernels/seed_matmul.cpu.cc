@@ -14,37 +14,37 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   const int64_t A_stride0 = ints[0];
   const int64_t B_stride0 = ints[1];
   const int64_t C_stride0 = ints[2];
-  // seed_matmul.py:13: with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32)) as (bx, by):
+  // seed_matmul.py:11: with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32)) as (bx, by):
   #pragma omp parallel for collapse(2) schedule(static)
   for (int32_t by = 0; by < 2; ++by) {
     for (int32_t bx = 0; bx < 2; ++bx) {
       alignas(64) float A_shared[1024];
       alignas(64) float B_shared[1024];
       alignas(64) float C_local[1024];
-      // seed_matmul.py:20: T.clear(C_local)
+      // seed_matmul.py:18: T.clear(C_local)
       for (int32_t i0 = 0; i0 < 32; ++i0) {
         #pragma omp simd
         for (int32_t i1 = 0; i1 < 32; ++i1) {
           C_local[i0 * 32 + i1] = 0x0p+0f;
         }
       }
-      // seed_matmul.py:23: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
+      // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
       for (int32_t k = 0; k < 2; ++k) {
-        // seed_matmul.py:24: T.copy(A[by*32, k*32], A_shared)
+        // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
         for (int32_t i0_1 = 0; i0_1 < 32; ++i0_1) {
           #pragma omp simd
           for (int32_t i1_1 = 0; i1_1 < 32; ++i1_1) {
             A_shared[i0_1 * 32 + i1_1] = A[(int64_t)(by * 32 + i0_1) * A_stride0 + k * 32 + i1_1];
           }
         }
-        // seed_matmul.py:25: T.copy(B[bx*32, k*32], B_shared)
+        // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
         for (int32_t i0_2 = 0; i0_2 < 32; ++i0_2) {
           #pragma omp simd
           for (int32_t i1_2 = 0; i1_2 < 32; ++i1_2) {
             B_shared[i0_2 * 32 + i1_2] = B[(int64_t)(bx * 32 + i0_2) * B_stride0 + k * 32 + i1_2];
           }
         }
-        // seed_matmul.py:26: T.gemm(A_shared, B_shared, C_local)
+        // seed_matmul.py:24: T.gemm(A_shared, B_shared, C_local)
         for (int32_t i = 0; i < 32; ++i) {
           for (int32_t k_1 = 0; k_1 < 32; ++k_1) {
             #pragma omp simd
@@ -54,7 +54,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
           }
         }
       }
-      // seed_matmul.py:29: T.copy(C_local, C[by*32, bx*32])
+      // seed_matmul.py:27: T.copy(C_local, C[by*32, bx*32])
       for (int32_t i0_3 = 0; i0_3 < 32; ++i0_3) {
         #pragma omp simd
         for (int32_t i1_3 = 0; i1_3 < 32; ++i1_3) {
