@@ -1,0 +1,303 @@
+// tilec CUDA device support, part 1: fixed-width integers, the narrow float types and their
+// conversions to and from float. C++17, for NVRTC (and nvcc), sm_80 and later.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+// NVRTC has no C library headers: generated code (and the C-family printer) expects <cstdint>'s
+// names, so they are declared here with the types glibc gives them on LP64, which keeps them
+// compatible with a later #include <cstdint> under nvcc.
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+#ifndef INT8_MIN
+#define INT8_MIN (-128)
+#define INT16_MIN (-32767 - 1)
+#define INT32_MIN (-2147483647 - 1)
+#define INT64_MIN (-9223372036854775807L - 1)
+#define INT8_MAX (127)
+#define INT16_MAX (32767)
+#define INT32_MAX (2147483647)
+#define INT64_MAX (9223372036854775807L)
+#define UINT8_MAX (255)
+#define UINT16_MAX (65535)
+#define UINT32_MAX (4294967295U)
+#define UINT64_MAX (18446744073709551615UL)
+#define INT8_C(c) c
+#define INT16_C(c) c
+#define INT32_C(c) c
+#define INT64_C(c) c##L
+#define UINT8_C(c) c
+#define UINT16_C(c) c
+#define UINT32_C(c) c##U
+#define UINT64_C(c) c##UL
+#endif
+#else
+#include <cstdint>
+#endif
+
+namespace tilec_cuda {
+
+using half = __half;
+using bfloat16 = __nv_bfloat16;
+using float8_e4m3 = __nv_fp8_e4m3;  // OCP e4m3fn: max 448, no infinities, NaN = S.1111.111
+using float8_e5m2 = __nv_fp8_e5m2;  // IEEE-like: max 57344, infinities
+
+// The little of <type_traits> these headers need (NVRTC has no standard library).
+namespace detail {
+
+template <bool B, class T = void>
+struct enable_if {};
+template <class T>
+struct enable_if<true, T> {
+  using type = T;
+};
+template <bool B, class T = void>
+using enable_if_t = typename enable_if<B, T>::type;
+
+template <class A, class B>
+struct is_same {
+  static constexpr bool value = false;
+};
+template <class A>
+struct is_same<A, A> {
+  static constexpr bool value = true;
+};
+
+template <class T>
+struct is_integral {
+  static constexpr bool value = false;
+};
+#define TILEC_CUDA_INTEGRAL(T)            \
+  template <>                             \
+  struct is_integral<T> {                 \
+    static constexpr bool value = true;   \
+  };
+TILEC_CUDA_INTEGRAL(bool)
+TILEC_CUDA_INTEGRAL(char)
+TILEC_CUDA_INTEGRAL(signed char)
+TILEC_CUDA_INTEGRAL(unsigned char)
+TILEC_CUDA_INTEGRAL(short)
+TILEC_CUDA_INTEGRAL(unsigned short)
+TILEC_CUDA_INTEGRAL(int)
+TILEC_CUDA_INTEGRAL(unsigned int)
+TILEC_CUDA_INTEGRAL(long)
+TILEC_CUDA_INTEGRAL(unsigned long)
+TILEC_CUDA_INTEGRAL(long long)
+TILEC_CUDA_INTEGRAL(unsigned long long)
+#undef TILEC_CUDA_INTEGRAL
+
+template <class T>
+struct is_floating_point {
+  static constexpr bool value = is_same<T, float>::value || is_same<T, double>::value;
+};
+
+template <class T>
+struct is_signed {
+  static constexpr bool value = T(-1) < T(0);
+};
+
+// std::common_type for two integers: the type itself when both agree, else the usual
+// arithmetic conversions.
+template <class A, class B>
+struct common_integer {
+  using type = decltype(A() + B());
+};
+template <class A>
+struct common_integer<A, A> {
+  using type = A;
+};
+
+template <class T>
+struct identity {
+  using type = T;
+};
+
+}  // namespace detail
+
+template <class T>
+using if_float_t = detail::enable_if_t<detail::is_floating_point<T>::value, int>;
+template <class T>
+using if_integer_t = detail::enable_if_t<detail::is_integral<T>::value, int>;
+
+// ---------------------------------------------------------------- bits
+
+__device__ __forceinline__ uint16_t bits_of(half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ uint16_t bits_of(bfloat16 x) { return __bfloat16_as_ushort(x); }
+__device__ __forceinline__ uint8_t bits_of(float8_e4m3 x) { return x.__x; }
+__device__ __forceinline__ uint8_t bits_of(float8_e5m2 x) { return x.__x; }
+
+template <class T>
+__device__ __forceinline__ T from_bits(unsigned bits);
+template <>
+__device__ __forceinline__ half from_bits<half>(unsigned bits) {
+  return __ushort_as_half(static_cast<unsigned short>(bits));
+}
+template <>
+__device__ __forceinline__ bfloat16 from_bits<bfloat16>(unsigned bits) {
+  return __ushort_as_bfloat16(static_cast<unsigned short>(bits));
+}
+template <>
+__device__ __forceinline__ float8_e4m3 from_bits<float8_e4m3>(unsigned bits) {
+  float8_e4m3 x;
+  x.__x = static_cast<__nv_fp8_storage_t>(bits);
+  return x;
+}
+template <>
+__device__ __forceinline__ float8_e5m2 from_bits<float8_e5m2>(unsigned bits) {
+  float8_e5m2 x;
+  x.__x = static_cast<__nv_fp8_storage_t>(bits);
+  return x;
+}
+
+// ---------------------------------------------------------------- to float (exact)
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(float8_e4m3 x) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.__x, __NV_E4M3)));
+}
+__device__ __forceinline__ float to_float(float8_e5m2 x) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.__x, __NV_E5M2)));
+}
+
+// ---------------------------------------------------------------- from float (RNE)
+
+// Round to nearest, ties to even, once, from float, double or an integer, with the CPU
+// backend's rules (device/cpu/tilec_cpu.h): overflow gives inf in half, bfloat16 and e5m2 and
+// NaN in e4m3 (PyTorch's float8_e4m3fn); a NaN stays NaN (its payload is not kept).
+//
+// __nv_fp8_e4m3(float) and __nv_fp8_e5m2(float) saturate to the largest finite value instead
+// (they convert with __NV_SATFINITE, the only mode of the hardware cvt.rn.satfinite.e4m3x2.f32),
+// so the fp8 conversions below handle NaN, overflow and underflow to zero themselves and pass
+// only the values inside the finite range to the saturating conversion, where it rounds
+// correctly. Generated code must build fp8 values with from_float, not the constructors.
+namespace detail {
+
+template <class T>
+struct narrow;
+
+template <>
+struct narrow<float> {
+  static __device__ __forceinline__ float from(float f) { return f; }
+  static __device__ __forceinline__ float from(double d) { return __double2float_rn(d); }
+  template <class I>
+  static __device__ __forceinline__ float from_integer(I i) {
+    return static_cast<float>(i);  // cvt.rn.f32.s64 etc.: one rounding
+  }
+};
+
+template <>
+struct narrow<double> {
+  static __device__ __forceinline__ double from(float f) { return f; }
+  static __device__ __forceinline__ double from(double d) { return d; }
+  template <class I>
+  static __device__ __forceinline__ double from_integer(I i) {
+    return static_cast<double>(i);
+  }
+};
+
+template <>
+struct narrow<half> {
+  static __device__ __forceinline__ half from(float f) { return __float2half_rn(f); }
+  static __device__ __forceinline__ half from(double d) { return __double2half(d); }
+  // Integers of up to 53 bits are exact in double; larger ones overflow half either way.
+  template <class I>
+  static __device__ __forceinline__ half from_integer(I i) {
+    return __double2half(static_cast<double>(i));
+  }
+};
+
+template <>
+struct narrow<bfloat16> {
+  static __device__ __forceinline__ bfloat16 from(float f) { return __float2bfloat16_rn(f); }
+  static __device__ __forceinline__ bfloat16 from(double d) { return __double2bfloat16(d); }
+  template <class I>
+  static __device__ __forceinline__ bfloat16 from_integer(I i) {
+    if constexpr (sizeof(I) == 8 && is_signed<I>::value) {
+      return __ll2bfloat16_rn(static_cast<long long>(i));
+    } else if constexpr (sizeof(I) == 8) {
+      return __ull2bfloat16_rn(static_cast<unsigned long long>(i));
+    } else {
+      return __double2bfloat16(static_cast<double>(i));  // exact in double
+    }
+  }
+};
+
+// The fp8 thresholds: e4m3 overflows above 464, halfway between its largest value 448 and the
+// next step 480 (464 itself ties to the even 448); e5m2 overflows from 61440, halfway between
+// 57344 and 65536 (the tie goes to the even infinity). Magnitudes up to half the smallest
+// subnormal (2^-10, 2^-17) round to a zero of the input's sign.
+template <>
+struct narrow<float8_e4m3> {
+  static __device__ __forceinline__ float8_e4m3 from(float f) {
+    const unsigned sign = (__float_as_uint(f) >> 24) & 0x80u;
+    const float magnitude = fabsf(f);
+    if (!(magnitude <= 464.0f)) return from_bits<float8_e4m3>(sign | 0x7Fu);  // NaN, overflow
+    if (magnitude <= 0x1p-10f) return from_bits<float8_e4m3>(sign);
+    return from_bits<float8_e4m3>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3));
+  }
+  static __device__ __forceinline__ float8_e4m3 from(double d) {
+    const unsigned sign = static_cast<unsigned>(__double2hiint(d) >> 24) & 0x80u;
+    const double magnitude = fabs(d);
+    if (!(magnitude <= 464.0)) return from_bits<float8_e4m3>(sign | 0x7Fu);
+    if (magnitude <= 0x1p-10) return from_bits<float8_e4m3>(sign);
+    return from_bits<float8_e4m3>(__nv_cvt_double_to_fp8(d, __NV_SATFINITE, __NV_E4M3));
+  }
+  template <class I>
+  static __device__ __forceinline__ float8_e4m3 from_integer(I i) {
+    return from(static_cast<double>(i));  // beyond 2^53 it is NaN either way
+  }
+};
+
+template <>
+struct narrow<float8_e5m2> {
+  static __device__ __forceinline__ float8_e5m2 from(float f) {
+    const unsigned sign = (__float_as_uint(f) >> 24) & 0x80u;
+    const float magnitude = fabsf(f);
+    if (magnitude != magnitude) return from_bits<float8_e5m2>(sign | 0x7Eu);  // quiet NaN
+    if (magnitude >= 61440.0f) return from_bits<float8_e5m2>(sign | 0x7Cu);   // inf
+    if (magnitude <= 0x1p-17f) return from_bits<float8_e5m2>(sign);
+    return from_bits<float8_e5m2>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2));
+  }
+  static __device__ __forceinline__ float8_e5m2 from(double d) {
+    const unsigned sign = static_cast<unsigned>(__double2hiint(d) >> 24) & 0x80u;
+    const double magnitude = fabs(d);
+    if (magnitude != magnitude) return from_bits<float8_e5m2>(sign | 0x7Eu);
+    if (magnitude >= 61440.0) return from_bits<float8_e5m2>(sign | 0x7Cu);
+    if (magnitude <= 0x1p-17) return from_bits<float8_e5m2>(sign);
+    return from_bits<float8_e5m2>(__nv_cvt_double_to_fp8(d, __NV_SATFINITE, __NV_E5M2));
+  }
+  template <class I>
+  static __device__ __forceinline__ float8_e5m2 from_integer(I i) {
+    return from(static_cast<double>(i));
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+__device__ __forceinline__ T from_float(float f) {
+  return detail::narrow<T>::from(f);
+}
+template <class T>
+__device__ __forceinline__ T from_float(double d) {
+  return detail::narrow<T>::from(d);
+}
+template <class T, class I, if_integer_t<I> = 0>
+__device__ __forceinline__ T from_float(I i) {
+  return detail::narrow<T>::from_integer(i);
+}
+
+}  // namespace tilec_cuda
