@@ -235,6 +235,8 @@ void Lexer::indent_to(int col, int alt_col, size_t pos) {
   if (col < indents_.front()) fail(pos, "line is indented less than the first line of the code");
   if (col > indents_.back()) {
     if (alt_col <= alt_indents_.back()) fail(pos, kInconsistentTabs);
+    // Python's own limit; it also bounds the parser's recursion over blocks.
+    if (indents_.size() >= 100) fail(pos, "too many levels of indentation (the limit is 100)");
     indents_.push_back(col);
     alt_indents_.push_back(alt_col);
     emit_marker(TokenKind::Indent, pos);

@@ -82,9 +82,32 @@ const std::vector<std::vector<std::string_view>> kBinaryLevels = {
 const std::set<std::string_view> kAugAssignOps = {
     "+=", "-=", "*=", "/=", "//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>=", "@="};
 
+// How deep an expression tree may grow (nesting and chained operators
+// together): deeper trees would exhaust the stack of the recursive passes
+// that walk them.
+constexpr int kMaxExpressionDepth = 500;
+
 class Parser {
  public:
   explicit Parser(SourceFilePtr file) : file_(std::move(file)), tokens_(tokenize(file_)) {}
+
+  // Counts one level of the expression tree being built, for as long as it lives.
+  class Depth {
+   public:
+    Depth(Parser& parser, const SourceLoc& loc, int levels = 1) : parser_(parser) { add(loc, levels); }
+    ~Depth() { parser_.depth_ -= levels_; }
+    void add(const SourceLoc& loc, int levels = 1) {
+      levels_ += levels;
+      parser_.depth_ += levels;
+      if (parser_.depth_ > kMaxExpressionDepth)
+        error_at(loc, "expression nested too deeply (more than " +
+                          std::to_string(kMaxExpressionDepth) + " levels of operators and brackets)");
+    }
+
+   private:
+    Parser& parser_;
+    int levels_ = 0;
+  };
 
   ast::Module parse_module() {
     ast::Module module{file_, {}};
@@ -220,6 +243,7 @@ class Parser {
   ExprPtr parse_target_list();
   ExprPtr parse_target_item();
 
+  int depth_ = 0;
   SourceFilePtr file_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
@@ -767,6 +791,7 @@ ExprPtr Parser::parse_yield() {
 }
 
 ExprPtr Parser::parse_expression() {
+  Depth depth(*this, peek().loc);
   if (at_keyword("lambda")) return parse_lambda();
   SourceLoc loc = peek().loc;
   ExprPtr body = parse_disjunction();
@@ -793,7 +818,11 @@ ExprPtr Parser::parse_disjunction() {
   ExprPtr e = make_expr(ExprKind::BoolOp, loc);
   e->op = "or";
   e->items.push_back(std::move(first));
-  while (accept_keyword("or")) e->items.push_back(parse_conjunction());
+  Depth depth(*this, loc, 0);  // elaboration folds the items into a nested tree
+  while (at_keyword("or")) {
+    depth.add(next().loc);
+    e->items.push_back(parse_conjunction());
+  }
   return e;
 }
 
@@ -804,12 +833,17 @@ ExprPtr Parser::parse_conjunction() {
   ExprPtr e = make_expr(ExprKind::BoolOp, loc);
   e->op = "and";
   e->items.push_back(std::move(first));
-  while (accept_keyword("and")) e->items.push_back(parse_inversion());
+  Depth depth(*this, loc, 0);
+  while (at_keyword("and")) {
+    depth.add(next().loc);
+    e->items.push_back(parse_inversion());
+  }
   return e;
 }
 
 ExprPtr Parser::parse_inversion() {
   if (!at_keyword("not")) return parse_comparison();
+  Depth depth(*this, peek().loc);
   ExprPtr e = make_expr(ExprKind::UnaryOp, next().loc);
   e->op = "not";
   e->value = parse_inversion();
@@ -823,7 +857,9 @@ ExprPtr Parser::parse_comparison() {
   if (op.empty()) return first;
   ExprPtr e = make_expr(ExprKind::Compare, loc);
   e->items.push_back(std::move(first));
+  Depth depth(*this, loc, 0);
   for (; !op.empty(); op = take_comparison_op()) {
+    depth.add(loc);
     e->ops.push_back(op);
     e->items.push_back(parse_bitor());
   }
@@ -850,8 +886,10 @@ ExprPtr Parser::parse_binary(size_t level) {
   SourceLoc loc = peek().loc;
   ExprPtr lhs = parse_binary(level + 1);
   const auto& ops = kBinaryLevels[level];
+  Depth depth(*this, loc, 0);
   while (peek().kind == TokenKind::Op &&
          std::find(ops.begin(), ops.end(), peek().text) != ops.end()) {
+    depth.add(peek().loc);
     ExprPtr e = make_expr(ExprKind::BinOp, loc);
     e->op = next().text;
     e->lhs = std::move(lhs);
@@ -864,6 +902,7 @@ ExprPtr Parser::parse_binary(size_t level) {
 ExprPtr Parser::parse_factor() {
   if (!at_op("-") && !at_op("+") && !at_op("~")) return parse_power();
   const Token& t = next();
+  Depth depth(*this, t.loc);
   ExprPtr e = make_expr(ExprKind::UnaryOp, t.loc);
   e->op = t.text;
   e->value = parse_factor();
@@ -892,7 +931,9 @@ ExprPtr Parser::parse_power() {
 ExprPtr Parser::parse_primary() {
   SourceLoc loc = peek().loc;
   ExprPtr e = parse_atom();
+  Depth depth(*this, loc, 0);
   while (true) {
+    if (at_op(".") || at_op("(") || at_op("[")) depth.add(peek().loc);
     if (accept_op(".")) {
       ExprPtr attr = make_expr(ExprKind::Attribute, loc);
       attr->id = expect_name("expected attribute name after '.'").text;
