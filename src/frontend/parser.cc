@@ -189,6 +189,7 @@ class Parser {
   StmtPtr parse_if();
   StmtPtr parse_for();
   StmtPtr parse_while();
+  StmtPtr loop_else(StmtPtr loop, const std::string& what);
   StmtPtr parse_with();
   bool at_parenthesized_with_items() const;
   ast::WithItem parse_with_item();
@@ -421,6 +422,19 @@ StmtPtr Parser::parse_if() {
   return s;
 }
 
+// A loop's `else` block is valid Python outside the kernel language: the whole
+// loop becomes an Unsupported statement (reported where it is elaborated), so
+// files that use it elsewhere still parse.
+StmtPtr Parser::loop_else(StmtPtr loop, const std::string& what) {
+  if (!at_keyword("else")) return loop;
+  SourceLoc else_loc = next().loc;
+  expect_op(":", "expected ':' after 'else'");
+  StmtList body = std::move(loop->body);
+  StmtList orelse = parse_block("'else'");
+  for (auto& stmt : orelse) body.push_back(std::move(stmt));
+  return unsupported_stmt(else_loc, "'else' after a " + what + " loop", std::move(body));
+}
+
 StmtPtr Parser::parse_for() {
   StmtPtr s = make_stmt(StmtKind::For, next().loc);
   ExprPtr target = parse_target_list();
@@ -430,8 +444,7 @@ StmtPtr Parser::parse_for() {
   s->value = checked_value(parse_star_expressions());
   expect_op(":", "expected ':' after 'for' iterable");
   s->body = parse_block("'for'");
-  if (at_keyword("else")) error_at(peek().loc, "'else' after a 'for' loop is not supported");
-  return s;
+  return loop_else(std::move(s), "'for'");
 }
 
 StmtPtr Parser::parse_while() {
@@ -439,8 +452,7 @@ StmtPtr Parser::parse_while() {
   s->value = parse_named_expression();
   expect_op(":", "expected ':' after 'while' condition");
   s->body = parse_block("'while'");
-  if (at_keyword("else")) error_at(peek().loc, "'else' after a 'while' loop is not supported");
-  return s;
+  return loop_else(std::move(s), "'while'");
 }
 
 StmtPtr Parser::parse_with() {

@@ -19,11 +19,14 @@
 #include "runtime/cache.h"
 #include "runtime/cpu/host_compiler.h"
 #include "runtime/embedded_headers.h"
+#include "test_support.h"
 
 namespace tilec::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::captured_debug_log;
+using test_support::flip_byte;
 
 // y[i] = half(x[i] * floats[0] + i // 3); counts[0] += i and counts[1] += 1 atomically.
 constexpr const char* kScaleKernel = R"(
@@ -62,25 +65,6 @@ int64_t run_add(const CpuModule& module, int64_t start, int64_t step) {
   const int64_t ints[] = {step};
   module.call(tensors, ints, nullptr);
   return start;
-}
-
-std::string captured_debug_log(const std::function<void()>& body) {
-  const LogLevel saved = log_level();
-  set_log_level(LogLevel::Debug);
-  ::testing::internal::CaptureStderr();
-  body();
-  std::string out = ::testing::internal::GetCapturedStderr();
-  set_log_level(saved);
-  return out;
-}
-
-void flip_byte(const std::string& path, size_t offset) {
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  file.get(c);
-  file.seekp(static_cast<std::streamoff>(offset));
-  file.put(static_cast<char>(c ^ 0x5a));
 }
 
 class CpuModuleTest : public ::testing::Test {

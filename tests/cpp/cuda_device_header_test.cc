@@ -33,6 +33,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/embedded_headers.h"
+#include "test_support.h"
 
 namespace tilec::runtime {
 namespace {
@@ -973,12 +974,8 @@ class CudaDeviceHeaderGpuTest : public ::testing::Test {
  public:
   void SetUp() override {
     if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason();
-    const char* saved = std::getenv("TILEC_CACHE_DIR");
-    saved_cache_dir_ = saved != nullptr ? std::optional<std::string>(saved) : std::nullopt;
-    char pattern[] = "/tmp/tilec_cuda_header_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = pattern;
-    setenv("TILEC_CACHE_DIR", root_.c_str(), 1);
+    cache_.emplace("tilec_cuda_header_test_");
+    root_ = cache_->path();
     arch_ = CudaModule::device_arch();
     seed_ = std::random_device{}();
     rng_.seed(seed_);
@@ -986,12 +983,7 @@ class CudaDeviceHeaderGpuTest : public ::testing::Test {
   void TearDown() override {
     if (root_.empty()) return;
     CudaModule::clear_memory_cache();
-    fs::remove_all(root_);
-    if (saved_cache_dir_) {
-      setenv("TILEC_CACHE_DIR", saved_cache_dir_->c_str(), 1);
-    } else {
-      unsetenv("TILEC_CACHE_DIR");
-    }
+    cache_.reset();
   }
 
   // The compute capability as a number: 90 for sm_90a.
@@ -1010,7 +1002,7 @@ class CudaDeviceHeaderGpuTest : public ::testing::Test {
   void check_conversions();
 
   std::string root_;
-  std::optional<std::string> saved_cache_dir_;
+  std::optional<test_support::TemporaryCacheDir> cache_;
   std::string arch_;
   uint64_t seed_ = 0;
   std::mt19937_64 rng_;

@@ -20,11 +20,14 @@
 #include "runtime/cache.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "test_support.h"
 
 namespace tilec::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::captured_debug_log;
+using test_support::flip_byte;
 
 #define SKIP_WITHOUT_CUDA() \
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason()
@@ -54,25 +57,6 @@ extern "C" __global__ void shared_sum(unsigned long long* out, int words) {
 // A kernel that differs per tag, so each test compiles its own cubin.
 std::string tagged_kernel(const std::string& tag) {
   return "// " + tag + "\nextern \"C\" __global__ void k(int* out) { out[0] = 42; }\n";
-}
-
-std::string captured_debug_log(const std::function<void()>& body) {
-  const LogLevel saved = log_level();
-  set_log_level(LogLevel::Debug);
-  ::testing::internal::CaptureStderr();
-  body();
-  std::string out = ::testing::internal::GetCapturedStderr();
-  set_log_level(saved);
-  return out;
-}
-
-void flip_byte(const std::string& path, size_t offset) {
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  file.get(c);
-  file.seekp(static_cast<std::streamoff>(offset));
-  file.put(static_cast<char>(c ^ 0x5a));
 }
 
 bool is_elf(const std::string& bytes) {
@@ -114,26 +98,17 @@ class CudaModuleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (NvrtcCompiler::get() == nullptr) GTEST_SKIP() << NvrtcCompiler::unavailable_reason();
-    const char* saved = std::getenv("TILEC_CACHE_DIR");
-    saved_cache_dir_ = saved != nullptr ? std::optional<std::string>(saved) : std::nullopt;
-    char pattern[] = "/tmp/tilec_cuda_module_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = pattern;
-    setenv("TILEC_CACHE_DIR", root_.c_str(), 1);
+    cache_.emplace("tilec_cuda_module_test_");
+    root_ = cache_->path();
   }
   void TearDown() override {
     if (root_.empty()) return;
     CudaModule::clear_memory_cache();
-    fs::remove_all(root_);
-    if (saved_cache_dir_) {
-      setenv("TILEC_CACHE_DIR", saved_cache_dir_->c_str(), 1);
-    } else {
-      unsetenv("TILEC_CACHE_DIR");
-    }
+    cache_.reset();
   }
 
   std::string root_;
-  std::optional<std::string> saved_cache_dir_;
+  std::optional<test_support::TemporaryCacheDir> cache_;
 };
 
 TEST_F(CudaModuleTest, CacheKeyCoversSourceAndArch) {

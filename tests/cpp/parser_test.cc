@@ -862,10 +862,24 @@ TEST(ParserError, CompoundStatementHeaders) {
   EXPECT_PARSE_ERROR("for i in range(3)\n", 1, 18, "expected ':' after 'for' iterable");
   EXPECT_PARSE_ERROR("with a as b c:\n", 1, 13, "expected ':' after 'with' items");
   EXPECT_PARSE_ERROR("with (a as b c):\n", 1, 14, "expected ',' or ')' after 'with' item");
-  EXPECT_PARSE_ERROR("for i in x: pass\nelse: pass\n", 2, 1,
-                     "'else' after a 'for' loop is not supported");
-  EXPECT_PARSE_ERROR("while x:\n    pass\nelse:\n    pass\n", 3, 1,
-                     "'else' after a 'while' loop is not supported");
+  EXPECT_PARSE_ERROR("for i in x: pass\nelse pass\n", 2, 6, "expected ':' after 'else'");
+}
+
+TEST(Parser, LoopElseIsParsedAsUnsupported) {
+  for (const char* text : {"for i in x:\n    a = 1\nelse:\n    b = 2\n",
+                           "while x:\n    a = 1\nelse:\n    b = 2\n"}) {
+    auto file = std::make_shared<SourceFile>();
+    file->name = "t.py";
+    file->text = text;
+    ast::Module m = frontend::parse(file);
+    ASSERT_EQ(m.body.size(), 1u);
+    const ast::Stmt& s = *m.body[0];
+    EXPECT_EQ(s.kind, ast::StmtKind::Unsupported);
+    EXPECT_EQ(s.loc.line, 3);
+    EXPECT_EQ(s.loc.col, 1);
+    EXPECT_EQ(s.body.size(), 2u);  // both blocks' statements
+    EXPECT_NE(s.name.find("'else' after a"), std::string::npos);
+  }
 }
 
 TEST(ParserError, FunctionDefinitions) {
