@@ -214,26 +214,37 @@ static void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc
                       ir::to_string(ir::simplify(b)) + ")");
 }
 
+// An operand of gemm/gemv: a tile (not a single element) of `dims` dims,
+// after dropping extent-1 dims.
+struct MatrixOperand {
+  ir::BufferRegion region;
+  SourceLoc loc;
+};
+
+static MatrixOperand matrix_operand(Elaborator& el, const CallArgs& a, const std::string& name,
+                                    const std::string& fn, size_t dims) {
+  TileOperand op = el.operand(a[name], a.loc(name), fn + "() argument '" + name + "'");
+  if (op.point_only)
+    error_at(op.loc, fn + ": operands are tiles (buffers or slices), not single elements");
+  MatrixOperand m{el.region_of(op), op.loc};
+  require_2d(m.region, m.loc, fn, name, dims);
+  return m;
+}
+
 static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
                               "clear_accum=False"});
   auto node = std::make_shared<ir::Gemm>();
   node->loc = call.node->loc;
-  TileOperand A = el.operand(a["A"], a.loc("A"), "T.gemm() argument 'A'");
-  TileOperand B = el.operand(a["B"], a.loc("B"), "T.gemm() argument 'B'");
-  TileOperand C = el.operand(a["C"], a.loc("C"), "T.gemm() argument 'C'");
-  for (auto* op : {&A, &B, &C})
-    if (op->point_only)
-      error_at(op->loc, "T.gemm: operands are tiles (buffers or slices), not single elements");
-  node->a = el.region_of(A);
-  node->b = el.region_of(B);
-  node->c = el.region_of(C);
+  MatrixOperand A = matrix_operand(el, a, "A", "T.gemm", 2);
+  MatrixOperand B = matrix_operand(el, a, "B", "T.gemm", 2);
+  MatrixOperand C = matrix_operand(el, a, "C", "T.gemm", 2);
+  node->a = A.region;
+  node->b = B.region;
+  node->c = C.region;
   node->transpose_a = el.truthy(a["transpose_A"], a.loc("transpose_A"));
   node->transpose_b = el.truthy(a["transpose_B"], a.loc("transpose_B"));
   node->clear_accum = el.truthy(a["clear_accum"], a.loc("clear_accum"));
-  require_2d(node->a, A.loc, "T.gemm", "A", 2);
-  require_2d(node->b, B.loc, "T.gemm", "B", 2);
-  require_2d(node->c, C.loc, "T.gemm", "C", 2);
   auto ea = tile_extents(node->a, 2), eb = tile_extents(node->b, 2), ec = tile_extents(node->c, 2);
   ir::Expr M = node->transpose_a ? ea[1] : ea[0], KA = node->transpose_a ? ea[0] : ea[1];
   ir::Expr KB = node->transpose_b ? eb[1] : eb[0], N = node->transpose_b ? eb[0] : eb[1];
@@ -251,19 +262,13 @@ static CtValue gemv_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"A", "x", "y", "accumulate=False"});
   auto node = std::make_shared<ir::Gemv>();
   node->loc = call.node->loc;
-  TileOperand A = el.operand(a["A"], a.loc("A"), "T.gemv() argument 'A'");
-  TileOperand x = el.operand(a["x"], a.loc("x"), "T.gemv() argument 'x'");
-  TileOperand y = el.operand(a["y"], a.loc("y"), "T.gemv() argument 'y'");
-  for (auto* op : {&A, &x, &y})
-    if (op->point_only)
-      error_at(op->loc, "T.gemv: operands are tiles (buffers or slices), not single elements");
-  node->a = el.region_of(A);
-  node->x = el.region_of(x);
-  node->y = el.region_of(y);
+  MatrixOperand A = matrix_operand(el, a, "A", "T.gemv", 2);
+  MatrixOperand x = matrix_operand(el, a, "x", "T.gemv", 1);
+  MatrixOperand y = matrix_operand(el, a, "y", "T.gemv", 1);
+  node->a = A.region;
+  node->x = x.region;
+  node->y = y.region;
   node->accumulate = el.truthy(a["accumulate"], a.loc("accumulate"));
-  require_2d(node->a, A.loc, "T.gemv", "A", 2);
-  require_2d(node->x, x.loc, "T.gemv", "x", 1);
-  require_2d(node->y, y.loc, "T.gemv", "y", 1);
   auto ea = tile_extents(node->a, 2), ex = tile_extents(node->x, 1), ey = tile_extents(node->y, 1);
   check_dim(ea[1], ex[0], x.loc, "T.gemv: x's length differs from A's columns");
   check_dim(ea[0], ey[0], y.loc, "T.gemv: y's length differs from A's rows");
