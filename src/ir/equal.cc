@@ -172,12 +172,14 @@ bool StructuralEqual::eq_Evaluate(const Evaluate* a, const Evaluate* b) {
 }
 
 bool StructuralEqual::eq_KernelLaunch(const KernelLaunch* a, const KernelLaunch* b) {
+  if (a->thread_var.defined() != b->thread_var.defined()) return false;
+  if (a->thread_var && !define(a->thread_var, b->thread_var)) return false;
   return a->threads == b->threads && eq(a->grid, b->grid) && define(a->block_vars, b->block_vars) &&
          eq(a->body, b->body);
 }
 
 bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
-  return eq(a->src, b->src) && eq(a->dst, b->dst);
+  return a->async == b->async && eq(a->src, b->src) && eq(a->dst, b->dst);
 }
 
 bool StructuralEqual::eq_Gemm(const Gemm* a, const Gemm* b) {

@@ -91,6 +91,8 @@ using Stmt = Handle<StmtNode, StmtKind>;
 
 // ---------------------------------------------------------------- buffers
 
+class Fragment;  // ir/layout.h
+
 enum class MemoryScope { Global, Shared, Fragment, Local };
 const char* scope_name(MemoryScope scope);
 
@@ -104,6 +106,11 @@ struct BufferNode {
   std::vector<Expr> strides;
   MemoryScope scope;
   SourceLoc loc;  // where it was declared or allocated
+  // Set by the CUDA pass infer_layout. Fragments: how the elements are spread
+  // over threads. Shared tiles: element (.., r, c) lives at the swizzled
+  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h).
+  std::shared_ptr<const Fragment> fragment;
+  bool swizzled = false;
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 
@@ -270,6 +277,9 @@ struct KernelLaunch : StmtNode {
   std::vector<Expr> grid;        // 1 to 3 extents
   std::vector<Expr> block_vars;  // Vars, one per grid dim
   int threads = 128;
+  // threadIdx.x in [0, threads), once lowering to threads has made the body
+  // per-thread code; null before (the body is per-block tile code).
+  Expr thread_var;
   Stmt body;
   KernelLaunch() : StmtNode(static_kind) {}
 };
@@ -277,9 +287,13 @@ struct KernelLaunch : StmtNode {
 // dst = src over the regions, elementwise (extents agree after dropping
 // extent-1 dims). Elements of src outside its buffer read as 0; elements of
 // dst outside its buffer are not written.
+//
+// `async` (global to shared, set by pipeline_loops): the copy is issued as
+// cp.async and completes at a later cp_async_wait; lowering adds no wait.
 struct Copy : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Copy;
   BufferRegion src, dst;
+  bool async = false;
   Copy() : StmtNode(static_kind) {}
 };
 

@@ -16,6 +16,7 @@ bool mutate_exprs(IRMutator& m, const std::vector<Expr>& in, std::vector<Expr>* 
 }
 
 bool same_region(const BufferRegion& a, const BufferRegion& b) {
+  if (a.buffer != b.buffer || a.region.size() != b.region.size()) return false;
   for (size_t i = 0; i < a.region.size(); ++i) {
     if (!a.region[i].min.same_as(b.region[i].min) ||
         !a.region[i].extent.same_as(b.region[i].extent))

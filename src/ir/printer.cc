@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/layout.h"
+
 namespace tilec::ir {
 
 namespace {
@@ -363,7 +365,9 @@ class IRPrinter {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
-                 << op->buffer->dtype.name() << "\")\n";
+                 << op->buffer->dtype.name() << "\")" << (op->buffer->swizzled ? "  # swizzled" : "")
+                 << (op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "")
+                 << "\n";
     stmt(op->body, indent);
   }
 
@@ -375,15 +379,15 @@ class IRPrinter {
     std::string grid = list(op->grid);
     std::string vars = list(op->block_vars);
     if (op->block_vars.size() != 1) vars = "(" + vars + ")";
-    line(indent) << "with T.Kernel(" << grid << ", threads=" << op->threads << ") as " << vars
-                 << ":\n";
+    line(indent) << "with T.Kernel(" << grid << ", threads=" << std::to_string(op->threads) << ") as " << vars << ":"
+                 << (op->thread_var ? "  # per thread " + expr(op->thread_var) : std::string()) << "\n";
     body(op->body, indent + 1);
   }
 
   void print_Copy(const Copy* op, int indent) {
     std::string src = region(op->src);
     std::string dst = region(op->dst);
-    line(indent) << "T.copy(" << src << ", " << dst << ")\n";
+    line(indent) << "T.copy(" << src << ", " << dst << ")" << (op->async ? "  # async" : "") << "\n";
   }
 
   void print_Gemm(const Gemm* op, int indent) {
@@ -414,7 +418,7 @@ class IRPrinter {
     std::string src = region(op->src);
     std::string dst = region(op->dst);
     line(indent) << "T.reduce_" << reduce_kind_name(op->reduce_kind) << "(" << src << ", " << dst
-                 << ", dim=" << op->dim << (op->clear ? "" : ", clear=False") << ")\n";
+                 << ", dim=" << std::to_string(op->dim) << (op->clear ? "" : ", clear=False") << ")\n";
   }
 
   void print_AtomicAdd(const AtomicAdd* op, int indent) {

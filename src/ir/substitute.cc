@@ -36,4 +36,57 @@ Expr substitute(const Expr& e, const Expr& var, const Expr& value) {
   return substitute(e, VarMap{{var.get(), value}});
 }
 
+namespace {
+
+class BufferReplacer : public IRMutator {
+ public:
+  explicit BufferReplacer(const BufferMap& map) : map_(map) {}
+
+ protected:
+  Buffer replaced(const Buffer& b) const {
+    auto it = map_.find(b.get());
+    return it == map_.end() ? b : it->second;
+  }
+  BufferRegion mutate_region(const BufferRegion& region) override {
+    BufferRegion r = IRMutator::mutate_region(region);
+    if (r.buffer) r.buffer = replaced(r.buffer);
+    return r;
+  }
+  Expr mutate_BufferLoad(const BufferLoad* op, const Expr& self) override {
+    Expr e = IRMutator::mutate_BufferLoad(op, self);
+    const auto* load = e.as<BufferLoad>();
+    Buffer b = replaced(load->buffer);
+    if (b == load->buffer) return e;
+    return with_loc(make_load(b, load->indices), op->loc);
+  }
+  Stmt mutate_BufferStore(const BufferStore* op, const Stmt& self) override {
+    Stmt s = IRMutator::mutate_BufferStore(op, self);
+    const auto* store = s.as<BufferStore>();
+    Buffer b = replaced(store->buffer);
+    if (b == store->buffer) return s;
+    auto n = std::make_shared<BufferStore>(*store);
+    n->buffer = b;
+    return Stmt(n);
+  }
+  Stmt mutate_Allocate(const Allocate* op, const Stmt& self) override {
+    Stmt s = IRMutator::mutate_Allocate(op, self);
+    const auto* alloc = s.as<Allocate>();
+    Buffer b = replaced(alloc->buffer);
+    if (b == alloc->buffer) return s;
+    auto n = std::make_shared<Allocate>(*alloc);
+    n->buffer = b;
+    return Stmt(n);
+  }
+
+ private:
+  const BufferMap& map_;
+};
+
+}  // namespace
+
+Stmt replace_buffers(const Stmt& s, const BufferMap& map) {
+  if (map.empty()) return s;
+  return BufferReplacer(map).mutate(s);
+}
+
 }  // namespace tilec::ir

@@ -19,4 +19,11 @@ Expr substitute(const Expr& e, const VarMap& map);
 Stmt substitute(const Stmt& s, const VarMap& map);
 Expr substitute(const Expr& e, const Expr& var, const Expr& value);
 
+// Buffer node -> the buffer that takes its place.
+using BufferMap = std::unordered_map<const BufferNode*, Buffer>;
+
+// Every load, store, tile-op region and allocation of a mapped buffer uses its
+// replacement instead (indices unchanged).
+Stmt replace_buffers(const Stmt& s, const BufferMap& map);
+
 }  // namespace tilec::ir

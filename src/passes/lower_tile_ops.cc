@@ -1,56 +1,22 @@
 #include "passes/lower_tile_ops.h"
 
-#include <limits>
-
-#include <unordered_map>
-
-#include "ir/bound.h"
-#include "ir/equal.h"
-#include "ir/mutator.h"
-#include "ir/region.h"
-#include "ir/simplify.h"
+#include "passes/tile_lowering.h"
 
 namespace tilec::passes {
 namespace {
 
 using ir::Expr;
-using ir::is_zero;
 using ir::Stmt;
 
-// Index expressions into one operand of a tile op, for a point of the tile
-// given by one loop variable per squeezed dim.
-struct Access {
-  std::vector<Expr> indices;
-  Expr in_bounds;  // null when provably in bounds
-};
+class TileOpLowering : public TileLowering {
+ public:
+  // `threaded`: the loops over each op's elements are T.Parallel loops (for a target that
+  // spreads them over threads) rather than serial and vectorized ones.
+  explicit TileOpLowering(bool threaded) : threaded_(threaded) {}
 
-class TileOpLowering : public ir::IRMutator {
  protected:
-  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    ir::BoundAnalyzer saved = bounds_;
-    for (size_t i = 0; i < op->grid.size(); ++i) bind_range(op->block_vars[i], ir::make_int(0), op->grid[i]);
-    Stmt result = IRMutator::mutate_KernelLaunch(op, self);
-    bounds_ = saved;
-    return result;
-  }
-
-  Stmt mutate_For(const ir::For* op, const Stmt& self) override {
-    ir::BoundAnalyzer saved = bounds_;
-    bind_range(op->var, op->min, op->extent);
-    Stmt result = IRMutator::mutate_For(op, self);
-    bounds_ = saved;
-    return result;
-  }
-
-  Stmt mutate_LetStmt(const ir::LetStmt* op, const Stmt& self) override {
-    ir::BoundAnalyzer saved = bounds_;
-    if (auto range = bounds_.bound(op->value)) bounds_.bind(op->var, *range);
-    Stmt result = IRMutator::mutate_LetStmt(op, self);
-    bounds_ = saved;
-    return result;
-  }
-
-  Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
+    if (threaded_ && between_global_and_shared(*op)) return self;
     std::vector<Expr> vars = loop_vars(op->dst, "i");
     Access src = access(op->src, vars), dst = access(op->dst, vars);
     Expr value = ir::make_cast(op->dst.buffer->dtype, ir::make_load(op->src.buffer, src.indices));
@@ -73,7 +39,8 @@ class TileOpLowering : public ir::IRMutator {
 
   // C[i, j] (+)= sum_k A[i, k] * B[k, j], ordered i, k, j so the innermost
   // loop walks rows of B and C contiguously.
-  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
+  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
+    if (threaded_ && op->a.buffer->swizzled) return self;
     auto ea = tile_extents(op->a, 2), eb = tile_extents(op->b, 2), ec = tile_extents(op->c, 2);
     Expr M = ec[0], N = ec[1];
     Expr K = op->transpose_a ? ea[0] : ea[1];
@@ -87,17 +54,23 @@ class TileOpLowering : public ir::IRMutator {
     Expr sum = ir::make_Add(ir::make_load(op->c.buffer, c.indices), ir::make_Mul(a_val, b_val));
     Stmt update = ir::make_store(op->c.buffer, c.indices, sum);
     if (c.in_bounds) update = ir::make_if(c.in_bounds, update);
-    Stmt inner = ir::make_for(j, ir::make_int(0), N, innermost_kind(a, b, c), update);
-    Stmt loops = ir::make_for(i, ir::make_int(0), M, ir::ForKind::Serial,
-                              ir::make_for(k, ir::make_int(0), K, ir::ForKind::Serial, inner));
+    Stmt loops;
+    if (threaded_) {
+      // Each (i, j) on one thread, k in order inside.
+      Stmt k_loop = ir::make_for(k, ir::make_int(0), K, ir::ForKind::Serial, update);
+      loops = nest({i, j}, {M, N}, k_loop);
+    } else {
+      Stmt inner = ir::make_for(j, ir::make_int(0), N, innermost_kind(a, b, c), update);
+      loops = ir::make_for(i, ir::make_int(0), M, ir::ForKind::Serial,
+                           ir::make_for(k, ir::make_int(0), K, ir::ForKind::Serial, inner));
+    }
     std::vector<Stmt> stmts;
     if (op->clear_accum) {
       Expr ci = ir::make_var("i"), cj = ir::make_var("j");
       Access cc = access_2d(op->c, ci, cj);
       Stmt zero = ir::make_store(op->c.buffer, cc.indices, zero_of(acc));
       if (cc.in_bounds) zero = ir::make_if(cc.in_bounds, zero);
-      stmts.push_back(ir::make_for(ci, ir::make_int(0), M, ir::ForKind::Serial,
-                                   ir::make_for(cj, ir::make_int(0), N, innermost_kind(cc), zero)));
+      stmts.push_back(nest({ci, cj}, {M, N}, zero, innermost_kind(cc)));
     }
     stmts.push_back(loops);
     return located(ir::make_seq(stmts), op->loc);
@@ -118,12 +91,13 @@ class TileOpLowering : public ir::IRMutator {
     if (!op->accumulate)
       body = ir::make_seq({ir::make_store(op->y.buffer, y.indices, zero_of(acc)), body});
     if (y.in_bounds) body = ir::make_if(y.in_bounds, body);
-    return located(ir::make_for(n, ir::make_int(0), ea[0], ir::ForKind::Serial, body), op->loc);
+    return located(nest({n}, {ea[0]}, body, ir::ForKind::Serial), op->loc);
   }
 
   // For each element of dst: r = combine over the reduced dim of src; then
   // dst = r (clear) or dst = combine(dst, r).
-  Stmt mutate_Reduce(const ir::Reduce* op, const Stmt&) override {
+  Stmt mutate_Reduce(const ir::Reduce* op, const Stmt& self) override {
+    if (threaded_ && op->src.buffer->scope == ir::MemoryScope::Fragment) return self;
     const ir::BufferRegion& src = op->src;
     DType t = op->dst.buffer->dtype;
     std::vector<Expr> src_vars(src.region.size());
@@ -193,146 +167,10 @@ class TileOpLowering : public ir::IRMutator {
   }
 
  private:
-  void bind_range(const Expr& var, const Expr& min, const Expr& extent) {
-    auto lo = bounds_.bound(min);
-    auto n = bounds_.bound(extent);
-    if (lo && n && n->max >= 1) {
-      bounds_.bind(var, {lo->min, lo->max + n->max - 1});
-    } else if (lo) {
-      bounds_.bind(var, {lo->min, std::numeric_limits<int32_t>::max()});
-    }
-    if (is_zero(min)) extent_of_[var.get()] = extent;
-  }
-
-  // `var < extent` for a loop or block index over [0, extent): true even when
-  // the extent is symbolic (i_b < b for a grid of b blocks).
-  bool below_own_extent(const Expr& idx, const Expr& limit) const {
-    auto it = extent_of_.find(idx.get());
-    if (it == extent_of_.end()) return false;
-    Expr a = ir::simplify(ir::make_cast(DType::Int64, it->second));
-    Expr b = ir::simplify(ir::make_cast(DType::Int64, limit));
-    return a.same_as(b) || ir::structural_equal(a, b);
-  }
-
-  static Expr zero_of(DType t) {
-    if (t.is_float()) return ir::make_float(0, t);
-    if (t.is_bool()) return ir::make_bool(false);
-    return ir::make_int(0, t);
-  }
-
-  static Expr identity_of(ir::ReduceKind kind, DType t) {
-    double inf = std::numeric_limits<double>::infinity();
-    switch (kind) {
-      case ir::ReduceKind::Sum: case ir::ReduceKind::AbsSum: case ir::ReduceKind::AbsMax:
-        return zero_of(t);
-      case ir::ReduceKind::Max:
-        if (t.is_float()) return ir::make_float(t == DType::Float8E4M3 ? -448.0 : -inf, t);
-        return ir::make_int(t.is_uint() ? 0 : -(int64_t{1} << (t.bits() - 1)), t);
-      case ir::ReduceKind::Min:
-        if (t.is_float()) return ir::make_float(t == DType::Float8E4M3 ? 448.0 : inf, t);
-        return ir::make_int(t.is_uint() && t.bits() == 64 ? -1
-                                                         : (t.is_uint() ? (int64_t{1} << t.bits()) - 1
-                                                                        : (int64_t{1} << (t.bits() - 1)) - 1),
-                            t);
-    }
-    return zero_of(t);
-  }
-
-  static Expr combine(ir::ReduceKind kind, const Expr& acc, const Expr& x) {
-    switch (kind) {
-      case ir::ReduceKind::Sum: case ir::ReduceKind::AbsSum: return ir::make_Add(acc, x);
-      case ir::ReduceKind::Max: case ir::ReduceKind::AbsMax: return ir::make_Max(acc, x);
-      case ir::ReduceKind::Min: return ir::make_Min(acc, x);
-    }
-    return acc;
-  }
-
-  static Expr conjoin(const Expr& a, const Expr& b) {
-    if (!b) return a;
-    if (!a) return b;
-    return ir::make_And(a, b);
-  }
-
-  // `0 <= idx < extent`, or null when the analyzer proves it.
-  Expr in_range(const Expr& idx_in, const Expr& extent_in) const {
-    DType t = promote(idx_in->dtype, extent_in->dtype);
-    Expr idx = ir::simplify(ir::make_cast(t, idx_in));
-    Expr extent = ir::make_cast(t, extent_in);
-    Expr lower = ir::make_GE(idx, ir::make_int(0, t));
-    Expr upper = ir::make_LT(idx, extent);
-    Expr cond;
-    if (!bounds_.can_prove(lower)) cond = lower;
-    if (!bounds_.can_prove(upper) && !below_own_extent(idx, extent_in)) cond = conjoin(cond, upper);
-    return cond;
-  }
-
-  std::vector<Expr> loop_vars(const ir::BufferRegion& r, const std::string& prefix) const {
-    std::vector<Expr> vars;
-    for (size_t i = 0; i < ir::squeezed_dims(r).size(); ++i)
-      vars.push_back(ir::make_var(prefix + std::to_string(i)));
-    return vars;
-  }
-
-  // Indices for the tile point given by `vars` (one per squeezed dim of r).
-  Access access(const ir::BufferRegion& r, const std::vector<Expr>& vars) {
-    std::vector<int> dims = ir::squeezed_dims(r);
-    Access a;
-    size_t v = 0;
-    ir::BoundAnalyzer saved = bounds_;
-    for (size_t d = 0; d < r.region.size(); ++d) {
-      Expr idx = r.region[d].min;
-      if (v < dims.size() && dims[v] == static_cast<int>(d)) {
-        bind_range(vars[v], ir::make_int(0), r.region[d].extent);
-        idx = ir::make_Add(idx, vars[v++]);
-      }
-      a.indices.push_back(idx);
-      a.in_bounds = conjoin(a.in_bounds, in_range(idx, r.buffer->shape[d]));
-    }
-    bounds_ = saved;
-    return a;
-  }
-
-  // The last `dims` dims of the tile (after squeezing extent-1 dims; kept
-  // extent-1 dims fill up when fewer remain), matching elaboration's check.
-  static std::vector<int> tile_dims(const ir::BufferRegion& r, size_t dims) {
-    std::vector<int> sq = ir::squeezed_dims(r);
-    if (sq.size() >= dims) return sq;
-    std::vector<int> last;
-    for (size_t d = r.region.size() - dims; d < r.region.size(); ++d) last.push_back(static_cast<int>(d));
-    return last;
-  }
-  static std::vector<Expr> tile_extents(const ir::BufferRegion& r, size_t dims) {
-    std::vector<Expr> ext;
-    for (int d : tile_dims(r, dims)) ext.push_back(r.region[d].extent);
-    return ext;
-  }
-
-  Access access_tile(const ir::BufferRegion& r, const std::vector<Expr>& vars, size_t dims) {
-    std::vector<int> td = tile_dims(r, dims);
-    Access a;
-    ir::BoundAnalyzer saved = bounds_;
-    for (size_t d = 0; d < r.region.size(); ++d) {
-      Expr idx = r.region[d].min;
-      for (size_t v = 0; v < td.size(); ++v)
-        if (td[v] == static_cast<int>(d)) {
-          bind_range(vars[v], ir::make_int(0), r.region[d].extent);
-          idx = ir::make_Add(idx, vars[v]);
-        }
-      a.indices.push_back(idx);
-      a.in_bounds = conjoin(a.in_bounds, in_range(idx, r.buffer->shape[d]));
-    }
-    bounds_ = saved;
-    return a;
-  }
-
-  Access access_2d(const ir::BufferRegion& r, const Expr& row, const Expr& col) {
-    return access_tile(r, {row, col}, 2);
-  }
-
-  static Expr guarded_load(const ir::Buffer& b, const Access& a, DType t) {
-    Expr value = ir::make_cast(t, ir::make_load(b, a.indices));
-    if (!a.in_bounds) return value;
-    return ir::make_select(a.in_bounds, value, zero_of(t));
+  static bool between_global_and_shared(const ir::Copy& op) {
+    auto scope = [](const ir::BufferRegion& r) { return r.buffer->scope; };
+    return (scope(op.src) == ir::MemoryScope::Global && scope(op.dst) == ir::MemoryScope::Shared) ||
+           (scope(op.src) == ir::MemoryScope::Shared && scope(op.dst) == ir::MemoryScope::Global);
   }
 
   // Innermost loops of tile ops are independent, so they are marked for
@@ -345,30 +183,25 @@ class TileOpLowering : public ir::IRMutator {
     return guarded ? ir::ForKind::Serial : ir::ForKind::Vectorized;
   }
 
-  static Stmt nest(const std::vector<Expr>& vars, const std::vector<Expr>& extents, Stmt body,
-                   ir::ForKind innermost = ir::ForKind::Vectorized) {
+  // Loops over an op's elements: vars[i] over [0, extents[i]).
+  Stmt nest(const std::vector<Expr>& vars, const std::vector<Expr>& extents, Stmt body,
+            ir::ForKind innermost = ir::ForKind::Vectorized) const {
     for (size_t i = vars.size(); i-- > 0;) {
       ir::ForKind kind = i + 1 == vars.size() ? innermost : ir::ForKind::Serial;
+      if (threaded_) kind = ir::ForKind::Parallel;
       body = ir::make_for(vars[i], ir::make_int(0, vars[i]->dtype), ir::make_cast(vars[i]->dtype, extents[i]),
                           kind, body);
     }
     return body;
   }
 
-  static Stmt located(Stmt s, const SourceLoc& loc) {
-    if (auto* seq = s.as<ir::Seq>())
-      for (const auto& inner : seq->stmts) ir::with_loc(inner, loc);
-    return ir::with_loc(s, loc);
-  }
-
-  ir::BoundAnalyzer bounds_;
-  std::unordered_map<const ir::ExprNode*, Expr> extent_of_;
+  const bool threaded_;
 };
 
 }  // namespace
 
-ir::Stmt lower_tile_ops(const ir::Stmt& body, const PassContext&) {
-  return TileOpLowering().mutate(body);
+ir::Stmt lower_tile_ops(const ir::Stmt& body, const PassContext& ctx) {
+  return TileOpLowering(ctx.target != "cpu").mutate(body);
 }
 
 }  // namespace tilec::passes

@@ -40,8 +40,10 @@ class Verifier : public ir::IRVisitor {
   void visit_KernelLaunch(const ir::KernelLaunch* op) override {
     for (const auto& g : op->grid) visit(g);
     for (const auto& v : op->block_vars) defined_.insert(v.get());
+    if (op->thread_var) defined_.insert(op->thread_var.get());
     visit(op->body);
     for (const auto& v : op->block_vars) defined_.erase(v.get());
+    if (op->thread_var) defined_.erase(op->thread_var.get());
   }
   void visit_Allocate(const ir::Allocate* op) override {
     for (const auto& d : op->buffer->shape) visit(d);

@@ -1,0 +1,91 @@
+// Fragments: how the elements of a register tile are spread over a block's threads.
+//
+// A Fragment writes each index of a tile in mixed radix: index d is the sum of its digits,
+// digit k being (index_d / place_k) % radix_k. Every digit lives either on the thread (the
+// thread id's digit (tid / stride) % radix) or in the thread's registers (the slot's digit
+// (slot / stride) % radix). Thread digits of no index (dim -1) are replicas: threads that
+// differ only in them hold the same elements. Threads past threads() repeat the first ones.
+//
+//   mma accumulator of a 16 x 8 tile (frag_m16n8_c of device/cuda/mma.h):
+//     row = g + 8 * h,  col = c + 2 * t   with lane = 4 * g + t, slot = c + 2 * h
+//     digits: g (row, radix 8, place 1, thread stride 4), h (row, 2, 8, slot stride 2),
+//             c (col, 2, 1, slot stride 1), t (col, 4, 2, thread stride 1)
+//
+// A fragment may cover more than its shape (radices rounded up): lowering then guards each
+// element with `index < extent`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tilec::ir {
+
+struct FragmentDigit {
+  int dim = -1;          // the index this digit is part of; -1 for a replica digit
+  int64_t radix = 1;
+  int64_t place = 1;     // index units of one step of this digit
+  bool on_thread = false;
+  int64_t stride = 1;    // thread id or slot units of one step
+};
+
+class Fragment {
+ public:
+  Fragment() = default;
+  Fragment(std::vector<int64_t> shape, std::vector<FragmentDigit> digits);
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<FragmentDigit>& digits() const { return digits_; }
+  bool defined() const { return !shape_.empty() || !digits_.empty(); }
+
+  // Threads that hold distinct parts (replicas included); registers each holds.
+  int64_t threads() const;
+  int64_t slots() const;
+  // Whether some index can exceed its extent (lowering adds guards).
+  bool covers_more() const;
+  // Whether every thread holds every element.
+  bool replicated() const;
+
+  // The tile indices of `slot` on thread `tid` (both int32 Exprs), one per dim.
+  std::vector<Expr> indices(const Expr& tid, const Expr& slot) const;
+  // The digit's value on thread `tid` or in `slot`.
+  Expr digit_value(const FragmentDigit& digit, const Expr& tid, const Expr& slot) const;
+  // The slot holding element `indices` (on the threads that hold it).
+  Expr slot_of(const std::vector<Expr>& indices) const;
+
+  // The slot in project(keep) of the element held in `slot`.
+  Expr projected_slot(const std::vector<int>& keep, const Expr& slot) const;
+
+  // Dims listed in `keep` (in that order) with the rest dropped: their slot digits go,
+  // their thread digits become replicas. The layout a reduction's result takes.
+  Fragment project(const std::vector<int>& keep) const;
+
+  bool operator==(const Fragment& other) const;
+  bool operator!=(const Fragment& other) const { return !(*this == other); }
+  // "[shape] thread: ..., slot: ..." for dumps and error messages.
+  std::string to_string() const;
+
+ private:
+  std::vector<int64_t> shape_;
+  std::vector<FragmentDigit> digits_;
+};
+
+// The accumulator of gemm_ss (device/cuda/gemm.h) for an M x N tile over a
+// warps_m x warps_n grid of warps.
+Fragment mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n);
+
+// The layout of a tile nobody constrains: thread-major and contiguous in the last dim,
+// `vector` elements a thread at a time (a divisor of the last extent), over `threads`.
+Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);
+
+// Every thread holds every element, in row-major slots.
+Fragment replicated_fragment(const std::vector<int64_t>& shape);
+
+// `base` (over some dims of a loop) extended to a loop of `extents`: base's dim i is loop
+// dim `dims[i]`; the other loop dims become slot digits (each thread walks all of them).
+Fragment extend_fragment(const Fragment& base, const std::vector<int>& dims,
+                         const std::vector<int64_t>& extents);
+
+}  // namespace tilec::ir

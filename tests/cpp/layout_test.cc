@@ -1,0 +1,111 @@
+#include "ir/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "ir/simplify.h"
+
+namespace tilec::ir {
+namespace {
+
+int64_t constant(const Expr& e) {
+  int64_t v = -1;
+  EXPECT_TRUE(is_const_int(simplify(e), &v)) << "not constant";
+  return v;
+}
+
+// (thread, slot) -> indices, evaluated for every thread and slot.
+std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> table(const Fragment& f, int64_t threads) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> out;
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t s = 0; s < f.slots(); ++s) {
+      std::vector<int64_t> idx;
+      for (const auto& e : f.indices(make_int(t), make_int(s))) idx.push_back(constant(e));
+      out[{t, s}] = idx;
+    }
+  return out;
+}
+
+TEST(LayoutTest, MmaAccumulatorIsTheFragmentOfMmaSync) {
+  // One warp, one 16x8 tile: frag_m16n8_c of device/cuda/mma.h.
+  Fragment f = mma_accumulator(16, 8, 1, 1);
+  EXPECT_EQ(f.threads(), 32);
+  EXPECT_EQ(f.slots(), 4);
+  for (const auto& [ts, idx] : table(f, 32)) {
+    int64_t lane = ts.first, slot = ts.second;
+    EXPECT_EQ(idx[0], lane / 4 + 8 * (slot / 2)) << lane << " " << slot;
+    EXPECT_EQ(idx[1], 2 * (lane % 4) + slot % 2) << lane << " " << slot;
+  }
+}
+
+TEST(LayoutTest, MmaAccumulatorOverWarpsMatchesGemmSs) {
+  // gemm_ss: warp w at (w % WarpsM, w / WarpsM), slots (mi * NI + ni) * 4 + r.
+  const int64_t M = 64, N = 32, WM = 2, WN = 2, MI = M / WM / 16, NI = N / WN / 8;
+  Fragment f = mma_accumulator(M, N, WM, WN);
+  EXPECT_EQ(f.threads(), 128);
+  EXPECT_EQ(f.slots(), MI * NI * 4);
+  std::set<std::vector<int64_t>> seen;
+  for (const auto& [ts, idx] : table(f, 128)) {
+    int64_t t = ts.first, s = ts.second, lane = t % 32, w = t / 32;
+    int64_t mi = s / 4 / NI, ni = (s / 4) % NI, r = s % 4;
+    EXPECT_EQ(idx[0], (w % WM) * (M / WM) + mi * 16 + lane / 4 + 8 * (r / 2));
+    EXPECT_EQ(idx[1], (w / WM) * (N / WN) + ni * 8 + 2 * (lane % 4) + r % 2);
+    seen.insert(idx);
+    EXPECT_EQ(constant(f.slot_of({make_int(idx[0]), make_int(idx[1])})), s);
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(M * N));  // every element once
+}
+
+TEST(LayoutTest, DefaultFragmentCoversOddShapesOncePerThreadGroup) {
+  Fragment f = default_fragment({5, 33}, 128, 1);
+  EXPECT_TRUE(f.covers_more());
+  std::map<std::vector<int64_t>, int> count;
+  for (const auto& [ts, idx] : table(f, f.threads()))
+    if (idx[0] < 5 && idx[1] < 33) ++count[idx];
+  EXPECT_EQ(count.size(), 5u * 33u);
+  for (const auto& [idx, n] : count) EXPECT_EQ(n, 1);
+}
+
+TEST(LayoutTest, DefaultFragmentKeepsVectorsInConsecutiveSlots) {
+  Fragment f = default_fragment({4, 64}, 32, 4);
+  auto t = table(f, 32);
+  for (int64_t s = 0; s + 1 < 4; ++s) EXPECT_EQ(t[std::make_pair(int64_t{0}, s + 1)][1], t[std::make_pair(int64_t{0}, s)][1] + 1);
+}
+
+TEST(LayoutTest, ProjectionReplicatesTheDroppedThreads) {
+  Fragment f = mma_accumulator(16, 16, 1, 1);
+  Fragment rows = f.project({0});
+  EXPECT_EQ(rows.shape(), std::vector<int64_t>{16});
+  EXPECT_EQ(rows.slots(), 2);  // the two row halves
+  // Lanes 4g .. 4g+3 hold the same rows.
+  for (int64_t lane = 0; lane < 32; ++lane)
+    for (int64_t s = 0; s < 2; ++s)
+      EXPECT_EQ(constant(rows.indices(make_int(lane), make_int(s))[0]),
+                constant(rows.indices(make_int(lane - lane % 4), make_int(s))[0]));
+  // projected_slot agrees with the projection's own slots.
+  for (int64_t s = 0; s < f.slots(); ++s) {
+    int64_t row = constant(f.indices(make_int(5), make_int(s))[0]);
+    EXPECT_EQ(constant(rows.slot_of({make_int(row)})), constant(f.projected_slot({0}, make_int(s))));
+  }
+}
+
+TEST(LayoutTest, ReplicatedFragmentHoldsEverythingEverywhere) {
+  Fragment f = replicated_fragment({3, 4});
+  EXPECT_TRUE(f.replicated());
+  EXPECT_EQ(f.slots(), 12);
+  EXPECT_EQ(constant(f.slot_of({make_int(2), make_int(1)})), 9);
+}
+
+TEST(LayoutTest, ExtendAddsLoopDimsAsSlots) {
+  Fragment rows = default_fragment({8}, 8, 1);
+  Fragment loop = extend_fragment(rows, {0}, {8, 6});
+  EXPECT_EQ(loop.slots(), 6);
+  auto t = table(loop, 8);
+  for (int64_t th = 0; th < 8; ++th)
+    for (int64_t s = 0; s < 6; ++s) EXPECT_EQ(t[std::make_pair(th, s)], (std::vector<int64_t>{th, s}));
+}
+
+}  // namespace
+}  // namespace tilec::ir
