@@ -245,4 +245,20 @@ __device__ __forceinline__ T warp_reduce_min(T value) {
   return value;
 }
 
+// The value of `value` in lane (this lane XOR lane_mask) of the warp; every lane takes part.
+// Types without a native shuffle go through float.
+template <class T>
+__device__ __forceinline__ T shfl_xor(T value, int lane_mask) {
+  return __shfl_xor_sync(0xFFFFFFFFu, value, lane_mask);
+}
+__device__ __forceinline__ bool shfl_xor(bool value, int lane_mask) {
+  return __shfl_xor_sync(0xFFFFFFFFu, static_cast<int>(value), lane_mask) != 0;
+}
+__device__ __forceinline__ float8_e4m3 shfl_xor(float8_e4m3 value, int lane_mask) {
+  return from_float<float8_e4m3>(__shfl_xor_sync(0xFFFFFFFFu, to_float(value), lane_mask));
+}
+__device__ __forceinline__ float8_e5m2 shfl_xor(float8_e5m2 value, int lane_mask) {
+  return from_float<float8_e5m2>(__shfl_xor_sync(0xFFFFFFFFu, to_float(value), lane_mask));
+}
+
 }  // namespace tilec_cuda

@@ -64,6 +64,16 @@ __device__ __forceinline__ void cp_async_wait_all() {
 
 #endif  // sm_80
 
+// 16 bytes from `src` to `dst` in one access each way (both 16-byte aligned).
+__device__ __forceinline__ void copy_16(void* dst, const void* src) {
+  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
+}
+
+// Whether `p` is a multiple of `bytes` (a power of two).
+__device__ __forceinline__ bool is_aligned(const void* p, int bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & static_cast<uintptr_t>(bytes - 1)) == 0;
+}
+
 // ---------------------------------------------------------------- ldmatrix (sm_75+)
 
 // ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 loads N 8x8 matrices of 16-bit elements

@@ -256,7 +256,7 @@ CExpr CFamilyPrinter::float_literal(double value, DType t) const {
     text = hex_float(value);
   else
     text = hex_float(as_float) + "f";
-  if (t.is_soft_float()) return {type_name(t) + "(" + text + ")"};
+  if (t.is_soft_float()) return {soft_float_from(t, text)};
   return {text, text[0] == '-' ? Prec::Unary : Prec::Primary};
 }
 
@@ -271,7 +271,7 @@ CExpr CFamilyPrinter::convert(const CExpr& code, DType from, DType to) const {
     CExpr as_float{"float(" + code.text + ")"};
     return to == DType::Float32 ? as_float : convert(as_float, DType::Float32, to);
   }
-  if (to.is_soft_float()) return {type_name(to) + "(" + code.text + ")"};
+  if (to.is_soft_float()) return {soft_float_from(to, code.text)};
   return {"static_cast<" + type_name(to) + ">(" + code.text + ")"};
 }
 
@@ -355,6 +355,17 @@ CExpr CFamilyPrinter::print_binary(ir::ExprKind kind, const ir::Expr& a, const i
       return c.prec == prec || c.prec > Prec::LogicalAnd ? c.text : "(" + c.text + ")";
     };
     return {operand_text(ca) + " " + infix_operator(kind) + " " + operand_text(cb), prec};
+  }
+  // Python's // and % by a power of two are exactly an arithmetic shift and a mask on
+  // two's complement integers, without floordiv's sign fix-up.
+  int64_t divisor;
+  if ((kind == ir::ExprKind::FloorDiv || kind == ir::ExprKind::FloorMod) && t.is_int() && !t.is_uint() &&
+      ir::is_const_int(b, &divisor) && divisor > 0 && (divisor & (divisor - 1)) == 0) {
+    if (kind == ir::ExprKind::FloorMod)
+      return {"(" + wrap(ca, Prec::Multiplicative) + " & " + int_literal(divisor - 1, t).text + ")"};
+    int shift = 0;
+    while ((int64_t{1} << shift) < divisor) ++shift;
+    return {"(" + wrap(ca, Prec::Multiplicative) + " >> " + std::to_string(shift) + ")"};
   }
   if (!via_float) return print_arith(kind, ca, cb, t);
   return convert(print_arith(kind, ca, cb, DType::Float32), DType::Float32, t);
@@ -586,6 +597,46 @@ void CFamilyPrinter::emit_LetStmt(const ir::LetStmt& op) {
   emit_stmt(op.body);
   unbind_var(op.var);
 }
+
+// Binds every tensor, int slot and float param in ABI order. A Var that
+// fills two slots (a dim that is also a stride) is bound by the first.
+void CFamilyPrinter::emit_abi_prologue(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& tensors,
+                                     const std::string& ints, const std::string& floats) {
+  std::vector<std::pair<ir::Buffer, std::string>> row_major;
+  for (size_t i = 0; i < abi.tensor_params.size(); ++i) {
+    const ir::Param& param = func.params[abi.tensor_params[i]];
+    std::string name = fresh_name(param.name);
+    std::string type = type_name(param.buffer->dtype);
+    emit_line(type + "* __restrict__ " + name + " = static_cast<" + type + "*>(" + tensors + "[" +
+              std::to_string(i) + "]);");
+    if (param.buffer->strides.empty())
+      row_major.emplace_back(param.buffer, name);
+    else
+      bind_buffer(param.buffer, name);
+  }
+  std::unordered_set<const ir::ExprNode*> bound;
+  for (size_t k = 0; k < abi.int_slots.size(); ++k) {
+    const ir::Expr& var = abi.int_slots[k].var;
+    if (!bound.insert(var.get()).second) continue;
+    DType t = var->dtype;
+    CExpr value = convert({ints + "[" + std::to_string(k) + "]"}, DType::Int64, t);
+    emit_line("const " + type_name(t) + " " + bind_var(var) + " = " + value.text + ";");
+  }
+  for (size_t k = 0; k < abi.float_params.size(); ++k) {
+    const ir::Expr& var = func.params[abi.float_params[k]].var;
+    DType t = var->dtype;
+    CExpr value = convert({floats + "[" + std::to_string(k) + "]"}, DType::Float64, t);
+    emit_line("const " + type_name(t) + " " + bind_var(var) + " = " + value.text + ";");
+  }
+  // Strides of tensors that have none in the IR come from their shapes,
+  // which the int slots have just bound.
+  for (auto& [buffer, name] : row_major) {
+    bool wide = false;
+    std::vector<Stride> strides = declare_row_major_strides(buffer, name, &wide);
+    bind_buffer(buffer, name, std::move(strides), true);
+  }
+}
+
 
 void CFamilyPrinter::emit_Allocate(const ir::Allocate& op) {
   std::string name = fresh_name(op.buffer->name);

@@ -68,6 +68,11 @@ class CFamilyPrinter {
   // ir/intrinsics.h, or "min", "max", "floordiv", "floormod") on operands of
   // type `t`.
   virtual std::string math_function(const std::string& name, DType t) const = 0;
+  // A soft float of type `t` from `value` (C++ text of an integer, float or
+  // double), rounded once.
+  virtual std::string soft_float_from(DType t, const std::string& value) const {
+    return type_name(t) + "(" + value + ")";
+  }
   // A literal for an infinite or NaN `value` of float type `t`.
   virtual CExpr non_finite_literal(double value, DType t) const = 0;
   // The statement that atomically adds `value` (of type `t`) to `*address`.
@@ -78,6 +83,11 @@ class CFamilyPrinter {
   // Declares the storage of the on-chip buffer `buffer` under `name`
   // (already bound); its body follows in the same scope.
   virtual void declare_buffer(const ir::Buffer& buffer, const std::string& name) = 0;
+
+  // Binds every tensor, int slot and float param of `abi`, reading them from the arrays
+  // named `tensors`, `ints` and `floats` (C++ expressions).
+  void emit_abi_prologue(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& tensors,
+                         const std::string& ints, const std::string& floats);
 
   // ------------------------------------------------------------ statements
   //
@@ -106,6 +116,8 @@ class CFamilyPrinter {
   // ------------------------------------------------------------ expressions
 
   CExpr print(const ir::Expr& e);
+  // A Call: the math intrinsics of ir/intrinsics.h (a target adds its own).
+  virtual CExpr print_call(const ir::Call& op);
   std::string print_expr(const ir::Expr& e) { return print(e).text; }
   // `e` printed with parentheses unless it binds at least as tightly as `min`.
   static std::string wrap(const CExpr& e, Prec min);
@@ -168,7 +180,6 @@ class CFamilyPrinter {
  private:
   CExpr print_binary(ir::ExprKind kind, const ir::Expr& a, const ir::Expr& b, DType t);
   CExpr print_arith(ir::ExprKind kind, const CExpr& a, const CExpr& b, DType t);
-  CExpr print_call(const ir::Call& op);
 
   struct BufferBinding {
     std::string name;

@@ -11,6 +11,10 @@
 
 #include "base/log.h"
 #include "ir/printer.h"
+#include "passes/cuda/infer_layout.h"
+#include "passes/cuda/insert_barriers.h"
+#include "passes/cuda/lower_to_threads.h"
+#include "passes/cuda/pipeline_loops.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
 #include "passes/verify.h"
@@ -32,7 +36,19 @@ std::vector<PassEntry> passes_for(const std::string& target) {
         {"verify", verify},
     };
   }
-  throw std::invalid_argument("unknown target '" + target + "' (targets: cpu)");
+  if (target == "cuda") {
+    return {
+        {"verify", verify},
+        {"pipeline_loops", pipeline_loops},
+        {"insert_barriers", insert_barriers},
+        {"infer_layout", infer_layout},
+        {"lower_tile_ops", lower_tile_ops},
+        {"lower_to_threads", lower_to_threads},
+        {"simplify", simplify},
+        {"verify", verify},
+    };
+  }
+  throw std::invalid_argument("unknown target '" + target + "' (targets: cpu, cuda)");
 }
 
 bool env_flag(const char* name) {

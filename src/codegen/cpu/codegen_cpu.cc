@@ -50,7 +50,7 @@ class CpuPrinter final : public CFamilyPrinter {
                param("void* const*", "tensors", !abi.tensor_params.empty()) + ", " +
                param("const int64_t*", "ints", !abi.int_slots.empty()) + ", " +
                param("const double*", "floats", !abi.float_params.empty()) + ")");
-    emit_prologue(func, abi);
+    emit_abi_prologue(func, abi, "tensors", "ints", "floats");
     emit_stmt(func.body);
     close_block();
     if (bounds_check_) {
@@ -190,44 +190,6 @@ class CpuPrinter final : public CFamilyPrinter {
   }
 
  private:
-  // Binds every tensor, int slot and float param in ABI order. A Var that
-  // fills two slots (a dim that is also a stride) is bound by the first.
-  void emit_prologue(const ir::PrimFunc& func, const KernelAbi& abi) {
-    std::vector<std::pair<ir::Buffer, std::string>> row_major;
-    for (size_t i = 0; i < abi.tensor_params.size(); ++i) {
-      const ir::Param& param = func.params[abi.tensor_params[i]];
-      std::string name = fresh_name(param.name);
-      std::string type = type_name(param.buffer->dtype);
-      emit_line(type + "* __restrict__ " + name + " = static_cast<" + type + "*>(tensors[" +
-                std::to_string(i) + "]);");
-      if (param.buffer->strides.empty())
-        row_major.emplace_back(param.buffer, name);
-      else
-        bind_buffer(param.buffer, name);
-    }
-    std::unordered_set<const ir::ExprNode*> bound;
-    for (size_t k = 0; k < abi.int_slots.size(); ++k) {
-      const ir::Expr& var = abi.int_slots[k].var;
-      if (!bound.insert(var.get()).second) continue;
-      DType t = var->dtype;
-      CExpr value = convert({"ints[" + std::to_string(k) + "]"}, DType::Int64, t);
-      emit_line("const " + type_name(t) + " " + bind_var(var) + " = " + value.text + ";");
-    }
-    for (size_t k = 0; k < abi.float_params.size(); ++k) {
-      const ir::Expr& var = func.params[abi.float_params[k]].var;
-      DType t = var->dtype;
-      CExpr value = convert({"floats[" + std::to_string(k) + "]"}, DType::Float64, t);
-      emit_line("const " + type_name(t) + " " + bind_var(var) + " = " + value.text + ";");
-    }
-    // Strides of tensors that have none in the IR come from their shapes,
-    // which the int slots have just bound.
-    for (auto& [buffer, name] : row_major) {
-      bool wide = false;
-      std::vector<Stride> strides = declare_row_major_strides(buffer, name, &wide);
-      bind_buffer(buffer, name, std::move(strides), true);
-    }
-  }
-
   const bool bounds_check_;
   int64_t stack_bytes_ = 0;
 };

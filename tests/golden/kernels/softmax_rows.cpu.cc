@@ -14,7 +14,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   const int64_t X_stride0 = ints[1];
   const int64_t Y_stride0 = ints[2];
   // softmax_rows.py:13: with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
-  const int32_t bx_extent = tilec_rt::floordiv(M + 3, 4);
+  const int32_t bx_extent = ((M + 3) >> 2);
   #pragma omp parallel for schedule(static)
   for (int32_t bx = 0; bx < bx_extent; ++bx) {
     alignas(64) float x[256];

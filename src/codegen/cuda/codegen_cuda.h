@@ -1,0 +1,42 @@
+// The CUDA target: lowered IR (after the "cuda" pass list) as one CUDA C++
+// translation unit for NVRTC.
+//
+// The unit includes "cuda/tilec_cuda.h" from device/ and defines
+//   extern "C" __global__ void <cuda_kernel_name()>(tilec_args args)
+// where `tilec_args` is a struct of 8-byte words in kernel ABI order:
+//   void* tensors[max(1, T)]; int64_t ints[max(1, I)]; double floats[max(1, F)];
+// (T, I, F: the sizes of the KernelAbi's tensor_params, int_slots, float_params).
+// The runtime packs the same words and passes a pointer to them as the one
+// kernel parameter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_abi.h"
+#include "ir/ir.h"
+
+namespace tilec::codegen {
+
+// How the host launches the kernel.
+struct CudaLaunch {
+  // Grid extents (x, y, z order; 1 to 3 of them) as integer expressions over
+  // the Vars of the ABI's int slots (symbolic dims and integer scalars).
+  std::vector<ir::Expr> grid;
+  int threads = 128;  // block size (x)
+  int64_t dynamic_shared_bytes = 0;
+};
+
+struct CudaSource {
+  std::string source;
+  CudaLaunch launch;
+};
+
+// The CUDA source of `func` (one KernelLaunch), reading its arguments as `abi`
+// lays them out. Throws std::logic_error when a tile operation is left.
+CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi);
+
+inline const char* cuda_kernel_name() { return "tilec_kernel"; }
+
+}  // namespace tilec::codegen

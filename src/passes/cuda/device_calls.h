@@ -1,0 +1,41 @@
+// Calls of the CUDA device support (device/cuda/, namespace tilec_cuda) in lowered IR.
+//
+// A Call named "cuda.<name>" is printed by the CUDA backend as tilec_cuda::<name>(args...);
+// <name> may carry template arguments ("cp_async_wait<2>"). A Call named "address_of" with one
+// BufferLoad argument is the address of that element. Both exist only after the CUDA passes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tilec::passes {
+
+inline constexpr const char* kDeviceCallPrefix = "cuda.";
+inline constexpr const char* kAddressOf = "address_of";
+
+// Evaluate(tilec_cuda::name(args...)) at `loc`.
+inline ir::Stmt device_call(const std::string& name, std::vector<ir::Expr> args, const SourceLoc& loc) {
+  return ir::with_loc(ir::make_evaluate(ir::make_call(DType::Int32, kDeviceCallPrefix + name, std::move(args))),
+                      loc);
+}
+
+// tilec_cuda::name(args...) as a value of type t.
+inline ir::Expr device_value(DType t, const std::string& name, std::vector<ir::Expr> args) {
+  return ir::make_call(t, kDeviceCallPrefix + name, std::move(args));
+}
+
+// &buffer[indices...]
+inline ir::Expr address_of(const ir::Buffer& buffer, std::vector<ir::Expr> indices) {
+  return ir::make_call(DType::UInt64, kAddressOf, {ir::make_load(buffer, std::move(indices))});
+}
+
+// Whether `s` is Evaluate(tilec_cuda::name(...)).
+inline bool is_device_call(const ir::Stmt& s, const std::string& name) {
+  const auto* eval = s.as<ir::Evaluate>();
+  const auto* call = eval ? eval->value.as<ir::Call>() : nullptr;
+  return call && call->name == kDeviceCallPrefix + name;
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,551 @@
+#include "passes/cuda/infer_layout.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "base/diagnostics.h"
+#include "ir/region.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Fragment;
+using ir::Stmt;
+
+bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
+
+std::vector<int64_t> const_shape(const ir::Buffer& b) {
+  std::vector<int64_t> shape;
+  for (const auto& d : b->shape) {
+    int64_t v;
+    if (!ir::is_const_int(d, &v))
+      error_at(b->loc, "fragment '" + b->name + "' needs a constant shape on the GPU (each thread holds "
+                       "a fixed part of it in registers)");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+// One fragment access of a site: buffer dim d is site dim dims[d], or -1 when its index
+// is not one of the site's loop indices.
+struct FragmentAccess {
+  ir::Buffer buffer;
+  std::vector<int> dims;
+};
+
+// A statement whose elements are spread over threads as one loop nest: a T.Parallel nest
+// or a tile op seen as one.
+struct Site {
+  std::vector<int64_t> extents;
+  std::vector<FragmentAccess> accesses;
+  SourceLoc loc;
+};
+
+// The site dims of a tile op operand: squeezed dim k of the region is site dim k when
+// the operand covers its whole buffer dim from 0 (else unmapped).
+FragmentAccess tile_access(const ir::BufferRegion& r, const std::vector<int>& site_dims) {
+  FragmentAccess a{r.buffer, std::vector<int>(r.region.size(), -1)};
+  std::vector<int> sq = ir::squeezed_dims(r);
+  for (size_t k = 0; k < sq.size() && k < site_dims.size(); ++k) {
+    const ir::Range& range = r.region[sq[k]];
+    Expr extent = ir::simplify(range.extent);
+    Expr full = ir::simplify(r.buffer->shape[sq[k]]);
+    int64_t e, f;
+    if (ir::is_zero(ir::simplify(range.min)) && ir::is_const_int(extent, &e) && ir::is_const_int(full, &f) &&
+        e == f)
+      a.dims[sq[k]] = site_dims[k];
+  }
+  return a;
+}
+
+std::vector<int64_t> const_extents(const std::vector<Expr>& extents) {
+  std::vector<int64_t> out;
+  for (const auto& e : extents) {
+    int64_t v;
+    if (!ir::is_const_int(ir::simplify(e), &v)) return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<int> iota(size_t n) {
+  std::vector<int> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
+  return v;
+}
+
+// Fragment loads and stores in a nest body, mapped to the nest's vars.
+class NestAccesses : public ir::IRVisitor {
+ public:
+  explicit NestAccesses(const std::vector<Expr>& vars) : vars_(vars) {}
+  std::vector<FragmentAccess> accesses;
+
+ protected:
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    note(op->buffer, op->indices);
+    IRVisitor::visit_BufferLoad(op);
+  }
+  void visit_BufferStore(const ir::BufferStore* op) override {
+    note(op->buffer, op->indices);
+    IRVisitor::visit_BufferStore(op);
+  }
+
+ private:
+  void note(const ir::Buffer& b, const std::vector<Expr>& indices) {
+    if (!is_fragment(b)) return;
+    FragmentAccess a{b, {}};
+    for (const auto& idx : indices) {
+      Expr e = ir::simplify(idx);
+      int dim = -1;
+      for (size_t k = 0; k < vars_.size(); ++k)
+        if (e.same_as(vars_[k])) dim = static_cast<int>(k);
+      a.dims.push_back(dim);
+    }
+    accesses.push_back(a);
+  }
+  const std::vector<Expr>& vars_;
+};
+
+// Whether `frag` (of an access with `dims`) holds on each thread what `loop` gives it:
+// every thread digit of a mapped dim is a thread digit of the loop, and unmapped dims
+// have no thread digits.
+bool owned_under(const Fragment& frag, const std::vector<int>& dims, const Fragment& loop) {
+  for (const auto& d : frag.digits()) {
+    if (!d.on_thread || d.dim < 0) continue;
+    int k = dims[d.dim];
+    if (k < 0) return false;
+    bool found = false;
+    for (const auto& l : loop.digits())
+      if (l.on_thread && l.dim == k && l.place == d.place && l.radix == d.radix && l.stride == d.stride)
+        found = true;
+    if (!found) return false;
+  }
+  return true;
+}
+
+// The layout of a site from one fragment access with a layout, or nothing.
+std::optional<Fragment> layout_from(const FragmentAccess& a, const Fragment& frag,
+                                    const std::vector<int64_t>& extents) {
+  std::vector<int> keep, site_dims;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    if (a.dims[d] < 0) continue;
+    if (frag.shape()[d] != extents[a.dims[d]]) return std::nullopt;
+    keep.push_back(static_cast<int>(d));
+    site_dims.push_back(a.dims[d]);
+  }
+  for (const auto& digit : frag.digits())
+    if (digit.on_thread && digit.dim >= 0 && a.dims[digit.dim] < 0) return std::nullopt;
+  return ir::extend_fragment(frag.project(keep), site_dims, extents);
+}
+
+std::optional<Fragment> site_layout(const Site& site,
+                                    const std::function<const Fragment*(const ir::Buffer&)>& layout_of) {
+  std::optional<Fragment> partial;
+  for (const auto& a : site.accesses) {
+    const Fragment* f = layout_of(a.buffer);
+    if (!f) continue;
+    auto l = layout_from(a, *f, site.extents);
+    if (!l) continue;
+    bool full = true;
+    for (size_t k = 0; k < site.extents.size(); ++k)
+      if (std::find(a.dims.begin(), a.dims.end(), static_cast<int>(k)) == a.dims.end()) full = false;
+    if (full) return l;
+    if (!partial) partial = l;
+  }
+  return partial;
+}
+
+class LayoutInference {
+ public:
+  explicit LayoutInference(const PassContext& ctx) : ctx_(ctx) {}
+
+  Stmt run(const ir::KernelLaunch& launch, const Stmt& body) {
+    threads_ = launch.threads;
+    collect(body);
+    for (const auto& [gemm, grid] : mma_gemms_) {
+      Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
+                                         grid.warps_m, grid.warps_n);
+      demand(gemm->c.buffer, acc, gemm->loc);
+      swizzle(gemm->a.buffer);
+      swizzle(gemm->b.buffer);
+    }
+    for (const auto& [buffer, loc] : scalar_uses_)
+      if (!layouts_.count(buffer.get())) demand(buffer, ir::replicated_fragment(const_shape(buffer)), loc);
+    for (;;) {
+      while (propagate()) {
+      }
+      const ir::Buffer* next = seed_of_constrained_site();
+      for (size_t i = 0; !next && i < fragments_.size(); ++i)
+        if (!layouts_.count(fragments_[i].get())) next = &fragments_[i];
+      if (!next) break;
+      demand(*next, ir::default_fragment(const_shape(*next), threads_, 1), (*next)->loc);
+    }
+    check_sites();
+    ir::BufferMap replaced;
+    for (const auto& b : fragments_) {
+      auto n = std::make_shared<ir::BufferNode>(*b);
+      n->fragment = std::make_shared<Fragment>(layouts_.at(b.get()).layout);
+      replaced[b.get()] = n;
+    }
+    for (const auto& b : swizzled_) {
+      auto n = std::make_shared<ir::BufferNode>(*b);
+      n->swizzled = true;
+      replaced[b.get()] = n;
+    }
+    return ir::replace_buffers(body, replaced);
+  }
+
+ private:
+  struct Assigned {
+    Fragment layout;
+    SourceLoc origin;
+  };
+
+  void collect(const Stmt& body) {
+    struct Collector : ir::IRVisitor {
+      LayoutInference* self;
+      int in_site = 0;
+      void visit_Allocate(const ir::Allocate* op) override {
+        if (is_fragment(op->buffer)) {
+          const_shape(op->buffer);
+          self->fragments_.push_back(op->buffer);
+        }
+        IRVisitor::visit_Allocate(op);
+      }
+      void visit_For(const ir::For* op) override {
+        if (op->for_kind == ir::ForKind::Parallel && in_site == 0) {
+          if (auto nest = parallel_nest_of(op)) {
+            NestAccesses acc(nest->vars);
+            acc.visit(nest->body);
+            self->sites_.push_back({nest->extents, acc.accesses, op->loc});
+            ++in_site;
+            IRVisitor::visit_For(op);
+            --in_site;
+            return;
+          }
+        }
+        IRVisitor::visit_For(op);
+      }
+      void visit_BufferLoad(const ir::BufferLoad* op) override {
+        if (in_site == 0 && is_fragment(op->buffer)) self->scalar_uses_.push_back({op->buffer, op->loc});
+        IRVisitor::visit_BufferLoad(op);
+      }
+      void visit_BufferStore(const ir::BufferStore* op) override {
+        if (in_site == 0 && is_fragment(op->buffer)) self->scalar_uses_.push_back({op->buffer, op->loc});
+        IRVisitor::visit_BufferStore(op);
+      }
+      void visit_Copy(const ir::Copy* op) override {
+        self->tile_site(op->dst, {op->src, op->dst}, op->loc);
+      }
+      void visit_Fill(const ir::Fill* op) override { self->tile_site(op->dst, {op->dst}, op->loc); }
+      void visit_AtomicAdd(const ir::AtomicAdd* op) override {
+        if (op->src.buffer) self->tile_site(op->dst, {op->src, op->dst}, op->loc);
+      }
+      void visit_Gemm(const ir::Gemm* op) override {
+        if (auto grid = mma_warp_grid(*op, self->threads_, self->ctx_)) {
+          self->mma_gemms_.push_back({op, *grid});
+          return;
+        }
+        auto ec = const_extents(ir::squeezed_extents(op->c));
+        if (ec.size() != 2) return self->require_replicated({op->a.buffer, op->b.buffer, op->c.buffer}, op->loc);
+        Site site{ec, {}, op->loc};
+        site.accesses.push_back(tile_access(op->c, {0, 1}));
+        site.accesses.push_back(tile_access(op->a, op->transpose_a ? std::vector<int>{-1, 0}
+                                                                   : std::vector<int>{0, -1}));
+        site.accesses.push_back(tile_access(op->b, op->transpose_b ? std::vector<int>{1, -1}
+                                                                   : std::vector<int>{-1, 1}));
+        self->sites_.push_back(site);
+      }
+      void visit_Gemv(const ir::Gemv* op) override {
+        auto ey = const_extents(ir::squeezed_extents(op->y));
+        if (ey.size() != 1) return self->require_replicated({op->a.buffer, op->x.buffer, op->y.buffer}, op->loc);
+        Site site{ey, {}, op->loc};
+        site.accesses.push_back(tile_access(op->y, {0}));
+        site.accesses.push_back(tile_access(op->a, {0, -1}));
+        site.accesses.push_back(tile_access(op->x, {-1}));
+        self->sites_.push_back(site);
+      }
+      void visit_Reduce(const ir::Reduce* op) override {
+        if (is_fragment(op->src.buffer)) {
+          self->reduces_.push_back(op);
+          return;
+        }
+        std::vector<int> dims;
+        auto ed = const_extents(ir::squeezed_extents(op->dst));
+        if (ed.empty() && !ir::squeezed_extents(op->dst).empty())
+          return self->require_replicated({op->dst.buffer}, op->loc);
+        Site site{ed, {tile_access(op->dst, iota(ed.size()))}, op->loc};
+        self->sites_.push_back(site);
+      }
+    } collector;
+    collector.self = this;
+    collector.visit(body);
+  }
+
+  static std::optional<ParallelNest> parallel_nest_of(const ir::For* op) {
+    auto self = std::make_shared<ir::For>(*op);
+    return parallel_nest(Stmt(self));
+  }
+
+  void tile_site(const ir::BufferRegion& domain, std::vector<ir::BufferRegion> operands, const SourceLoc& loc) {
+    bool any = false;
+    for (const auto& r : operands) any |= is_fragment(r.buffer);
+    if (!any) return;
+    auto extents = const_extents(ir::squeezed_extents(domain));
+    if (extents.size() != ir::squeezed_extents(domain).size()) {
+      std::vector<ir::Buffer> buffers;
+      for (const auto& r : operands) buffers.push_back(r.buffer);
+      return require_replicated(buffers, loc);
+    }
+    Site site{extents, {}, loc};
+    for (const auto& r : operands) site.accesses.push_back(tile_access(r, iota(extents.size())));
+    sites_.push_back(site);
+  }
+
+  void require_replicated(const std::vector<ir::Buffer>& buffers, const SourceLoc& loc) {
+    for (const auto& b : buffers)
+      if (is_fragment(b)) scalar_uses_.push_back({b, loc});
+  }
+
+  void swizzle(const ir::Buffer& b) {
+    for (const auto& s : swizzled_)
+      if (s == b) return;
+    swizzled_.push_back(b);
+  }
+
+  const Fragment* layout_of(const ir::Buffer& b) const {
+    auto it = layouts_.find(b.get());
+    return it == layouts_.end() ? nullptr : &it->second.layout;
+  }
+
+  // Gives `b` `layout`, or reports a conflict with the layout it already has.
+  bool demand(const ir::Buffer& b, const Fragment& layout, const SourceLoc& loc) {
+    auto it = layouts_.find(b.get());
+    if (it == layouts_.end()) {
+      layouts_.emplace(b.get(), Assigned{layout, loc});
+      return true;
+    }
+    if (it->second.layout != layout) conflict(b, it->second, layout, loc);
+    return false;
+  }
+
+  [[noreturn]] void conflict(const ir::Buffer& b, const Assigned& first, const Fragment& second,
+                             const SourceLoc& loc) const {
+    std::string message = "layout conflict for fragment '" + b->name + "': its elements are spread over " +
+                          "threads as " + first.layout.to_string() + " for the statement at " +
+                          first.origin.str() + ", but this statement needs " + second.to_string() +
+                          "; copy it into a fragment of its own (or through shared memory) between the two";
+    error_at(loc, message);
+  }
+
+  // When nothing propagates: a site that holds a fragment along a dim it doesn't spread
+  // over threads (gemv's matrix along k, a gemm operand read from registers) constrains its
+  // fragments most, so its own output is laid out first and the rest follow from it.
+  const ir::Buffer* seed_of_constrained_site() const {
+    for (const Site& site : sites_) {
+      bool constrained = false;
+      for (const auto& a : site.accesses)
+        if (is_fragment(a.buffer) && !layout_of(a.buffer) &&
+            std::find(a.dims.begin(), a.dims.end(), -1) != a.dims.end())
+          constrained = true;
+      if (!constrained) continue;
+      for (const auto& a : site.accesses) {
+        if (!is_fragment(a.buffer) || layout_of(a.buffer) || a.dims.size() != site.extents.size()) continue;
+        if (std::find(a.dims.begin(), a.dims.end(), -1) == a.dims.end()) return &a.buffer;
+      }
+    }
+    return nullptr;
+  }
+
+  bool propagate() {
+    bool changed = false;
+    for (const ir::Reduce* op : reduces_) {
+      const Fragment* src = layout_of(op->src.buffer);
+      if (!src || !is_fragment(op->dst.buffer)) continue;
+      std::vector<int> keep;
+      for (size_t d = 0; d < src->shape().size(); ++d)
+        if (static_cast<int>(d) != op->dim) keep.push_back(static_cast<int>(d));
+      Fragment projected = src->project(keep);
+      if (projected.shape() != const_shape(op->dst.buffer)) {
+        // A result of another rank (kept extent-1 dims): only a replicated one fits.
+        changed |= demand(op->dst.buffer, ir::replicated_fragment(const_shape(op->dst.buffer)), op->loc);
+        continue;
+      }
+      changed |= demand(op->dst.buffer, projected, op->loc);
+    }
+    for (const Site& site : sites_) {
+      auto layout = site_layout(site, [this](const ir::Buffer& b) { return layout_of(b); });
+      if (!layout) continue;
+      for (const auto& a : site.accesses) {
+        if (!is_fragment(a.buffer) || layout_of(a.buffer)) continue;
+        // The site's layout on the dims the access maps; each thread holds the whole of
+        // the other dims.
+        std::vector<int64_t> shape = const_shape(a.buffer);
+        std::vector<int> keep, dims;
+        bool fits = true;
+        for (size_t d = 0; d < a.dims.size(); ++d) {
+          if (a.dims[d] < 0) continue;
+          fits &= shape[d] == site.extents[a.dims[d]];
+          keep.push_back(a.dims[d]);
+          dims.push_back(static_cast<int>(d));
+        }
+        if (!fits) continue;
+        changed |= demand(a.buffer, ir::extend_fragment(layout->project(keep), dims, shape), site.loc);
+      }
+    }
+    return changed;
+  }
+
+  void check_sites() const {
+    for (const Site& site : sites_) {
+      auto layout = site_layout(site, [this](const ir::Buffer& b) { return layout_of(b); });
+      if (!layout) continue;
+      for (const auto& a : site.accesses) {
+        const Fragment* f = layout_of(a.buffer);
+        if (f && !owned_under(*f, a.dims, *layout))
+          conflict(a.buffer, layouts_.at(a.buffer.get()), *layout, site.loc);
+      }
+    }
+    for (const ir::Reduce* op : reduces_) {
+      if (is_fragment(op->dst.buffer) || !is_fragment(op->src.buffer)) continue;
+      error_at(op->loc, "the result of a reduction of fragment '" + op->src.buffer->name +
+                        "' must be a fragment (got " + ir::scope_name(op->dst.buffer->scope) + " '" +
+                        op->dst.buffer->name + "')");
+    }
+  }
+
+  const PassContext& ctx_;
+  int threads_ = 128;
+  std::vector<ir::Buffer> fragments_;
+  std::vector<ir::Buffer> swizzled_;
+  std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
+  std::vector<Site> sites_;
+  std::vector<const ir::Reduce*> reduces_;
+  std::vector<std::pair<const ir::Gemm*, WarpGrid>> mma_gemms_;
+  std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
+};
+
+class KernelLayouts : public ir::IRMutator {
+ public:
+  explicit KernelLayouts(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt&) override {
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = LayoutInference(ctx_).run(*op, op->body);
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+};
+
+// The two trailing dims of `r` when they are the whole of a shared buffer's last two
+// dims (any dims before them taken at one index).
+bool whole_shared_tile(const ir::BufferRegion& r) {
+  size_t rank = r.region.size();
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    Expr extent = ir::simplify(r.region[d].extent);
+    if (d + 2 < rank) {
+      if (!ir::is_one(extent)) return false;
+      continue;
+    }
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
+// fp8 mma.sync needs sm_89 or later; the arch is the pass config "tilec.arch" (sm_90a when
+// not given).
+bool fp8_mma_available(const PassContext& ctx) {
+  auto it = ctx.pass_configs.find("tilec.arch");
+  if (it == ctx.pass_configs.end()) return true;
+  int number = std::atoi(it->second.c_str() + (it->second.rfind("sm_", 0) == 0 ? 3 : 0));
+  return number >= 89;
+}
+
+}  // namespace
+
+std::optional<ParallelNest> parallel_nest(const Stmt& s) {
+  const auto* loop = s.as<ir::For>();
+  if (!loop || loop->for_kind != ir::ForKind::Parallel) return std::nullopt;
+  ParallelNest nest;
+  nest.loc = loop->loc;
+  Stmt cur = s;
+  while (const auto* f = cur.as<ir::For>()) {
+    if (f->for_kind != ir::ForKind::Parallel) break;
+    int64_t extent;
+    if (!ir::is_zero(ir::simplify(f->min)) || !ir::is_const_int(ir::simplify(f->extent), &extent))
+      return std::nullopt;
+    nest.vars.push_back(f->var);
+    nest.extents.push_back(extent);
+    cur = f->body;
+  }
+  nest.body = cur;
+  return nest;
+}
+
+ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
+  NestAccesses acc(nest.vars);
+  acc.visit(nest.body);
+  Site site{nest.extents, acc.accesses, nest.loc};
+  auto layout = site_layout(site, [](const ir::Buffer& b) { return b->fragment.get(); });
+  return layout ? *layout : ir::default_fragment(nest.extents, threads, 1);
+}
+
+std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
+  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
+  if (!whole_shared_tile(op.a) || !whole_shared_tile(op.b)) return std::nullopt;
+  DType t = op.a.buffer->dtype;
+  if (op.b.buffer->dtype != t) return std::nullopt;
+  int64_t kstep;
+  switch (t.code()) {
+    case DType::Float16: case DType::BFloat16: kstep = 16; break;
+    case DType::Float32: kstep = 8; break;
+    case DType::Float8E4M3: case DType::Float8E5M2:
+      if (!fp8_mma_available(ctx)) return std::nullopt;
+      kstep = 32;
+      break;
+    default: return std::nullopt;
+  }
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  auto ea = const_extents(ir::squeezed_extents(op.a));
+  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
+  int64_t m = ec[0], n = ec[1], k = op.transpose_a ? ea[0] : ea[1];
+  std::vector<int64_t> c_shape;
+  for (const auto& d : op.c.buffer->shape) {
+    int64_t v;
+    if (!ir::is_const_int(d, &v)) return std::nullopt;
+    c_shape.push_back(v);
+  }
+  if (c_shape != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
+  for (int64_t warps = threads / 32; warps >= 1; warps /= 2) {
+    std::optional<WarpGrid> best;
+    for (int64_t wm = 1; wm <= warps; ++wm) {
+      if (warps % wm) continue;
+      int64_t wn = warps / wm;
+      if (m % (16 * wm) || n % (8 * wn)) continue;
+      auto score = [&](const WarpGrid& g) { return std::abs(m / g.warps_m - n / g.warps_n); };
+      WarpGrid g{wm, wn};
+      if (!best || score(g) < score(*best)) best = g;
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx) { return KernelLayouts(ctx).mutate(body); }
+
+}  // namespace tilec::passes

@@ -1,0 +1,53 @@
+// Layouts for a kernel's on-chip buffers, before lowering to threads.
+//
+// Every fragment gets a Fragment (ir/layout.h), set on its Buffer:
+//   1. T.gemm accumulators on the mma.sync path take the accumulator of gemm_ss over a warp
+//      grid chosen for the tile (device/cuda/gemm.h);
+//   2. fragments read or written outside T.Parallel loops and tile ops are replicated
+//      (every thread holds every element, so scalar code can use them);
+//   3. until nothing changes: a reduction's result takes its source's layout without the
+//      reduced dim; a T.Parallel nest runs by the layout of a fragment it touches, and the
+//      other fragments it touches take that layout; copies between fragments and gemv
+//      operands pass layouts on;
+//   4. a fragment still without one takes the default (thread-major) layout, and step 3
+//      runs again.
+// Two demands on one fragment that disagree are a compile error naming both places.
+//
+// Shared tiles that T.gemm reads on the mma path are marked swizzled.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/layout.h"
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx);
+
+// The warp grid of an mma.sync gemm: warps_m x warps_n warps over an M x N accumulator.
+struct WarpGrid {
+  int64_t warps_m = 1, warps_n = 1;
+};
+
+// Whether T.gemm `op` runs on gemm_ss (tensor cores, operands in shared memory), and over
+// which warp grid for `threads` threads a block (fp8 only where the pass config
+// "tilec.arch" is sm_89 or later, or not given).
+std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
+
+// A perfect nest of T.Parallel loops, seen as one loop over several dims.
+struct ParallelNest {
+  std::vector<ir::Expr> vars;
+  std::vector<int64_t> extents;
+  ir::Stmt body;
+  SourceLoc loc;
+};
+// `s` as a nest when it is a T.Parallel loop with constant extents starting at 0.
+std::optional<ParallelNest> parallel_nest(const ir::Stmt& s);
+
+// The layout a nest runs by: the layout of a fragment it touches at the loop's indices
+// (extended to the loop's other dims), else the default over the loop.
+ir::Fragment nest_layout(const ParallelNest& nest, int threads);
+
+}  // namespace tilec::passes

@@ -1,0 +1,222 @@
+#include "passes/cuda/insert_barriers.h"
+
+#include <unordered_set>
+
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "passes/cuda/device_calls.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Stmt;
+using BufferSet = std::unordered_set<const ir::BufferNode*>;
+
+// Buffers filled by async copies: pipeline_loops synchronizes them itself.
+class AsyncTargets : public ir::IRVisitor {
+ public:
+  BufferSet buffers;
+
+ protected:
+  void visit_Copy(const ir::Copy* op) override {
+    if (op->async) buffers.insert(op->dst.buffer.get());
+    IRVisitor::visit_Copy(op);
+  }
+};
+
+// Shared buffers a statement reads and writes, over all threads.
+class Accesses : public ir::IRVisitor {
+ public:
+  explicit Accesses(const BufferSet& ignored) : ignored_(ignored) {}
+  BufferSet reads, writes;
+
+ protected:
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    note(op->buffer, &reads);
+    IRVisitor::visit_BufferLoad(op);
+  }
+  void visit_BufferStore(const ir::BufferStore* op) override {
+    note(op->buffer, &writes);
+    IRVisitor::visit_BufferStore(op);
+  }
+  void visit_Copy(const ir::Copy* op) override {
+    note(op->src.buffer, &reads);
+    note(op->dst.buffer, &writes);
+    IRVisitor::visit_Copy(op);
+  }
+  void visit_Gemm(const ir::Gemm* op) override {
+    note(op->a.buffer, &reads);
+    note(op->b.buffer, &reads);
+    note(op->c.buffer, &reads);
+    note(op->c.buffer, &writes);
+    IRVisitor::visit_Gemm(op);
+  }
+  void visit_Gemv(const ir::Gemv* op) override {
+    note(op->a.buffer, &reads);
+    note(op->x.buffer, &reads);
+    note(op->y.buffer, &reads);
+    note(op->y.buffer, &writes);
+    IRVisitor::visit_Gemv(op);
+  }
+  void visit_Fill(const ir::Fill* op) override {
+    note(op->dst.buffer, &writes);
+    IRVisitor::visit_Fill(op);
+  }
+  void visit_Reduce(const ir::Reduce* op) override {
+    note(op->src.buffer, &reads);
+    note(op->dst.buffer, &reads);
+    note(op->dst.buffer, &writes);
+    IRVisitor::visit_Reduce(op);
+  }
+  void visit_AtomicAdd(const ir::AtomicAdd* op) override {
+    if (op->src.buffer) note(op->src.buffer, &reads);
+    // Atomics to one address from many threads need no barrier among themselves, but a plain
+    // access after them does.
+    note(op->dst.buffer, &writes);
+    IRVisitor::visit_AtomicAdd(op);
+  }
+
+ private:
+  void note(const ir::Buffer& b, BufferSet* set) {
+    if (!b || ignored_.count(b.get())) return;
+    if (b->scope == ir::MemoryScope::Shared) set->insert(b.get());
+  }
+  const BufferSet& ignored_;
+};
+
+bool intersects(const BufferSet& a, const BufferSet& b) {
+  for (const auto* x : a)
+    if (b.count(x)) return true;
+  return false;
+}
+
+// Accesses made since the last barrier, by any thread.
+struct Pending {
+  BufferSet reads, writes;
+  void add(const Pending& other) {
+    reads.insert(other.reads.begin(), other.reads.end());
+    writes.insert(other.writes.begin(), other.writes.end());
+  }
+  bool operator==(const Pending& o) const { return reads == o.reads && writes == o.writes; }
+};
+
+class BarrierPlacer {
+ public:
+  explicit BarrierPlacer(BufferSet ignored) : ignored_(std::move(ignored)) {}
+
+  // `s` with barriers before each statement that would otherwise see another thread's
+  // access of the same buffer (read after write, write after read or write) unseparated;
+  // `pending` is updated to what is unseparated after it.
+  Stmt place(const Stmt& s, Pending& pending) {
+    if (!s) return s;
+    if (is_device_call(s, "sync_threads")) {
+      pending = Pending();
+      return s;
+    }
+    if (const auto* seq = s.as<ir::Seq>()) {
+      std::vector<Stmt> out;
+      for (const Stmt& inner : seq->stmts) out.push_back(place(inner, pending));
+      return ir::make_seq(out);
+    }
+    if (const auto* let = s.as<ir::LetStmt>()) {
+      leaf_expr_reads(let->value, pending);
+      Stmt body = place(let->body, pending);
+      auto n = std::make_shared<ir::LetStmt>(*let);
+      n->body = body;
+      return Stmt(n);
+    }
+    if (const auto* alloc = s.as<ir::Allocate>()) {
+      auto n = std::make_shared<ir::Allocate>(*alloc);
+      n->body = place(alloc->body, pending);
+      return Stmt(n);
+    }
+    if (const auto* branch = s.as<ir::IfThenElse>()) {
+      Stmt cond_barrier = leaf_expr_reads(branch->condition, pending);
+      Pending then_pending = pending, else_pending = pending;
+      auto n = std::make_shared<ir::IfThenElse>(*branch);
+      n->then_case = place(branch->then_case, then_pending);
+      if (branch->else_case) n->else_case = place(branch->else_case, else_pending);
+      pending = then_pending;
+      pending.add(else_pending);
+      return ir::make_seq({cond_barrier, Stmt(n)});
+    }
+    const auto* loop = s.as<ir::For>();
+    if (loop && loop->for_kind != ir::ForKind::Parallel) {
+      auto n = std::make_shared<ir::For>(*loop);
+      n->body = place_loop_body(loop->body, pending);
+      return Stmt(n);
+    }
+    if (const auto* w = s.as<ir::While>()) {
+      Stmt cond_barrier = leaf_expr_reads(w->condition, pending);
+      auto n = std::make_shared<ir::While>(*w);
+      n->body = place_loop_body(w->body, pending);
+      return ir::make_seq({cond_barrier, Stmt(n)});
+    }
+    // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
+    Accesses acc(ignored_);
+    acc.visit(s);
+    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
+    pending.reads.insert(acc.reads.begin(), acc.reads.end());
+    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    return ir::make_seq({barrier, s});
+  }
+
+ private:
+  // The loop body placed so that every iteration is safe after the previous one: placing
+  // again with the accesses left unseparated at its end until nothing changes.
+  Stmt place_loop_body(const Stmt& body, Pending& pending) {
+    Pending entry = pending;
+    Stmt placed;
+    for (int round = 0; round < 4; ++round) {
+      Pending p = entry;
+      placed = place(body, p);
+      Pending next = entry;
+      next.add(p);
+      if (next == entry) {
+        pending = next;
+        return placed;
+      }
+      entry = next;
+    }
+    pending = entry;
+    return placed;
+  }
+
+  Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
+    Accesses acc(ignored_);
+    acc.visit(e);
+    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc) : Stmt();
+    pending.reads.insert(acc.reads.begin(), acc.reads.end());
+    return barrier;
+  }
+
+  static bool needs_barrier(const Accesses& acc, const Pending& pending) {
+    return intersects(acc.reads, pending.writes) || intersects(acc.writes, pending.writes) ||
+           intersects(acc.writes, pending.reads);
+  }
+
+  static Stmt reset(Pending& pending, const SourceLoc& loc) {
+    pending = Pending();
+    return device_call("sync_threads", {}, loc);
+  }
+
+  BufferSet ignored_;
+};
+
+class KernelBarriers : public ir::IRMutator {
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt&) override {
+    AsyncTargets async;
+    async.visit(op->body);
+    Pending pending;
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = BarrierPlacer(async.buffers).place(op->body, pending);
+    return Stmt(n);
+  }
+};
+
+}  // namespace
+
+ir::Stmt insert_barriers(const ir::Stmt& body, const PassContext&) { return KernelBarriers().mutate(body); }
+
+}  // namespace tilec::passes

@@ -1,0 +1,541 @@
+#include "passes/cuda/lower_to_threads.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+#include "base/diagnostics.h"
+#include "ir/layout.h"
+#include "ir/substitute.h"
+#include "ir/visitor.h"
+#include "passes/cuda/device_calls.h"
+#include "passes/cuda/infer_layout.h"
+#include "passes/tile_lowering.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Fragment;
+using ir::Stmt;
+
+// Slot loops index register arrays: only fully unrolled loops keep those in registers.
+constexpr int64_t kMaxUnrolledSlots = 1024;
+
+bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
+
+Expr conjoin(const Expr& a, const Expr& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return ir::make_And(a, b);
+}
+
+// Whether a statement writes only shared or global memory (so that replica threads of its
+// layout would repeat the writes and can sit out).
+class WritesPrivate : public ir::IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_BufferStore(const ir::BufferStore* op) override {
+    if (op->buffer->scope == ir::MemoryScope::Fragment || op->buffer->scope == ir::MemoryScope::Local)
+      found = true;
+    IRVisitor::visit_BufferStore(op);
+  }
+  void visit_Allocate(const ir::Allocate* op) override {
+    found = true;
+    IRVisitor::visit_Allocate(op);
+  }
+  void visit_LetStmt(const ir::LetStmt* op) override {
+    found = true;
+    IRVisitor::visit_LetStmt(op);
+  }
+};
+
+class ThreadLowering : public TileLowering {
+ public:
+  explicit ThreadLowering(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    threads_ = op->threads;
+    tid_ = ir::make_var("tx");
+    bounds_.bind(tid_, {0, op->threads - 1});
+    Stmt lowered = TileLowering::mutate_KernelLaunch(op, self);
+    auto n = std::make_shared<ir::KernelLaunch>(*lowered.as<ir::KernelLaunch>());
+    n->thread_var = tid_;
+    return Stmt(n);
+  }
+
+  // A fragment becomes each thread's registers: a local array of its slots.
+  Stmt mutate_Allocate(const ir::Allocate* op, const Stmt& self) override {
+    if (!is_fragment(op->buffer)) return TileLowering::mutate_Allocate(op, self);
+    const Fragment& f = *op->buffer->fragment;
+    ir::Buffer local = ir::make_buffer(op->buffer->name, op->buffer->dtype, {ir::make_int(f.slots())}, {},
+                                       ir::MemoryScope::Local, op->buffer->loc);
+    locals_[op->buffer.get()] = local;
+    return ir::with_loc(ir::make_allocate(local, mutate(op->body)), op->loc);
+  }
+
+  Stmt mutate_For(const ir::For* op, const Stmt& self) override {
+    if (op->for_kind != ir::ForKind::Parallel) return TileLowering::mutate_For(op, self);
+    if (auto nest = parallel_nest(self)) return partition(*nest);
+    return strided(op);
+  }
+
+  // Outside T.Parallel loops, a fragment is usable only where every thread holds all of it.
+  Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
+    if (!is_fragment(op->buffer)) return TileLowering::mutate_BufferLoad(op, self);
+    std::vector<Expr> indices;
+    for (const auto& i : op->indices) indices.push_back(mutate(i));
+    return ir::with_loc(ir::make_load(local_of(op->buffer), {scalar_slot(op->buffer, indices, op->loc)}), op->loc);
+  }
+
+  Stmt mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) override {
+    if (!is_fragment(op->buffer)) return TileLowering::mutate_BufferStore(op, self);
+    std::vector<Expr> indices;
+    for (const auto& i : op->indices) indices.push_back(mutate(i));
+    return ir::with_loc(
+        ir::make_store(local_of(op->buffer), {scalar_slot(op->buffer, indices, op->loc)}, mutate(op->value)),
+        op->loc);
+  }
+
+  Expr mutate_Call(const ir::Call* op, const Expr& self) override {
+    // The address of a fragment is its thread's registers.
+    if (op->name == kAddressOf) {
+      const auto* load = op->args[0].as<ir::BufferLoad>();
+      if (is_fragment(load->buffer)) return address_of(local_of(load->buffer), {ir::make_int(0)});
+    }
+    return TileLowering::mutate_Call(op, self);
+  }
+
+  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
+    auto grid = mma_warp_grid(*op, threads_, ctx_);
+    if (!grid) throw std::logic_error("lower_to_threads: a gemm off the mma path was left");
+    auto ec = ir::squeezed_extents(op->c);
+    auto ea = ir::squeezed_extents(op->a);
+    int64_t m, n, k;
+    ir::is_const_int(ec[0], &m);
+    ir::is_const_int(ec[1], &n);
+    ir::is_const_int(op->transpose_a ? ea[0] : ea[1], &k);
+    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    std::string name = "gemm_ss<" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+                       ", " + std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) + ", " +
+                       flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " + flag(op->a.buffer->swizzled) +
+                       ", " + flag(op->b.buffer->swizzled) + ">";
+    std::vector<Stmt> out;
+    if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
+    out.push_back(device_call(name,
+                              {tile_address(op->a), tile_address(op->b),
+                               address_of(local_of(op->c.buffer), {ir::make_int(0)})},
+                              op->loc));
+    return located(ir::make_seq(out), op->loc);
+  }
+
+  Stmt mutate_Reduce(const ir::Reduce* op, const Stmt&) override { return reduce_fragment(*op); }
+
+  // A scalar atomic outside T.Parallel loops is the block's one update: one thread makes it.
+  Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
+    Stmt s = TileLowering::mutate_AtomicAdd(op, self);
+    if (nest_depth_ > 0 || op->src.buffer) return s;
+    return ir::with_loc(ir::make_if(ir::make_EQ(tid_, ir::make_int(0)), s), op->loc);
+  }
+
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override { return copy_global_shared(*op); }
+
+ private:
+  const ir::Buffer& local_of(const ir::Buffer& fragment) const {
+    auto it = locals_.find(fragment.get());
+    if (it == locals_.end()) throw std::logic_error("lower_to_threads: fragment '" + fragment->name + "' not allocated");
+    return it->second;
+  }
+
+  Expr scalar_slot(const ir::Buffer& b, const std::vector<Expr>& indices, const SourceLoc& loc) const {
+    const Fragment& f = *b->fragment;
+    if (!f.replicated())
+      error_at(loc, "fragment '" + b->name + "' is used outside a T.Parallel loop or tile op, but its elements "
+                    "are spread over threads (" + f.to_string() + "); read it inside a T.Parallel loop, or "
+                    "copy it to shared memory first");
+    return f.slot_of(indices);
+  }
+
+  // ------------------------------------------------------------ T.Parallel
+
+  // The slot loop of `layout` over a nest's body: each thread visits the elements it holds.
+  Stmt slot_loop(const Fragment& layout, const std::vector<int64_t>& extents,
+                 const std::function<Stmt(const std::vector<Expr>& indices, const Expr& slot)>& body_of,
+                 const SourceLoc& loc, bool replicas_sit_out) {
+    Expr slot = ir::make_var("s");
+    std::vector<Expr> idx = layout.indices(tid_, slot);
+    for (auto& i : idx) i = ir::simplify(i);
+    Stmt body = body_of(idx, slot);
+    Expr guard;
+    if (layout.covers_more())
+      for (size_t d = 0; d < idx.size(); ++d) guard = conjoin(guard, ir::make_LT(idx[d], ir::make_int(extents[d])));
+    if (replicas_sit_out) {
+      if (layout.threads() < threads_) guard = conjoin(guard, ir::make_LT(tid_, ir::make_int(layout.threads())));
+      for (const auto& d : layout.digits())
+        if (d.on_thread && d.dim < 0)
+          guard = conjoin(guard, ir::make_EQ(layout.digit_value(d, tid_, slot), ir::make_int(0)));
+    }
+    if (guard) body = ir::make_if(ir::simplify(guard), body);
+    ir::ForKind kind = layout.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial;
+    return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), kind, body), loc);
+  }
+
+  Stmt partition(const ParallelNest& nest) {
+    // A nest that fills a thread's own local buffer runs whole on every thread.
+    Fragment layout = writes_outer_locals(nest.body) ? ir::replicated_fragment(nest.extents)
+                                                     : nest_layout(nest, threads_);
+    WritesPrivate writes;
+    writes.visit(nest.body);
+    return slot_loop(
+        layout, nest.extents,
+        [&](const std::vector<Expr>& idx, const Expr& slot) {
+          Stmt body = FragmentSlots(*this, nest.vars, layout, slot).mutate(nest.body);
+          ir::VarMap map;
+          for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = idx[k];
+          ir::BoundAnalyzer saved = bounds_;
+          for (size_t k = 0; k < nest.vars.size(); ++k) bounds_.bind(nest.vars[k], {0, nest.extents[k] - 1});
+          ++nest_depth_;
+          body = mutate(body);
+          --nest_depth_;
+          bounds_ = saved;
+          return ir::substitute(body, map);
+        },
+        nest.loc, !writes.found);
+  }
+
+  // Whether `body` stores into a local buffer allocated outside it (each thread's own copy).
+  static bool writes_outer_locals(const Stmt& body) {
+    struct Finder : ir::IRVisitor {
+      std::unordered_set<const ir::BufferNode*> inner;
+      bool found = false;
+      void visit_Allocate(const ir::Allocate* op) override {
+        inner.insert(op->buffer.get());
+        IRVisitor::visit_Allocate(op);
+      }
+      void visit_BufferStore(const ir::BufferStore* op) override {
+        if (op->buffer->scope == ir::MemoryScope::Local && !inner.count(op->buffer.get())) found = true;
+        IRVisitor::visit_BufferStore(op);
+      }
+    } finder;
+    finder.visit(body);
+    return finder.found;
+  }
+
+  // Fragment accesses in a nest's body as slots of the thread's registers.
+  class FragmentSlots : public ir::IRMutator {
+   public:
+    FragmentSlots(ThreadLowering& outer, const std::vector<Expr>& vars, const Fragment& loop, Expr slot)
+        : outer_(outer), vars_(vars), loop_(loop), slot_(std::move(slot)) {}
+
+   protected:
+    Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
+      Expr e = IRMutator::mutate_BufferLoad(op, self);
+      const auto* load = e.as<ir::BufferLoad>();
+      if (!is_fragment(load->buffer)) return e;
+      return ir::with_loc(ir::make_load(outer_.local_of(load->buffer), {slot_of(load->buffer, load->indices)}),
+                          op->loc);
+    }
+    Stmt mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) override {
+      Stmt s = IRMutator::mutate_BufferStore(op, self);
+      const auto* store = s.as<ir::BufferStore>();
+      if (!is_fragment(store->buffer)) return s;
+      return ir::with_loc(ir::make_store(outer_.local_of(store->buffer), {slot_of(store->buffer, store->indices)},
+                                         store->value),
+                          op->loc);
+    }
+
+   private:
+    Expr slot_of(const ir::Buffer& b, const std::vector<Expr>& indices) const {
+      const Fragment& f = *b->fragment;
+      std::vector<Expr> loop_idx = loop_.indices(outer_.tid_, slot_);
+      Expr slot;
+      for (const auto& d : f.digits()) {
+        if (d.on_thread) continue;
+        Expr idx = ir::simplify(indices.at(d.dim));
+        int k = -1;
+        for (size_t v = 0; v < vars_.size(); ++v)
+          if (idx.same_as(vars_[v])) k = static_cast<int>(v);
+        Expr value;
+        if (k >= 0) {
+          for (const auto& l : loop_.digits())
+            if (l.dim == k && l.place == d.place && l.radix == d.radix) value = loop_.digit_value(l, outer_.tid_, slot_);
+          if (!value) idx = loop_idx[k];
+        }
+        if (!value) {
+          value = ir::make_cast(DType::Int32, idx);
+          if (d.place != 1) value = ir::make_FloorDiv(value, ir::make_int(d.place));
+          value = ir::make_FloorMod(value, ir::make_int(d.radix));
+        }
+        if (d.stride != 1) value = ir::make_Mul(value, ir::make_int(d.stride));
+        slot = slot ? ir::make_Add(slot, value) : value;
+      }
+      return slot ? slot : ir::make_int(0);
+    }
+
+    ThreadLowering& outer_;
+    const std::vector<Expr>& vars_;
+    const Fragment& loop_;
+    Expr slot_;
+  };
+
+  // A T.Parallel nest of non-constant extents: threads take flat indices tid, tid + threads, ...
+  Stmt strided(const ir::For* op) {
+    std::vector<Expr> vars, extents;
+    Stmt cur(std::make_shared<ir::For>(*op));
+    while (const auto* f = cur.as<ir::For>()) {
+      if (f->for_kind != ir::ForKind::Parallel) break;
+      vars.push_back(f->var);
+      extents.push_back(ir::make_cast(DType::Int64, ir::make_Add(f->min, f->extent)));
+      cur = f->body;
+    }
+    const auto* outer = op;
+    Expr total = ir::make_int(1, DType::Int64);
+    for (const auto& e : extents) total = ir::make_Mul(total, e);
+    Expr step = ir::make_var("e", DType::Int64);
+    Expr flat = ir::make_Add(ir::make_Mul(step, ir::make_int(threads_, DType::Int64)),
+                             ir::make_cast(DType::Int64, tid_));
+    ir::VarMap map;
+    Expr rest = flat;
+    for (size_t k = vars.size(); k-- > 0;) {
+      Expr value = k == 0 ? rest : ir::make_FloorMod(rest, extents[k]);
+      map[vars[k].get()] = ir::make_cast(vars[k]->dtype, value);
+      if (k) rest = ir::make_FloorDiv(rest, extents[k]);
+    }
+    ++nest_depth_;
+    Stmt body = mutate(cur);
+    --nest_depth_;
+    body = ir::make_if(ir::make_LT(flat, total), ir::substitute(body, map));
+    Expr steps = ir::make_FloorDiv(ir::make_Add(total, ir::make_int(threads_ - 1, DType::Int64)),
+                                   ir::make_int(threads_, DType::Int64));
+    return ir::with_loc(ir::make_for(step, ir::make_int(0, DType::Int64), steps, ir::ForKind::Serial, body),
+                        outer->loc);
+  }
+
+  // ------------------------------------------------------------ tile ops
+
+  Stmt fill_locals(const ir::Buffer& fragment, const Expr& value) {
+    const ir::Buffer& local = local_of(fragment);
+    Expr s = ir::make_var("s");
+    int64_t slots = fragment->fragment->slots();
+    return ir::make_for(s, ir::make_int(0), ir::make_int(slots),
+                        slots <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial,
+                        ir::make_store(local, {s}, ir::make_cast(local->dtype, value)));
+  }
+
+  // &tile[stage..., 0, 0]: the first element of the trailing 2-D tile of a region.
+  Expr tile_address(const ir::BufferRegion& r) {
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < r.region.size(); ++d)
+      idx.push_back(d + 2 < r.region.size() ? mutate(r.region[d].min) : ir::make_int(0));
+    return address_of(r.buffer, idx);
+  }
+
+  // A reduction of a fragment along `dim` into the fragment of its projected layout: each
+  // thread combines the elements it holds, then the threads that split the reduced dim
+  // exchange partial results (warp shuffles, then shared memory across warps).
+  Stmt reduce_fragment(const ir::Reduce& op) {
+    const Fragment& src = *op.src.buffer->fragment;
+    const ir::Buffer& dst_buffer = op.dst.buffer;
+    std::vector<int> keep;
+    for (size_t d = 0; d < src.shape().size(); ++d)
+      if (static_cast<int>(d) != op.dim) keep.push_back(static_cast<int>(d));
+    Fragment dst = src.project(keep);
+    if (!is_fragment(dst_buffer) || *dst_buffer->fragment != dst)
+      error_at(op.loc, "this reduction's result '" + dst_buffer->name + "' must be laid out as " + dst.to_string() +
+                       " (its source without the reduced dim); reduce into a fragment of its own");
+    DType t = dst_buffer->dtype;
+    const ir::Buffer& src_local = local_of(op.src.buffer);
+    const ir::Buffer& dst_local = local_of(dst_buffer);
+    ir::Buffer partial = ir::make_buffer(dst_buffer->name + "_partial", t, {ir::make_int(dst.slots())}, {},
+                                         ir::MemoryScope::Local, op.loc);
+    std::vector<Stmt> out;
+    out.push_back(fill_local(partial, identity_of(op.reduce_kind, t)));
+
+    // This thread's elements.
+    Expr s = ir::make_var("s");
+    std::vector<Expr> idx = src.indices(tid_, s);
+    Expr x = ir::make_cast(t, ir::make_load(src_local, {s}));
+    if (op.reduce_kind == ir::ReduceKind::AbsSum || op.reduce_kind == ir::ReduceKind::AbsMax)
+      x = ir::make_call(t, "abs", {x});
+    Expr ps = src.projected_slot(keep, s);
+    Stmt step = ir::make_store(partial, {ps}, combine(op.reduce_kind, ir::make_load(partial, {ps}), x));
+    if (src.covers_more()) {
+      Expr guard;
+      for (size_t d = 0; d < idx.size(); ++d)
+        guard = conjoin(guard, ir::make_LT(idx[d], ir::make_int(src.shape()[d])));
+      step = ir::make_if(guard, step);
+    }
+    out.push_back(ir::make_for(s, ir::make_int(0), ir::make_int(src.slots()),
+                               src.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial, step));
+
+    // The other threads' elements.
+    std::vector<Stmt> shared_steps;
+    ir::Buffer scratch;
+    for (const auto& d : src.digits()) {
+      if (!d.on_thread || d.dim != op.dim) continue;
+      bool pow2 = (d.radix & (d.radix - 1)) == 0;
+      int64_t in_warp = 1;  // how much of the digit shuffles cover
+      if (pow2 && d.stride < 32) in_warp = std::min<int64_t>(d.radix, 32 / d.stride);
+      for (int64_t offset = d.stride; offset < d.stride * in_warp; offset *= 2)
+        out.push_back(for_each_slot(partial, [&](const Expr& p) {
+          Expr v = ir::make_load(partial, {p});
+          return ir::make_store(partial, {p},
+                                combine(op.reduce_kind, v, device_value(t, "shfl_xor", {v, ir::make_int(offset)})));
+        }));
+      if (in_warp == d.radix) continue;
+      // The rest through shared memory: each thread reads the partials of the threads that
+      // differ from it only in this digit's remaining part.
+      int64_t stride = d.stride * in_warp, radix = d.radix / in_warp;
+      if (!scratch)
+        scratch = ir::make_buffer(dst_buffer->name + "_exchange", t, {ir::make_int(threads_)}, {},
+                                  ir::MemoryScope::Shared, op.loc);
+      Expr digit = ir::make_FloorMod(ir::make_FloorDiv(tid_, ir::make_int(stride)), ir::make_int(radix));
+      Expr base = ir::make_Sub(tid_, ir::make_Mul(digit, ir::make_int(stride)));
+      out.push_back(for_each_slot(partial, [&](const Expr& p) {
+        Expr v = ir::make_var("v");
+        ir::Buffer acc = ir::make_buffer("acc", t, {ir::make_int(1)}, {}, ir::MemoryScope::Local, op.loc);
+        Expr peer = ir::make_Add(base, ir::make_Mul(v, ir::make_int(stride)));
+        Stmt gather = ir::make_store(acc, {ir::make_int(0)},
+                                     combine(op.reduce_kind, ir::make_load(acc, {ir::make_int(0)}),
+                                             ir::make_load(scratch, {peer})));
+        return ir::make_seq({
+            device_call("sync_threads", {}, op.loc),
+            ir::make_store(scratch, {tid_}, ir::make_load(partial, {p})),
+            device_call("sync_threads", {}, op.loc),
+            ir::make_allocate(acc, ir::make_seq({
+                                       ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
+                                       ir::make_for(v, ir::make_int(0), ir::make_int(radix), ir::ForKind::Unrolled,
+                                                    gather),
+                                       ir::make_store(partial, {p}, ir::make_load(acc, {ir::make_int(0)})),
+                                   })),
+        });
+      }));
+    }
+    if (scratch) out.push_back(device_call("sync_threads", {}, op.loc));
+    out.push_back(for_each_slot(partial, [&](const Expr& p) {
+      Expr r = ir::make_load(partial, {p});
+      if (!op.clear) r = combine(op.reduce_kind, ir::make_load(dst_local, {p}), r);
+      return ir::make_store(dst_local, {p}, r);
+    }));
+    Stmt body = ir::make_allocate(partial, ir::make_seq(out));
+    if (scratch) body = ir::make_allocate(scratch, body);
+    return located(body, op.loc);
+  }
+
+  Stmt fill_local(const ir::Buffer& local, const Expr& value) {
+    return for_each_slot(local, [&](const Expr& p) { return ir::make_store(local, {p}, value); });
+  }
+
+  Stmt for_each_slot(const ir::Buffer& local, const std::function<Stmt(const Expr&)>& body) {
+    int64_t n;
+    ir::is_const_int(local->shape[0], &n);
+    Expr p = ir::make_var("p");
+    return ir::make_for(p, ir::make_int(0), ir::make_int(n),
+                        n <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial, body(p));
+  }
+
+  // Global <-> shared: 16-byte accesses (cp.async into shared) where the tile's rows allow
+  // it and, at run time, the tensor's address and strides do; element by element otherwise.
+  Stmt copy_global_shared(const ir::Copy& op) {
+    bool to_shared = op.dst.buffer->scope == ir::MemoryScope::Shared;
+    const ir::BufferRegion& global = to_shared ? op.src : op.dst;
+    const ir::BufferRegion& shared = to_shared ? op.dst : op.src;
+    Stmt elementwise = mutate(element_copy(op));
+    int64_t bytes = op.dst.buffer->dtype.bytes();
+    int64_t vec = 16 / std::max<int64_t>(bytes, 1);
+    if (op.src.buffer->dtype != op.dst.buffer->dtype || vec < 2 || 16 % bytes != 0) return elementwise;
+    std::vector<int64_t> extents;
+    for (const auto& e : ir::squeezed_extents(op.dst)) {
+      int64_t v;
+      if (!ir::is_const_int(ir::simplify(e), &v)) return elementwise;
+      extents.push_back(v);
+    }
+    std::vector<int> gdims = ir::squeezed_dims(global), sdims = ir::squeezed_dims(shared);
+    size_t grank = global.region.size(), srank = shared.region.size();
+    if (extents.empty() || gdims.back() != static_cast<int>(grank) - 1 ||
+        sdims.back() != static_cast<int>(srank) - 1 || extents.back() % vec != 0)
+      return elementwise;
+    int64_t shared_cols, shared_min;
+    if (!ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &shared_cols) ||
+        !ir::is_const_int(ir::simplify(shared.region.back().min), &shared_min) || shared_cols % vec ||
+        shared_min % vec)
+      return elementwise;
+
+    std::vector<int64_t> chunks = extents;
+    chunks.back() /= vec;
+    Fragment layout = ir::default_fragment(chunks, threads_, 1);
+    Stmt vectorized = slot_loop(
+        layout, chunks,
+        [&](const std::vector<Expr>& idx, const Expr&) {
+          std::vector<Expr> element = idx;
+          element.back() = ir::make_Mul(element.back(), ir::make_int(vec));
+          Access g = access(global, element), s = access(shared, element);
+          Expr g_addr = address_of(global.buffer, g.indices), s_addr = address_of(shared.buffer, s.indices);
+          Expr in_bounds = g.in_bounds ? ir::simplify(g.in_bounds) : ir::make_bool(true);
+          if (to_shared) return device_call("cp_async_16", {s_addr, g_addr, in_bounds}, op.loc);
+          Stmt store = device_call("copy_16", {g_addr, s_addr}, op.loc);
+          return g.in_bounds ? ir::make_if(in_bounds, store) : store;
+        },
+        op.loc, /*replicas_sit_out=*/true);
+    std::vector<Stmt> fast = {vectorized};
+    if (to_shared && !op.async) {
+      fast.push_back(device_call("cp_async_commit", {}, op.loc));
+      fast.push_back(device_call("cp_async_wait_all", {}, op.loc));
+    }
+    Expr aligned = ir::simplify(vector_ready(global, vec));
+    if (ir::is_one(aligned)) return located(ir::make_seq(fast), op.loc);
+    return located(ir::make_if(aligned, ir::make_seq(fast), elementwise), op.loc);
+  }
+
+  // Whether, at run time, every vector of `global`'s rows starts 16-byte aligned: the
+  // tensor's base address is, its row strides and the tile's first column are multiples of
+  // `vec`, and so is its last extent (so a vector is in bounds exactly when its first
+  // element is). Only the first column may change from one loop iteration to the next, and
+  // it usually folds away (k * 32 % 8), leaving a test the loop can hoist.
+  Expr vector_ready(const ir::BufferRegion& global, int64_t vec) {
+    const ir::Buffer& b = global.buffer;
+    std::vector<Expr> origin(b->shape.size(), ir::make_int(0));
+    Expr ready = device_value(DType::Bool, "is_aligned", {address_of(b, origin), ir::make_int(16)});
+    auto multiple = [&](const Expr& e) {
+      return ir::make_EQ(ir::make_FloorMod(ir::make_cast(DType::Int64, e), ir::make_int(vec, DType::Int64)),
+                         ir::make_int(0, DType::Int64));
+    };
+    ready = ir::make_And(ready, multiple(b->shape.back()));
+    ready = ir::make_And(ready, multiple(mutate(global.region.back().min)));
+    for (size_t d = 0; d + 1 < b->strides.size(); ++d) ready = ir::make_And(ready, multiple(b->strides[d]));
+    return ready;
+  }
+
+  // dst = src one element at a time, as a T.Parallel nest over the tile.
+  Stmt element_copy(const ir::Copy& op) {
+    std::vector<Expr> vars;
+    for (size_t i = 0; i < ir::squeezed_dims(op.dst).size(); ++i) vars.push_back(ir::make_var("i" + std::to_string(i)));
+    Access src = access(op.src, vars), dst = access(op.dst, vars);
+    Expr value = ir::make_cast(op.dst.buffer->dtype, ir::make_load(op.src.buffer, src.indices));
+    if (src.in_bounds) value = ir::make_select(src.in_bounds, value, zero_of(op.dst.buffer->dtype));
+    Stmt store = ir::make_store(op.dst.buffer, dst.indices, value);
+    if (dst.in_bounds) store = ir::make_if(dst.in_bounds, store);
+    auto extents = ir::squeezed_extents(op.dst);
+    for (size_t i = vars.size(); i-- > 0;)
+      store = ir::make_for(vars[i], ir::make_int(0), ir::make_cast(DType::Int32, extents[i]), ir::ForKind::Parallel,
+                           store);
+    return located(store, op.loc);
+  }
+
+  const PassContext& ctx_;
+  int threads_ = 128;
+  int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
+  Expr tid_;
+  std::unordered_map<const ir::BufferNode*, ir::Buffer> locals_;
+};
+
+}  // namespace
+
+ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx) {
+  return ThreadLowering(ctx).mutate(body);
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,23 @@
+// Tile-level code as per-thread CUDA code: the body of each KernelLaunch is run by every
+// thread (KernelLaunch::thread_var = threadIdx.x).
+//
+// - Fragments become each thread's registers (a local array of its layout's slots).
+// - T.Parallel nests run by their layout (infer_layout's nest_layout): thread t visits the
+//   elements it holds; threads that only repeat another's elements sit out when the body
+//   writes nothing of their own. Nests of symbolic extents take flat indices t, t + threads...
+// - T.gemm on tensor cores calls gemm_ss (device/cuda/gemm.h).
+// - Reductions of fragments combine each thread's elements, then shuffle across lanes and
+//   exchange through shared memory across warps.
+// - Copies between global and shared memory move 16 bytes a thread (cp.async into shared)
+//   when the tile allows and, checked at run time, the tensor's alignment and strides do;
+//   element by element otherwise.
+// Other tile ops must have been lowered to T.Parallel nests (lower_tile_ops) before.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx);
+
+}  // namespace tilec::passes
