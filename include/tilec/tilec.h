@@ -69,7 +69,10 @@ struct FunctionSource {
 };
 
 struct CompileOptions {
-  std::string target = "cpu";  // "cpu" (later: "cuda", "hip")
+  std::string target = "cpu";  // "cpu" or "cuda"
+  // The GPU architecture of target "cuda" ("sm_80", "sm_90a"); "" takes the current
+  // device's. With an explicit arch, compile() needs no GPU: launching does.
+  std::string arch;
   std::map<std::string, std::string> pass_configs;
 };
 
@@ -112,6 +115,7 @@ class Kernel {
 
   const std::string& name() const;
   const std::string& target() const;
+  const std::string& arch() const;  // target "cuda": the architecture built for; else ""
   const std::vector<ParamInfo>& params() const;
   // Params that are outputs of an eager kernel (T.empty), in return order.
   const std::vector<int>& out_idx() const;
@@ -129,7 +133,9 @@ class Kernel {
       const std::vector<std::optional<ArgValue>>& args) const;
 
   // Checks every argument (count, kind, dtype, rank, shape, device) and runs
-  // the kernel. `stream` is the caller's stream on GPUs (ignored on the CPU).
+  // the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
+  // default stream), which run on their tensors' device and return without
+  // waiting; it is ignored on the CPU.
   void launch(const std::vector<ArgValue>& args, void* stream = nullptr) const;
 
  private:
@@ -158,8 +164,15 @@ enum class FunctionStyle { Factory, Eager };
 FunctionStyle function_style(const FunctionSource& func);
 
 // The stages of compile() printed as text, for `tilec compile --emit` and tests.
-enum class EmitStage { TileIR, IR, Source };
+// Source needs no GPU for target "cuda"; PTX (target "cuda" only) needs the arch
+// (options.arch, else the current device's) and NVRTC.
+enum class EmitStage { TileIR, IR, Source, PTX };
 std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage);
+
+// A CUDA driver loads here and sees at least one device; otherwise
+// cuda_unavailable_reason() says why ("" when one does).
+bool cuda_available();
+std::string cuda_unavailable_reason();
 
 // "WARNING" (default), "INFO", "DEBUG": DEBUG logs every stage and its time.
 void set_log_level(const std::string& level);

@@ -11,12 +11,13 @@ import logging
 
 from . import _core, language
 from ._core import CompileError
-from .jit import jit
+from .jit import compile, jit
 from .kernel import Kernel
 
 __version__ = _core.version()
 
-__all__ = ["CompileError", "Kernel", "jit", "language", "set_log_level", "__version__"]
+__all__ = ["CompileError", "Kernel", "compile", "jit", "language", "set_log_level",
+           "__version__"]
 
 
 def set_log_level(level):

@@ -22,20 +22,35 @@ from .language import PrimFunc
 log = logging.getLogger("tilec")
 
 
-def jit(func=None, *, out_idx=None, target="auto", pass_configs=None):
-    """@jit, @jit(out_idx=..., target=...), or jit(f, target="cpu")."""
+def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None):
+    """@jit, @jit(out_idx=..., target=...), or jit(f, target="cpu").
+
+    target: "cpu", "cuda", or "auto" (cuda when a GPU is present, else cpu).
+    arch: the GPU architecture of target cuda ("sm_80", "sm_90a", ...); None
+    takes the current device's. With an arch, compiling needs no GPU (only
+    NVRTC); running does. Ignored when "auto" picks the CPU."""
 
     def wrap(f):
-        return JitFunction(f, out_idx=out_idx, target=target, pass_configs=pass_configs)
+        return JitFunction(f, out_idx=out_idx, target=target, arch=arch,
+                           pass_configs=pass_configs)
 
     return wrap if func is None else wrap(func)
+
+
+def compile(func, out_idx=None, target="auto", arch=None, pass_configs=None):
+    """The Kernel of a @T.prim_func (TileLang's tilelang.compile); the
+    arguments are jit's."""
+    if not isinstance(func, PrimFunc):
+        raise TypeError(f"tilec.compile takes a @T.prim_func, not a {type(func).__qualname__}; "
+                        f"a jit function compiles with its .compile(...)")
+    return jit(func, out_idx=out_idx, target=target, arch=arch,
+               pass_configs=pass_configs).compile()
 
 
 def resolve_target(target):
     if target != "auto":
         return target
-    cuda_available = getattr(_core, "cuda_available", None)
-    return "cuda" if cuda_available is not None and cuda_available() else "cpu"
+    return "cuda" if _core.cuda_available() else "cpu"
 
 
 def core_pass_configs(pass_configs):
@@ -64,11 +79,12 @@ def cache_key(values):
 
 
 class JitFunction:
-    def __init__(self, func, *, out_idx=None, target="auto", pass_configs=None):
+    def __init__(self, func, *, out_idx=None, target="auto", arch=None, pass_configs=None):
         functools.update_wrapper(self, func.func if isinstance(func, PrimFunc) else func)
         self._func = func
         self.out_idx = out_idx
         self.target = target
+        self.arch = arch
         self.pass_configs = dict(pass_configs or {})
         self._style = "prim_func" if isinstance(func, PrimFunc) else None
         self._kernels = {}  # cache_key(arguments) -> Kernel (prim_func and factory styles)
@@ -197,8 +213,9 @@ class JitFunction:
         log.debug("%s: captured %s and %d free names in %.2f ms", self.__qualname__, name,
                   len(bindings), (time.perf_counter() - start) * 1e3)
         target = resolve_target(self.target)
+        arch = "" if self.target == "auto" and target != "cuda" else self.arch or ""
         start = time.perf_counter()
-        core_kernel = _core.compile(source, filename, first_line, name, bindings, target,
+        core_kernel = _core.compile(source, filename, first_line, name, bindings, target, arch,
                                     core_pass_configs(self.pass_configs))
         log.debug("%s: compiled %s for %s in %.3f s", self.__qualname__, name, target,
                   time.perf_counter() - start)

@@ -52,6 +52,11 @@ class Kernel:
         return self._core.target
 
     @property
+    def arch(self):
+        """The GPU architecture a cuda kernel was built for ("sm_90a"); "" on the CPU."""
+        return self._core.arch
+
+    @property
     def const_dims(self):
         """(param index, dim, value) of the dims fixed at compile time."""
         return list(self._core.const_dims)
@@ -61,6 +66,7 @@ class Kernel:
         return self._core.compile_seconds
 
     def get_kernel_source(self):
+        """The generated source: CUDA C++ for target cuda, C++ for cpu."""
         return self._core.source
 
     get_source = get_kernel_source
@@ -85,14 +91,15 @@ class Kernel:
         """Runs with one argument per param, None for each output to allocate;
         returns the outputs (one: it, several: a tuple)."""
         args = list(args)
-        core_args = [None if arg is None else _core_arg(arg) for arg in args]
         missing = [i for i, arg in enumerate(args) if arg is None]
         if missing:
+            shapes = self._core.output_shapes([None if arg is None else _core_arg(arg)
+                                               for arg in args])
             like = next((arg for arg in args if capture.is_tensor(arg)), None)
-            for i, shape in zip(missing, self._core.output_shapes(core_args)):
+            for i, shape in zip(missing, shapes):
                 args[i] = _allocate(shape, self.params[i].dtype, like, self.target)
-                core_args[i] = _core_arg(args[i])
-        self._core.launch(core_args, _current_stream(args))
+        # A GPU tensor's export is used once: each call of the core gets fresh ones.
+        self._core.launch([_core_arg(arg) for arg in args], _current_stream(args))
         outputs = [args[i] for i in self.out_idx]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -107,11 +114,18 @@ class Kernel:
 
     def __repr__(self):
         params = ", ".join(repr(p) for p in self.params)
-        return f"<tilec.Kernel {self.name} target={self.target} ({params}) out_idx={self.out_idx}>"
+        target = f"{self.target} arch={self.arch}" if self.arch else self.target
+        return f"<tilec.Kernel {self.name} target={target} ({params}) out_idx={self.out_idx}>"
 
 
 def _core_arg(arg):
     """A launch argument as tilec._core takes it."""
+    library = type(arg).__module__.partition(".")[0]
+    if library == "torch":
+        return _torch_arg(arg)
+    if library == "cupy":
+        # Exported for the stream it runs on (_current_stream): no synchronization.
+        return arg.__dlpack__(stream=-1)
     if isinstance(arg, bool) or capture.is_numpy_bool(arg):
         return bool(arg)
     if isinstance(arg, numbers.Integral):
@@ -122,9 +136,20 @@ def _core_arg(arg):
     if numpy is not None and isinstance(arg, numpy.ndarray) and arg.dtype.type.__module__ == "ml_dtypes":
         # No DLPack for ml_dtypes arrays: a same-width unsigned view plus the true type.
         return (arg.view(f"uint{arg.dtype.itemsize * 8}"), arg.dtype.name)
-    if type(arg).__module__.startswith("torch") and str(arg.dtype).startswith("torch.float8"):
-        return (arg.view(sys.modules["torch"].uint8), capture.tensor_dtype_name(arg))
     return arg
+
+
+def _torch_arg(tensor):
+    """A torch tensor as a DLPack capsule (a float8 one as uint8 plus its
+    dtype name). to_dlpack exports without __dlpack__'s stream
+    synchronization: the kernel runs on the current stream (_current_stream)
+    and needs none, its event can't be recorded during CUDA graph capture, and
+    it costs several times the export."""
+    torch = sys.modules["torch"]
+    if tensor.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        return (torch.utils.dlpack.to_dlpack(tensor.view(torch.uint8)),
+                capture.tensor_dtype_name(tensor))
+    return torch.utils.dlpack.to_dlpack(tensor)
 
 
 def _allocate(shape, dtype_name, like, target):
@@ -153,10 +178,14 @@ def _allocate(shape, dtype_name, like, target):
 
 
 def _current_stream(args):
-    """PyTorch's current stream for the first CUDA tensor (0: the default)."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        for arg in args:
-            if isinstance(arg, torch.Tensor) and arg.is_cuda:
-                return torch.cuda.current_stream(arg.device).cuda_stream
+    """The current stream on the first GPU tensor's device of its library
+    (PyTorch or CuPy), as an int; 0 (the default stream) without one."""
+    for arg in args:
+        library = type(arg).__module__.partition(".")[0]
+        if library == "torch" and arg.is_cuda:
+            # What torch.cuda.current_stream(device).cuda_stream gives, at a
+            # tenth of its cost (the way Triton reads it).
+            return sys.modules["torch"]._C._cuda_getCurrentRawStream(arg.device.index)
+        if library == "cupy":
+            return sys.modules["cupy"].cuda.get_current_stream(arg.device.id).ptr
     return 0

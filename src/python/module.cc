@@ -216,16 +216,18 @@ nb::object dim_value(const tilec::DimInfo& dim) {
   return nb::str(dim.expr.c_str());
 }
 
-tilec::CompileOptions make_options(std::string target,
+tilec::CompileOptions make_options(std::string target, std::string arch,
                                    std::map<std::string, std::string> pass_configs) {
-  return tilec::CompileOptions{std::move(target), std::move(pass_configs)};
+  return tilec::CompileOptions{std::move(target), std::move(arch), std::move(pass_configs)};
 }
 
 tilec::EmitStage stage_named(const std::string& name) {
   if (name == "tile-ir") return tilec::EmitStage::TileIR;
   if (name == "ir") return tilec::EmitStage::IR;
   if (name == "source") return tilec::EmitStage::Source;
-  throw nb::value_error(("unknown stage '" + name + "': expected tile-ir, ir or source").c_str());
+  if (name == "ptx") return tilec::EmitStage::PTX;
+  throw nb::value_error(
+      ("unknown stage '" + name + "': expected tile-ir, ir, source or ptx").c_str());
 }
 
 }  // namespace
@@ -266,6 +268,7 @@ NB_MODULE(_core, m) {
   nb::class_<tilec::Kernel>(m, "CoreKernel")
       .def_prop_ro("name", &tilec::Kernel::name)
       .def_prop_ro("target", &tilec::Kernel::target)
+      .def_prop_ro("arch", &tilec::Kernel::arch)
       .def_prop_ro("params", [](const tilec::Kernel& k) { return k.params(); })
       .def_prop_ro("out_idx", [](const tilec::Kernel& k) { return k.out_idx(); })
       .def_prop_ro("const_dims",
@@ -316,16 +319,18 @@ NB_MODULE(_core, m) {
   m.def(
       "compile",
       [](std::string source, std::string filename, int first_line, std::string name,
-         const nb::dict& bindings, std::string target,
+         const nb::dict& bindings, std::string target, std::string arch,
          std::map<std::string, std::string> pass_configs) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
         nb::gil_scoped_release release;
         return tilec::compile(func, options);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
-      nb::arg("bindings"), nb::arg("target"), nb::arg("pass_configs"));
+      nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
+      "Compiles for `target` ('cpu' or 'cuda'); `arch` ('sm_90a', ...; '' for the current "
+      "device's) is for 'cuda'.");
 
   m.def(
       "function_style",
@@ -341,19 +346,24 @@ NB_MODULE(_core, m) {
   m.def(
       "emit",
       [](std::string source, std::string filename, int first_line, std::string name,
-         const nb::dict& bindings, std::string target,
+         const nb::dict& bindings, std::string target, std::string arch,
          std::map<std::string, std::string> pass_configs, const std::string& stage) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
         auto emit_stage = stage_named(stage);
         nb::gil_scoped_release release;
         return tilec::emit(func, options, emit_stage);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
-      nb::arg("bindings"), nb::arg("target"), nb::arg("pass_configs"), nb::arg("stage"),
-      "One stage of compile() as text: 'tile-ir', 'ir' or 'source'.");
+      nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
+      nb::arg("stage"),
+      "One stage of compile() as text: 'tile-ir', 'ir', 'source' or 'ptx' (target 'cuda').");
 
+  m.def("cuda_available", &tilec::cuda_available,
+        "True when a CUDA driver loads and sees at least one device.");
+  m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,
+        "Why cuda_available() is False ('' when it is True).");
   m.def("set_log_level", &tilec::set_log_level, nb::arg("level"));
   m.def("version", [] { return std::string(tilec::version()); });
 }

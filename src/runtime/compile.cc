@@ -6,19 +6,38 @@
 
 #include "base/log.h"
 #include "codegen/cpu/codegen_cpu.h"
+#include "codegen/cuda/codegen_cuda.h"
 #include "frontend/ast.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/cuda_module.h"
 #include "runtime/kernel_impl.h"
 
 namespace tilec {
 namespace {
 
-void check_target(const std::string& target) {
-  if (target != "cpu")
-    throw std::invalid_argument("target '" + target + "' is not available in this build (targets: cpu)");
+void check_target(const CompileOptions& options) {
+  if (options.target != "cpu" && options.target != "cuda")
+    throw std::invalid_argument("target '" + options.target +
+                                "' is not available in this build (targets: cpu, cuda)");
+  if (options.target != "cuda" && !options.arch.empty())
+    throw std::invalid_argument("arch '" + options.arch + "' is for target 'cuda', not '" +
+                                options.target + "'");
+}
+
+// The architecture to build a CUDA kernel for: options.arch, else the current device's.
+std::string cuda_arch(const CompileOptions& options) {
+  if (!options.arch.empty()) return options.arch;
+  try {
+    return runtime::CudaModule::device_arch();
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(
+        "target 'cuda' needs a GPU architecture and there is no CUDA device to take it from (" +
+        std::string(e.what()) + "); pass one, e.g. arch \"sm_90a\" (H100, H200) or \"sm_80\" (A100)");
+  }
 }
 
 // TILEC_BOUNDS_CHECK=1, or the pass config "tilec.bounds_check": check every
@@ -36,7 +55,6 @@ struct Lowered {
 };
 
 Lowered lower(const FunctionSource& func, const CompileOptions& options) {
-  check_target(options.target);
   Lowered r;
   {
     StageTimer t("parse + elaborate '" + func.name + "'");
@@ -75,43 +93,68 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& func) {
   return infos;
 }
 
+// Generates and builds the target code of `impl->func` (lowered, with its ABI).
+void build(Kernel::Impl* impl, const CompileOptions& options) {
+  if (options.target == "cpu") {
+    {
+      StageTimer t("codegen (cpu)");
+      impl->source = codegen::generate_cpu_source(impl->func, impl->abi, bounds_check(options));
+    }
+    StageTimer t("build (cpu)");
+    impl->cpu_module = runtime::CpuModule::load(impl->source, codegen::kernel_entry_name());
+    impl->bounds_error =
+        reinterpret_cast<const char* (*)()>(impl->cpu_module->symbol(codegen::kernel_error_name()));
+    return;
+  }
+  {
+    StageTimer t("codegen (cuda)");
+    codegen::CudaSource generated = codegen::generate_cuda_source(impl->func, impl->abi);
+    impl->source = std::move(generated.source);
+    impl->cuda_launch = std::move(generated.launch);
+  }
+  StageTimer t("build (cuda " + impl->arch + ")");
+  impl->cuda_module = runtime::CudaModule::load(impl->source, codegen::cuda_kernel_name(), impl->arch);
+}
+
 }  // namespace
 
 Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  check_target(options);
   auto impl = std::make_shared<Kernel::Impl>();
+  impl->target = options.target;
+  if (options.target == "cuda") impl->arch = cuda_arch(options);
   Lowered l = lower(func, options);
   impl->name = l.lowered.name;
-  impl->target = options.target;
   impl->params = param_infos(l.lowered);
   impl->out_idx = l.lowered.out_idx;
   for (const auto& cd : l.lowered.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);
   impl->ir = ir::to_string(l.lowered);
   impl->abi = codegen::make_kernel_abi(l.lowered);
-  {
-    StageTimer t("codegen (" + options.target + ")");
-    impl->source = codegen::generate_cpu_source(l.lowered, impl->abi, bounds_check(options));
-  }
-  {
-    StageTimer t("build (" + options.target + ")");
-    impl->module = runtime::CpuModule::load(impl->source, codegen::kernel_entry_name());
-  }
-  impl->bounds_error = reinterpret_cast<const char* (*)()>(impl->module->symbol(codegen::kernel_error_name()));
   impl->func = std::move(l.lowered);
+  build(impl.get(), options);
   impl->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log(LogLevel::Debug, "compiled '" + impl->name + "' in " +
+  log(LogLevel::Debug, "compiled '" + impl->name + "' for " + impl->target +
+                           (impl->arch.empty() ? "" : " " + impl->arch) + " in " +
                            std::to_string(impl->compile_seconds * 1e3) + " ms");
   return Kernel(impl);
 }
 
 std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage) {
-  check_target(options.target);
+  check_target(options);
   if (stage == EmitStage::TileIR) return ir::to_string(frontend::elaborate(func));
+  if (stage == EmitStage::PTX && options.target != "cuda")
+    throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + options.target + "'");
+  const std::string arch = stage == EmitStage::PTX ? cuda_arch(options) : "";
   Lowered l = lower(func, options);
   if (stage == EmitStage::IR) return ir::to_string(l.lowered);
-  return codegen::generate_cpu_source(l.lowered, codegen::make_kernel_abi(l.lowered), bounds_check(options));
+  codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
+  if (options.target == "cpu") return codegen::generate_cpu_source(l.lowered, abi, bounds_check(options));
+  std::string source = codegen::generate_cuda_source(l.lowered, abi).source;
+  if (stage == EmitStage::Source) return source;
+  return runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), arch);
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }
@@ -124,6 +167,9 @@ void set_log_level(const std::string& level) {
 }
 
 const char* version() { return TILEC_VERSION; }
+
+bool cuda_available() { return runtime::cuda_available(); }
+std::string cuda_unavailable_reason() { return runtime::cuda_unavailable_reason(); }
 
 Value Value::tensor_spec(std::vector<int64_t> shape, DType t) {
   Value r;

@@ -2,11 +2,17 @@
 // the kernel's parameters is an ArgumentError naming the parameter.
 #include <limits>
 #include <map>
+#include <optional>
+#include <variant>
 
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/device_scope.h"
+#include "runtime/cuda/launch_grid.h"
 #include "runtime/kernel_impl.h"
+#include "runtime/launch_args.h"
 
 namespace tilec {
 namespace {
@@ -129,6 +135,9 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
   if (k.target == "cpu" && view.device != DeviceType::CPU)
     throw ArgumentError("argument '" + p.name + "' is on a GPU but kernel '" + k.name +
                         "' was compiled for the CPU");
+  if (k.target == "cuda" && view.device != DeviceType::CUDA)
+    throw ArgumentError("argument '" + p.name + "' is in CPU memory but kernel '" + k.name +
+                        "' was compiled for CUDA: pass a tensor on the GPU");
   if (view.strides.size() != view.shape.size())
     throw ArgumentError("argument '" + p.name + "' has no strides for each dim");
   int64_t numel = 1;
@@ -152,10 +161,53 @@ void check_count(const Kernel::Impl& k, size_t given) {
                       " arguments (" + names + ") but " + std::to_string(given) + " were given");
 }
 
+// The CUDA device of the tensor arguments (all on one), or -1 when there are none.
+int cuda_device(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
+  int device = -1, first = -1;
+  for (int p : k.abi.tensor_params) {
+    const TensorView& view = std::get<TensorView>(args[p]);
+    if (first < 0) {
+      device = view.device_id;
+      first = p;
+    } else if (view.device_id != device) {
+      throw ArgumentError("argument '" + k.params[p].name + "' is on CUDA device " +
+                          std::to_string(view.device_id) + " but argument '" + k.params[first].name +
+                          "' is on device " + std::to_string(device) + ": the tensors of kernel '" +
+                          k.name + "' must all be on one device");
+    }
+  }
+  return device;
+}
+
+void launch_cpu(const Kernel::Impl& k, const runtime::LaunchArgs& args) {
+  k.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
+  if (k.bounds_error)
+    if (const char* error = k.bounds_error())
+      throw std::runtime_error("kernel '" + k.name + "': " + error);
+}
+
+// On `device` (-1: the current context's), in the order of `stream`'s work.
+void launch_cuda(const Kernel::Impl& k, const runtime::LaunchArgs& args, int device, void* stream) {
+  std::optional<runtime::LaunchDims> grid =
+      runtime::launch_grid(k.cuda_launch.grid, k.abi, args.ints, k.name);
+  if (!grid) return;
+  const runtime::CudaDriver* driver = runtime::CudaDriver::get();
+  if (driver == nullptr)
+    throw std::runtime_error("cannot launch CUDA kernel '" + k.name + "': " +
+                             runtime::CudaDriver::unavailable_reason());
+  std::vector<uint64_t> words = runtime::cuda_param_words(args);
+  void* params[] = {words.data()};
+  std::optional<runtime::DeviceScope> scope;
+  if (device >= 0) scope.emplace(*driver, device);
+  k.cuda_module->launch(*grid, {static_cast<unsigned>(k.cuda_launch.threads), 1, 1},
+                        static_cast<size_t>(k.cuda_launch.dynamic_shared_bytes), stream, params);
+}
+
 }  // namespace
 
 const std::string& Kernel::name() const { return impl_->name; }
 const std::string& Kernel::target() const { return impl_->target; }
+const std::string& Kernel::arch() const { return impl_->arch; }
 const std::vector<ParamInfo>& Kernel::params() const { return impl_->params; }
 const std::vector<int>& Kernel::out_idx() const { return impl_->out_idx; }
 const std::vector<ConstDimInfo>& Kernel::const_dims() const { return impl_->const_dims; }
@@ -194,7 +246,6 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
 }
 
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
-  (void)stream;  // CPU kernels run on the calling thread's OpenMP team
   const Impl& k = *impl_;
   check_count(k, args.size());
   ShapeSolver solver(k);
@@ -212,41 +263,11 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
     }
   }
   solver.finish();
-
-  std::vector<void*> tensors;
-  for (int p : k.abi.tensor_params) tensors.push_back(std::get<TensorView>(args[p]).data);
-  std::vector<int64_t> ints;
-  for (const auto& slot : k.abi.int_slots) {
-    switch (slot.source) {
-      case codegen::IntSlot::Source::SymbolicDim: {
-        auto v = solver.value_of(slot.var);
-        if (!v)
-          throw ArgumentError("kernel '" + k.name + "': symbolic dim '" + slot.var.as<ir::Var>()->name +
-                              "' is not the whole size of any tensor dim, so it can't be read from the arguments");
-        ints.push_back(*v);
-        break;
-      }
-      case codegen::IntSlot::Source::Stride:
-        ints.push_back(std::get<TensorView>(args[slot.param]).strides[slot.dim]);
-        break;
-      case codegen::IntSlot::Source::Scalar: {
-        const ArgValue& a = args[slot.param];
-        ints.push_back(std::holds_alternative<bool>(a) ? std::get<bool>(a) : std::get<int64_t>(a));
-        break;
-      }
-    }
-  }
-  std::vector<double> floats;
-  for (int p : k.abi.float_params) {
-    const ArgValue& a = args[p];
-    if (std::holds_alternative<double>(a)) floats.push_back(std::get<double>(a));
-    else if (std::holds_alternative<int64_t>(a)) floats.push_back(static_cast<double>(std::get<int64_t>(a)));
-    else floats.push_back(std::get<bool>(a) ? 1.0 : 0.0);
-  }
-  k.module->call(tensors.data(), ints.data(), floats.data());
-  if (k.bounds_error)
-    if (const char* error = k.bounds_error())
-      throw std::runtime_error("kernel '" + k.name + "': " + error);
+  const int device = k.target == "cuda" ? cuda_device(k, args) : -1;
+  runtime::LaunchArgs packed = runtime::pack_launch_args(
+      k.abi, args, [&](const ir::Expr& var) { return solver.value_of(var); }, k.name);
+  if (k.target == "cuda") launch_cuda(k, packed, device, stream);
+  else launch_cpu(k, packed);
 }
 
 }  // namespace tilec

@@ -1,7 +1,7 @@
 // The `tilec` command line: compiles a kernel of a Python file and prints a stage.
 //
-//   tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu]
-//                         [--emit tile-ir|ir|source]
+//   tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda]
+//                         [--arch sm_80|sm_90a|...] [--emit tile-ir|ir|source|ptx]
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -16,8 +16,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu]\n"
-    "                             [--emit tile-ir|ir|source]\n"
+    "usage: tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda]\n"
+    "                             [--arch sm_80|sm_90a|...] [--emit tile-ir|ir|source|ptx]\n"
     "       tilec --version\n"
     "       tilec --help\n";
 
@@ -26,7 +26,13 @@ constexpr const char* kHelp =
     "compile  prints one stage of compiling a kernel of FILE.py (default: the\n"
     "         generated source): the function NAME, or the one top-level\n"
     "         @jit / @T.prim_func function. -D sets a module-level constant\n"
-    "         (an int, float, True/False, None, a dtype name or a string).\n";
+    "         (an int, float, True/False, None, a dtype name or a string).\n"
+    "         --target is cpu (default) or cuda; --arch is the GPU architecture\n"
+    "         of cuda (default: this machine's GPU, else sm_90a). No GPU is\n"
+    "         needed: ptx (cuda only) is compiled with NVRTC.\n";
+
+// The architecture of --target cuda without --arch.
+constexpr const char* kDefaultArchWithoutGpu = "sm_90a";
 
 struct UsageError {
   std::string message;
@@ -44,7 +50,8 @@ tilec::EmitStage stage_named(const std::string& name) {
   if (name == "tile-ir") return tilec::EmitStage::TileIR;
   if (name == "ir") return tilec::EmitStage::IR;
   if (name == "source") return tilec::EmitStage::Source;
-  throw UsageError{"--emit takes tile-ir, ir or source, not '" + name + "'"};
+  if (name == "ptx") return tilec::EmitStage::PTX;
+  throw UsageError{"--emit takes tile-ir, ir, source or ptx, not '" + name + "'"};
 }
 
 void add_define(CompileCommand& command, const std::string& definition) {
@@ -67,6 +74,8 @@ CompileCommand parse_compile(const std::vector<std::string>& args) {
       command.func = value();
     } else if (arg == "--target") {
       command.options.target = value();
+    } else if (arg == "--arch") {
+      command.options.arch = value();
     } else if (arg == "--emit") {
       command.stage = stage_named(value());
     } else if (arg == "-D") {
@@ -82,6 +91,12 @@ CompileCommand parse_compile(const std::vector<std::string>& args) {
     }
   }
   if (command.file.empty()) throw UsageError{"compile needs a FILE"};
+  if (!command.options.arch.empty() && command.options.target != "cuda")
+    throw UsageError{"--arch is for --target cuda"};
+  if (command.stage == tilec::EmitStage::PTX && command.options.target != "cuda")
+    throw UsageError{"--emit ptx is for --target cuda"};
+  if (command.options.target == "cuda" && command.options.arch.empty() && !tilec::cuda_available())
+    command.options.arch = kDefaultArchWithoutGpu;
   return command;
 }
 

@@ -1,4 +1,5 @@
-"""Shared pytest setup: the `gpu` marker, and a fresh kernel cache per session."""
+"""Shared pytest setup: the markers, the check of the target under test
+(TILEC_TEST_TARGET, see helpers.py), and a fresh kernel cache per session."""
 
 import ctypes
 import functools
@@ -9,6 +10,19 @@ import pytest
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a usable CUDA device (skipped elsewhere)")
+    config.addinivalue_line("markers", "runs_last: runs after every other test (it uses what "
+                                       "they recorded)")
+    target = os.environ.get("TILEC_TEST_TARGET", "cpu")
+    if target not in ("cpu", "cuda"):
+        raise pytest.UsageError(f"TILEC_TEST_TARGET={target!r}: expected cpu or cuda")
+    if target == "cuda":
+        if cuda_unusable_reason():
+            raise pytest.UsageError(f"TILEC_TEST_TARGET=cuda needs a CUDA GPU: "
+                                    f"{cuda_unusable_reason()}")
+        try:
+            import torch  # noqa: F401  (the tests' arrays go to the GPU through torch)
+        except ImportError:
+            raise pytest.UsageError("TILEC_TEST_TARGET=cuda needs torch") from None
 
 
 @functools.cache
@@ -33,6 +47,7 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason=cuda_unusable_reason())
         for item in gpu_items:
             item.add_marker(skip)
+    items.sort(key=lambda item: item.get_closest_marker("runs_last") is not None)
 
 
 @pytest.fixture(scope="session", autouse=True)

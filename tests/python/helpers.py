@@ -13,6 +13,10 @@ measurement"):
 
 Dtypes are named as in kernels ("float16", "bfloat16", "float8_e4m3", ...);
 ``np_dtype`` maps a name to the NumPy / ml_dtypes type the Python face accepts.
+
+Kernels are compiled with ``jit`` for the target under test, TILEC_TEST_TARGET
+("cpu", the default, or "cuda"); tests call them with NumPy arrays either way
+(see "the target under test" below).
 """
 
 import os
@@ -21,6 +25,10 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+
+import tilec
+from tilec import capture
+from tilec.jit import JitFunction
 
 # Kernel dtype name -> the array dtype that carries it across the Python face.
 NP_DTYPES = {
@@ -52,6 +60,9 @@ RTOL = {
     "float8_e4m3": 0.125,
     "float8_e5m2": 0.25,
 }
+
+# A float32 matrix product on tensor cores (operands rounded to tf32).
+TF32_RTOL = 2e-3
 
 # Integer ranges drawn by rand: small enough that sums and products in tests
 # don't overflow, and never containing the poison sentinel.
@@ -185,6 +196,10 @@ def assert_close(actual, expected, dtype, *, scale=None, rtol=None, floor=1.0, e
 
     e = np.asarray(expected, dtype=np.float64).reshape(-1)
     tol = RTOL[name] if rtol is None else rtol
+    if rtol is None and scale is not None and name == "float32" and TARGET == "cuda":
+        # A float32 sum of products on the GPU may come from T.gemm on tensor cores, whose
+        # float32 mode rounds operands to tf32 (10 mantissa bits), as TileLang and Triton do.
+        tol = TF32_RTOL
     denom = np.maximum(np.abs(e), floor)
     if scale is not None:
         denom = np.maximum(denom, np.broadcast_to(np.abs(np.asarray(scale, np.float64)),
@@ -215,6 +230,141 @@ def run_kernel(kernel, *args):
     result = kernel(*arrays)
     assert result is None, "a kernel given every tensor writes in place and returns None"
     return arrays
+
+
+# --- the target under test -------------------------------------------------------
+#
+# On cuda, a kernel called with NumPy arrays runs on torch CUDA copies of them
+# and the arrays get the results back; outputs it allocates come back as NumPy
+# arrays. So a test reads the same on both targets.
+
+TARGET = os.environ.get("TILEC_TEST_TARGET", "cpu")
+
+# Every kernel `jit` compiled, as what the core compiled it from: {key: RecordedKernel}.
+RECORDED_KERNELS = {}
+
+
+class RecordedKernel:
+    """What the core compiled a kernel from: the function value (source, file,
+    first line, name and tagged bindings) and the pass configs."""
+
+    def __init__(self, function_value, pass_configs):
+        self.source, self.filename, self.first_line, self.name, self.bindings = function_value
+        self.pass_configs = pass_configs
+
+    def __repr__(self):
+        constants = {name: value for name, (tag, value) in self.bindings.items()
+                     if tag in ("int", "float", "bool", "str")}
+        return f"{os.path.basename(self.filename)}:{self.first_line} {self.name} {constants}"
+
+
+def cpu_only(reason):
+    """Skips a test (or, as a module's pytestmark, its tests) unless the target is cpu."""
+    return pytest.mark.skipif(TARGET != "cpu", reason=f"the CPU backend only: {reason}")
+
+
+def jit(func=None, *, out_idx=None, pass_configs=None):
+    """tilec.jit for the target under test (decorator, with or without
+    arguments, or a call); records every kernel it compiles in RECORDED_KERNELS."""
+
+    def wrap(f):
+        return _TestJitFunction(f, out_idx=out_idx, target=TARGET, pass_configs=pass_configs)
+
+    return wrap if func is None else wrap(func)
+
+
+class _TestJitFunction(JitFunction):
+    """A JitFunction that records what it compiles; on cuda its kernels take NumPy arrays."""
+
+    def _compile(self, capture_function):
+        function_value = capture_function()
+        kernel = super()._compile(lambda: function_value)
+        RECORDED_KERNELS.setdefault(repr((function_value, sorted(self.pass_configs.items()))),
+                                    RecordedKernel(function_value, dict(self.pass_configs)))
+        return _NumpyOnGpuKernel(kernel._core, kernel.out_idx) if TARGET == "cuda" else kernel
+
+
+class _NumpyOnGpuKernel(tilec.Kernel):
+    """A CUDA kernel that takes NumPy arrays (see _GpuStaging)."""
+
+    def run(self, args):
+        staging = _GpuStaging()
+        outputs = super().run([staging.to_gpu(arg) if isinstance(arg, np.ndarray) else arg
+                               for arg in args])
+        staging.copy_back()
+        if isinstance(outputs, tuple):
+            return tuple(staging.to_numpy(output) for output in outputs)
+        return staging.to_numpy(outputs)
+
+
+class _GpuStaging:
+    """NumPy arrays' memory on the GPU. Each buffer an array views is copied
+    whole, once: views of one buffer alias on the GPU as they do on the host,
+    and reads or writes past an array's ends (which tests check) land where
+    they would on the CPU."""
+
+    def __init__(self):
+        import torch
+
+        self._torch = torch
+        self._buffers = {}  # id(owner) -> (owner's bytes, their GPU copy)
+        self._arrays = {}  # id(GPU view) -> (the view, the array it stands for)
+
+    def to_gpu(self, array):
+        name = _kernel_dtype_name(array.dtype)
+        if name is None:
+            return array  # a dtype no kernel takes: the call's error names it
+        owner = array
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        if id(owner) not in self._buffers:
+            host = _bytes_of(owner)
+            gpu_bytes = self._torch.empty(host.size, dtype=self._torch.uint8, device="cuda")
+            gpu_bytes.copy_(self._torch.from_numpy(host.copy()))
+            self._buffers[id(owner)] = (host, gpu_bytes)
+        gpu_bytes = self._buffers[id(owner)][1]
+        itemsize = array.dtype.itemsize
+        offset = array.ctypes.data - owner.ctypes.data
+        assert offset % itemsize == 0 and all(s >= 0 and s % itemsize == 0 for s in array.strides), (
+            "test arrays must be aligned views with non-negative strides")
+        typed = gpu_bytes[:gpu_bytes.numel() // itemsize * itemsize].view(_torch_dtype(name))
+        view = typed.as_strided(array.shape, [s // itemsize for s in array.strides],
+                                offset // itemsize)
+        self._arrays[id(view)] = (view, array)
+        return view
+
+    def copy_back(self):
+        for host, gpu_bytes in self._buffers.values():
+            if host.flags.writeable:
+                host[...] = gpu_bytes.cpu().numpy()
+
+    def to_numpy(self, tensor):
+        """An output: the array a staged view stands for, or a new array."""
+        if id(tensor) in self._arrays:
+            return self._arrays[id(tensor)][1]
+        host = tensor.detach().contiguous().reshape(-1).view(self._torch.uint8).cpu().numpy()
+        return host.view(np_dtype(_kernel_dtype_name(tensor.dtype))).reshape(tuple(tensor.shape))
+
+
+def _bytes_of(owner):
+    if owner.flags.c_contiguous:
+        return owner.reshape(-1).view(np.uint8)
+    if owner.flags.f_contiguous:
+        return owner.T.reshape(-1).view(np.uint8)
+    raise ValueError("test arrays must view contiguous memory")
+
+
+def _kernel_dtype_name(dtype):
+    """The kernel dtype name of a NumPy or torch dtype, or None."""
+    name = capture.library_dtype_name(dtype)
+    name = {"float8_e4m3fn": "float8_e4m3"}.get(name, name)
+    return name if name in NP_DTYPES else None
+
+
+def _torch_dtype(name):
+    import torch
+
+    return getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(name, name))
 
 
 # --- diagnostics ---------------------------------------------------------------

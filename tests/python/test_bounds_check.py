@@ -8,7 +8,9 @@ import pytest
 import tilec
 import tilec.language as T
 
-from helpers import poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import cpu_only, poison, rand, rng  # noqa: F401  (rng is a fixture)
+
+pytestmark = cpu_only("bounds checks instrument the C++ that the CPU backend generates")
 
 
 def shifted_store(n, checked):

@@ -335,7 +335,7 @@ class FakeParam:
 
 class FakeCoreKernel:
     def __init__(self, params, out_idx=(), const_dims=()):
-        self.name, self.target = "fake", "cpu"
+        self.name, self.target, self.arch = "fake", "cpu", ""
         self.params, self.out_idx, self.const_dims = params, list(out_idx), list(const_dims)
         self.source, self.ir, self.tile_ir, self.compile_seconds = "src", "ir", "tile", 0.5
         self.launches = []
@@ -349,10 +349,11 @@ class FakeCoreKernel:
 
 
 class FakeCore:
-    """compile() and function_style() of tilec._core, recording each compile."""
+    """compile(), function_style() and cuda_available() of tilec._core,
+    recording each compile."""
 
-    def __init__(self, style, make_kernel):
-        self.style, self.make_kernel, self.compiles = style, make_kernel, []
+    def __init__(self, style, make_kernel, has_gpu=False):
+        self.style, self.make_kernel, self.has_gpu, self.compiles = style, make_kernel, has_gpu, []
 
     def install(self, monkeypatch):
         monkeypatch.setattr(jit_module, "_core", self)
@@ -360,9 +361,13 @@ class FakeCore:
     def function_style(self, source, filename, first_line, name):
         return self.style
 
-    def compile(self, source, filename, first_line, name, bindings, target, pass_configs):
+    def cuda_available(self):
+        return self.has_gpu
+
+    def compile(self, source, filename, first_line, name, bindings, target, arch, pass_configs):
         self.compiles.append(dict(source=source, first_line=first_line, name=name,
-                                  bindings=bindings, target=target, pass_configs=pass_configs))
+                                  bindings=bindings, target=target, arch=arch,
+                                  pass_configs=pass_configs))
         return self.make_kernel(bindings)
 
 
@@ -406,10 +411,49 @@ def test_factory_compiles_its_prim_func_once_per_arguments(monkeypatch):
     compiled = core.compiles[0]
     assert compiled["name"] == "main" and compiled["source"].startswith("        @T.prim_func")
     assert compiled["bindings"]["M"] == ("int", 2) and compiled["bindings"]["N"] == ("int", 4)
-    assert compiled["target"] == "cpu" and compiled["pass_configs"] == {"opt": "false"}
+    assert compiled["target"] == "cpu" and compiled["arch"] == ""
+    assert compiled["pass_configs"] == {"opt": "false"}
     assert kernel.out_idx == [1]
     copy_kernel(3)
     assert len(core.compiles) == 2
+
+
+@pytest.mark.parametrize("target,has_gpu,core_target,core_arch", [
+    ("cuda", False, "cuda", "sm_80"),  # an explicit arch needs no GPU
+    ("auto", True, "cuda", "sm_80"),
+    ("auto", False, "cpu", ""),  # auto picked the CPU: the arch means nothing there
+    ("cpu", False, "cpu", "sm_80"),  # given to the core, which refuses it
+])
+def test_arch_goes_to_the_core_with_the_resolved_target(monkeypatch, target, has_gpu,
+                                                         core_target, core_arch):
+    core = FakeCore("factory", lambda bindings: FakeCoreKernel([FakeParam("A")]), has_gpu)
+    core.install(monkeypatch)
+
+    @tilec.jit(target=target, arch="sm_80")
+    def fill(n):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32")):
+            T.clear(A)
+
+        return main
+
+    fill(8)
+    assert (core.compiles[0]["target"], core.compiles[0]["arch"]) == (core_target, core_arch)
+
+
+def test_compile_takes_a_prim_func(monkeypatch):
+    core = FakeCore("prim_func", lambda bindings: FakeCoreKernel([FakeParam("A")]))
+    core.install(monkeypatch)
+
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        T.clear(A)
+
+    kernel = tilec.compile(main, out_idx=[0], target="cuda", arch="sm_90a")
+    assert isinstance(kernel, Kernel) and kernel.out_idx == [0]
+    assert (core.compiles[0]["target"], core.compiles[0]["arch"]) == ("cuda", "sm_90a")
+    with pytest.raises(TypeError, match="takes a @T.prim_func"):
+        tilec.compile(lambda: None)
 
 
 def test_factory_returning_none_compiles_the_one_prim_func_it_defined(monkeypatch):

@@ -28,6 +28,31 @@ def test_compile_emits_each_stage(stage, marker):
     assert marker in done.stdout
 
 
+@pytest.mark.parametrize("stage,arch,marker", [
+    ("source", None, "__global__"),
+    ("ptx", "sm_80", ".target sm_80"),
+    ("ptx", "sm_90a", ".target sm_90a"),
+])
+def test_compile_for_cuda_needs_no_gpu(stage, arch, marker):
+    args = ["--arch", arch] if arch else []
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", "-D", "M=64", "-D", "N=64",
+                 "-D", "K=64", "--target", "cuda", *args, "--emit", stage)
+    if "cannot compile CUDA kernels" in done.stderr:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    assert marker in done.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--arch", "sm_80"], "--arch is for --target cuda"),
+    (["--emit", "ptx"], "--emit ptx is for --target cuda"),
+])
+def test_cuda_options_without_target_cuda_are_usage_errors(args, message):
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
 def test_compile_error_exits_1_with_location_and_caret(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import tilec.language as T\n\n@T.prim_func\n"

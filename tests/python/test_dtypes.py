@@ -1,4 +1,4 @@
-"""Every dtype through the Python face and the CPU backend.
+"""Every dtype through the Python face and the backend under test.
 
 float16/bfloat16/float8 are converted in software with round-to-nearest-even;
 every conversion must equal NumPy's / ml_dtypes' own bit for bit (including
@@ -11,10 +11,9 @@ import warnings
 import numpy as np
 import pytest
 
-import tilec
 import tilec.language as T
 
-from helpers import (ALL_DTYPES, FLOAT_DTYPES, assert_close, np_dtype, poison, rand,
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, assert_close, jit, np_dtype, poison, rand,
                      rng)  # noqa: F401  (rng is a fixture)
 
 SOFT_FLOATS = ["float16", "bfloat16", "float8_e4m3", "float8_e5m2"]
@@ -29,7 +28,7 @@ def convert(x, dtype):
 
 # --- copies keep every value ---------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def copy_2d(M, N, dtype, block=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
@@ -82,8 +81,8 @@ def _cast(n, src_dtype, dst_dtype, block=256):
     return main
 
 
-cast_in_place = tilec.jit(_cast, target="cpu")
-cast_out = tilec.jit(_cast, out_idx=[-1], target="cpu")
+cast_in_place = jit(_cast)
+cast_out = jit(_cast, out_idx=[-1])
 
 
 def run_cast(x, src, dst):
@@ -238,7 +237,7 @@ def test_allocated_output_has_the_kernels_dtype(dst, rng):
 
 # --- arithmetic in each type ---------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def add_mul(n, dtype, block=32):
     @T.prim_func
     def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), S: T.Tensor((n,), dtype),
@@ -263,7 +262,7 @@ def test_float_arithmetic_rounds_once(dtype, rng):
     assert_close(p, x * y, dtype, what="*")
 
 
-@tilec.jit(target="cpu")
+@jit
 def int_arith(n, dtype):
     @T.prim_func
     def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
@@ -285,7 +284,7 @@ def test_int_arithmetic(dtype, low, high, rng):
     assert_close(c, a.astype(np.int64) + b.astype(np.int64) * 2 - 3, dtype)
 
 
-@tilec.jit(target="cpu")
+@jit
 def bool_ops(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), M: T.Tensor((n,), "bool"),
@@ -311,7 +310,7 @@ def test_bool_tensors(rng):
 
 # --- gemm with low-precision inputs --------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def gemm_mixed(M, N, K, in_dtype, accum_dtype, block=32):
     @T.prim_func
     def main(A: T.Tensor((M, K), in_dtype), B: T.Tensor((K, N), in_dtype),

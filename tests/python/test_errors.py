@@ -17,7 +17,7 @@ import pytest
 import tilec
 import tilec.language as T
 
-from helpers import check_diagnostic, parse_diagnostic, poison, rand, rng  # noqa: F401
+from helpers import check_diagnostic, jit, parse_diagnostic, poison, rand, rng  # noqa: F401
 
 HERE = __file__
 
@@ -35,7 +35,7 @@ def assert_mentions_any(text, words):
 
 # --- names ---------------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def unknown_t_name():
     @T.prim_func
     def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
@@ -68,7 +68,7 @@ def test_caret_layout():
     assert d["col"] == d["caret_col"] - indent_quoted + indent_file, text
 
 
-@tilec.jit(target="cpu")
+@jit
 def unknown_free_variable():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32")):
@@ -83,7 +83,7 @@ def test_unknown_free_variable():
                      "undefined_scale_xyz")
 
 
-@tilec.jit(target="cpu")
+@jit
 def free_variable_dict():
     cfg = {"scale": 2.0}
 
@@ -95,7 +95,7 @@ def free_variable_dict():
     return main
 
 
-@tilec.jit(target="cpu")
+@jit
 def free_variable_object():
     thing = object()
 
@@ -116,7 +116,7 @@ def test_free_variable_of_unusable_type_names_it_and_its_type():
 
 # --- arguments of T primitives -------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def gemm_missing_argument():
     @T.prim_func
     def main(A: T.Tensor((32, 32), "float32")):
@@ -136,7 +136,7 @@ def test_wrong_argument_count_of_a_primitive():
     assert_mentions_any(text, ["argument", "expect", "missing"])
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_unknown_keyword():
     @T.prim_func
     def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
@@ -152,7 +152,7 @@ def test_unknown_keyword():
 
 # --- shapes and dims -----------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def copy_shape_mismatch():
     @T.prim_func
     def main(A: T.Tensor((32, 32), "float32")):
@@ -169,7 +169,7 @@ def test_copy_shape_mismatch():
     check_diagnostic(compile_error(copy_shape_mismatch), HERE, "ERR:copy-shape-mismatch", "shape")
 
 
-@tilec.jit(target="cpu")
+@jit
 def gemm_k_mismatch():
     @T.prim_func
     def main(A: T.Tensor((32, 16), "float32"), B: T.Tensor((32, 32), "float32"),
@@ -193,7 +193,7 @@ def test_gemm_shape_mismatch():
     assert_mentions_any(text, ["shape", "dim", "extent", "mismatch", "disagree", "16"])
 
 
-@tilec.jit(target="cpu")
+@jit
 def reduce_dim_out_of_range():
     @T.prim_func
     def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
@@ -213,7 +213,7 @@ def test_reduce_dim_out_of_range():
 
 # --- dtypes --------------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def unknown_dtype():
     @T.prim_func
     def main(A: T.Tensor((32,), "float32")):
@@ -230,7 +230,7 @@ def test_unknown_dtype():
 
 # --- unsupported Python --------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def uses_lambda():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
@@ -241,7 +241,7 @@ def uses_lambda():
     return main
 
 
-@tilec.jit(target="cpu")
+@jit
 def uses_list_comprehension():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
@@ -252,7 +252,7 @@ def uses_list_comprehension():
     return main
 
 
-@tilec.jit(target="cpu")
+@jit
 def uses_try():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
@@ -274,7 +274,7 @@ def test_unsupported_python_construct(factory, marker, word):
     check_diagnostic(compile_error(factory), HERE, marker, word)
 
 
-@tilec.jit(target="cpu")
+@jit
 def assigns_loop_variable():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
@@ -293,7 +293,7 @@ def test_assignment_to_loop_variable():
 
 # --- eager style reports the jit function's own lines ---------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def eager_with_error(A, block: int = 16):
     N = T.const("N")
     A: T.Tensor((N,), "float32")
@@ -354,7 +354,7 @@ def test_syntax_error(tmp_path):
 
 # --- call-time argument errors ---------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def checked_add(n):
     @T.prim_func
     def main(lhs_mat: T.Tensor((n, 4), "float32"), rhs_mat: T.Tensor((n, 4), "float32"),

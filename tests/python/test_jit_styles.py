@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 import tilec
-import tilec as tilelang
 import tilec.language as T
 
-from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 
 def matmul_reference(a, b):
@@ -37,8 +36,8 @@ def _lazy_matmul(M, N, K, block_M=32, block_N=32, block_K=32):
     return main
 
 
-lazy_out = tilec.jit(out_idx=[-1], target="cpu")(_lazy_matmul)
-lazy_in_place = tilec.jit(target="cpu")(_lazy_matmul)
+lazy_out = jit(out_idx=[-1])(_lazy_matmul)
+lazy_in_place = jit(_lazy_matmul)
 
 
 def test_lazy_with_out_idx_returns_the_output(rng):
@@ -61,7 +60,7 @@ def test_lazy_without_out_idx_writes_in_place(rng):
 
 
 def test_decorator_with_arguments(rng):
-    @tilec.jit(out_idx=[-1], target="cpu")
+    @jit(out_idx=[-1])
     def double(n):
         @T.prim_func
         def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
@@ -77,7 +76,7 @@ def test_decorator_with_arguments(rng):
 
 def test_call_form_jit_of_a_function(rng):
     # The seed's debugging form: kernel = tilelang.jit(my_func, target=...)
-    jitted = tilec.jit(_lazy_matmul, target="cpu")
+    jitted = jit(_lazy_matmul)
     kernel = jitted(32, 32, 32)
     a, b = rand((32, 32), "float32", rng), rand((32, 32), "float32", rng)
     c = poison((32, 32), "float32")
@@ -88,7 +87,7 @@ def test_call_form_jit_of_a_function(rng):
 
 # --- a factory that defines one @T.prim_func and returns nothing --------------------
 
-@tilec.jit(target="cpu")
+@jit
 def factory_returning_none(n, scale):
     @T.prim_func
     def scaled(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
@@ -108,7 +107,7 @@ def test_factory_that_returns_nothing_compiles_its_prim_func(rng):
 
 # --- eager style: the jit function's body is the kernel --------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def eager_matmul(A, B, block_M: int = 32):
     M, K = T.const("M, K")
     N = T.const("N")
@@ -157,7 +156,7 @@ def test_eager_compile_returns_a_kernel(rng):
     assert_close(c, expected, "float32", scale=scale)
 
 
-@tilec.jit(target="cpu")
+@jit
 def seed_style_add(M, N):
     A = T.Tensor[(M, N), "float32"]
     B = T.Tensor[(M, N), "float32"]
@@ -184,9 +183,9 @@ def test_seed_style_tensors_declared_in_the_body(rng):
     assert_close(c, b.astype(np.float64) - a * 2.0, "float32")
 
 
-# --- TileLang code, unchanged, under `import tilec as tilelang` -------------------
+# --- TileLang code, its kernel unchanged -----------------------------------------
 
-@tilelang.jit(out_idx=[-1], target="cpu")
+@jit(out_idx=[-1])
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float"):
 
     @T.prim_func

@@ -1,19 +1,18 @@
 """Math functions, integer and float division, control flow and compile-time
 evaluation (constant folding, constant `if`, tuple unpacking, `range` over
-constants, T.macro) on the CPU backend."""
+constants, T.macro) on the backend under test."""
 
 import numpy as np
 import pytest
 
-import tilec
 import tilec.language as T
 
-from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 
 # --- math functions ------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def unary_math(n, dtype, block=32):
     @T.prim_func
     def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((9, n), dtype)):
@@ -55,7 +54,7 @@ def test_math_functions(dtype, n, rng):
 
 # --- division and modulo -------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def int_div_mod(n, dtype):
     @T.prim_func
     def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((6, n), dtype)):
@@ -90,7 +89,7 @@ def test_floor_div_and_mod_with_negative_operands(dtype, rng):
         assert_close(c[row], e, dtype, what=name)
 
 
-@tilec.jit(target="cpu")
+@jit
 def index_div_mod(n):
     @T.prim_func
     def main(C: T.Tensor((2, n), "int32")):
@@ -113,7 +112,7 @@ def test_floor_div_and_mod_of_loop_index_expressions():
 Q_PY, R_PY = divmod(-17, 5)  # computed by Python: -4, 3
 
 
-@tilec.jit(target="cpu")
+@jit
 def folded_div_mod():
     q, r = Q_PY, R_PY
 
@@ -139,7 +138,7 @@ def test_constant_div_mod_fold_with_python_semantics():
     assert_close(f, np.array([3.5, -3.5]), "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def true_division(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"),
@@ -167,7 +166,7 @@ def test_true_division(rng):
 
 # --- control flow --------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def piecewise(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
@@ -196,7 +195,7 @@ def test_if_elif_else(rng):
     assert_close(c, expected, "float32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def collatz_steps(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "int32"), C: T.Tensor((n,), "int32")):
@@ -232,7 +231,7 @@ def test_while_loop(rng):
     assert_close(c, np.array([collatz_reference(int(v)) for v in a]), "int32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def select_and_logic(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), K: T.Tensor((n,), "int32"),
@@ -268,7 +267,7 @@ def test_if_then_else_comparisons_and_boolean_ops(rng):
         assert_close(f[row], e.astype(np.int32), "int32", what=f"flag {row}")
 
 
-@tilec.jit(target="cpu")
+@jit
 def infinities(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), C: T.Tensor((4,), "float32"),
@@ -296,7 +295,7 @@ def test_infinity(rng):
     assert_close(h, np.array([np.inf, -np.inf]), "float16", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def casts_and_ceildiv(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), I: T.Tensor((n,), "int32"),
@@ -332,7 +331,7 @@ def test_cast_and_ceildiv(rng):
 
 # --- compile-time evaluation ---------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def const_branches(n, flag, mode, op):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), C: T.Tensor((3, n), "float32")):
@@ -368,7 +367,7 @@ def test_constant_if_picks_a_branch(flag, mode, op, rng):
     assert_close(c[2], -x if op == "neg" else x, "float32", what="if op == 'neg'")
 
 
-@tilec.jit(target="cpu")
+@jit
 def python_constants(n, block):
     scale = 1.0 / 3          # computed by Python, folded into the kernel
     offset = n // 2 - 7      # may be negative
@@ -393,7 +392,7 @@ def test_python_constants_fold(n, rng):
     assert_close(c[1], a.astype(np.float64) * 9, "float32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def tuple_unpacking(M, N, block):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
@@ -417,7 +416,7 @@ def test_tuple_unpacking(rng):
     assert_close(c, a.astype(np.float64) * 10 + b, "float32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def constant_range(n, width):
     @T.prim_func
     def main(A: T.Tensor((n, width), "float32"), C: T.Tensor((n,), "float32")):
@@ -459,7 +458,7 @@ def axpy_twice(dst, src, alpha, n):
     axpy(dst, src, alpha, n)
 
 
-@tilec.jit(target="cpu")
+@jit
 def macro_kernel(n, block):
     @T.macro
     def load(dst, src, start):
@@ -496,7 +495,7 @@ def scale_rows(A: T.Tensor((4, 8), "float32"), factor: T.float32):
         A[i, j] = A[i, j] * factor
 
 
-@tilec.jit(target="cpu")
+@jit
 def helper_prim_func_kernel():
     @T.prim_func
     def main(A: T.Tensor((4, 8), "float32"), B: T.Tensor((4, 8), "float32")):

@@ -8,21 +8,18 @@ block by block, including its index order.
 
 import importlib.util
 import inspect
-import os
 import pathlib
-import shutil
 
 import numpy as np
 import pytest
 
 import tilec
 
-from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 HEADER = "import tilec as tilelang\nimport tilec.language as T\n\n"
-HAS_GPU = os.path.exists("/dev/nvidiactl") or shutil.which("nvidia-smi") is not None
 
 
 def load_example(name):
@@ -34,9 +31,9 @@ def load_example(name):
     return module
 
 
-def jit_for_cpu(name, func_name):
-    """The example's function jitted with the seed's own call form,
-    `tilelang.jit(my_func, target=...)`, for the CPU.
+def jit_for_test_target(name, func_name):
+    """The example's function jitted for the target under test in the seed's
+    own call form, `tilelang.jit(my_func, target=...)` (helpers.jit here).
 
     The file is executed with its `@tilelang.jit` line blanked (line numbers
     unchanged), which gives the plain function the decorator would receive;
@@ -51,7 +48,7 @@ def jit_for_cpu(name, func_name):
     exec(compile("\n".join(lines), str(path), "exec"), namespace)
     func = namespace[func_name]
     assert inspect.isfunction(func)
-    return tilec.jit(func, target="cpu")
+    return jit(func)
 
 
 # --- the matmul --------------------------------------------------------------------
@@ -109,7 +106,7 @@ def check_seed_matmul(kernel, M, N, K, rng):
 
 @pytest.fixture(scope="module")
 def seed_matmul():
-    return jit_for_cpu("seed_matmul", "matmul_kernel")
+    return jit_for_test_target("seed_matmul", "matmul_kernel")
 
 
 @pytest.mark.parametrize("size", [64, 96, 80, 32])
@@ -151,7 +148,7 @@ def check_seed_dsa(kernel, b, m, n, h, d, rng):
 
 @pytest.fixture(scope="module")
 def seed_dsa():
-    return jit_for_cpu("seed_dsa_index", "dsa_index_kernel")
+    return jit_for_test_target("seed_dsa_index", "dsa_index_kernel")
 
 
 def test_seed_dsa_index(seed_dsa, rng):
@@ -174,7 +171,7 @@ def test_seed_dsa_index_other_head_shapes(seed_dsa, rng):
 
 # --- the files as written --------------------------------------------------------
 
-@pytest.mark.skipif(HAS_GPU, reason="target='auto' picks cuda on this machine")
+@pytest.mark.skipif(tilec._core.cuda_available(), reason="target='auto' picks cuda on this machine")
 def test_examples_as_written_run_with_target_auto(rng):
     matmul = load_example("seed_matmul").matmul_kernel
     check_seed_matmul(matmul(64, 64, 64), 64, 64, 64, rng)

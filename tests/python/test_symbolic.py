@@ -6,13 +6,12 @@ import re
 import numpy as np
 import pytest
 
-import tilec
 import tilec.language as T
 
-from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 
-@tilec.jit(target="cpu")
+@jit
 def scale_rows(block):
     n = T.symbolic("n")
 
@@ -36,7 +35,7 @@ def test_one_kernel_serves_every_size(rng):
         assert_close(y, x.astype(np.float64) * np.arange(1, 9) + n, "float32", what=f"n={n}")
 
 
-@tilec.jit(out_idx=[-1], target="cpu")
+@jit(out_idx=[-1])
 def dynamic_matmul(N, K, block=32):
     M = T.dynamic("m")
 
@@ -68,7 +67,7 @@ def test_dynamic_dim_with_allocated_output(rng):
         assert_close(c, a64 @ b64, "float32", scale=np.abs(a64) @ np.abs(b64), what=f"m={m}")
 
 
-@tilec.jit(target="cpu")
+@jit
 def symbolic_loop_bound():
     n = T.symbolic("n")
 
@@ -96,7 +95,7 @@ def test_symbolic_dim_as_loop_bound(n, rng):
     assert_close(t, [expected], "float32", scale=11 * np.abs(x64).sum())
 
 
-@tilec.jit(target="cpu")
+@jit
 def two_symbols():
     rows, cols = T.symbolic("rows"), T.symbolic("cols")
 

@@ -1,4 +1,4 @@
-"""Each tile operation against NumPy on the CPU backend.
+"""Each tile operation against NumPy on the backend under test.
 
 Shapes include sizes that are not multiples of the block (61, 100, 1), so the
 edge rules of T.copy are exercised everywhere: reads outside a tensor give 0,
@@ -8,17 +8,16 @@ writes outside it are dropped.
 import numpy as np
 import pytest
 
-import tilec
 import tilec.language as T
 
-from helpers import assert_close, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 SHAPES_2D = [(32, 32), (48, 61), (61, 100), (100, 1), (1, 48)]
 
 
 # --- T.copy ----------------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def copy_point_form(M, N, block_M, block_N):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
@@ -40,7 +39,7 @@ def test_copy_global_shared_global_point_form(M, N, block_M, block_N, rng):
     assert_close(b, a, "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_slice_form(M, N, block_M, block_N):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
@@ -65,7 +64,7 @@ def test_copy_slice_form_through_shared_and_fragment(M, N, rng):
     assert_close(b, a, "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_via_fragment(M, N, block_M, block_N):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
@@ -86,7 +85,7 @@ def test_copy_global_fragment_global(M, N, rng):
     assert_close(b, a, "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_read_past_edge(M, N, r0, c0, tile):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), O: T.Tensor((tile, tile), "float32")):
@@ -114,7 +113,7 @@ def test_copy_reads_outside_the_tensor_give_zero(r0, c0, rng):
     assert_close(o, expected, "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_write_past_edge(M, N, r0, c0, tile):
     @T.prim_func
     def main(X: T.Tensor((tile, tile), "float32"), B: T.Tensor((M, N), "float32")):
@@ -141,7 +140,7 @@ def test_copy_writes_outside_the_tensor_are_dropped(r0, c0, rng):
     assert np.isnan(storage[M * N:]).all(), "the kernel wrote past the end of B"
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_point_form_lower_rank(G, M, N):
     @T.prim_func
     def main(X: T.Tensor((G, M, N), "float32"), Y: T.Tensor((G, M, N), "float32"),
@@ -169,7 +168,7 @@ def test_copy_point_form_takes_the_other_operands_shape(rng):
     assert_close(r, x[:, 2, :], "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def copy_global_regions(M, N):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, 8), "float32")):
@@ -189,7 +188,7 @@ def test_copy_region_to_region_between_global_tensors(rng):
 
 # --- T.clear / T.fill ----------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def fill_and_clear(M, N, value):
     @T.prim_func
     def main(S: T.Tensor((1,), "float32"), F: T.Tensor((M, N), "float32"),
@@ -227,7 +226,7 @@ def test_fill_and_clear(M, N, value, rng):
     assert_close(loc, np.full(4, value + 1), "float32", exact=True)
 
 
-@tilec.jit(target="cpu")
+@jit
 def fill_int(n, value):
     @T.prim_func
     def main(F: T.Tensor((n,), "int32")):
@@ -247,7 +246,7 @@ def test_fill_int():
 
 # --- T.gemm --------------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def matmul(M, N, K, block_M=32, block_N=32, block_K=32, trans_A=False, trans_B=False,
            in_dtype="float32", accum_dtype="float32", num_stages=2):
     A_shape = (K, M) if trans_A else (M, K)
@@ -311,7 +310,7 @@ def test_gemm_accumulates_across_pipelined_loop(num_stages, rng):
     check_matmul(48, 61, 100, rng, num_stages=num_stages)
 
 
-@tilec.jit(target="cpu")
+@jit
 def gemm_tile(M, N, K, clear_accum, repeat):
     @T.prim_func
     def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"),
@@ -346,7 +345,7 @@ def test_gemm_accumulates_unless_clear_accum(clear_accum, repeat, rng):
 
 # --- T.gemv --------------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def gemv_tiled(N, K, block_N, block_K):
     @T.prim_func
     def main(A: T.Tensor((N, K), "float32"), x: T.Tensor((K,), "float32"),
@@ -374,7 +373,7 @@ def test_gemv_accumulate(N, K, rng):
     assert_close(y, expected, "float32", scale=np.abs(a) @ np.abs(x) + np.abs(y0))
 
 
-@tilec.jit(target="cpu")
+@jit
 def gemv_tile(N, K):
     @T.prim_func
     def main(A: T.Tensor((N, K), "float32"), x: T.Tensor((K,), "float32"),
@@ -405,7 +404,7 @@ def test_gemv_writes_without_accumulate(N, K, rng):
 REDUCE_KINDS = ["sum", "max", "min", "abssum", "absmax"]
 
 
-@tilec.jit(target="cpu")
+@jit
 def reduce_kernel(M, N, kind, dim, clear):
     out_shape = (N,) if dim == 0 else (M,)
 
@@ -482,7 +481,7 @@ def test_reduce_shapes(M, N, kind, dim, rng):
 
 # --- T.atomic_add --------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def atomic_scalar(n, bins, block):
     @T.prim_func
     def main(V: T.Tensor((n,), "int32"), X: T.Tensor((n,), "float32"),
@@ -511,7 +510,7 @@ def test_atomic_add_scalar_from_many_blocks(n, rng):
                  scale=np.abs(x).sum() + np.abs(s0), rtol=n * 6e-8)
 
 
-@tilec.jit(target="cpu")
+@jit
 def atomic_tile(G, M, N):
     @T.prim_func
     def main(X: T.Tensor((G, M, N), "float32"), C: T.Tensor((M, N), "float32")):
@@ -535,7 +534,7 @@ def test_atomic_add_tile_from_many_blocks(G, M, N, rng):
 
 # --- T.Parallel ----------------------------------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def elementwise(M, N, block_M, block_N):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
@@ -561,7 +560,7 @@ def test_parallel_elementwise_2d(M, N, rng):
     assert_close(c, a.astype(np.float64) * b + a, "float32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def parallel_global_guarded(M, N, block):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
@@ -584,7 +583,7 @@ def test_parallel_on_global_elements_with_guard(M, N, rng):
     assert_close(c, a.astype(np.float64) * 2 + rows * 1000 + cols, "float32")
 
 
-@tilec.jit(target="cpu")
+@jit
 def parallel_3d(D0, D1, D2):
     @T.prim_func
     def main(X: T.Tensor((D0, D1, D2), "float32"), Y: T.Tensor((D0, D1, D2), "float32")):
@@ -605,7 +604,7 @@ def test_parallel_three_dims_in_order(rng):
 
 # --- serial / unroll / range / Pipelined ---------------------------------------
 
-@tilec.jit(target="cpu")
+@jit
 def loop_forms(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), out: T.Tensor((7,), "float32")):
@@ -654,7 +653,7 @@ def test_serial_unroll_range(n, rng):
     assert_close(out, np.array(expected), "float32", scale=scale)
 
 
-@tilec.jit(target="cpu")
+@jit
 def pipelined_chunk_sum(n, block, num_stages):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), S1: T.Tensor((block,), "float32"),

@@ -70,6 +70,13 @@ Cubin CudaModule::build_cubin(const std::string& source, const std::string& kern
   return cubin;
 }
 
+std::string CudaModule::ptx(const std::string& source, const std::string& kernel_name,
+                            const std::string& arch) {
+  CompileResult result = nvrtc().ptx(source, kernel_name + ".cu", arch);
+  if (!result.log.empty()) log(LogLevel::Debug, kernel_name + ": NVRTC says:\n" + result.log);
+  return std::move(result.binary);
+}
+
 std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
                                              const std::string& kernel_name,
                                              const std::string& arch) {

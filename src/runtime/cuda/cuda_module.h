@@ -43,6 +43,11 @@ class CudaModule {
   static Cubin build_cubin(const std::string& source, const std::string& kernel_name,
                            const std::string& arch);
 
+  // The PTX of `source` for `arch`'s virtual architecture (compute_90a for sm_90a), to read;
+  // compiled each time, not cached. Throws std::runtime_error when NVRTC is missing or fails.
+  static std::string ptx(const std::string& source, const std::string& kernel_name,
+                         const std::string& arch);
+
   // The architecture to build for on the current device: "sm_90a" for compute capability 9.0
   // (so that wgmma and setmaxnreg are there), else "sm_<major><minor>". Throws when there is no
   // CUDA device.

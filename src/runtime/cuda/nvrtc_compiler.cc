@@ -200,7 +200,6 @@ std::string NvrtcCompiler::unavailable_reason() {
   return load_failure();
 }
 
-
 const NvrtcCompiler* NvrtcCompiler::load(std::string* reason) {
   void* handle = nullptr;
   std::string load_errors;

@@ -43,9 +43,6 @@ class NvrtcCompiler {
   // Why get() is null ("" when it is not).
   static std::string unavailable_reason();
 
-  // The hash of the embedded device headers, for cache keys.
-
-
   NvrtcCompiler(const NvrtcCompiler&) = delete;
   NvrtcCompiler& operator=(const NvrtcCompiler&) = delete;
 

@@ -1,0 +1,36 @@
+// The words a compiled kernel reads its arguments from (codegen/kernel_abi.h), filled from a
+// call's checked arguments; the same for every target, laid out for CUDA's one parameter too.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_abi.h"
+#include "tilec/tilec.h"
+
+namespace tilec::runtime {
+
+struct LaunchArgs {
+  std::vector<void*> tensors;  // data pointers, in abi.tensor_params order
+  std::vector<int64_t> ints;   // abi.int_slots
+  std::vector<double> floats;  // abi.float_params
+};
+
+// The value of a symbolic dim Var, solved from the call's tensor shapes; nullopt when no
+// tensor dim is that Var alone.
+using SymbolValue = std::function<std::optional<int64_t>(const ir::Expr& var)>;
+
+// `args` (one per param, already checked against the kernel's params) in `abi`'s order.
+// Throws ArgumentError naming `kernel_name` when a symbolic dim has no value.
+LaunchArgs pack_launch_args(const codegen::KernelAbi& abi, const std::vector<ArgValue>& args,
+                            const SymbolValue& symbol_value, const std::string& kernel_name);
+
+// The one parameter of a CUDA kernel (codegen/cuda/codegen_cuda.h): the 8-byte words
+// tensors[max(1, T)], ints[max(1, I)], floats[max(1, F)] (a float as its bits; an empty
+// array is one word of 0).
+std::vector<uint64_t> cuda_param_words(const LaunchArgs& args);
+
+}  // namespace tilec::runtime

@@ -1,0 +1,139 @@
+"""Every kernel compiles for CUDA through NVRTC, for each architecture CI
+checks, with no GPU: the kernels of examples/*.py, those of
+tests/golden/kernels/*.py, and every kernel the other tests compiled with
+helpers.jit (they run first and record them)."""
+
+import ast
+import concurrent.futures
+import functools
+import importlib.util
+import os
+import pathlib
+import sys
+
+import pytest
+
+import tilec
+import tilec.language as T
+from tilec import _core
+from tilec.jit import JitFunction, core_pass_configs
+
+from helpers import RECORDED_KERNELS
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+GOLDEN_KERNELS = ROOT / "tests" / "golden" / "kernels"
+ARCHS = ["sm_80", "sm_90a"]
+
+# The constants each jit function of examples/*.py is compiled with.
+EXAMPLE_CONSTANTS = {
+    ("demo.py", "gemm"): dict(M=256, N=256, K=128),
+    ("demo.py", "axpy"): dict(N=1000),
+    ("demo.py", "row_sum"): dict(cols=64),
+    ("demo.py", "cache_setup_probe"): {},
+    ("seed_matmul.py", "matmul_kernel"): dict(M=64, N=64, K=64),
+    ("seed_dsa_index.py", "dsa_index_kernel"): dict(h=4, d=16),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nvrtc():
+    """Skips the module where NVRTC can't be loaded."""
+    @T.prim_func
+    def probe(A: T.Tensor((1,), "float32")):
+        with T.Kernel(1) as bx:
+            A[0] = 1.0
+
+    try:
+        tilec.compile(probe, target="cuda", arch=ARCHS[0])
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+
+
+@functools.cache
+def import_file(path):
+    """The module of a Python file, imported with its directory on sys.path."""
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location(f"tilec_nvrtc_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def compile_for(jitted, arch, constants):
+    """`jitted` (a jit function) compiled for CUDA `arch` with `constants` by name."""
+    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
+                           pass_configs=jitted.pass_configs)
+    kernel = retargeted.compile(**constants)
+    assert kernel.target == "cuda" and kernel.arch == arch
+    return kernel
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("file_name,name", sorted(EXAMPLE_CONSTANTS))
+def test_example(file_name, name, arch):
+    jitted = getattr(import_file(EXAMPLES / file_name), name)
+    compile_for(jitted, arch, EXAMPLE_CONSTANTS[(file_name, name)])
+
+
+def test_every_example_function_is_listed():
+    for path in sorted(EXAMPLES.glob("*.py")):
+        module = import_file(path)
+        for name, value in vars(module).items():
+            if isinstance(value, JitFunction) and value.__module__ == module.__name__:
+                assert (path.name, name) in EXAMPLE_CONSTANTS, (
+                    f"examples/{path.name}: add the constants to compile '{name}' with to "
+                    f"EXAMPLE_CONSTANTS")
+
+
+def golden_header(text, key):
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(f"# {key}: "):
+            return line[len(key) + 4:]
+    return ""
+
+
+def define_value(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", sorted(GOLDEN_KERNELS.glob("*.py")), ids=lambda p: p.stem)
+def test_golden_kernels(path, arch):
+    text = path.read_text(encoding="utf-8")
+    source = golden_header(text, "source")
+    module = import_file(ROOT / source if source else path)
+    defines = dict(item.split("=", 1) for item in golden_header(text, "defines").split())
+    compile_for(getattr(module, golden_header(text, "func")), arch,
+                {name: define_value(value) for name, value in defines.items()})
+
+
+@pytest.mark.runs_last
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_kernel_the_tests_compiled(arch):
+    if not RECORDED_KERNELS:
+        pytest.skip("no kernels recorded: run this file together with the other tests")
+
+    def compile_one(recorded):
+        try:
+            _core.compile(recorded.source, recorded.filename, recorded.first_line, recorded.name,
+                          recorded.bindings, "cuda", arch, core_pass_configs(recorded.pass_configs))
+        except Exception as e:  # noqa: BLE001  (every failure is reported below)
+            return f"{recorded!r}: {type(e).__name__}: {str(e)[:2000]}"
+        return None
+
+    # NVRTC runs with the GIL released: compile on every core.
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        failures = [f for f in pool.map(compile_one, RECORDED_KERNELS.values()) if f]
+    assert not failures, (f"{len(failures)} of {len(RECORDED_KERNELS)} kernels don't compile "
+                          f"for {arch}:\n\n" + "\n\n".join(failures[:10]))
