@@ -25,18 +25,32 @@ step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
 }
 
 : >"$LOGS/summary.txt"
+# The device image's compiler flags (LDFLAGS may ask for a static libstdc++, which puts a
+# second copy of it beside PyTorch's in one process) are recorded, then not used.
+env | grep -E '^(LDFLAGS|CXXFLAGS|CFLAGS|CPPFLAGS)=' >"$LOGS/compiler_env.txt" || true
+unset LDFLAGS CXXFLAGS CFLAGS CPPFLAGS
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1; } \
   >"$LOGS/machine.txt" 2>&1
 step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPython_EXECUTABLE="$python" "${gtest[@]}"
 step build cmake --build build-gpu -j"$(nproc)"
 step cuda_runtime_tests ./build-gpu/tilec_tests \
-  --gtest_filter='CudaDriverTest.*:CudaModuleTest.*:NvrtcCompilerTest.*:CudaDeviceHeader*'
-step all_cpp_tests ./build-gpu/tilec_tests
+  --gtest_filter='CudaDriverTest.*:CudaModuleTest.*:NvrtcCompilerTest.*:CudaDeviceHeader*:CudaKernel*'
+# The CPU machine runs the rest of the C++ tests; TILEC_GPU_ALL_CPP=1 runs them here too.
+[[ ${TILEC_GPU_ALL_CPP:-0} == 1 ]] && step all_cpp_tests ./build-gpu/tilec_tests
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:-}
+step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q -p no:cacheprovider \
+  --timeout=600 tests/python ${TILEC_PYTEST_ARGS:-}
 
 echo "== machine"; cat "$LOGS/machine.txt"
 echo "== GPU tests that ran (not skipped)"
 grep -E '^\[  (SKIPPED|FAILED) \]|^\[       OK \] Cuda' "$LOGS/cuda_runtime_tests.log" | head -40
+echo "== python tests on the GPU"
+grep -E "^(FAILED|ERROR)" "$LOGS/python_tests_cuda.log" | head -30
+tail -2 "$LOGS/python_tests_cuda.log"
+echo "== GEMM"
+tail -12 "$LOGS/gemm_bench.log"
 echo "== summary (logs in $LOGS)"
 cat "$LOGS/summary.txt"
 ! grep -q FAIL "$LOGS/summary.txt"
