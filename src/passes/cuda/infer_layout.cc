@@ -339,11 +339,24 @@ class LayoutInference {
 
   [[noreturn]] void conflict(const ir::Buffer& b, const Assigned& first, const Fragment& second,
                              const SourceLoc& loc) const {
-    std::string message = "layout conflict for fragment '" + b->name + "': its elements are spread over " +
-                          "threads as " + first.layout.to_string() + " for the statement at " +
-                          first.origin.str() + ", but this statement needs " + second.to_string() +
-                          "; copy it into a fragment of its own (or through shared memory) between the two";
-    error_at(loc, message);
+    error_at(loc,
+             "layout conflict for fragment '" + b->name + "': this statement needs its elements spread over "
+             "threads as " + second.to_string() + ", but they are spread as " + first.layout.to_string() +
+             "; copy it into a fragment of its own (or through shared memory) between the two",
+             first.origin, "'" + b->name + "' got its layout here");
+  }
+
+  [[noreturn]] void not_owned(const FragmentAccess& a, const Fragment& loop, const SourceLoc& loc) const {
+    std::string dims;
+    for (size_t d = 0; d < a.dims.size(); ++d)
+      dims += (d ? ", " : "") + (a.dims[d] < 0 ? std::string("-") : std::to_string(a.dims[d]));
+    const Assigned& first = layouts_.at(a.buffer.get());
+    error_at(loc,
+             "layout conflict for fragment '" + a.buffer->name + "': here it is indexed by the loop's dims (" + dims +
+             "), so the thread that runs a loop element does not hold the element of '" + a.buffer->name +
+             "' it uses (the loop runs as " + loop.to_string() + "; '" + a.buffer->name + "' is spread as " +
+             first.layout.to_string() + "); copy it into a fragment of its own (or through shared memory) first",
+             first.origin, "'" + a.buffer->name + "' got its layout here");
   }
 
   // When nothing propagates: a site that holds a fragment along a dim it doesn't spread
@@ -410,8 +423,7 @@ class LayoutInference {
       if (!layout) continue;
       for (const auto& a : site.accesses) {
         const Fragment* f = layout_of(a.buffer);
-        if (f && !owned_under(*f, a.dims, *layout))
-          conflict(a.buffer, layouts_.at(a.buffer.get()), *layout, site.loc);
+        if (f && !owned_under(*f, a.dims, *layout)) not_owned(a, *layout, site.loc);
       }
     }
     for (const ir::Reduce* op : reduces_) {

@@ -1,0 +1,153 @@
+"""What the CUDA lowering makes of a kernel, checked in the generated source and IR (no GPU
+needed: compiled with NVRTC for sm_90a), and the errors it gives."""
+
+import pytest
+
+import tilec
+import tilec.language as T
+
+ARCH = "sm_90a"
+
+
+def cuda_compile(func):
+    try:
+        return tilec.compile(func, target="cuda", arch=ARCH)
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+
+
+def matmul(M, N, K, dtype, stages=3, threads=128, block=64, block_k=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((block, block_k), dtype)
+            B_s = T.alloc_shared((block_k, block), dtype)
+            C_f = T.alloc_fragment((block, block), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_k), num_stages=stages):
+                T.copy(A[by * block, k * block_k], A_s)
+                T.copy(B[k * block_k, bx * block], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype,shape", [("bfloat16", "16, 32, 32"), ("float16", "16, 32, 32"),
+                                         ("float32", "64, 64, 32"), ("float8_e4m3", "64, 64, 32")])
+def test_gemm_runs_on_tensor_cores_from_swizzled_tiles(dtype, shape):
+    source = cuda_compile(matmul(256, 256, 256, dtype)).get_kernel_source()
+    assert f"tilec_cuda::gemm_ss<64, 64, 32, 2, 2, false, false, true, true>" in source
+    assert "tilec_cuda::swizzled_offset<" in source
+
+
+def test_pipelined_copies_are_cp_async_in_stages():
+    source = cuda_compile(matmul(256, 256, 256, "bfloat16", stages=3)).get_kernel_source()
+    assert "tilec_cuda::cp_async_16(" in source
+    assert "tilec_cuda::cp_async_wait<1>();" in source
+    assert source.count("tilec_cuda::cp_async_commit();") == 3  # two ahead, one an iteration
+    # The stages live side by side: 3 x 64 x 32 bf16 for A.
+    assert "A_s[" in source and "* 2048 + tilec_cuda::swizzled_offset<32, 2>(" in source
+    # One barrier an iteration (the pipeline's own), none from the gemm or copies.
+    loop = source[source.index("for (int32_t k_stage_iter"):]
+    assert loop.count("tilec_cuda::sync_threads();") == 1
+
+
+def test_one_stage_runs_serially_with_barriers():
+    source = cuda_compile(matmul(256, 256, 256, "bfloat16", stages=1)).get_kernel_source()
+    assert "cp_async_wait<" not in source
+    assert "tilec_cuda::cp_async_wait_all();" in source
+    loop = source[source.index("for (int32_t k = 0"):]
+    assert loop.count("tilec_cuda::sync_threads();") == 2  # before the copies, before the gemm
+
+
+def test_shared_barrier_only_where_data_crosses_threads():
+    @T.prim_func
+    def stage(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((128,), "float32")
+            f = T.alloc_fragment((128,), "float32")
+            T.copy(X, f)
+            for i in T.Parallel(128):
+                f[i] = f[i] * 2.0
+            T.copy(f, s)
+            for i in T.Parallel(128):
+                Y[i] = s[127 - i]
+
+    source = cuda_compile(stage).get_kernel_source()
+    assert source.count("tilec_cuda::sync_threads();") == 1
+
+
+def test_reduction_across_warps_shuffles_then_exchanges():
+    @T.prim_func
+    def row_max(X: T.Tensor((4, 64), "float32"), Y: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = T.alloc_fragment((4, 64), "float32")
+            m = T.alloc_fragment((4,), "float32")
+            T.copy(X, x)
+            T.reduce_max(x, m, dim=1)
+            T.copy(m, Y)
+
+    source = cuda_compile(row_max).get_kernel_source()
+    assert "tilec_cuda::shfl_xor(" in source
+    assert "m_exchange" in source
+
+
+def test_layout_conflict_names_both_statements():
+    @T.prim_func
+    def transpose_sum(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 64), "bfloat16")
+            P = T.alloc_fragment((64, 64), "float32")
+            Q = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.gemm(A_s, A_s, P, clear_accum=True)
+            T.gemm(A_s, A_s, Q, clear_accum=True)
+            for i, j in T.Parallel(64, 64):
+                P[i, j] = P[i, j] + Q[j, i]
+            T.copy(P, C)
+
+    with pytest.raises(tilec.CompileError) as info:
+        cuda_compile(transpose_sum)
+    message = str(info.value)
+    assert "layout conflict for fragment 'Q'" in message
+    # The error is at the loop that needs another layout; the note at the gemm that gave it.
+    assert "for i, j in T.Parallel(64, 64):" in message
+    assert "'Q' got its layout here" in message
+    assert "T.gemm(A_s, A_s, Q, clear_accum=True)" in message
+
+
+def test_spread_fragment_in_scalar_code_is_an_error():
+    @T.prim_func
+    def first(A: T.Tensor((32, 32), "bfloat16"), out: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            acc = T.alloc_fragment((32, 32), "float32")
+            T.copy(A, A_s)
+            T.gemm(A_s, A_s, acc, clear_accum=True)
+            out[0] = acc[0, 0]
+
+    with pytest.raises(tilec.CompileError, match="fragment 'acc' is used outside a T.Parallel loop"):
+        cuda_compile(first)
+
+
+def test_local_buffers_are_whole_on_every_thread():
+    @T.prim_func
+    def fill(out: T.Tensor((128, 4), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            v = T.alloc_local((4,), "float32")
+            T.fill(v, 3.0)
+            for i in T.Parallel(128):
+                for j in T.serial(4):
+                    out[i, j] = v[j]
+
+    ir = cuda_compile(fill).get_ir()
+    # The fill runs all 4 elements on each thread, not a quarter of them.
+    assert "for s in T.unroll(4):" in ir or "T.unroll(4)" in ir, ir
+
+
+def test_lowered_ir_is_per_thread():
+    ir = cuda_compile(matmul(128, 128, 128, "bfloat16")).get_ir()
+    assert "# per thread tx" in ir
