@@ -242,6 +242,23 @@ CExpr CFamilyPrinter::int_literal(int64_t value, DType t) const {
   }
 }
 
+std::string CFamilyPrinter::type_name(DType t) const {
+  switch (t.code()) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::UInt8: return "uint8_t";
+    case DType::UInt16: return "uint16_t";
+    case DType::UInt32: return "uint32_t";
+    case DType::UInt64: return "uint64_t";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    default: return soft_float_type_name(t);
+  }
+}
+
 // Finite values print as exact hexadecimal literals. A soft-float immediate is
 // built from a float literal when its value is one, else from a double, so its
 // constructor rounds it exactly once.

@@ -59,8 +59,10 @@ class CFamilyPrinter {
  protected:
   // ------------------------------------------------------------ target hooks
 
-  // The C++ spelling of a scalar type.
-  virtual std::string type_name(DType t) const = 0;
+  // The C++ spelling of a scalar type: <cstdint>'s names, bool, float and double here;
+  // the types without native C++ support (DType::is_soft_float) are the target's.
+  virtual std::string type_name(DType t) const;
+  virtual std::string soft_float_type_name(DType t) const = 0;
   // Whether arithmetic and comparisons on `t` are done by converting the
   // operands to float and the result back (types without native operators).
   virtual bool computes_in_float(DType t) const { return t.is_soft_float(); }

@@ -79,25 +79,14 @@ class CpuPrinter final : public CFamilyPrinter {
   }
 
  protected:
-  std::string type_name(DType t) const override {
+  std::string soft_float_type_name(DType t) const override {
     switch (t.code()) {
-      case DType::Bool: return "bool";
-      case DType::Int8: return "int8_t";
-      case DType::Int16: return "int16_t";
-      case DType::Int32: return "int32_t";
-      case DType::Int64: return "int64_t";
-      case DType::UInt8: return "uint8_t";
-      case DType::UInt16: return "uint16_t";
-      case DType::UInt32: return "uint32_t";
-      case DType::UInt64: return "uint64_t";
       case DType::Float16: return "tilec_rt::half";
       case DType::BFloat16: return "tilec_rt::bfloat16";
-      case DType::Float32: return "float";
-      case DType::Float64: return "double";
       case DType::Float8E4M3: return "tilec_rt::float8_e4m3";
       case DType::Float8E5M2: return "tilec_rt::float8_e5m2";
+      default: throw std::logic_error(std::string("codegen: no type for ") + t.name());
     }
-    throw std::logic_error("codegen: unknown dtype");
   }
 
   std::string math_function(const std::string& name, DType) const override {
