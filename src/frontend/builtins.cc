@@ -231,9 +231,17 @@ static MatrixOperand matrix_operand(Elaborator& el, const CallArgs& a, const std
   return m;
 }
 
+// T.gemm's policy=: T.GemmWarpPolicy.Square / FullRow / FullCol, or the name as a string.
+static ir::WarpPolicy warp_policy(const CtValue& v, const SourceLoc& loc) {
+  if (v.kind == K::None) return ir::WarpPolicy::Square;
+  for (auto p : {ir::WarpPolicy::Square, ir::WarpPolicy::FullRow, ir::WarpPolicy::FullCol})
+    if (v.kind == K::String && v.text == ir::warp_policy_name(p)) return p;
+  error_at(loc, "T.gemm: policy is T.GemmWarpPolicy.Square, .FullRow or .FullCol, not " + describe(v));
+}
+
 static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
-                              "clear_accum=False"});
+                              "clear_accum=False", "policy=None"});
   auto node = std::make_shared<ir::Gemm>();
   node->loc = call.node->loc;
   MatrixOperand A = matrix_operand(el, a, "A", "T.gemm", 2);
@@ -245,6 +253,7 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   node->transpose_a = el.truthy(a["transpose_A"], a.loc("transpose_A"));
   node->transpose_b = el.truthy(a["transpose_B"], a.loc("transpose_B"));
   node->clear_accum = el.truthy(a["clear_accum"], a.loc("clear_accum"));
+  node->policy = warp_policy(a["policy"], a.loc("policy"));
   auto ea = tile_extents(node->a, 2), eb = tile_extents(node->b, 2), ec = tile_extents(node->c, 2);
   ir::Expr M = node->transpose_a ? ea[1] : ea[0], KA = node->transpose_a ? ea[0] : ea[1];
   ir::Expr KB = node->transpose_b ? eb[1] : eb[0], N = node->transpose_b ? eb[0] : eb[1];

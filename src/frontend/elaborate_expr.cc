@@ -507,7 +507,17 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
       m.text = "tilec.language";
       return m;
     }
+    if (base.text == "tilec.language.GemmWarpPolicy") {
+      if (attr == "Square" || attr == "FullRow" || attr == "FullCol") return CtValue::of_string(attr);
+      error_at(e.loc, "T.GemmWarpPolicy has no policy '" + attr + "' (Square, FullRow, FullCol)");
+    }
     if (base.text == "tilec.language") {
+      if (attr == "GemmWarpPolicy") {
+        CtValue m;
+        m.kind = K::Module;
+        m.text = "tilec.language.GemmWarpPolicy";
+        return m;
+      }
       if (auto t = DType::from_name(attr)) return CtValue::of_dtype(*t);
       if (is_builtin("T." + attr)) return CtValue::builtin("T." + attr);
       error_at(e.loc, "unknown primitive 'T." + attr + "' (docs/language.md lists the T namespace)");

@@ -184,7 +184,8 @@ bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
 
 bool StructuralEqual::eq_Gemm(const Gemm* a, const Gemm* b) {
   return a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
-         a->clear_accum == b->clear_accum && eq(a->a, b->a) && eq(a->b, b->b) && eq(a->c, b->c);
+         a->clear_accum == b->clear_accum && a->policy == b->policy && eq(a->a, b->a) &&
+         eq(a->b, b->b) && eq(a->c, b->c);
 }
 
 bool StructuralEqual::eq_Gemv(const Gemv* a, const Gemv* b) {

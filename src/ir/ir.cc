@@ -48,6 +48,15 @@ const char* for_kind_name(ForKind kind) {
   return "?";
 }
 
+const char* warp_policy_name(WarpPolicy policy) {
+  switch (policy) {
+    case WarpPolicy::Square: return "Square";
+    case WarpPolicy::FullRow: return "FullRow";
+    case WarpPolicy::FullCol: return "FullCol";
+  }
+  return "?";
+}
+
 const char* reduce_kind_name(ReduceKind kind) {
   switch (kind) {
     case ReduceKind::Sum: return "sum";

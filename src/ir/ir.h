@@ -297,12 +297,19 @@ struct Copy : StmtNode {
   Copy() : StmtNode(static_kind) {}
 };
 
+// How a GPU target splits a gemm's M x N tile over the block's warps:
+// Square picks the squarest per-warp tiles; FullRow gives each warp whole rows
+// (all warps along M), FullCol whole columns (all warps along N).
+enum class WarpPolicy { Square, FullRow, FullCol };
+const char* warp_policy_name(WarpPolicy policy);
+
 // c (+)= op(a) @ op(b), where op transposes when asked. c is [M, N],
 // op(a) [M, K], op(b) [K, N]. clear_accum zeroes c first.
 struct Gemm : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Gemm;
   BufferRegion a, b, c;
   bool transpose_a = false, transpose_b = false, clear_accum = false;
+  WarpPolicy policy = WarpPolicy::Square;
   Gemm() : StmtNode(static_kind) {}
 };
 

@@ -397,7 +397,11 @@ class IRPrinter {
     line(indent) << "T.gemm(" << a << ", " << b << ", " << c
                  << (op->transpose_a ? ", transpose_A=True" : "")
                  << (op->transpose_b ? ", transpose_B=True" : "")
-                 << (op->clear_accum ? ", clear_accum=True" : "") << ")\n";
+                 << (op->clear_accum ? ", clear_accum=True" : "")
+                 << (op->policy != WarpPolicy::Square
+                         ? std::string(", policy=T.GemmWarpPolicy.") + warp_policy_name(op->policy)
+                         : std::string())
+                 << ")\n";
   }
 
   void print_Gemv(const Gemv* op, int indent) {

@@ -151,3 +151,34 @@ def test_local_buffers_are_whole_on_every_thread():
 def test_lowered_ir_is_per_thread():
     ir = cuda_compile(matmul(128, 128, 128, "bfloat16")).get_ir()
     assert "# per thread tx" in ir
+
+
+def policy_matmul(policy):
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "bfloat16"), B: T.Tensor((32, 64), "bfloat16"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 64), "bfloat16")
+            C_f = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_f, clear_accum=True, policy=policy)
+            T.copy(C_f, C)
+
+    return main
+
+
+@pytest.mark.parametrize("policy,grid", [(None, "2, 2"), (T.GemmWarpPolicy.Square, "2, 2"),
+                                         (T.GemmWarpPolicy.FullRow, "4, 1"),
+                                         (T.GemmWarpPolicy.FullCol, "1, 4"), ("FullRow", "4, 1")])
+def test_gemm_warp_policy_picks_the_warp_grid(policy, grid):
+    kernel = cuda_compile(policy_matmul(policy))
+    assert f"tilec_cuda::gemm_ss<64, 64, 32, {grid}, false, false, true, true>" in kernel.get_kernel_source()
+    if policy not in (None, "Square"):
+        assert f"policy=T.GemmWarpPolicy.{policy}" in kernel.get_tile_ir()
+
+
+def test_unknown_gemm_warp_policy_is_an_error():
+    with pytest.raises(tilec.CompileError, match="policy is T.GemmWarpPolicy.Square, .FullRow or .FullCol"):
+        cuda_compile(policy_matmul("Diagonal"))

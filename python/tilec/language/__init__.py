@@ -72,6 +72,15 @@ class SymbolicDim(SymbolicExpr):
         return ("symbolic", (self.name, str(self.dtype)))
 
 
+class GemmWarpPolicy:
+    """How T.gemm splits its tile over the block's warps on a GPU (policy=...): the
+    squarest per-warp tiles, whole rows per warp, or whole columns per warp."""
+
+    Square = "Square"
+    FullRow = "FullRow"
+    FullCol = "FullCol"
+
+
 def symbolic(name, dtype="int32"):
     return SymbolicDim(name, dtype)
 

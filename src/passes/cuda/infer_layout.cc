@@ -543,12 +543,15 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
     c_shape.push_back(v);
   }
   if (c_shape != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
+  // The most warps (of the block's, halving) that split the tile as the policy says.
   for (int64_t warps = threads / 32; warps >= 1; warps /= 2) {
     std::optional<WarpGrid> best;
     for (int64_t wm = 1; wm <= warps; ++wm) {
       if (warps % wm) continue;
       int64_t wn = warps / wm;
       if (m % (16 * wm) || n % (8 * wn)) continue;
+      if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
+        continue;
       auto score = [&](const WarpGrid& g) { return std::abs(m / g.warps_m - n / g.warps_n); };
       WarpGrid g{wm, wn};
       if (!best || score(g) < score(*best)) best = g;
