@@ -11,6 +11,7 @@ namespace tilec::passes {
 
 struct PassContext {
   std::string target;  // "cpu", "cuda", ...
+  std::string arch;    // for "cuda": "sm_90a", "sm_80", ...; "" when not known (emitting source)
   std::map<std::string, std::string> pass_configs;
   const ir::PrimFunc* func = nullptr;  // the function being lowered
 };

@@ -54,7 +54,7 @@ struct Lowered {
   ir::PrimFunc lowered;
 };
 
-Lowered lower(const FunctionSource& func, const CompileOptions& options) {
+Lowered lower(const FunctionSource& func, const CompileOptions& options, const std::string& arch) {
   Lowered r;
   {
     StageTimer t("parse + elaborate '" + func.name + "'");
@@ -62,6 +62,7 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options) {
   }
   passes::PassContext ctx;
   ctx.target = options.target;
+  ctx.arch = arch;
   ctx.pass_configs = options.pass_configs;
   {
     StageTimer t("passes (" + options.target + ")");
@@ -108,7 +109,7 @@ void build(Kernel::Impl* impl, const CompileOptions& options) {
   }
   {
     StageTimer t("codegen (cuda)");
-    codegen::CudaSource generated = codegen::generate_cuda_source(impl->func, impl->abi);
+    codegen::CudaSource generated = codegen::generate_cuda_source(impl->func, impl->abi, impl->arch);
     impl->source = std::move(generated.source);
     impl->cuda_launch = std::move(generated.launch);
   }
@@ -124,7 +125,7 @@ Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   auto impl = std::make_shared<Kernel::Impl>();
   impl->target = options.target;
   if (options.target == "cuda") impl->arch = cuda_arch(options);
-  Lowered l = lower(func, options);
+  Lowered l = lower(func, options, impl->arch);
   impl->name = l.lowered.name;
   impl->params = param_infos(l.lowered);
   impl->out_idx = l.lowered.out_idx;
@@ -147,12 +148,12 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::TileIR) return ir::to_string(frontend::elaborate(func));
   if (stage == EmitStage::PTX && options.target != "cuda")
     throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + options.target + "'");
-  const std::string arch = stage == EmitStage::PTX ? cuda_arch(options) : "";
-  Lowered l = lower(func, options);
+  const std::string arch = stage == EmitStage::PTX ? cuda_arch(options) : options.arch;
+  Lowered l = lower(func, options, arch);
   if (stage == EmitStage::IR) return ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
   if (options.target == "cpu") return codegen::generate_cpu_source(l.lowered, abi, bounds_check(options));
-  std::string source = codegen::generate_cuda_source(l.lowered, abi).source;
+  std::string source = codegen::generate_cuda_source(l.lowered, abi, arch).source;
   if (stage == EmitStage::Source) return source;
   return runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), arch);
 }

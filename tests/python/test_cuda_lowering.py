@@ -182,3 +182,40 @@ def test_gemm_warp_policy_picks_the_warp_grid(policy, grid):
 def test_unknown_gemm_warp_policy_is_an_error():
     with pytest.raises(tilec.CompileError, match="policy is T.GemmWarpPolicy.Square, .FullRow or .FullCol"):
         cuda_compile(policy_matmul("Diagonal"))
+
+
+def test_block_of_partial_warps_is_an_error():
+    @T.prim_func
+    def ragged(A: T.Tensor((100,), "float32")):
+        with T.Kernel(1, threads=100) as bx:
+            for i in T.Parallel(100):
+                A[i] = 1.0
+
+    with pytest.raises(tilec.CompileError, match="threads must be a multiple of 32"):
+        cuda_compile(ragged)
+
+
+def test_shared_memory_over_the_arch_limit_is_an_error():
+    @T.prim_func
+    def huge(A: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((64 * 1024,), "float32")
+            T.copy(A, s[0:128])
+            T.copy(s[0:128], A)
+
+    with pytest.raises(tilec.CompileError, match=r"shared memory \(262144 bytes\) exceeds the 232448 bytes"):
+        cuda_compile(huge)
+
+
+def test_symbolic_shared_buffer_is_an_error():
+    m = T.symbolic("m")
+
+    @T.prim_func
+    def sized(A: T.Tensor((m,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((m,), "float32")
+            T.copy(A, s)
+            T.copy(s, A)
+
+    with pytest.raises(tilec.CompileError, match="'s' needs a constant shape on the GPU"):
+        cuda_compile(sized)

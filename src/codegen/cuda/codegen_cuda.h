@@ -33,9 +33,12 @@ struct CudaSource {
   CudaLaunch launch;
 };
 
-// The CUDA source of `func` (one KernelLaunch), reading its arguments as `abi`
-// lays them out. Throws std::logic_error when a tile operation is left.
-CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi);
+// The CUDA source of `func` (one KernelLaunch) for `arch` ("sm_90a"; "" checks
+// against the largest limits), reading its arguments as `abi` lays them out.
+// A CompileError when its shared memory exceeds what a block may have on `arch`
+// or an on-chip buffer has no constant size; std::logic_error when a tile
+// operation is left.
+CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch);
 
 inline const char* cuda_kernel_name() { return "tilec_kernel"; }
 

@@ -479,12 +479,10 @@ bool whole_shared_tile(const ir::BufferRegion& r) {
   return true;
 }
 
-// fp8 mma.sync needs sm_89 or later; the arch is the pass config "tilec.arch" (sm_90a when
-// not given).
+// fp8 mma.sync needs sm_89 or later (an unknown arch counts as sm_90a).
 bool fp8_mma_available(const PassContext& ctx) {
-  auto it = ctx.pass_configs.find("tilec.arch");
-  if (it == ctx.pass_configs.end()) return true;
-  int number = std::atoi(it->second.c_str() + (it->second.rfind("sm_", 0) == 0 ? 3 : 0));
+  if (ctx.arch.empty()) return true;
+  int number = std::atoi(ctx.arch.c_str() + (ctx.arch.rfind("sm_", 0) == 0 ? 3 : 0));
   return number >= 89;
 }
 

@@ -33,8 +33,8 @@ struct WarpGrid {
 
 // Whether T.gemm `op` runs on gemm_ss (tensor cores, operands in shared memory), and over
 // which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
-// warps along M or along N; as many warps as split the tile that way) (fp8 only where the pass config
-// "tilec.arch" is sm_89 or later, or not given).
+// warps along M or along N; as many warps as split the tile that way). fp8 operands need
+// ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
 
 // A perfect nest of T.Parallel loops, seen as one loop over several dims.

@@ -58,6 +58,10 @@ class ThreadLowering : public TileLowering {
 
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    // Warp shuffles, barriers and tensor-core ops take whole warps.
+    if (op->threads % 32 != 0)
+      error_at(op->loc, "threads=" + std::to_string(op->threads) +
+                            ": on a GPU a block is whole warps, so threads must be a multiple of 32");
     threads_ = op->threads;
     tid_ = ir::make_var("tx");
     bounds_.bind(tid_, {0, op->threads - 1});
