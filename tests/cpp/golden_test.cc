@@ -1,6 +1,7 @@
 // Each kernel in tests/golden/kernels/ is compiled to its tile IR, its lowered
-// IR and its CPU source, and each is compared with the file stored next to it
-// (NAME.tile-ir.txt, NAME.ir.txt, NAME.cpu.cc). The kernel's first lines name
+// IR and its CPU source, and to its CUDA IR and source for sm_90a (no GPU
+// needed), and each is compared with the file stored next to it
+// (NAME.tile-ir.txt, NAME.ir.txt, NAME.cpu.cc, NAME.cuda-ir.txt, NAME.cu). The kernel's first lines name
 // the function ("# func: NAME") and its constants ("# defines: M=64 N=64");
 // "# source: examples/x.py" takes the kernel from that file of the repository
 // instead of the lines that follow.
@@ -72,6 +73,11 @@ TEST_P(GoldenKernel, MatchesStoredText) {
   compare_or_update(base.string() + ".tile-ir.txt", tilec::emit(f, {}, tilec::EmitStage::TileIR));
   compare_or_update(base.string() + ".ir.txt", tilec::emit(f, {}, tilec::EmitStage::IR));
   compare_or_update(base.string() + ".cpu.cc", tilec::emit(f, {}, tilec::EmitStage::Source));
+  tilec::CompileOptions cuda;
+  cuda.target = "cuda";
+  cuda.arch = "sm_90a";
+  compare_or_update(base.string() + ".cuda-ir.txt", tilec::emit(f, cuda, tilec::EmitStage::IR));
+  compare_or_update(base.string() + ".cu", tilec::emit(f, cuda, tilec::EmitStage::Source));
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, GoldenKernel, testing::ValuesIn(golden_kernels()),

@@ -172,7 +172,10 @@ class ThreadLowering : public TileLowering {
     Expr slot = ir::make_var("s");
     std::vector<Expr> idx = layout.indices(tid_, slot);
     for (auto& i : idx) i = ir::simplify(i);
+    ir::BoundAnalyzer saved = bounds_;
+    bounds_.bind(slot, {0, layout.slots() - 1});
     Stmt body = body_of(idx, slot);
+    bounds_ = saved;
     Expr guard;
     if (layout.covers_more())
       for (size_t d = 0; d < idx.size(); ++d) guard = conjoin(guard, ir::make_LT(idx[d], ir::make_int(extents[d])));
