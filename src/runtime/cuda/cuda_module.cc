@@ -10,6 +10,7 @@
 #include "runtime/embedded_headers.h"
 #include "runtime/module_cache.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/cuda/nvrtc_identity.h"
 
 namespace tilec::runtime {
 namespace {
@@ -32,27 +33,47 @@ const CudaDriver& driver() {
 
 }  // namespace
 
+namespace {
+
+std::string key_of(const std::string& source, const std::string& arch, const std::string& nvrtc_identity) {
+  return sha256_hex(source + "\n" + nvrtc_identity + "\n" + arch + "\n" + embedded_headers_hash());
+}
+
+// The key under the identity recorded by an earlier load of NVRTC when it still holds (no load
+// here), else under the loaded NVRTC's.
+std::string recorded_or_loaded_key(const std::string& source, const std::string& arch) {
+  if (std::optional<std::string> identity = recorded_nvrtc_identity(arch)) return key_of(source, arch, *identity);
+  return CudaModule::cache_key(source, arch);
+}
+
+}  // namespace
+
 std::string CudaModule::cache_key(const std::string& source, const std::string& arch) {
-  return sha256_hex(source + "\n" + nvrtc().identity(arch, {}) + "\n" + arch + "\n" +
-                    embedded_headers_hash());
+  return key_of(source, arch, nvrtc().identity(arch, {}));
 }
 
 Cubin CudaModule::build_cubin(const std::string& source, const std::string& kernel_name,
                               const std::string& arch) {
   Cubin cubin;
-  cubin.key = cache_key(source, arch);
-  const std::string name = "cuda module " + cubin.key.substr(0, 16);
   const std::string dir = cache_subdir("cuda");
-  cubin.path = dir + "/" + cubin.key + ".cubin";
-  {
-    StageTimer timer(name + ": read disk cache");
-    if (std::optional<std::string> bytes = read_verified(cubin.path)) {
-      log(LogLevel::Debug, name + ": from disk " + cubin.path);
-      cubin.bytes = std::move(*bytes);
-      cubin.from_disk = true;
-      return cubin;
-    }
-  }
+  auto read_cached = [&](const std::string& key) {
+    cubin.key = key;
+    cubin.path = dir + "/" + key + ".cubin";
+    StageTimer timer("cuda module " + key.substr(0, 16) + ": read disk cache");
+    std::optional<std::string> bytes = read_verified(cubin.path);
+    if (!bytes) return false;
+    log(LogLevel::Debug, "cuda module " + key.substr(0, 16) + ": from disk " + cubin.path);
+    cubin.bytes = std::move(*bytes);
+    cubin.from_disk = true;
+    return true;
+  };
+  const std::string recorded_key = recorded_or_loaded_key(source, arch);
+  if (read_cached(recorded_key)) return cubin;
+  // A miss: the cubin is built, and keyed, by the NVRTC this process loads.
+  const std::string key = cache_key(source, arch);
+  record_nvrtc_identity();
+  if (key != recorded_key && read_cached(key)) return cubin;
+  const std::string name = "cuda module " + key.substr(0, 16);
 
   StageTimer timer(name + ": build");
   const std::string source_path = dir + "/" + cubin.key + ".cu";  // kept for debugging
@@ -80,7 +101,7 @@ std::string CudaModule::ptx(const std::string& source, const std::string& kernel
 std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
                                              const std::string& kernel_name,
                                              const std::string& arch) {
-  const std::string key = cache_key(source, arch);
+  const std::string key = recorded_or_loaded_key(source, arch);
   bool from_memory = false;
   std::shared_ptr<CudaModule> module = modules.get(
       key + "/" + kernel_name,

@@ -268,20 +268,31 @@ std::string NvrtcCompiler::version() const {
   return std::to_string(major_) + "." + std::to_string(minor_);
 }
 
-std::vector<std::string> NvrtcCompiler::options(
-    const std::string& arch, const std::vector<std::string>& extra_options) const {
+std::vector<std::string> NvrtcCompiler::options_for(const std::string& include_dir, const std::string& arch,
+                                                   const std::vector<std::string>& extra_options) {
   std::vector<std::string> options = {"-std=c++17", "--gpu-architecture=" + arch, "-default-device",
                                       "-lineinfo"};
-  if (!include_dir_.empty()) options.push_back("-I" + include_dir_);
+  if (!include_dir.empty()) options.push_back("-I" + include_dir);
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   return options;
 }
 
+std::vector<std::string> NvrtcCompiler::options(
+    const std::string& arch, const std::vector<std::string>& extra_options) const {
+  return options_for(include_dir_, arch, extra_options);
+}
+
+std::string NvrtcCompiler::identity_of(const std::string& version, const std::string& library_path,
+                                       const std::string& include_dir, const std::string& arch,
+                                       const std::vector<std::string>& extra_options) {
+  std::string identity = "nvrtc " + version + " " + library_path;
+  for (const std::string& option : options_for(include_dir, arch, extra_options)) identity += "\n" + option;
+  return identity;
+}
+
 std::string NvrtcCompiler::identity(const std::string& arch,
                                     const std::vector<std::string>& extra_options) const {
-  std::string identity = "nvrtc " + version() + " " + library_path_;
-  for (const std::string& option : options(arch, extra_options)) identity += "\n" + option;
-  return identity;
+  return identity_of(version(), library_path_, include_dir_, arch, extra_options);
 }
 
 CompileResult NvrtcCompiler::compile(const std::string& source, const std::string& name,

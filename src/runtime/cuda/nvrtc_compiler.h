@@ -59,6 +59,11 @@ class NvrtcCompiler {
   // location and the options, for cache keys.
   std::string identity(const std::string& arch,
                        const std::vector<std::string>& extra_options) const;
+  // The same for an NVRTC of `version` at `library_path` using the headers of `include_dir`
+  // (runtime/cuda/nvrtc_identity.h: without loading it).
+  static std::string identity_of(const std::string& version, const std::string& library_path,
+                                 const std::string& include_dir, const std::string& arch,
+                                 const std::vector<std::string>& extra_options);
 
   // Compiles `source`, called `name` in messages, into a cubin for `arch` ("sm_90a", "sm_80").
   // On failure throws std::runtime_error holding NVRTC's log; each error at a line of `source`
@@ -77,6 +82,8 @@ class NvrtcCompiler {
   using Result = int;
 
   NvrtcCompiler() = default;
+  static std::vector<std::string> options_for(const std::string& include_dir, const std::string& arch,
+                                              const std::vector<std::string>& extra_options);
   // The compiler, or null with `reason` set.
   static const NvrtcCompiler* load(std::string* reason);
 
