@@ -89,23 +89,6 @@ CONFIGS = [
 ]
 
 
-def compile_times(M, N, K, cfg):
-    """Compile time of one GEMM kernel in fresh processes: with an empty cache (cold) and
-    again with the cache the first one filled (warm), in ms."""
-    import tempfile
-
-    bm, bn, bk, stages, threads = cfg
-    code = (f"import sys, time; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-            f"import kernels; t = time.perf_counter(); "
-            f"kernels.matmul({M}, {N}, {K}, block_M={bm}, block_N={bn}, block_K={bk}, "
-            f"num_stages={stages}, threads={threads}); print((time.perf_counter() - t) * 1e3)")
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, TILEC_CACHE_DIR=cache)
-        runs = [float(subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
-                                     text=True).stdout.split()[-1]) for _ in range(2)]
-    return runs[0], runs[1]
-
-
 def bench_shape(M, N, K, dtype, configs, log):
     torch_dtype = getattr(torch, dtype)
     gen = torch.Generator(device="cuda").manual_seed(M * 31 + N * 7 + K)
@@ -167,9 +150,6 @@ def main():
     for r in rows:
         lines.append(f"| {r['shape']} | {r['dtype']} | {r['tilec']:.1f} | {r['cublas']:.1f} | "
                      f"{r.get('triton', float('nan')):.1f} | {r['tilec'] / r['cublas']:.2f} | {r['config']} |")
-    cold, warm = compile_times(4096, 4096, 4096, CONFIGS[0])
-    lines += ["", f"Compile time of the bf16 GEMM kernel {CONFIGS[0]} at 4096^3 (parse to loaded cubin, "
-                  f"fresh process): cold cache {cold:.0f} ms, warm (disk cache) {warm:.1f} ms."]
     table = "\n".join(lines)
     print(table)
     if args.append:
