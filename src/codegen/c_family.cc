@@ -170,9 +170,9 @@ void CFamilyPrinter::open_block(const std::string& head) {
   ++indent_;
 }
 
-void CFamilyPrinter::close_block() {
+void CFamilyPrinter::close_block(const std::string& tail) {
   --indent_;
-  emit_line("}");
+  emit_line("}" + tail);
 }
 
 void CFamilyPrinter::reopen_block(const std::string& text) {

@@ -167,8 +167,8 @@ class CFamilyPrinter {
   void emit_line(const std::string& text);
   // Writes `head {` and indents.
   void open_block(const std::string& head);
-  // Dedents and writes "}".
-  void close_block();
+  // Dedents and writes "}" and `tail` (";" after a struct).
+  void close_block(const std::string& tail = "");
   // Dedents, writes `text` ("} else {") and indents again.
   void reopen_block(const std::string& text);
   // `// file:line: source text` before a statement that starts a new line.

@@ -38,7 +38,6 @@ class Fragment {
 
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<FragmentDigit>& digits() const { return digits_; }
-  bool defined() const { return !shape_.empty() || !digits_.empty(); }
 
   // Threads that hold distinct parts (replicas included); registers each holds.
   int64_t threads() const;

@@ -42,7 +42,7 @@ class CudaPrinter final : public CFamilyPrinter {
     emit_line("void* tensors[" + words(abi.tensor_params.size()) + "];");
     emit_line("int64_t ints[" + words(abi.int_slots.size()) + "];");
     emit_line("double floats[" + words(abi.float_params.size()) + "];");
-    close_block_with(";");
+    close_block(";");
     emit_line("");
     std::string args = fresh_name("args");
     shared_pool_ = fresh_name("tilec_shared");
@@ -203,11 +203,6 @@ class CudaPrinter final : public CFamilyPrinter {
     return text;
   }
 
-  void close_block_with(const std::string& tail) {
-    close_block();
-    // close_block wrote "}"; structs need the semicolon.
-    emit_line(tail);
-  }
 
   const std::string arch_;
   std::string shared_pool_;

@@ -5,8 +5,7 @@ struct tilec_args {
   void* tensors[3];
   int64_t ints[3];
   double floats[1];
-}
-;
+};
 
 extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args args) {
   extern __shared__ __align__(1024) unsigned char tilec_shared[];
