@@ -17,6 +17,7 @@
 #include "passes/cuda/pipeline_loops.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
+#include "passes/specialize_contiguous.h"
 #include "passes/verify.h"
 
 namespace tilec::passes {
@@ -60,6 +61,7 @@ bool env_flag(const char* name) {
 
 ir::PrimFunc run_pipeline(ir::PrimFunc func, const PassContext& ctx_in) {
   PassContext ctx = ctx_in;
+  if (ctx.contiguous_args) func = specialize_contiguous(func);
   ctx.func = &func;
   bool dump = env_flag("TILEC_DUMP_IR");
   bool time = env_flag("TILEC_TIME_PASSES");

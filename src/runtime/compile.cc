@@ -1,5 +1,6 @@
 // The compile driver: source -> elaborated IR -> target passes -> target
 // source -> built module, with each stage logged and timed.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -19,7 +20,24 @@
 namespace tilec {
 namespace {
 
+// The pass configs tilec reads, all switches.
+constexpr const char* kPassConfigs[] = {"tilec.bounds_check", "tilec.specialize_contiguous"};
+
+void check_pass_configs(const CompileOptions& options) {
+  for (const auto& [key, value] : options.pass_configs) {
+    if (std::find(std::begin(kPassConfigs), std::end(kPassConfigs), key) == std::end(kPassConfigs)) {
+      std::string known;
+      for (const char* k : kPassConfigs) known += (known.empty() ? "" : ", ") + std::string(k);
+      throw std::invalid_argument("unknown pass config '" + key + "' (tilec reads: " + known + ")");
+    }
+    static const char* const kSwitchValues[] = {"0", "1", "true", "false", "True", "False"};
+    if (std::find(std::begin(kSwitchValues), std::end(kSwitchValues), value) == std::end(kSwitchValues))
+      throw std::invalid_argument("pass config '" + key + "' is a switch: True or False, not '" + value + "'");
+  }
+}
+
 void check_target(const CompileOptions& options) {
+  check_pass_configs(options);
   if (options.target != "cpu" && options.target != "cuda")
     throw std::invalid_argument("target '" + options.target +
                                 "' is not available in this build (targets: cpu, cuda)");
@@ -49,12 +67,20 @@ bool bounds_check(const CompileOptions& options) {
   return env && std::string(env) == "1";
 }
 
+// The pass config "tilec.specialize_contiguous" (default on): compile the variant for
+// contiguous, 16-byte aligned tensors first (passes/specialize_contiguous.h).
+bool specialize_contiguous(const CompileOptions& options) {
+  auto it = options.pass_configs.find("tilec.specialize_contiguous");
+  return it == options.pass_configs.end() || it->second == "1" || it->second == "true" || it->second == "True";
+}
+
 struct Lowered {
   ir::PrimFunc tile;
   ir::PrimFunc lowered;
 };
 
-Lowered lower(const FunctionSource& func, const CompileOptions& options, const std::string& arch) {
+Lowered lower(const FunctionSource& func, const CompileOptions& options, const std::string& arch,
+              bool contiguous_args) {
   Lowered r;
   {
     StageTimer t("parse + elaborate '" + func.name + "'");
@@ -64,8 +90,9 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const s
   ctx.target = options.target;
   ctx.arch = arch;
   ctx.pass_configs = options.pass_configs;
+  ctx.contiguous_args = contiguous_args;
   {
-    StageTimer t("passes (" + options.target + ")");
+    StageTimer t(std::string("passes (") + options.target + (contiguous_args ? ", contiguous" : "") + ")");
     r.lowered = passes::run_pipeline(r.tile, ctx);
   }
   return r;
@@ -94,30 +121,43 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& func) {
   return infos;
 }
 
-// Generates and builds the target code of `impl->func` (lowered, with its ABI).
-void build(Kernel::Impl* impl, const CompileOptions& options) {
+// Generates and builds the target code of `lowered`.
+KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const std::string& arch) {
+  KernelVariant v;
+  v.ir = ir::to_string(lowered);
+  v.abi = codegen::make_kernel_abi(lowered);
+  v.func = std::move(lowered);
   if (options.target == "cpu") {
     {
       StageTimer t("codegen (cpu)");
-      impl->source = codegen::generate_cpu_source(impl->func, impl->abi, bounds_check(options));
+      v.source = codegen::generate_cpu_source(v.func, v.abi, bounds_check(options));
     }
     StageTimer t("build (cpu)");
-    impl->cpu_module = runtime::CpuModule::load(impl->source, codegen::kernel_entry_name());
-    impl->bounds_error =
-        reinterpret_cast<const char* (*)()>(impl->cpu_module->symbol(codegen::kernel_error_name()));
-    return;
+    v.cpu_module = runtime::CpuModule::load(v.source, codegen::kernel_entry_name());
+    v.bounds_error = reinterpret_cast<const char* (*)()>(v.cpu_module->symbol(codegen::kernel_error_name()));
+    return v;
   }
   {
     StageTimer t("codegen (cuda)");
-    codegen::CudaSource generated = codegen::generate_cuda_source(impl->func, impl->abi, impl->arch);
-    impl->source = std::move(generated.source);
-    impl->cuda_launch = std::move(generated.launch);
+    codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, arch);
+    v.source = std::move(generated.source);
+    v.cuda_launch = std::move(generated.launch);
   }
-  StageTimer t("build (cuda " + impl->arch + ")");
-  impl->cuda_module = runtime::CudaModule::load(impl->source, codegen::cuda_kernel_name(), impl->arch);
+  StageTimer t("build (cuda " + arch + ")");
+  v.cuda_module = runtime::CudaModule::load(v.source, codegen::cuda_kernel_name(), arch);
+  return v;
 }
 
 }  // namespace
+
+const KernelVariant& general_variant(Kernel::Impl& impl) {
+  std::call_once(impl.general_once, [&] {
+    log(LogLevel::Debug, "building the general (strided or unaligned tensors) variant of '" + impl.name + "'");
+    Lowered l = lower(impl.source, impl.options, impl.arch, /*contiguous_args=*/false);
+    impl.general = std::make_unique<KernelVariant>(build(std::move(l.lowered), impl.options, impl.arch));
+  });
+  return *impl.general;
+}
 
 Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   auto start = std::chrono::steady_clock::now();
@@ -125,16 +165,17 @@ Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   auto impl = std::make_shared<Kernel::Impl>();
   impl->target = options.target;
   if (options.target == "cuda") impl->arch = cuda_arch(options);
-  Lowered l = lower(func, options, impl->arch);
+  impl->first_is_contiguous = specialize_contiguous(options);
+  Lowered l = lower(func, options, impl->arch, impl->first_is_contiguous);
   impl->name = l.lowered.name;
   impl->params = param_infos(l.lowered);
   impl->out_idx = l.lowered.out_idx;
   for (const auto& cd : l.lowered.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);
-  impl->ir = ir::to_string(l.lowered);
-  impl->abi = codegen::make_kernel_abi(l.lowered);
-  impl->func = std::move(l.lowered);
-  build(impl.get(), options);
+  impl->tile = std::move(l.tile);
+  impl->first = build(std::move(l.lowered), options, impl->arch);
+  impl->source = func;
+  impl->options = options;
   impl->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log(LogLevel::Debug, "compiled '" + impl->name + "' for " + impl->target +
@@ -149,7 +190,7 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::PTX && options.target != "cuda")
     throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + options.target + "'");
   const std::string arch = stage == EmitStage::PTX ? cuda_arch(options) : options.arch;
-  Lowered l = lower(func, options, arch);
+  Lowered l = lower(func, options, arch, specialize_contiguous(options));
   if (stage == EmitStage::IR) return ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
   if (options.target == "cpu") return codegen::generate_cpu_source(l.lowered, abi, bounds_check(options));

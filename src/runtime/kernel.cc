@@ -39,7 +39,7 @@ class ShapeSolver {
   explicit ShapeSolver(const Kernel::Impl& k) : k_(k) {}
 
   void add(int param, const TensorView& view) {
-    const ir::Param& p = k_.func.params[param];
+    const ir::Param& p = k_.tile.params[param];
     const auto& shape = p.buffer->shape;
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t actual = view.shape[d];
@@ -57,7 +57,7 @@ class ShapeSolver {
           throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(view.shape) +
                               " but its dim " + std::to_string(d) + " is '" + var->name + "' = " +
                               std::to_string(it->second) + " (from dim " + std::to_string(d0) +
-                              " of argument '" + k_.func.params[p0].name + "')");
+                              " of argument '" + k_.tile.params[p0].name + "')");
         }
       } else {
         deferred_.push_back({param, static_cast<int>(d), actual, view.shape});
@@ -68,7 +68,7 @@ class ShapeSolver {
   // Checks dims written as expressions (n * 2) once every symbol is known.
   void finish() {
     for (const auto& d : deferred_) {
-      const ir::Param& p = k_.func.params[d.param];
+      const ir::Param& p = k_.tile.params[d.param];
       auto value = evaluate(p.buffer->shape[d.dim]);
       if (!value)
         throw ArgumentError("cannot check dim " + std::to_string(d.dim) + " of argument '" + p.name +
@@ -104,7 +104,7 @@ class ShapeSolver {
   };
 
   [[noreturn]] void mismatch(int param, const TensorView& view, size_t d, const std::string& expected) const {
-    throw ArgumentError("argument '" + k_.func.params[param].name + "' has shape " +
+    throw ArgumentError("argument '" + k_.tile.params[param].name + "' has shape " +
                         shape_text(view.shape) + " but dim " + std::to_string(d) + " must be " +
                         expected);
   }
@@ -112,7 +112,7 @@ class ShapeSolver {
   void check_fits(int param, size_t d, int64_t value, DType t, const std::string& name) const {
     int64_t max = t.bits() >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
     if (value > max)
-      throw ArgumentError("argument '" + k_.func.params[param].name + "': dim " + std::to_string(d) + " ('" +
+      throw ArgumentError("argument '" + k_.tile.params[param].name + "': dim " + std::to_string(d) + " ('" +
                           name + "' = " + std::to_string(value) + ") does not fit " + t.name());
   }
 
@@ -123,7 +123,7 @@ class ShapeSolver {
 };
 
 void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
-  const ir::Param& p = k.func.params[index];
+  const ir::Param& p = k.tile.params[index];
   const ir::Buffer& b = p.buffer;
   if (view.dtype != b->dtype)
     throw ArgumentError("argument '" + p.name + "' has dtype " + view.dtype.name() + " but kernel '" +
@@ -164,7 +164,8 @@ void check_count(const Kernel::Impl& k, size_t given) {
 // The CUDA device of the tensor arguments (all on one), or -1 when there are none.
 int cuda_device(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
   int device = -1, first = -1;
-  for (int p : k.abi.tensor_params) {
+  for (int p = 0; p < static_cast<int>(args.size()); ++p) {
+    if (!k.tile.params[p].is_tensor()) continue;
     const TensorView& view = std::get<TensorView>(args[p]);
     if (first < 0) {
       device = view.device_id;
@@ -179,17 +180,33 @@ int cuda_device(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
   return device;
 }
 
-void launch_cpu(const Kernel::Impl& k, const runtime::LaunchArgs& args) {
-  k.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
-  if (k.bounds_error)
-    if (const char* error = k.bounds_error())
+// Whether every tensor argument is contiguous (strides of dims longer than 1 are the
+// products of the later dims) with 16-byte aligned data.
+bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
+  for (size_t p = 0; p < args.size(); ++p) {
+    if (!k.tile.params[p].is_tensor()) continue;
+    const TensorView& view = std::get<TensorView>(args[p]);
+    if (reinterpret_cast<uintptr_t>(view.data) % 16 != 0) return false;
+    int64_t expected = 1;
+    for (size_t d = view.shape.size(); d-- > 0;) {
+      if (view.shape[d] > 1 && view.strides[d] != expected) return false;
+      expected *= view.shape[d];
+    }
+  }
+  return true;
+}
+
+void launch_cpu(const Kernel::Impl& k, const KernelVariant& v, const runtime::LaunchArgs& args) {
+  v.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
+  if (v.bounds_error)
+    if (const char* error = v.bounds_error())
       throw std::runtime_error("kernel '" + k.name + "': " + error);
 }
 
 // On `device` (-1: the current context's), in the order of `stream`'s work.
-void launch_cuda(const Kernel::Impl& k, const runtime::LaunchArgs& args, int device, void* stream) {
-  std::optional<runtime::LaunchDims> grid =
-      runtime::launch_grid(k.cuda_launch.grid, k.abi, args.ints, k.name);
+void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const runtime::LaunchArgs& args, int device,
+                 void* stream) {
+  std::optional<runtime::LaunchDims> grid = runtime::launch_grid(v.cuda_launch.grid, v.abi, args.ints, k.name);
   if (!grid) return;
   const runtime::CudaDriver* driver = runtime::CudaDriver::get();
   if (driver == nullptr)
@@ -199,8 +216,8 @@ void launch_cuda(const Kernel::Impl& k, const runtime::LaunchArgs& args, int dev
   void* params[] = {words.data()};
   std::optional<runtime::DeviceScope> scope;
   if (device >= 0) scope.emplace(*driver, device);
-  k.cuda_module->launch(*grid, {static_cast<unsigned>(k.cuda_launch.threads), 1, 1},
-                        static_cast<size_t>(k.cuda_launch.dynamic_shared_bytes), stream, params);
+  v.cuda_module->launch(*grid, {static_cast<unsigned>(v.cuda_launch.threads), 1, 1},
+                        static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes), stream, params);
 }
 
 }  // namespace
@@ -211,9 +228,9 @@ const std::string& Kernel::arch() const { return impl_->arch; }
 const std::vector<ParamInfo>& Kernel::params() const { return impl_->params; }
 const std::vector<int>& Kernel::out_idx() const { return impl_->out_idx; }
 const std::vector<ConstDimInfo>& Kernel::const_dims() const { return impl_->const_dims; }
-const std::string& Kernel::source() const { return impl_->source; }
+const std::string& Kernel::source() const { return impl_->first.source; }
 const std::string& Kernel::tile_ir() const { return impl_->tile_ir; }
-const std::string& Kernel::ir() const { return impl_->ir; }
+const std::string& Kernel::ir() const { return impl_->first.ir; }
 double Kernel::compile_seconds() const { return impl_->compile_seconds; }
 
 std::vector<std::vector<int64_t>> Kernel::output_shapes(
@@ -222,7 +239,7 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
   check_count(k, args.size());
   ShapeSolver solver(k);
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i] || !k.func.params[i].is_tensor()) continue;
+    if (!args[i] || !k.tile.params[i].is_tensor()) continue;
     const auto* view = std::get_if<TensorView>(&*args[i]);
     if (!view) throw ArgumentError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
     check_tensor(k, static_cast<int>(i), *view);
@@ -230,9 +247,9 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
   }
   std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] || !k.func.params[i].is_tensor()) continue;
+    if (args[i] || !k.tile.params[i].is_tensor()) continue;
     std::vector<int64_t> shape;
-    const auto& dims = k.func.params[i].buffer->shape;
+    const auto& dims = k.tile.params[i].buffer->shape;
     for (size_t d = 0; d < dims.size(); ++d) {
       auto v = solver.evaluate(dims[d]);
       if (!v)
@@ -246,11 +263,11 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
 }
 
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
-  const Impl& k = *impl_;
+  Impl& k = *impl_;
   check_count(k, args.size());
   ShapeSolver solver(k);
   for (size_t i = 0; i < args.size(); ++i) {
-    const ir::Param& p = k.func.params[i];
+    const ir::Param& p = k.tile.params[i];
     if (p.is_tensor()) {
       const auto* view = std::get_if<TensorView>(&args[i]);
       if (!view) throw ArgumentError("argument '" + p.name + "' must be a tensor, not " + arg_kind(args[i]));
@@ -264,10 +281,11 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   }
   solver.finish();
   const int device = k.target == "cuda" ? cuda_device(k, args) : -1;
+  const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
   runtime::LaunchArgs packed = runtime::pack_launch_args(
-      k.abi, args, [&](const ir::Expr& var) { return solver.value_of(var); }, k.name);
-  if (k.target == "cuda") launch_cuda(k, packed, device, stream);
-  else launch_cpu(k, packed);
+      v.abi, args, [&](const ir::Expr& var) { return solver.value_of(var); }, k.name);
+  if (k.target == "cuda") launch_cuda(k, v, packed, device, stream);
+  else launch_cpu(k, v, packed);
 }
 
 }  // namespace tilec

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,18 +16,13 @@
 
 namespace tilec {
 
-struct Kernel::Impl {
-  std::string name;
-  std::string target;
-  std::vector<ParamInfo> params;
-  std::vector<int> out_idx;
-  std::vector<ConstDimInfo> const_dims;
-  std::string source;
-  std::string tile_ir;
-  std::string ir;
-  double compile_seconds = 0;
-  ir::PrimFunc func;  // after lowering: params with shapes for argument checks
+// One lowering of the kernel, built: the variant for contiguous, aligned tensors
+// (passes/specialize_contiguous.h) or the general one.
+struct KernelVariant {
+  ir::PrimFunc func;  // after lowering
   codegen::KernelAbi abi;
+  std::string source;
+  std::string ir;
 
   // Target "cpu".
   std::shared_ptr<runtime::CpuModule> cpu_module;
@@ -35,9 +31,34 @@ struct Kernel::Impl {
   const char* (*bounds_error)() = nullptr;
 
   // Target "cuda".
-  std::string arch;
   std::shared_ptr<runtime::CudaModule> cuda_module;
   codegen::CudaLaunch cuda_launch;
 };
+
+struct Kernel::Impl {
+  std::string name;
+  std::string target;
+  std::string arch;  // target "cuda"
+  std::vector<ParamInfo> params;
+  std::vector<int> out_idx;
+  std::vector<ConstDimInfo> const_dims;
+  std::string tile_ir;
+  double compile_seconds = 0;
+  ir::PrimFunc tile;  // after elaboration: the params, for argument checks
+
+  // Built at compile time: the contiguous variant unless the pass config
+  // "tilec.specialize_contiguous" is off, then the general one.
+  KernelVariant first;
+  bool first_is_contiguous = false;
+  // The general variant when `first` isn't, built by the first call that needs it.
+  FunctionSource source;
+  CompileOptions options;
+  std::once_flag general_once;
+  std::unique_ptr<KernelVariant> general;
+};
+
+// The general variant of `impl`, built on first use (thread-safe; a failed build is
+// retried by the next call).
+const KernelVariant& general_variant(Kernel::Impl& impl);
 
 }  // namespace tilec

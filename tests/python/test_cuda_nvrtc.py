@@ -118,16 +118,24 @@ def test_golden_kernels(path, arch):
                 {name: define_value(value) for name, value in defines.items()})
 
 
+# Each kernel compiles for contiguous tensors unless told not to; the general variant
+# (strided or unaligned tensors, built by the first such call) is checked for one arch.
+VARIANTS = [(arch, "contiguous") for arch in ARCHS] + [(ARCHS[-1], "general")]
+
+
 @pytest.mark.runs_last
-@pytest.mark.parametrize("arch", ARCHS)
-def test_every_kernel_the_tests_compiled(arch):
+@pytest.mark.parametrize("arch,variant", VARIANTS)
+def test_every_kernel_the_tests_compiled(arch, variant):
     if not RECORDED_KERNELS:
         pytest.skip("no kernels recorded: run this file together with the other tests")
 
     def compile_one(recorded):
+        pass_configs = dict(recorded.pass_configs)
+        if variant == "general":
+            pass_configs["tilec.specialize_contiguous"] = False
         try:
             _core.compile(recorded.source, recorded.filename, recorded.first_line, recorded.name,
-                          recorded.bindings, "cuda", arch, core_pass_configs(recorded.pass_configs))
+                          recorded.bindings, "cuda", arch, core_pass_configs(pass_configs))
         except Exception as e:  # noqa: BLE001  (every failure is reported below)
             return f"{recorded!r}: {type(e).__name__}: {str(e)[:2000]}"
         return None
@@ -136,4 +144,4 @@ def test_every_kernel_the_tests_compiled(arch):
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
         failures = [f for f in pool.map(compile_one, RECORDED_KERNELS.values()) if f]
     assert not failures, (f"{len(failures)} of {len(RECORDED_KERNELS)} kernels don't compile "
-                          f"for {arch}:\n\n" + "\n\n".join(failures[:10]))
+                          f"for {arch} ({variant} variant):\n\n" + "\n\n".join(failures[:10]))

@@ -429,3 +429,18 @@ def test_rejected_call_writes_nothing(add_args):
     call_error(checked_add(8), lhs, rhs.astype(np.float64), out)
     assert np.isnan(out).all()
 
+
+
+def test_unknown_pass_config_names_it_and_the_known_ones():
+    @T.prim_func
+    def copy(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1) as bx:
+            for i in T.Parallel(8):
+                B[i] = A[i]
+
+    with pytest.raises(ValueError) as info:
+        tilec.compile(copy, target="cpu", pass_configs={"tl.disable_tma_lower": True})
+    assert "'tl.disable_tma_lower'" in str(info.value) and "tilec.specialize_contiguous" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        tilec.compile(copy, target="cpu", pass_configs={"tilec.bounds_check": "sometimes"})
+    assert "'tilec.bounds_check'" in str(info.value) and "'sometimes'" in str(info.value)

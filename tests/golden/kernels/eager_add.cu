@@ -3,7 +3,7 @@
 
 struct tilec_args {
   void* tensors[3];
-  int64_t ints[3];
+  int64_t ints[1];
   double floats[1];
 };
 
@@ -12,9 +12,6 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   tilec_cuda::half* __restrict__ A = static_cast<tilec_cuda::half*>(args.tensors[0]);
   tilec_cuda::half* __restrict__ B = static_cast<tilec_cuda::half*>(args.tensors[1]);
   tilec_cuda::half* __restrict__ C = static_cast<tilec_cuda::half*>(args.tensors[2]);
-  const int64_t A_stride0 = args.ints[0];
-  const int64_t B_stride0 = args.ints[1];
-  const int64_t C_stride0 = args.ints[2];
   // eager_add.py:13: with T.Kernel(T.ceildiv(M, block), T.ceildiv(N, block)) as (bx, by):
   const int32_t bx = static_cast<int32_t>(blockIdx.x);
   const int32_t by = static_cast<int32_t>(blockIdx.y);
@@ -29,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
     // eager_add.py:17: if row < M and col < N:
     if (row < 100 && col < 48) {
       // eager_add.py:18: C[row, col] = A[row, col] + B[row, col]
-      C[(int64_t)row * C_stride0 + col] = tilec_cuda::from_float<tilec_cuda::half>(float(A[(int64_t)row * A_stride0 + col]) + float(B[(int64_t)row * B_stride0 + col]));
+      C[(int64_t)row * 48 + col] = tilec_cuda::from_float<tilec_cuda::half>(float(A[(int64_t)row * 48 + col]) + float(B[(int64_t)row * 48 + col]));
     }
   }
 }

@@ -14,13 +14,6 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   const int32_t b = static_cast<int32_t>(ints[0]);
   const int32_t m = static_cast<int32_t>(ints[1]);
   const int32_t n = static_cast<int32_t>(ints[2]);
-  const int64_t q_stride0 = ints[3];
-  const int64_t q_stride1 = ints[4];
-  const int64_t q_stride2 = ints[5];
-  const int64_t k_stride0 = ints[6];
-  const int64_t k_stride1 = ints[7];
-  const int64_t scores_stride0 = ints[8];
-  const int64_t scores_stride1 = ints[9];
   // seed_dsa_index.py:16: with T.Kernel(b, m) as (i_b, i_m):
   #pragma omp parallel for collapse(2) schedule(static)
   for (int32_t i_m = 0; i_m < m; ++i_m) {
@@ -32,7 +25,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
       for (int32_t i0 = 0; i0 < 4; ++i0) {
         #pragma omp simd
         for (int32_t i1 = 0; i1 < 16; ++i1) {
-          q_frag[i0 * 16 + i1] = q[(int64_t)i_b * q_stride0 + (int64_t)i_m * q_stride1 + (int64_t)i0 * q_stride2 + i1];
+          q_frag[i0 * 16 + i1] = q[(int64_t)i_b * (static_cast<int64_t>(m) * INT64_C(64)) + (int64_t)i_m * 64 + (int64_t)i0 * 16 + i1];
         }
       }
       // seed_dsa_index.py:23: for i_n in T.Pipelined(n):
@@ -40,7 +33,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
         // seed_dsa_index.py:24: T.copy(k[i_b, i_n, 0], k_frag)
         #pragma omp simd
         for (int32_t i0_1 = 0; i0_1 < 16; ++i0_1) {
-          k_frag[i0_1] = k[(int64_t)i_b * k_stride0 + (int64_t)i_n * k_stride1 + i0_1];
+          k_frag[i0_1] = k[(int64_t)i_b * (static_cast<int64_t>(n) * INT64_C(16)) + (int64_t)i_n * 16 + i0_1];
         }
         // seed_dsa_index.py:25: T.gemv(q_frag, k_frag, score_frag)  # 计算相关性分数
         for (int32_t n_1 = 0; n_1 < 4; ++n_1) {
@@ -50,7 +43,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
           }
         }
         // seed_dsa_index.py:26: scores[i_b, i_m, i_n] = score_frag[0]  # 存储分数
-        scores[(int64_t)i_b * scores_stride0 + (int64_t)i_m * scores_stride1 + i_n] = score_frag[0];
+        scores[(int64_t)i_b * (static_cast<int64_t>(n) * static_cast<int64_t>(m)) + (int64_t)i_m * static_cast<int64_t>(n) + i_n] = score_frag[0];
       }
     }
   }

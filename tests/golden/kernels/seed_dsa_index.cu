@@ -3,7 +3,7 @@
 
 struct tilec_args {
   void* tensors[3];
-  int64_t ints[10];
+  int64_t ints[3];
   double floats[1];
 };
 
@@ -15,13 +15,6 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   const int32_t b = static_cast<int32_t>(args.ints[0]);
   const int32_t m = static_cast<int32_t>(args.ints[1]);
   const int32_t n = static_cast<int32_t>(args.ints[2]);
-  const int64_t q_stride0 = args.ints[3];
-  const int64_t q_stride1 = args.ints[4];
-  const int64_t q_stride2 = args.ints[5];
-  const int64_t k_stride0 = args.ints[6];
-  const int64_t k_stride1 = args.ints[7];
-  const int64_t scores_stride0 = args.ints[8];
-  const int64_t scores_stride1 = args.ints[9];
   // seed_dsa_index.py:16: with T.Kernel(b, m) as (i_b, i_m):
   const int32_t i_b = static_cast<int32_t>(blockIdx.x);
   const int32_t i_m = static_cast<int32_t>(blockIdx.y);
@@ -32,14 +25,14 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   // seed_dsa_index.py:21: T.copy(q[i_b, i_m, 0, 0], q_frag)
   #pragma unroll
   for (int32_t s = 0; s < 64; ++s) {
-    q_frag[(s & 3) + (s >> 2) * 4] = q[(int64_t)i_b * q_stride0 + (int64_t)i_m * q_stride1 + (int64_t)(s & 3) * q_stride2 + (s >> 2)];
+    q_frag[(s & 3) + (s >> 2) * 4] = q[(int64_t)i_b * (static_cast<int64_t>(m) * INT64_C(64)) + (int64_t)i_m * 64 + (int64_t)(s & 3) * 16 + (s >> 2)];
   }
   // seed_dsa_index.py:23: for i_n in T.Pipelined(n):
   for (int32_t i_n = 0; i_n < n; ++i_n) {
     // seed_dsa_index.py:24: T.copy(k[i_b, i_n, 0], k_frag)
     #pragma unroll
     for (int32_t s_1 = 0; s_1 < 16; ++s_1) {
-      k_frag[s_1] = k[(int64_t)i_b * k_stride0 + (int64_t)i_n * k_stride1 + s_1];
+      k_frag[s_1] = k[(int64_t)i_b * (static_cast<int64_t>(n) * INT64_C(16)) + (int64_t)i_n * 16 + s_1];
     }
     // seed_dsa_index.py:25: T.gemv(q_frag, k_frag, score_frag)  # 计算相关性分数
     #pragma unroll
@@ -50,6 +43,6 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
       }
     }
     // seed_dsa_index.py:26: scores[i_b, i_m, i_n] = score_frag[0]  # 存储分数
-    scores[(int64_t)i_b * scores_stride0 + (int64_t)i_m * scores_stride1 + i_n] = score_frag[0];
+    scores[(int64_t)i_b * (static_cast<int64_t>(n) * static_cast<int64_t>(m)) + (int64_t)i_m * static_cast<int64_t>(n) + i_n] = score_frag[0];
   }
 }

@@ -7,13 +7,10 @@
 
 #pragma GCC diagnostic ignored "-Wunused-variable"
 
-extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, const double*) {
+extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t*, const double*) {
   float* __restrict__ A = static_cast<float*>(tensors[0]);
   float* __restrict__ B = static_cast<float*>(tensors[1]);
   float* __restrict__ C = static_cast<float*>(tensors[2]);
-  const int64_t A_stride0 = ints[0];
-  const int64_t B_stride0 = ints[1];
-  const int64_t C_stride0 = ints[2];
   // seed_matmul.py:11: with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32)) as (bx, by):
   #pragma omp parallel for collapse(2) schedule(static)
   for (int32_t by = 0; by < 2; ++by) {
@@ -34,14 +31,14 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
         for (int32_t i0_1 = 0; i0_1 < 32; ++i0_1) {
           #pragma omp simd
           for (int32_t i1_1 = 0; i1_1 < 32; ++i1_1) {
-            A_shared[i0_1 * 32 + i1_1] = A[(int64_t)(by * 32 + i0_1) * A_stride0 + k * 32 + i1_1];
+            A_shared[i0_1 * 32 + i1_1] = A[(int64_t)(by * 32 + i0_1) * 64 + k * 32 + i1_1];
           }
         }
         // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
         for (int32_t i0_2 = 0; i0_2 < 32; ++i0_2) {
           #pragma omp simd
           for (int32_t i1_2 = 0; i1_2 < 32; ++i1_2) {
-            B_shared[i0_2 * 32 + i1_2] = B[(int64_t)(bx * 32 + i0_2) * B_stride0 + k * 32 + i1_2];
+            B_shared[i0_2 * 32 + i1_2] = B[(int64_t)(bx * 32 + i0_2) * 64 + k * 32 + i1_2];
           }
         }
         // seed_matmul.py:24: T.gemm(A_shared, B_shared, C_local)
@@ -58,7 +55,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
       for (int32_t i0_3 = 0; i0_3 < 32; ++i0_3) {
         #pragma omp simd
         for (int32_t i1_3 = 0; i1_3 < 32; ++i1_3) {
-          C[(int64_t)(by * 32 + i0_3) * C_stride0 + bx * 32 + i1_3] = C_local[i0_3 * 32 + i1_3];
+          C[(int64_t)(by * 32 + i0_3) * 64 + bx * 32 + i1_3] = C_local[i0_3 * 32 + i1_3];
         }
       }
     }

@@ -3,7 +3,7 @@
 
 struct tilec_args {
   void* tensors[3];
-  int64_t ints[3];
+  int64_t ints[1];
   double floats[1];
 };
 
@@ -12,9 +12,6 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   float* __restrict__ A = static_cast<float*>(args.tensors[0]);
   float* __restrict__ B = static_cast<float*>(args.tensors[1]);
   float* __restrict__ C = static_cast<float*>(args.tensors[2]);
-  const int64_t A_stride0 = args.ints[0];
-  const int64_t B_stride0 = args.ints[1];
-  const int64_t C_stride0 = args.ints[2];
   // seed_matmul.py:11: with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32)) as (bx, by):
   const int32_t bx = static_cast<int32_t>(blockIdx.x);
   const int32_t by = static_cast<int32_t>(blockIdx.y);
@@ -28,54 +25,26 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
     C_local[(s & 1) + ((s >> 1) & 1) * 2 + (s >> 2) * 4] = 0x0p+0f;
   }
   // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
-  if (tilec_cuda::is_aligned((&A[0]), 16) && (A_stride0 & INT64_C(3)) == INT64_C(0)) {
-    #pragma unroll
-    for (int32_t s_1 = 0; s_1 < 2; ++s_1) {
-      tilec_cuda::cp_async_16((&A_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_1 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_1 * 16 + ((tx >> 3) & 15))) * A_stride0 + (tx & 7) * 4]), true);
-    }
-  } else {
-    #pragma unroll
-    for (int32_t s_2 = 0; s_2 < 8; ++s_2) {
-      A_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_2 * 4 + ((tx >> 5) & 3), (tx & 31))] = A[(int64_t)(by * 32 + (s_2 * 4 + ((tx >> 5) & 3))) * A_stride0 + (tx & 31)];
-    }
+  #pragma unroll
+  for (int32_t s_1 = 0; s_1 < 2; ++s_1) {
+    tilec_cuda::cp_async_16((&A_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_1 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_1 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
   }
   // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
-  if (tilec_cuda::is_aligned((&B[0]), 16) && (B_stride0 & INT64_C(3)) == INT64_C(0)) {
-    #pragma unroll
-    for (int32_t s_3 = 0; s_3 < 2; ++s_3) {
-      tilec_cuda::cp_async_16((&B_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_3 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_3 * 16 + ((tx >> 3) & 15))) * B_stride0 + (tx & 7) * 4]), true);
-    }
-  } else {
-    #pragma unroll
-    for (int32_t s_4 = 0; s_4 < 8; ++s_4) {
-      B_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_4 * 4 + ((tx >> 5) & 3), (tx & 31))] = B[(int64_t)(bx * 32 + (s_4 * 4 + ((tx >> 5) & 3))) * B_stride0 + (tx & 31)];
-    }
+  #pragma unroll
+  for (int32_t s_2 = 0; s_2 < 2; ++s_2) {
+    tilec_cuda::cp_async_16((&B_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_2 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_2 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
   }
   // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
   tilec_cuda::cp_async_commit();
   // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
-  if (tilec_cuda::is_aligned((&A[0]), 16) && (A_stride0 & INT64_C(3)) == INT64_C(0)) {
-    #pragma unroll
-    for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
-      tilec_cuda::cp_async_16((&A_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_5 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_5 * 16 + ((tx >> 3) & 15))) * A_stride0 + (tx & 7) * 4 + 32]), true);
-    }
-  } else {
-    #pragma unroll
-    for (int32_t s_6 = 0; s_6 < 8; ++s_6) {
-      A_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_6 * 4 + ((tx >> 5) & 3), (tx & 31))] = A[(int64_t)(by * 32 + (s_6 * 4 + ((tx >> 5) & 3))) * A_stride0 + (tx & 31) + 32];
-    }
+  #pragma unroll
+  for (int32_t s_3 = 0; s_3 < 2; ++s_3) {
+    tilec_cuda::cp_async_16((&A_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_3 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_3 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
   }
   // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
-  if (tilec_cuda::is_aligned((&B[0]), 16) && (B_stride0 & INT64_C(3)) == INT64_C(0)) {
-    #pragma unroll
-    for (int32_t s_7 = 0; s_7 < 2; ++s_7) {
-      tilec_cuda::cp_async_16((&B_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_7 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_7 * 16 + ((tx >> 3) & 15))) * B_stride0 + (tx & 7) * 4 + 32]), true);
-    }
-  } else {
-    #pragma unroll
-    for (int32_t s_8 = 0; s_8 < 8; ++s_8) {
-      B_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_8 * 4 + ((tx >> 5) & 3), (tx & 31))] = B[(int64_t)(bx * 32 + (s_8 * 4 + ((tx >> 5) & 3))) * B_stride0 + (tx & 31) + 32];
-    }
+  #pragma unroll
+  for (int32_t s_4 = 0; s_4 < 2; ++s_4) {
+    tilec_cuda::cp_async_16((&B_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_4 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_4 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
   }
   // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
   tilec_cuda::cp_async_commit();
@@ -84,28 +53,14 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
     tilec_cuda::sync_threads();
     if (k_stage_iter + 2 < 2) {
       // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
-      if (tilec_cuda::is_aligned((&A[0]), 16) && (static_cast<int64_t>((k_stage_iter + 2) * 32) & INT64_C(3)) == INT64_C(0) && (A_stride0 & INT64_C(3)) == INT64_C(0)) {
-        #pragma unroll
-        for (int32_t s_9 = 0; s_9 < 2; ++s_9) {
-          tilec_cuda::cp_async_16((&A_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_9 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_9 * 16 + ((tx >> 3) & 15))) * A_stride0 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
-        }
-      } else {
-        #pragma unroll
-        for (int32_t s_10 = 0; s_10 < 8; ++s_10) {
-          A_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_10 * 4 + ((tx >> 5) & 3), (tx & 31))] = ((k_stage_iter + 2) * 32 + (tx & 31) < 64 ? A[(int64_t)(by * 32 + (s_10 * 4 + ((tx >> 5) & 3))) * A_stride0 + (k_stage_iter + 2) * 32 + (tx & 31)] : 0x0p+0f);
-        }
+      #pragma unroll
+      for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
+        tilec_cuda::cp_async_16((&A_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_5 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_5 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
       }
       // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
-      if (tilec_cuda::is_aligned((&B[0]), 16) && (static_cast<int64_t>((k_stage_iter + 2) * 32) & INT64_C(3)) == INT64_C(0) && (B_stride0 & INT64_C(3)) == INT64_C(0)) {
-        #pragma unroll
-        for (int32_t s_11 = 0; s_11 < 2; ++s_11) {
-          tilec_cuda::cp_async_16((&B_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_11 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_11 * 16 + ((tx >> 3) & 15))) * B_stride0 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
-        }
-      } else {
-        #pragma unroll
-        for (int32_t s_12 = 0; s_12 < 8; ++s_12) {
-          B_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_12 * 4 + ((tx >> 5) & 3), (tx & 31))] = ((k_stage_iter + 2) * 32 + (tx & 31) < 64 ? B[(int64_t)(bx * 32 + (s_12 * 4 + ((tx >> 5) & 3))) * B_stride0 + (k_stage_iter + 2) * 32 + (tx & 31)] : 0x0p+0f);
-        }
+      #pragma unroll
+      for (int32_t s_6 = 0; s_6 < 2; ++s_6) {
+        tilec_cuda::cp_async_16((&B_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_6 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_6 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
       }
     }
     // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
@@ -117,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   tilec_cuda::cp_async_wait_all();
   // seed_matmul.py:27: T.copy(C_local, C[by*32, bx*32])
   #pragma unroll
-  for (int32_t s_13 = 0; s_13 < 8; ++s_13) {
-    C[(int64_t)(by * 32 + (((s_13 >> 1) & 1) * 8 + ((tx >> 2) & 7) + ((tx >> 5) & 1) * 16)) * C_stride0 + bx * 32 + ((s_13 & 1) + (s_13 >> 2) * 8 + (tx & 3) * 2 + ((tx >> 6) & 1) * 16)] = C_local[(s_13 & 1) + ((s_13 >> 1) & 1) * 2 + (s_13 >> 2) * 4];
+  for (int32_t s_7 = 0; s_7 < 8; ++s_7) {
+    C[(int64_t)(by * 32 + (((s_7 >> 1) & 1) * 8 + ((tx >> 2) & 7) + ((tx >> 5) & 1) * 16)) * 64 + bx * 32 + ((s_7 & 1) + (s_7 >> 2) * 8 + (tx & 3) * 2 + ((tx >> 6) & 1) * 16)] = C_local[(s_7 & 1) + ((s_7 >> 1) & 1) * 2 + (s_7 >> 2) * 4];
   }
 }

@@ -11,8 +11,6 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   float* __restrict__ X = static_cast<float*>(tensors[0]);
   float* __restrict__ Y = static_cast<float*>(tensors[1]);
   const int32_t M = static_cast<int32_t>(ints[0]);
-  const int64_t X_stride0 = ints[1];
-  const int64_t Y_stride0 = ints[2];
   // softmax_rows.py:13: with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
   const int32_t bx_extent = ((M + 3) >> 2);
   #pragma omp parallel for schedule(static)
@@ -24,7 +22,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
     for (int32_t i0 = 0; i0 < 4; ++i0) {
       for (int32_t i1 = 0; i1 < 64; ++i1) {
         if (bx * 4 + i0 < M) {
-          x[i0 * 64 + i1] = X[(int64_t)(bx * 4 + i0) * X_stride0 + i1];
+          x[i0 * 64 + i1] = X[(int64_t)(bx * 4 + i0) * 64 + i1];
         } else {
           x[i0 * 64 + i1] = 0x0p+0f;
         }
@@ -66,7 +64,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
     for (int32_t i0_3 = 0; i0_3 < 4; ++i0_3) {
       for (int32_t i1_1 = 0; i1_1 < 64; ++i1_1) {
         if (bx * 4 + i0_3 < M) {
-          Y[(int64_t)(bx * 4 + i0_3) * Y_stride0 + i1_1] = x[i0_3 * 64 + i1_1];
+          Y[(int64_t)(bx * 4 + i0_3) * 64 + i1_1] = x[i0_3 * 64 + i1_1];
         }
       }
     }

@@ -3,7 +3,7 @@
 
 struct tilec_args {
   void* tensors[2];
-  int64_t ints[3];
+  int64_t ints[1];
   double floats[1];
 };
 
@@ -12,8 +12,6 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   float* __restrict__ X = static_cast<float*>(args.tensors[0]);
   float* __restrict__ Y = static_cast<float*>(args.tensors[1]);
   const int32_t M = static_cast<int32_t>(args.ints[0]);
-  const int64_t X_stride0 = args.ints[1];
-  const int64_t Y_stride0 = args.ints[2];
   // softmax_rows.py:13: with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
   const int32_t bx = static_cast<int32_t>(blockIdx.x);
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
@@ -24,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   #pragma unroll
   for (int32_t s = 0; s < 2; ++s) {
     if (bx * 4 + (s * 2 + ((tx >> 6) & 1)) < M) {
-      x[s] = X[(int64_t)(bx * 4 + (s * 2 + ((tx >> 6) & 1))) * X_stride0 + (tx & 63)];
+      x[s] = X[(int64_t)(bx * 4 + (s * 2 + ((tx >> 6) & 1))) * 64 + (tx & 63)];
     } else {
       x[s] = 0x0p+0f;
     }
@@ -143,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   #pragma unroll
   for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
     if (bx * 4 + (s_5 * 2 + ((tx >> 6) & 1)) < M) {
-      Y[(int64_t)(bx * 4 + (s_5 * 2 + ((tx >> 6) & 1))) * Y_stride0 + (tx & 63)] = x[s_5];
+      Y[(int64_t)(bx * 4 + (s_5 * 2 + ((tx >> 6) & 1))) * 64 + (tx & 63)] = x[s_5];
     }
   }
 }
