@@ -106,6 +106,27 @@ __device__ __forceinline__ const T* tile_element(const T* tile, int r, int c) {
   return tile + (Swizzle ? swizzled_offset<Cols, sizeof(T)>(r, c) : r * Cols + c);
 }
 
+// Byte offsets in a row-major tile of Cols elements of ElemBytes bytes a row, swizzled or
+// not, of elements (r0 + dr, c0 + dc) for one thread's (r0, c0) and offsets (dr, dc) that
+// are compile-time constants after unrolling: the swizzle is computed once, at (r0, c0),
+// and each offset costs at most one XOR (the address adds fold into ldmatrix's immediate).
+// Valid when dr keeps the swizzle key (dr rows span whole 1024-byte periods: `keeps_key`),
+// dc is whole 16-byte chunks, and the chunk bits of dc below 8 are disjoint from those of c0
+// (so adding them carries nothing into another line).
+template <int Cols, int ElemBytes, bool Swizzle>
+struct tile_address {
+  static constexpr int row_bytes = Cols * ElemBytes;
+  __host__ __device__ static constexpr bool keeps_key(int dr) { return !Swizzle || dr * row_bytes % 1024 == 0; }
+  int base;
+  __device__ __forceinline__ tile_address(int r0, int c0)
+      : base((Swizzle ? swizzled_offset<Cols, ElemBytes>(r0, c0) : r0 * Cols + c0) * ElemBytes) {}
+  __device__ __forceinline__ int at(int dr, int dc) const {
+    const int chunks = dc * ElemBytes / 16;
+    if (!Swizzle) return base + dr * row_bytes + dc * ElemBytes;
+    return (base ^ ((chunks & 7) << 4)) + dr * row_bytes + (chunks & ~7) * 16;
+  }
+};
+
 // Register `reg` of a fragment from `slots_per_reg` consecutive slots.
 template <class T>
 __device__ __forceinline__ uint32_t pack_register(const T* values);
@@ -172,6 +193,22 @@ __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
   const int lane = threadIdx.x % 32;
   const int warp = (threadIdx.x / 32) % (WarpsM * WarpsN);
   const int m0 = (warp % WarpsM) * WTM, n0 = (warp / WarpsM) * WTN;
+  const char* a_bytes = reinterpret_cast<const char*>(A);
+  const char* b_bytes = reinterpret_cast<const char*>(B);
+  using a_tile = detail::tile_address<a_cols, sizeof(TA), SwizzleA>;
+  using b_tile = detail::tile_address<b_cols, sizeof(TB), SwizzleB>;
+  // Each lane's ldmatrix row at (mi, k0) = (0, 0): the other tiles are constant offsets from
+  // it (see tile_address) when the steps keep the swizzle key and, for steps along a row,
+  // the warp's tiles are a power of two (so the warp's first chunk and the step's are
+  // disjoint bits).
+  constexpr int kb = bytes8 ? 16 : 8;  // elements in 16 bytes: ldmatrix's row
+  constexpr bool a_offsets = TransA ? a_tile::keeps_key(KS) && (MI & (MI - 1)) == 0 : a_tile::keeps_key(16);
+  constexpr bool b_offsets = TransB ? b_tile::keeps_key(16) : b_tile::keeps_key(KS) && (NI & (NI - 1)) == 0;
+  const int q = lane / 8;
+  const a_tile a_lane = TransA ? a_tile((q / 2) * 8 + lane % 8, m0 + (q % 2) * 8)
+                               : a_tile(m0 + lane % 16, (lane / 16) * kb);
+  const b_tile b_lane = TransB ? b_tile(n0 + (q / 2) * 8 + lane % 8, (q % 2) * kb)
+                               : b_tile((q % 2) * 8 + lane % 8, n0 + (q / 2) * 8);
 
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += KS) {
@@ -182,12 +219,13 @@ __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
       int m = m0 + mi * 16;
       if constexpr (ldsm_a && !TransA) {
         // Lane l: row l % 16 of the 16-row strip, second half of the k step for l >= 16.
-        int k = k0 + (lane / 16) * (bytes8 ? 16 : 8);
-        ldmatrix_x4(a[mi], detail::tile_element<a_cols, SwizzleA>(A, m + lane % 16, k));
+        if constexpr (a_offsets) ldmatrix_x4(a[mi], a_bytes + a_lane.at(mi * 16, k0));
+        else ldmatrix_x4(a[mi], detail::tile_element<a_cols, SwizzleA>(A, m + lane % 16, k0 + (lane / 16) * kb));
       } else if constexpr (ldsm_a && TransA) {
-        int q = lane / 8;
-        int k = k0 + (q / 2) * 8 + lane % 8, col = m + (q % 2) * 8;
-        ldmatrix_x4_trans(a[mi], detail::tile_element<a_cols, SwizzleA>(A, k, col));
+        if constexpr (a_offsets) ldmatrix_x4_trans(a[mi], a_bytes + a_lane.at(k0, mi * 16));
+        else
+          ldmatrix_x4_trans(a[mi], detail::tile_element<a_cols, SwizzleA>(A, k0 + (q / 2) * 8 + lane % 8,
+                                                                         m + (q % 2) * 8));
       } else {
         detail::load_fragment<typename frags::a, a_cols, SwizzleA, TransA>(a[mi], A, m, k0, lane);
       }
@@ -198,25 +236,25 @@ __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
       if constexpr (ldsm_b && TransB) {
         // Two n tiles a load when there are two left: matrices (n, k lo), (n, k hi), (n+8, ...).
         if (ni % 2 == 1) continue;
-        int q = lane / 8;
-        int k = k0 + (q % 2) * (bytes8 ? 16 : 8);
         if (ni + 1 < NI) {
           uint32_t r[4];
-          ldmatrix_x4(r, detail::tile_element<b_cols, SwizzleB>(B, n + (q / 2) * 8 + lane % 8, k));
+          if constexpr (b_offsets) ldmatrix_x4(r, b_bytes + b_lane.at(ni * 8, k0));
+          else
+            ldmatrix_x4(r, detail::tile_element<b_cols, SwizzleB>(B, n + (q / 2) * 8 + lane % 8, k0 + (q % 2) * kb));
           b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
         } else {
-          ldmatrix_x2(b[ni], detail::tile_element<b_cols, SwizzleB>(B, n + lane % 8, k));
+          ldmatrix_x2(b[ni], detail::tile_element<b_cols, SwizzleB>(B, n + lane % 8, k0 + (q % 2) * kb));
         }
       } else if constexpr (ldsm_b && !TransB && bytes16) {
         if (ni % 2 == 1) continue;
-        int q = lane / 8;
-        int k = k0 + (q % 2) * 8 + lane % 8;
         if (ni + 1 < NI) {
           uint32_t r[4];
-          ldmatrix_x4_trans(r, detail::tile_element<b_cols, SwizzleB>(B, k, n + (q / 2) * 8));
+          if constexpr (b_offsets) ldmatrix_x4_trans(r, b_bytes + b_lane.at(k0, ni * 8));
+          else
+            ldmatrix_x4_trans(r, detail::tile_element<b_cols, SwizzleB>(B, k0 + (q % 2) * 8 + lane % 8, n + (q / 2) * 8));
           b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
         } else {
-          ldmatrix_x2_trans(b[ni], detail::tile_element<b_cols, SwizzleB>(B, k, n));
+          ldmatrix_x2_trans(b[ni], detail::tile_element<b_cols, SwizzleB>(B, k0 + (q % 2) * 8 + lane % 8, n));
         }
       } else {
         detail::load_fragment<typename frags::b, b_cols, SwizzleB, TransB>(b[ni], B, k0, n, lane);
