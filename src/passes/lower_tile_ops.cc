@@ -10,13 +10,19 @@ using ir::Stmt;
 
 class TileOpLowering : public TileLowering {
  public:
-  // `threaded`: the loops over each op's elements are T.Parallel loops (for a target that
-  // spreads them over threads) rather than serial and vectorized ones.
-  explicit TileOpLowering(bool threaded) : threaded_(threaded) {}
+  // With `kept` (threaded): the loops over each op's elements are T.Parallel loops (for a
+  // target that spreads them over threads) rather than serial and vectorized ones, and the
+  // ops `kept` names are left as they are.
+  explicit TileOpLowering(KeepTileOp kept = nullptr) : threaded_(kept != nullptr), kept_(std::move(kept)) {}
 
  protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    threads_ = op->threads;
+    return TileLowering::mutate_KernelLaunch(op, self);
+  }
+
   Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
-    if (threaded_ && between_global_and_shared(*op)) return self;
+    if (kept(*op)) return self;
     std::vector<Expr> vars = loop_vars(op->dst, "i");
     Access src = access(op->src, vars), dst = access(op->dst, vars);
     Expr value = ir::make_cast(op->dst.buffer->dtype, ir::make_load(op->src.buffer, src.indices));
@@ -40,7 +46,7 @@ class TileOpLowering : public TileLowering {
   // C[i, j] (+)= sum_k A[i, k] * B[k, j], ordered i, k, j so the innermost
   // loop walks rows of B and C contiguously.
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
-    if (threaded_ && op->a.buffer->swizzled) return self;
+    if (kept(*op)) return self;
     auto ea = tile_extents(op->a, 2), eb = tile_extents(op->b, 2), ec = tile_extents(op->c, 2);
     Expr M = ec[0], N = ec[1];
     Expr K = op->transpose_a ? ea[0] : ea[1];
@@ -97,7 +103,7 @@ class TileOpLowering : public TileLowering {
   // For each element of dst: r = combine over the reduced dim of src; then
   // dst = r (clear) or dst = combine(dst, r).
   Stmt mutate_Reduce(const ir::Reduce* op, const Stmt& self) override {
-    if (threaded_ && op->src.buffer->scope == ir::MemoryScope::Fragment) return self;
+    if (kept(*op)) return self;
     const ir::BufferRegion& src = op->src;
     DType t = op->dst.buffer->dtype;
     std::vector<Expr> src_vars(src.region.size());
@@ -167,11 +173,7 @@ class TileOpLowering : public TileLowering {
   }
 
  private:
-  static bool between_global_and_shared(const ir::Copy& op) {
-    auto scope = [](const ir::BufferRegion& r) { return r.buffer->scope; };
-    return (scope(op.src) == ir::MemoryScope::Global && scope(op.dst) == ir::MemoryScope::Shared) ||
-           (scope(op.src) == ir::MemoryScope::Shared && scope(op.dst) == ir::MemoryScope::Global);
-  }
+  bool kept(const ir::StmtNode& op) const { return kept_ && kept_(op, threads_); }
 
   // Innermost loops of tile ops are independent, so they are marked for
   // vectorization, unless bounds checks guard their accesses: GCC 12 at -O3
@@ -196,12 +198,16 @@ class TileOpLowering : public TileLowering {
   }
 
   const bool threaded_;
+  const KeepTileOp kept_;
+  int threads_ = 0;
 };
 
 }  // namespace
 
-ir::Stmt lower_tile_ops(const ir::Stmt& body, const PassContext& ctx) {
-  return TileOpLowering(ctx.target != "cpu").mutate(body);
+ir::Stmt lower_tile_ops(const ir::Stmt& body, const PassContext&) { return TileOpLowering().mutate(body); }
+
+ir::Stmt lower_tile_ops_threaded(const ir::Stmt& body, const KeepTileOp& kept) {
+  return TileOpLowering(kept).mutate(body);
 }
 
 }  // namespace tilec::passes

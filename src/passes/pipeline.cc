@@ -43,7 +43,7 @@ std::vector<PassEntry> passes_for(const std::string& target) {
         {"pipeline_loops", pipeline_loops},
         {"insert_barriers", insert_barriers},
         {"infer_layout", infer_layout},
-        {"lower_tile_ops", lower_tile_ops},
+        {"lower_tile_ops", lower_tile_ops_for_threads},
         {"lower_to_threads", lower_to_threads},
         {"simplify", simplify},
         {"verify", verify},

@@ -10,6 +10,7 @@
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
+#include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
 namespace tilec::passes {
@@ -547,6 +548,22 @@ class ThreadLowering : public TileLowering {
 
 ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx) {
   return ThreadLowering(ctx).mutate(body);
+}
+
+ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx) {
+  return lower_tile_ops_threaded(body, [&ctx](const ir::StmtNode& op, int threads) {
+    auto scope = [](const ir::BufferRegion& r) { return r.buffer->scope; };
+    switch (op.kind) {
+      case ir::StmtKind::Copy: {
+        const auto& copy = static_cast<const ir::Copy&>(op);
+        return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
+               (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global);
+      }
+      case ir::StmtKind::Gemm: return mma_warp_grid(static_cast<const ir::Gemm&>(op), threads, ctx).has_value();
+      case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
+      default: return false;
+    }
+  });
 }
 
 }  // namespace tilec::passes

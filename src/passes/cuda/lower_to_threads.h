@@ -20,4 +20,7 @@ namespace tilec::passes {
 
 ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx);
 
+// lower_tile_ops for lower_to_threads: the tile ops it lowers itself (above) are left.
+ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx);
+
 }  // namespace tilec::passes
