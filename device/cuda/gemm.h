@@ -170,100 +170,203 @@ __device__ __forceinline__ void load_fragment(uint32_t* regs, const T* tile, int
 
 }  // namespace detail
 
+namespace detail {
+
+// ldmatrix moves 16-byte rows: a tile's rows must be whole 16-byte multiples, and 8-bit
+// types load only along k (no .trans for bytes).
+template <class T, int Cols, bool KAlongRows>
+constexpr bool ldmatrix_loads = (Cols * sizeof(T)) % 16 == 0 && (sizeof(T) == 2 || (sizeof(T) == 1 && KAlongRows));
+
+// The A operand of a warp's MI m16 x k tiles from a shared tile (M x K, K x M with TransA):
+// load(a, k0) fills a[mi] with the fragment of rows m0 + 16 mi, columns k0.. of the step.
+template <int M, int K, int MI, bool TransA, bool Swizzle, class T>
+struct shared_a_operand {
+  using frag = typename mma_frags<T>::a;
+  static constexpr int cols = TransA ? M : K;
+  static constexpr int kb = sizeof(T) == 1 ? 16 : 8;  // elements in 16 bytes: ldmatrix's row
+  static constexpr bool ldsm = ldmatrix_loads<T, cols, !TransA>;
+  using address = tile_address<cols, sizeof(T), Swizzle>;
+  // Each lane's ldmatrix row at (mi, k0) = (0, 0); the others are constant offsets from it
+  // when the steps keep the swizzle key and, for steps along a row, the warp's tiles are a
+  // power of two (so the warp's first chunk and the step's are disjoint bits).
+  static constexpr bool offsets =
+      TransA ? address::keeps_key(mma_traits<T>::k) && (MI & (MI - 1)) == 0 : address::keeps_key(16);
+
+  const T* tile;
+  int m0, lane;
+  address lane_row;
+
+  __device__ __forceinline__ shared_a_operand(const T* A, int m0_, int lane_)
+      : tile(A), m0(m0_), lane(lane_),
+        lane_row(TransA ? address((lane_ / 8 / 2) * 8 + lane_ % 8, m0_ + (lane_ / 8 % 2) * 8)
+                        : address(m0_ + lane_ % 16, (lane_ / 16) * kb)) {}
+
+  __device__ __forceinline__ void load(uint32_t (&a)[MI][4], int k0) const {
+    const char* bytes = reinterpret_cast<const char*>(tile);
+    const int q = lane / 8;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m = m0 + mi * 16;
+      if constexpr (ldsm && !TransA) {
+        // Lane l: row l % 16 of the 16-row strip, second half of the k step for l >= 16.
+        if constexpr (offsets) ldmatrix_x4(a[mi], bytes + lane_row.at(mi * 16, k0));
+        else ldmatrix_x4(a[mi], tile_element<cols, Swizzle>(tile, m + lane % 16, k0 + (lane / 16) * kb));
+      } else if constexpr (ldsm && TransA) {
+        if constexpr (offsets) ldmatrix_x4_trans(a[mi], bytes + lane_row.at(k0, mi * 16));
+        else
+          ldmatrix_x4_trans(a[mi], tile_element<cols, Swizzle>(tile, k0 + (q / 2) * 8 + lane % 8, m + (q % 2) * 8));
+      } else {
+        load_fragment<frag, cols, Swizzle, TransA>(a[mi], tile, m, k0, lane);
+      }
+    }
+  }
+};
+
+// The B operand of a warp's NI k x n8 tiles from a shared tile (K x N, N x K with TransB):
+// load(b, k0) fills b[ni] with the fragment of rows k0.. of the step, columns n0 + 8 ni.
+template <int N, int K, int NI, bool TransB, bool Swizzle, class T>
+struct shared_b_operand {
+  using frag = typename mma_frags<T>::b;
+  static constexpr int cols = TransB ? K : N;
+  static constexpr int kb = sizeof(T) == 1 ? 16 : 8;
+  static constexpr bool ldsm = ldmatrix_loads<T, cols, TransB>;
+  using address = tile_address<cols, sizeof(T), Swizzle>;
+  static constexpr bool offsets =
+      TransB ? address::keeps_key(16) : address::keeps_key(mma_traits<T>::k) && (NI & (NI - 1)) == 0;
+
+  const T* tile;
+  int n0, lane;
+  address lane_row;
+
+  __device__ __forceinline__ shared_b_operand(const T* B, int n0_, int lane_)
+      : tile(B), n0(n0_), lane(lane_),
+        lane_row(TransB ? address(n0_ + (lane_ / 8 / 2) * 8 + lane_ % 8, (lane_ / 8 % 2) * kb)
+                        : address((lane_ / 8 % 2) * 8 + lane_ % 8, n0_ + (lane_ / 8 / 2) * 8)) {}
+
+  __device__ __forceinline__ void load(uint32_t (&b)[NI][2], int k0) const {
+    const char* bytes = reinterpret_cast<const char*>(tile);
+    const int q = lane / 8;
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const int n = n0 + ni * 8;
+      if constexpr (ldsm && TransB) {
+        // Two n tiles a load when there are two left: matrices (n, k lo), (n, k hi), (n+8, ...).
+        if (ni % 2 == 1) continue;
+        if (ni + 1 < NI) {
+          uint32_t r[4];
+          if constexpr (offsets) ldmatrix_x4(r, bytes + lane_row.at(ni * 8, k0));
+          else ldmatrix_x4(r, tile_element<cols, Swizzle>(tile, n + (q / 2) * 8 + lane % 8, k0 + (q % 2) * kb));
+          b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
+        } else {
+          ldmatrix_x2(b[ni], tile_element<cols, Swizzle>(tile, n + lane % 8, k0 + (q % 2) * kb));
+        }
+      } else if constexpr (ldsm && !TransB) {
+        if (ni % 2 == 1) continue;
+        if (ni + 1 < NI) {
+          uint32_t r[4];
+          if constexpr (offsets) ldmatrix_x4_trans(r, bytes + lane_row.at(k0, ni * 8));
+          else ldmatrix_x4_trans(r, tile_element<cols, Swizzle>(tile, k0 + (q % 2) * 8 + lane % 8, n + (q / 2) * 8));
+          b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
+        } else {
+          ldmatrix_x2_trans(b[ni], tile_element<cols, Swizzle>(tile, k0 + (q % 2) * 8 + lane % 8, n));
+        }
+      } else {
+        load_fragment<frag, cols, Swizzle, TransB>(b[ni], tile, k0, n, lane);
+      }
+    }
+  }
+};
+
+}  // namespace detail
+
+// C += op(A) op(B) with A and B in shared memory (see the top of this file).
 template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, bool SwizzleA,
           bool SwizzleB, class TA, class TB>
 __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
   static_assert(sizeof(TA) == sizeof(TB), "A and B have one element type on the mma path");
   using traits = detail::mma_traits<TA>;
-  using frags = detail::mma_frags<TA>;
-  constexpr int KS = traits::k;
   constexpr int WTM = M / WarpsM, WTN = N / WarpsN;
   constexpr int MI = WTM / 16, NI = WTN / 8;
-  static_assert(M % (16 * WarpsM) == 0 && N % (8 * WarpsN) == 0 && K % KS == 0,
+  static_assert(M % (16 * WarpsM) == 0 && N % (8 * WarpsN) == 0 && K % traits::k == 0,
                 "the tile splits into whole mma shapes over the warps");
-  constexpr int a_cols = TransA ? M : K;
-  constexpr int b_cols = TransB ? K : N;
-  constexpr bool bytes16 = sizeof(TA) == 2;
-  constexpr bool bytes8 = sizeof(TA) == 1;
-  // ldmatrix moves 16-byte rows: it needs them 16-byte aligned, and for 8-bit types the
-  // tile's rows must run along k (no .trans for bytes).
-  constexpr bool ldsm_a = (a_cols * sizeof(TA)) % 16 == 0 && (bytes16 || (bytes8 && !TransA));
-  constexpr bool ldsm_b = (b_cols * sizeof(TB)) % 16 == 0 && (bytes16 || (bytes8 && TransB));
-
   const int lane = threadIdx.x % 32;
   const int warp = (threadIdx.x / 32) % (WarpsM * WarpsN);
-  const int m0 = (warp % WarpsM) * WTM, n0 = (warp / WarpsM) * WTN;
-  const char* a_bytes = reinterpret_cast<const char*>(A);
-  const char* b_bytes = reinterpret_cast<const char*>(B);
-  using a_tile = detail::tile_address<a_cols, sizeof(TA), SwizzleA>;
-  using b_tile = detail::tile_address<b_cols, sizeof(TB), SwizzleB>;
-  // Each lane's ldmatrix row at (mi, k0) = (0, 0): the other tiles are constant offsets from
-  // it (see tile_address) when the steps keep the swizzle key and, for steps along a row,
-  // the warp's tiles are a power of two (so the warp's first chunk and the step's are
-  // disjoint bits).
-  constexpr int kb = bytes8 ? 16 : 8;  // elements in 16 bytes: ldmatrix's row
-  constexpr bool a_offsets = TransA ? a_tile::keeps_key(KS) && (MI & (MI - 1)) == 0 : a_tile::keeps_key(16);
-  constexpr bool b_offsets = TransB ? b_tile::keeps_key(16) : b_tile::keeps_key(KS) && (NI & (NI - 1)) == 0;
-  const int q = lane / 8;
-  const a_tile a_lane = TransA ? a_tile((q / 2) * 8 + lane % 8, m0 + (q % 2) * 8)
-                               : a_tile(m0 + lane % 16, (lane / 16) * kb);
-  const b_tile b_lane = TransB ? b_tile(n0 + (q / 2) * 8 + lane % 8, (q % 2) * kb)
-                               : b_tile((q % 2) * 8 + lane % 8, n0 + (q / 2) * 8);
-
+  const detail::shared_a_operand<M, K, MI, TransA, SwizzleA, TA> a_operand(A, (warp % WarpsM) * WTM, lane);
+  const detail::shared_b_operand<N, K, NI, TransB, SwizzleB, TB> b_operand(B, (warp / WarpsM) * WTN, lane);
 #pragma unroll
-  for (int k0 = 0; k0 < K; k0 += KS) {
+  for (int k0 = 0; k0 < K; k0 += traits::k) {
     uint32_t a[MI][4];
     uint32_t b[NI][2];
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      int m = m0 + mi * 16;
-      if constexpr (ldsm_a && !TransA) {
-        // Lane l: row l % 16 of the 16-row strip, second half of the k step for l >= 16.
-        if constexpr (a_offsets) ldmatrix_x4(a[mi], a_bytes + a_lane.at(mi * 16, k0));
-        else ldmatrix_x4(a[mi], detail::tile_element<a_cols, SwizzleA>(A, m + lane % 16, k0 + (lane / 16) * kb));
-      } else if constexpr (ldsm_a && TransA) {
-        if constexpr (a_offsets) ldmatrix_x4_trans(a[mi], a_bytes + a_lane.at(k0, mi * 16));
-        else
-          ldmatrix_x4_trans(a[mi], detail::tile_element<a_cols, SwizzleA>(A, k0 + (q / 2) * 8 + lane % 8,
-                                                                         m + (q % 2) * 8));
-      } else {
-        detail::load_fragment<typename frags::a, a_cols, SwizzleA, TransA>(a[mi], A, m, k0, lane);
-      }
-    }
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      int n = n0 + ni * 8;
-      if constexpr (ldsm_b && TransB) {
-        // Two n tiles a load when there are two left: matrices (n, k lo), (n, k hi), (n+8, ...).
-        if (ni % 2 == 1) continue;
-        if (ni + 1 < NI) {
-          uint32_t r[4];
-          if constexpr (b_offsets) ldmatrix_x4(r, b_bytes + b_lane.at(ni * 8, k0));
-          else
-            ldmatrix_x4(r, detail::tile_element<b_cols, SwizzleB>(B, n + (q / 2) * 8 + lane % 8, k0 + (q % 2) * kb));
-          b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
-        } else {
-          ldmatrix_x2(b[ni], detail::tile_element<b_cols, SwizzleB>(B, n + lane % 8, k0 + (q % 2) * kb));
-        }
-      } else if constexpr (ldsm_b && !TransB && bytes16) {
-        if (ni % 2 == 1) continue;
-        if (ni + 1 < NI) {
-          uint32_t r[4];
-          if constexpr (b_offsets) ldmatrix_x4_trans(r, b_bytes + b_lane.at(k0, ni * 8));
-          else
-            ldmatrix_x4_trans(r, detail::tile_element<b_cols, SwizzleB>(B, k0 + (q % 2) * 8 + lane % 8, n + (q / 2) * 8));
-          b[ni][0] = r[0], b[ni][1] = r[1], b[ni + 1][0] = r[2], b[ni + 1][1] = r[3];
-        } else {
-          ldmatrix_x2_trans(b[ni], detail::tile_element<b_cols, SwizzleB>(B, k0 + (q % 2) * 8 + lane % 8, n));
-        }
-      } else {
-        detail::load_fragment<typename frags::b, b_cols, SwizzleB, TransB>(b[ni], B, k0, n, lane);
-      }
-    }
+    a_operand.load(a, k0);
+    b_operand.load(b, k0);
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni) traits::mma(C + (mi * NI + ni) * 4, a[mi], b[ni]);
+  }
+}
+
+// C += A op(B) with A (M x K, 16-bit) in the calling thread's registers and B in shared
+// memory, the warps all along M (warp w owns rows w * M / WarpsM..). A's registers are laid
+// out as an accumulator of its own shape would be (tiles (mi, kj) of 16 x 8, mi major, each
+// frag_m16n8_c): the mma A fragment of k step s is then tiles kj = 2s and 2s + 1 -- the
+// layout a gemm's accumulator converted element by element already has (attention's P).
+template <int M, int N, int K, int WarpsM, bool TransB, bool SwizzleB, class TA, class TB>
+__device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C) {
+  static_assert(sizeof(TA) == 2 && sizeof(TB) == 2, "gemm_rs takes 16-bit operands");
+  using traits = detail::mma_traits<TA>;
+  constexpr int MI = M / WarpsM / 16, NI = N / 8, KJ = K / 8;
+  static_assert(M % (16 * WarpsM) == 0 && N % 8 == 0 && K % traits::k == 0,
+                "the tile splits into whole mma shapes over the warps");
+  const int lane = threadIdx.x % 32;
+  const detail::shared_b_operand<N, K, NI, TransB, SwizzleB, TB> b_operand(B, 0, lane);
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += traits::k) {
+    uint32_t b[NI][2];
+    b_operand.load(b, k0);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const TA* lo = A + (mi * KJ + k0 / 8) * 4;  // columns k0 .. k0 + 7
+      const TA* hi = lo + 4;                       // columns k0 + 8 .. k0 + 15
+      uint32_t a[4] = {detail::pack_register(lo), detail::pack_register(lo + 2), detail::pack_register(hi),
+                       detail::pack_register(hi + 2)};
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) traits::mma(C + (mi * NI + ni) * 4, a, b[ni]);
+    }
+  }
+}
+
+// Fills the calling thread's registers R of a 16-bit Rows x Cols fragment laid out as a gemm
+// accumulator over a WarpsM x WarpsN warp grid (tiles (mi, ni) of 16 x 8, frag_m16n8_c) from
+// a row-major shared tile, with ldmatrix: each 16 x 16 block is four 8 x 8 matrices whose
+// lane map is the accumulator's (row l / 4, columns 2 (l % 4), +1).
+template <int Rows, int Cols, int WarpsM, int WarpsN, bool Swizzle, class T>
+__device__ __forceinline__ void ldmatrix_accumulator(T* R, const T* tile) {
+  static_assert(sizeof(T) == 2 && (Cols * 2) % 16 == 0, "16-bit tiles of whole 16-byte rows");
+  constexpr int MI = Rows / WarpsM / 16, NI = Cols / WarpsN / 8;
+  const int lane = threadIdx.x % 32, q = lane / 8;
+  const int warp = (threadIdx.x / 32) % (WarpsM * WarpsN);
+  const int m0 = (warp % WarpsM) * (Rows / WarpsM), n0 = (warp / WarpsM) * (Cols / WarpsN);
+  auto store = [&](int tile_index, uint32_t lo_rows, uint32_t hi_rows) {
+    T* slots = R + tile_index * 4;
+    slots[0] = from_bits<T>(lo_rows & 0xffffu), slots[1] = from_bits<T>(lo_rows >> 16);
+    slots[2] = from_bits<T>(hi_rows & 0xffffu), slots[3] = from_bits<T>(hi_rows >> 16);
+  };
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const int row = m0 + mi * 16 + (q % 2) * 8 + lane % 8;
+#pragma unroll
+    for (int ni = 0; ni < NI; ni += 2) {
+      uint32_t r[4];
+      if (ni + 1 < NI) {
+        ldmatrix_x4(r, detail::tile_element<Cols, Swizzle>(tile, row, n0 + ni * 8 + (q / 2) * 8));
+        store(mi * NI + ni, r[0], r[1]);
+        store(mi * NI + ni + 1, r[2], r[3]);
+      } else {
+        ldmatrix_x2(r, detail::tile_element<Cols, Swizzle>(tile, row, n0 + ni * 8));
+        store(mi * NI + ni, r[0], r[1]);
+      }
+    }
   }
 }
 

@@ -184,6 +184,41 @@ def test_unknown_gemm_warp_policy_is_an_error():
         cuda_compile(policy_matmul("Diagonal"))
 
 
+def a_in_registers_matmul(policy=None, dtype="bfloat16"):
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), dtype), B: T.Tensor((64, 32), dtype), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 32), dtype)
+            A_f = T.alloc_fragment((64, 32), dtype)
+            B_s = T.alloc_shared((64, 32), dtype)
+            C_f = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(A_s, A_f)
+            T.copy(B, B_s)
+            T.gemm(A_f, B_s, C_f, transpose_B=True, clear_accum=True, policy=policy)
+            T.copy(C_f, C)
+
+    return main
+
+
+def test_gemm_with_a_in_registers_splits_m_and_loads_a_with_ldmatrix():
+    source = cuda_compile(a_in_registers_matmul()).get_kernel_source()
+    assert "tilec_cuda::gemm_rs<64, 64, 32, 4, true, true>((&A_f[0])" in source
+    assert "tilec_cuda::ldmatrix_accumulator<64, 32, 4, 1, false>((&A_f[0]), (&A_s[0]));" in source
+    # Each warp holds its 16 rows of A: 16 x 32 / 32 lanes.
+    assert "tilec_cuda::bfloat16 A_f[16];" in source
+
+
+def test_gemm_with_a_in_registers_keeps_whole_rows_on_each_warp():
+    # FullCol over 4 warps would need every warp to hold all of A: one warp splits it, the
+    # others repeat it.
+    source = cuda_compile(a_in_registers_matmul(policy=T.GemmWarpPolicy.FullCol)).get_kernel_source()
+    assert "tilec_cuda::gemm_rs<64, 64, 32, 1, true, true>" in source
+    # float32 A in registers has no mma register layout in common with an accumulator.
+    source = cuda_compile(a_in_registers_matmul(dtype="float32")).get_kernel_source()
+    assert "gemm_rs" not in source and "ldmatrix_accumulator" not in source
+
+
 def test_block_of_partial_warps_is_an_error():
     @T.prim_func
     def ragged(A: T.Tensor((100,), "float32")):

@@ -10,7 +10,7 @@ import pytest
 
 import tilec.language as T
 
-from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import RTOL, assert_close, jit, np_dtype, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 SHAPES_2D = [(32, 32), (48, 61), (61, 100), (100, 1), (1, 48)]
 
@@ -341,6 +341,93 @@ def test_gemm_accumulates_unless_clear_accum(clear_accum, repeat, rng):
     expected = ab if clear_accum else c0 + repeat * ab
     scale = np.abs(a) @ np.abs(b) * repeat + np.abs(c0)
     assert_close(c, expected, "float32", scale=scale)
+
+
+# --- T.gemm with A in registers (gemm_rs on the GPU) ---------------------------------
+
+@jit
+def matmul_a_in_registers(M, N, K, dtype, trans_B, via_shared, block_M=64, block_N=64):
+    B_shape = (N, K) if trans_B else (K, N)
+    B_tile = (block_N, K) if trans_B else (K, block_N)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_f = T.alloc_fragment((block_M, K), dtype)
+            B_s = T.alloc_shared(B_tile, dtype)
+            C_f = T.alloc_fragment((block_M, block_N), "float32")
+            if via_shared:
+                A_s = T.alloc_shared((block_M, K), dtype)
+                T.copy(A[by * block_M, 0], A_s)
+                T.copy(A_s, A_f)
+            else:
+                T.copy(A[by * block_M, 0], A_f)
+            if trans_B:
+                T.copy(B[bx * block_N, 0], B_s)
+            else:
+                T.copy(B[0, bx * block_N], B_s)
+            T.gemm(A_f, B_s, C_f, transpose_B=trans_B, clear_accum=True)
+            T.copy(C_f, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,K", [(64, 64, 32), (100, 72, 48), (128, 130, 64)])
+@pytest.mark.parametrize("trans_B", [False, True])
+@pytest.mark.parametrize("via_shared", [True, False])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gemm_with_a_in_registers(M, N, K, trans_B, via_shared, dtype, rng):
+    kernel = matmul_a_in_registers(M, N, K, dtype, trans_B, via_shared)
+    a = rand((M, K), dtype, rng)
+    b = rand((N, K) if trans_B else (K, N), dtype, rng)
+    c = poison((M, N), "float32")
+    kernel(a, b, c)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    op_b = op_b.T if trans_B else op_b
+    assert_close(c, op_a @ op_b, "float32", scale=np.abs(op_a) @ np.abs(op_b))
+
+
+@jit
+def scaled_scores_times_values(M, N, D, block_M=64, block_N=64, dtype="bfloat16"):
+    # Attention's register chain: S = Q K^T (Q in registers), P = S * scale converted to
+    # 16 bits in S's layout, O += P V (P in registers).
+    @T.prim_func
+    def main(Q: T.Tensor((M, D), dtype), K: T.Tensor((N, D), dtype), V: T.Tensor((N, D), dtype),
+             O: T.Tensor((M, D), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            Q_s = T.alloc_shared((block_M, D), dtype)
+            K_s = T.alloc_shared((block_N, D), dtype)
+            V_s = T.alloc_shared((block_N, D), dtype)
+            Q_f = T.alloc_fragment((block_M, D), dtype)
+            S = T.alloc_fragment((block_M, block_N), "float32")
+            P = T.alloc_fragment((block_M, block_N), dtype)
+            acc = T.alloc_fragment((block_M, D), "float32")
+            T.copy(Q[bx * block_M, 0], Q_s)
+            T.copy(Q_s, Q_f)
+            T.clear(acc)
+            for j in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                T.copy(K[j * block_N, 0], K_s)
+                T.copy(V[j * block_N, 0], V_s)
+                T.gemm(Q_f, K_s, S, transpose_B=True, clear_accum=True)
+                for i, k in T.Parallel(block_M, block_N):
+                    P[i, k] = S[i, k] * 0.125
+                T.gemm(P, V_s, acc)
+            T.copy(acc, O[bx * block_M, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,D", [(128, 192, 64), (100, 90, 32)])
+def test_attention_register_chain(M, N, D, rng):
+    kernel = scaled_scores_times_values(M, N, D)
+    q, k, v = (rand(shape, "bfloat16", rng) for shape in [(M, D), (N, D), (N, D)])
+    o = poison((M, D), "float32")
+    kernel(q, k, v, o)
+    p = ((q.astype(np.float64) @ k.astype(np.float64).T) * 0.125).astype(np_dtype("bfloat16")).astype(np.float64)
+    v64 = v.astype(np.float64)
+    # P rounds to bfloat16 in the kernel and in the reference alike; S may fall on the other
+    # side of a rounding boundary, so elements of P may differ by one bfloat16 ulp.
+    assert_close(o, p @ v64, "float32", scale=np.abs(p) @ np.abs(v64), rtol=RTOL["bfloat16"])
 
 
 # --- T.gemv --------------------------------------------------------------------

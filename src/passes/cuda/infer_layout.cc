@@ -174,7 +174,12 @@ class LayoutInference {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
                                          grid.warps_m, grid.warps_n);
       demand(gemm->c.buffer, acc, gemm->loc);
-      swizzle(gemm->a.buffer);
+      if (is_fragment(gemm->a.buffer)) {
+        auto a_shape = const_shape(gemm->a.buffer);
+        demand(gemm->a.buffer, ir::mma_accumulator(a_shape[0], a_shape[1], grid.warps_m, 1), gemm->loc);
+      } else {
+        swizzle(gemm->a.buffer);
+      }
       swizzle(gemm->b.buffer);
     }
     for (const auto& [buffer, loc] : scalar_uses_)
@@ -479,6 +484,18 @@ bool whole_shared_tile(const ir::BufferRegion& r) {
   return true;
 }
 
+// The whole of a 2-D fragment (a gemm operand held in registers).
+bool whole_fragment(const ir::BufferRegion& r) {
+  if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(ir::simplify(r.region[d].extent), &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
 // fp8 mma.sync needs sm_89 or later (an unknown arch counts as sm_90a).
 bool fp8_mma_available(const PassContext& ctx) {
   if (ctx.arch.empty()) return true;
@@ -517,7 +534,12 @@ ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
 
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
-  if (!whole_shared_tile(op.a) || !whole_shared_tile(op.b)) return std::nullopt;
+  // A in registers (gemm_rs): 16-bit, not transposed, laid out as an accumulator of the
+  // warps' rows, which is the mma A operand register for register (device/cuda/gemm.h).
+  const bool a_in_registers = whole_fragment(op.a);
+  if (a_in_registers ? op.transpose_a || op.a.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.a))
+    return std::nullopt;
+  if (!whole_shared_tile(op.b)) return std::nullopt;
   DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
   int64_t kstep;
@@ -550,12 +572,28 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
       if (m % (16 * wm) || n % (8 * wn)) continue;
       if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
         continue;
+      if (a_in_registers && wn != 1) continue;  // each warp holds whole rows of A
       auto score = [&](const WarpGrid& g) { return std::abs(m / g.warps_m - n / g.warps_n); };
       WarpGrid g{wm, wn};
       if (!best || score(g) < score(*best)) best = g;
     }
     if (best) return best;
   }
+  return std::nullopt;
+}
+
+std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
+  const ir::Buffer& dst = op.dst.buffer;
+  if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
+      dst->dtype.bytes() != 2 || op.src.buffer->dtype != dst->dtype)
+    return std::nullopt;
+  auto shape = const_shape(dst);
+  if (shape[1] * 2 % 16 != 0) return std::nullopt;
+  for (int64_t warps = threads / 32; warps >= 1; warps /= 2)
+    for (int64_t wm = 1; wm <= warps; ++wm) {
+      if (warps % wm || shape[0] % (16 * wm) || shape[1] % (8 * (warps / wm))) continue;
+      if (*dst->fragment == ir::mma_accumulator(shape[0], shape[1], wm, warps / wm)) return WarpGrid{wm, warps / wm};
+    }
   return std::nullopt;
 }
 

@@ -2,7 +2,8 @@
 //
 // Every fragment gets a Fragment (ir/layout.h), set on its Buffer:
 //   1. T.gemm accumulators on the mma.sync path take the accumulator of gemm_ss over a warp
-//      grid chosen for the tile (device/cuda/gemm.h);
+//      grid chosen for the tile (device/cuda/gemm.h); an A operand in registers (gemm_rs)
+//      takes the accumulator layout of its own M x K shape over the same warps;
 //   2. fragments read or written outside T.Parallel loops and tile ops are replicated
 //      (every thread holds every element, so scalar code can use them);
 //   3. until nothing changes: a reduction's result takes its source's layout without the
@@ -31,11 +32,16 @@ struct WarpGrid {
   int64_t warps_m = 1, warps_n = 1;
 };
 
-// Whether T.gemm `op` runs on gemm_ss (tensor cores, operands in shared memory), and over
-// which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
+// Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory) or gemm_rs
+// (A a 16-bit fragment, all warps along M) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
 // warps along M or along N; as many warps as split the tile that way). fp8 operands need
 // ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
+
+// Whether T.copy `op` (a whole 2-D shared tile into a whole 16-bit fragment laid out as a
+// gemm accumulator, rows of whole 16-byte multiples) loads with ldmatrix
+// (ldmatrix_accumulator in device/cuda/gemm.h), and the accumulator's warp grid.
+std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads);
 
 // A perfect nest of T.Parallel loops, seen as one loop over several dims.
 struct ParallelNest {

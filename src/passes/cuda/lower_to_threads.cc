@@ -124,15 +124,18 @@ class ThreadLowering : public TileLowering {
     ir::is_const_int(ec[1], &n);
     ir::is_const_int(op->transpose_a ? ea[0] : ea[1], &k);
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    std::string name = "gemm_ss<" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
-                       ", " + std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) + ", " +
-                       flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " + flag(op->a.buffer->swizzled) +
-                       ", " + flag(op->b.buffer->swizzled) + ">";
+    const bool a_in_registers = is_fragment(op->a.buffer);
+    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
+                        std::to_string(grid->warps_m);
+    std::string name = a_in_registers
+                           ? "gemm_rs<" + shape + ", " + flag(op->transpose_b) + ", " + flag(op->b.buffer->swizzled) + ">"
+                           : "gemm_ss<" + shape + ", " + std::to_string(grid->warps_n) + ", " +
+                                 flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
+                                 flag(op->a.buffer->swizzled) + ", " + flag(op->b.buffer->swizzled) + ">";
+    Expr a = a_in_registers ? address_of(local_of(op->a.buffer), {ir::make_int(0)}) : tile_address(op->a);
     std::vector<Stmt> out;
     if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name,
-                              {tile_address(op->a), tile_address(op->b),
-                               address_of(local_of(op->c.buffer), {ir::make_int(0)})},
+    out.push_back(device_call(name, {a, tile_address(op->b), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
                               op->loc));
     return located(ir::make_seq(out), op->loc);
   }
@@ -146,7 +149,20 @@ class ThreadLowering : public TileLowering {
     return ir::with_loc(ir::make_if(ir::make_EQ(tid_, ir::make_int(0)), s), op->loc);
   }
 
-  Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override { return copy_global_shared(*op); }
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
+    if (auto grid = ldmatrix_copy_grid(*op, threads_)) {
+      auto shape = ir::squeezed_extents(op->dst);
+      int64_t rows, cols;
+      ir::is_const_int(shape[0], &rows);
+      ir::is_const_int(shape[1], &cols);
+      std::string name = "ldmatrix_accumulator<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " +
+                         std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) + ", " +
+                         (op->src.buffer->swizzled ? "true" : "false") + ">";
+      return device_call(name, {address_of(local_of(op->dst.buffer), {ir::make_int(0)}), tile_address(op->src)},
+                         op->loc);
+    }
+    return copy_global_shared(*op);
+  }
 
  private:
   const ir::Buffer& local_of(const ir::Buffer& fragment) const {
@@ -557,7 +573,8 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
       case ir::StmtKind::Copy: {
         const auto& copy = static_cast<const ir::Copy&>(op);
         return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
-               (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global);
+               (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
+               ldmatrix_copy_grid(copy, threads).has_value();
       }
       case ir::StmtKind::Gemm: return mma_warp_grid(static_cast<const ir::Gemm&>(op), threads, ctx).has_value();
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
