@@ -111,6 +111,10 @@ struct BufferNode {
   // offset of (r, c) in its 2-D tile (device/cuda/gemm.h).
   std::shared_ptr<const Fragment> fragment;
   bool swizzled = false;
+  // Shared buffers: the byte offset in the block's shared memory, set by the CUDA pass
+  // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 leaves
+  // the place to the code generator.
+  int64_t shared_offset = -1;
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 

@@ -15,6 +15,7 @@
 #include "passes/cuda/insert_barriers.h"
 #include "passes/cuda/lower_to_threads.h"
 #include "passes/cuda/pipeline_loops.h"
+#include "passes/cuda/plan_shared_memory.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
@@ -41,8 +42,9 @@ std::vector<PassEntry> passes_for(const std::string& target) {
     return {
         {"verify", verify},
         {"pipeline_loops", pipeline_loops},
-        {"insert_barriers", insert_barriers},
         {"infer_layout", infer_layout},
+        {"plan_shared_memory", plan_shared_memory},
+        {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},
         {"lower_to_threads", lower_to_threads},
         {"simplify", simplify},

@@ -1,6 +1,8 @@
 """What the CUDA lowering makes of a kernel, checked in the generated source and IR (no GPU
 needed: compiled with NVRTC for sm_90a), and the errors it gives."""
 
+import re
+
 import pytest
 
 import tilec
@@ -78,6 +80,55 @@ def test_shared_barrier_only_where_data_crosses_threads():
 
     source = cuda_compile(stage).get_kernel_source()
     assert source.count("tilec_cuda::sync_threads();") == 1
+
+
+def gemm_with_shared_epilogue(M=256, N=256, K=256, block=64, block_k=32, dtype="bfloat16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block, block_k), dtype)
+            B_s = T.alloc_shared((block_k, block), dtype)
+            C_f = T.alloc_fragment((block, block), "float32")
+            C_s = T.alloc_shared((block, block), dtype)
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_k), num_stages=3):
+                T.copy(A[by * block, k * block_k], A_s)
+                T.copy(B[k * block_k, bx * block], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C_s)
+            T.copy(C_s, C[by * block, bx * block])
+
+    return main
+
+
+def shared_offsets(source):
+    return dict(re.findall(r"\* const (\w+) = reinterpret_cast<[\w:]+\*>\(tilec_shared \+ (\d+)\);", source))
+
+
+def test_shared_memory_is_reused_once_a_buffer_is_dead():
+    source = cuda_compile(gemm_with_shared_epilogue()).get_kernel_source()
+    offsets = shared_offsets(source)
+    # The pipeline's three A stages (12 KiB) and B stages (12 KiB) are alive together; the
+    # epilogue tile C_s comes after both and takes the bytes of the A stages.
+    assert offsets == {"A_s": "12288", "B_s": "0", "C_s": "0"} or offsets == {"A_s": "0", "B_s": "12288", "C_s": "0"}
+    # ... behind a barrier: the last gemm's reads of the stages come before C_s is written.
+    epilogue = source[source.index("cp_async_wait_all();"):]
+    assert epilogue.index("tilec_cuda::sync_threads();") < epilogue.index("C_s[")
+
+
+def test_shared_buffers_alive_together_do_not_overlap():
+    @T.prim_func
+    def two_tiles(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            s = T.alloc_shared((64,), "float32")
+            t = T.alloc_shared((64,), "float32")
+            T.copy(X, s)
+            T.copy(X, t)
+            for i in T.Parallel(64):
+                Y[i] = s[63 - i] + t[i]
+
+    offsets = shared_offsets(cuda_compile(two_tiles).get_kernel_source())
+    assert sorted(offsets.values()) == ["0", "256"]
 
 
 def test_reduction_across_warps_shuffles_then_exchanges():

@@ -430,6 +430,37 @@ def test_attention_register_chain(M, N, D, rng):
     assert_close(o, p @ v64, "float32", scale=np.abs(p) @ np.abs(v64), rtol=RTOL["bfloat16"])
 
 
+@jit
+def matmul_shared_epilogue(M, N, K, block_M=64, block_N=64, block_K=32, dtype="float16"):
+    # C goes out through a shared tile that takes the bytes of the pipeline's stages.
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            B_s = T.alloc_shared((block_K, block_N), dtype)
+            C_f = T.alloc_fragment((block_M, block_N), "float32")
+            C_s = T.alloc_shared((block_M, block_N), dtype)
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C_s)
+            T.copy(C_s, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,K", [(128, 128, 128), (100, 72, 200)])
+def test_gemm_epilogue_through_reused_shared_memory(M, N, K, rng):
+    kernel = matmul_shared_epilogue(M, N, K)
+    a, b = rand((M, K), "float16", rng), rand((K, N), "float16", rng)
+    c = poison((M, N), "float16")
+    kernel(a, b, c)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    assert_close(c, op_a @ op_b, "float16", scale=np.abs(op_a) @ np.abs(op_b))
+
+
 # --- T.gemv --------------------------------------------------------------------
 
 @jit

@@ -7,17 +7,30 @@
 
 #include "base/diagnostics.h"
 #include "codegen/c_family.h"
+#include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
+#include "passes/cuda/plan_shared_memory.h"
 
 namespace tilec::codegen {
 namespace {
 
-// Shared buffers are carved from the kernel's dynamic shared memory in allocation order;
-// swizzled tiles start on 1024 bytes (whole swizzle periods), others on 128.
-constexpr int64_t kSharedAlign = 128;
-constexpr int64_t kSwizzledAlign = 1024;
-
-int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+// Shared buffers sit where plan_shared_memory put them; any other (made by later passes) is
+// stacked above those in allocation order. Swizzled tiles start on 1024 bytes (whole swizzle
+// periods), others on 128.
+// The end of the shared buffers with planned offsets in `body`.
+int64_t planned_shared_bytes(const ir::Stmt& body) {
+  struct Ends : ir::IRVisitor {
+    int64_t end = 0;
+    void visit_Allocate(const ir::Allocate* op) override {
+      const ir::BufferNode& b = *op->buffer;
+      if (b.scope == ir::MemoryScope::Shared && b.shared_offset >= 0)
+        end = std::max(end, b.shared_offset + passes::shared_footprint(b));
+      IRVisitor::visit_Allocate(op);
+    }
+  } ends;
+  ends.visit(body);
+  return ends.end;
+}
 
 // The most dynamic shared memory one block may use on `arch` ("sm_90a", "sm_80", ...).
 int64_t shared_memory_limit(const std::string& arch) {
@@ -50,6 +63,7 @@ class CudaPrinter final : public CFamilyPrinter {
                ") " + cuda_kernel_name() + "(const tilec_args " + args + ")");
     emit_line("extern __shared__ __align__(1024) unsigned char " + shared_pool_ + "[];");
     emit_abi_prologue(func, abi, args + ".tensors", args + ".ints", args + ".floats");
+    shared_top_ = planned_shared_bytes(func.body);
     emit_stmt(func.body);
     close_block();
 
@@ -108,11 +122,13 @@ class CudaPrinter final : public CFamilyPrinter {
       error_at(buffer->loc, "on-chip buffer '" + buffer->name + "' needs a constant shape on the GPU (its "
                             "size is fixed when the kernel is built)");
     if (buffer->scope == ir::MemoryScope::Shared) {
-      int64_t bytes = count * buffer->dtype.bytes();
-      int64_t align = buffer->swizzled ? kSwizzledAlign : kSharedAlign;
-      int64_t offset = round_up(shared_top_, align);
-      shared_top_ = offset + round_up(bytes, buffer->swizzled ? 128 : 16);
-      shared_peak_ = std::max(shared_peak_, shared_top_);
+      int64_t bytes = passes::shared_footprint(*buffer);
+      int64_t offset = buffer->shared_offset;
+      if (offset < 0) {
+        offset = passes::round_up(shared_top_, passes::shared_alignment(*buffer));
+        shared_top_ = offset + bytes;
+      }
+      shared_peak_ = std::max(shared_peak_, offset + bytes);
       emit_line(type + "* const " + name + " = reinterpret_cast<" + type + "*>(" + shared_pool_ + " + " +
                 std::to_string(offset) + ");");
       return;

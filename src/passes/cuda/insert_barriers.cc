@@ -1,16 +1,14 @@
 #include "passes/cuda/insert_barriers.h"
 
-#include <unordered_set>
-
 #include "ir/mutator.h"
-#include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
+#include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/shared_accesses.h"
 
 namespace tilec::passes {
 namespace {
 
 using ir::Stmt;
-using BufferSet = std::unordered_set<const ir::BufferNode*>;
 
 // Buffers filled by async copies: pipeline_loops synchronizes them itself.
 class AsyncTargets : public ir::IRVisitor {
@@ -24,71 +22,31 @@ class AsyncTargets : public ir::IRVisitor {
   }
 };
 
-// Shared buffers a statement reads and writes, over all threads.
-class Accesses : public ir::IRVisitor {
+// Whether an access of `a` and one of `b` by different threads can touch the same bytes:
+// one buffer (unless async copies fill it: pipeline_loops orders those itself), or two whose
+// planned places in shared memory overlap (plan_shared_memory gives them disjoint lifetimes,
+// so the barrier between them is the one that lets the later reuse the earlier's bytes).
+class Overlap {
  public:
-  explicit Accesses(const BufferSet& ignored) : ignored_(ignored) {}
-  BufferSet reads, writes;
+  explicit Overlap(BufferSet async) : async_(std::move(async)) {}
 
- protected:
-  void visit_BufferLoad(const ir::BufferLoad* op) override {
-    note(op->buffer, &reads);
-    IRVisitor::visit_BufferLoad(op);
+  bool operator()(const ir::BufferNode* a, const ir::BufferNode* b) const {
+    if (a == b) return !async_.count(a);
+    if (a->shared_offset < 0 || b->shared_offset < 0) return false;
+    return a->shared_offset < b->shared_offset + shared_footprint(*b) &&
+           b->shared_offset < a->shared_offset + shared_footprint(*a);
   }
-  void visit_BufferStore(const ir::BufferStore* op) override {
-    note(op->buffer, &writes);
-    IRVisitor::visit_BufferStore(op);
-  }
-  void visit_Copy(const ir::Copy* op) override {
-    note(op->src.buffer, &reads);
-    note(op->dst.buffer, &writes);
-    IRVisitor::visit_Copy(op);
-  }
-  void visit_Gemm(const ir::Gemm* op) override {
-    note(op->a.buffer, &reads);
-    note(op->b.buffer, &reads);
-    note(op->c.buffer, &reads);
-    note(op->c.buffer, &writes);
-    IRVisitor::visit_Gemm(op);
-  }
-  void visit_Gemv(const ir::Gemv* op) override {
-    note(op->a.buffer, &reads);
-    note(op->x.buffer, &reads);
-    note(op->y.buffer, &reads);
-    note(op->y.buffer, &writes);
-    IRVisitor::visit_Gemv(op);
-  }
-  void visit_Fill(const ir::Fill* op) override {
-    note(op->dst.buffer, &writes);
-    IRVisitor::visit_Fill(op);
-  }
-  void visit_Reduce(const ir::Reduce* op) override {
-    note(op->src.buffer, &reads);
-    note(op->dst.buffer, &reads);
-    note(op->dst.buffer, &writes);
-    IRVisitor::visit_Reduce(op);
-  }
-  void visit_AtomicAdd(const ir::AtomicAdd* op) override {
-    if (op->src.buffer) note(op->src.buffer, &reads);
-    // Atomics to one address from many threads need no barrier among themselves, but a plain
-    // access after them does.
-    note(op->dst.buffer, &writes);
-    IRVisitor::visit_AtomicAdd(op);
+
+  bool any(const BufferSet& x, const BufferSet& y) const {
+    for (const auto* a : x)
+      for (const auto* b : y)
+        if ((*this)(a, b)) return true;
+    return false;
   }
 
  private:
-  void note(const ir::Buffer& b, BufferSet* set) {
-    if (!b || ignored_.count(b.get())) return;
-    if (b->scope == ir::MemoryScope::Shared) set->insert(b.get());
-  }
-  const BufferSet& ignored_;
+  BufferSet async_;
 };
-
-bool intersects(const BufferSet& a, const BufferSet& b) {
-  for (const auto* x : a)
-    if (b.count(x)) return true;
-  return false;
-}
 
 // Accesses made since the last barrier, by any thread.
 struct Pending {
@@ -102,7 +60,7 @@ struct Pending {
 
 class BarrierPlacer {
  public:
-  explicit BarrierPlacer(BufferSet ignored) : ignored_(std::move(ignored)) {}
+  explicit BarrierPlacer(BufferSet async) : overlap_(std::move(async)) {}
 
   // `s` with barriers before each statement that would otherwise see another thread's
   // access of the same buffer (read after write, write after read or write) unseparated;
@@ -153,7 +111,7 @@ class BarrierPlacer {
       return ir::make_seq({cond_barrier, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
-    Accesses acc(ignored_);
+    SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
@@ -183,16 +141,16 @@ class BarrierPlacer {
   }
 
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
-    Accesses acc(ignored_);
+    SharedAccesses acc;
     acc.visit(e);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
   }
 
-  static bool needs_barrier(const Accesses& acc, const Pending& pending) {
-    return intersects(acc.reads, pending.writes) || intersects(acc.writes, pending.writes) ||
-           intersects(acc.writes, pending.reads);
+  bool needs_barrier(const SharedAccesses& acc, const Pending& pending) const {
+    return overlap_.any(acc.reads, pending.writes) || overlap_.any(acc.writes, pending.writes) ||
+           overlap_.any(acc.writes, pending.reads);
   }
 
   static Stmt reset(Pending& pending, const SourceLoc& loc) {
@@ -200,7 +158,7 @@ class BarrierPlacer {
     return device_call("sync_threads", {}, loc);
   }
 
-  BufferSet ignored_;
+  Overlap overlap_;
 };
 
 class KernelBarriers : public ir::IRMutator {

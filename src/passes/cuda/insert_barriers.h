@@ -6,7 +6,8 @@
 // and both sides of branches taken into account. Fragments and locals are each thread's
 // own and need none. Global memory is not ordered between a block's threads (as in
 // TileLang and Triton: stage data through shared memory to hand it to other threads).
-// Buffers filled by async copies are left to pipeline_loops.
+// Buffers filled by async copies are left to pipeline_loops. Buffers that plan_shared_memory
+// placed on overlapping bytes count as one.
 #pragma once
 
 #include "passes/pass.h"

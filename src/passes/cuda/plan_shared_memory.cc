@@ -1,0 +1,170 @@
+#include "passes/cuda/plan_shared_memory.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ir/mutator.h"
+#include "ir/substitute.h"
+#include "passes/cuda/shared_accesses.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Stmt;
+
+// First and last statement (in program order) that touch each shared buffer.
+class Lifetimes {
+ public:
+  struct Span {
+    int first, last;
+  };
+  std::unordered_map<const ir::BufferNode*, Span> spans;
+
+  void walk(const Stmt& s) {
+    if (!s) return;
+    if (const auto* seq = s.as<ir::Seq>()) {
+      for (const Stmt& inner : seq->stmts) walk(inner);
+    } else if (const auto* let = s.as<ir::LetStmt>()) {
+      touch_expr(let->value);
+      walk(let->body);
+    } else if (const auto* alloc = s.as<ir::Allocate>()) {
+      walk(alloc->body);
+    } else if (const auto* branch = s.as<ir::IfThenElse>()) {
+      touch_expr(branch->condition);
+      walk(branch->then_case);
+      walk(branch->else_case);
+    } else if (const auto* loop = s.as<ir::For>(); loop && loop->for_kind != ir::ForKind::Parallel) {
+      looped([&] { walk(loop->body); });
+    } else if (const auto* w = s.as<ir::While>()) {
+      looped([&] {
+        touch_expr(w->condition);
+        walk(w->body);
+      });
+    } else {
+      SharedAccesses acc;
+      acc.visit(s);
+      touch(acc);
+    }
+  }
+
+ private:
+  template <typename Body>
+  void looped(Body body) {
+    const int start = clock_;
+    body();
+    for (auto& [buffer, span] : spans)
+      if (span.last >= start) {
+        span.first = std::min(span.first, start);
+        span.last = std::max(span.last, clock_);
+      }
+  }
+
+  void touch_expr(const ir::Expr& e) {
+    SharedAccesses acc;
+    acc.visit(e);
+    touch(acc);
+  }
+
+  void touch(const SharedAccesses& acc) {
+    for (const BufferSet* set : {&acc.reads, &acc.writes})
+      for (const ir::BufferNode* b : *set) {
+        auto [it, fresh] = spans.try_emplace(b, Span{clock_, clock_});
+        if (!fresh) it->second.last = clock_;
+      }
+    ++clock_;
+  }
+
+  int clock_ = 0;
+};
+
+class SharedBuffers : public ir::IRVisitor {
+ public:
+  std::vector<ir::Buffer> buffers;
+
+ protected:
+  void visit_Allocate(const ir::Allocate* op) override {
+    if (op->buffer->scope == ir::MemoryScope::Shared) buffers.push_back(op->buffer);
+    IRVisitor::visit_Allocate(op);
+  }
+};
+
+class KernelPlans : public ir::IRMutator {
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    SharedBuffers shared;
+    shared.visit(op->body);
+    Lifetimes lifetimes;
+    lifetimes.walk(op->body);
+
+    struct Item {
+      ir::Buffer buffer;
+      int64_t bytes, align;
+      Lifetimes::Span span;
+      int64_t offset = -1;
+    };
+    std::vector<Item> items;
+    for (const ir::Buffer& b : shared.buffers) {
+      int64_t bytes = shared_footprint(*b);
+      if (bytes < 0) continue;
+      auto it = lifetimes.spans.find(b.get());
+      // A buffer nothing touches is alive nowhere: any offset will do.
+      Lifetimes::Span span = it == lifetimes.spans.end() ? Lifetimes::Span{-1, -2} : it->second;
+      items.push_back({b, bytes, shared_alignment(*b), span});
+    }
+    if (items.empty()) return self;
+    std::vector<Item*> order;
+    for (Item& item : items) order.push_back(&item);
+    std::stable_sort(order.begin(), order.end(), [](const Item* a, const Item* b) { return a->bytes > b->bytes; });
+    std::vector<const Item*> placed;
+    for (Item* item : order) {
+      auto alive_together = [&](const Item* other) {
+        return item->span.first <= other->span.last && other->span.first <= item->span.last;
+      };
+      // The lowest aligned offset clear of the placed buffers alive with this one: 0 or just
+      // above one of them.
+      std::vector<int64_t> candidates = {0};
+      for (const Item* other : placed)
+        if (alive_together(other)) candidates.push_back(round_up(other->offset + other->bytes, item->align));
+      std::sort(candidates.begin(), candidates.end());
+      for (int64_t offset : candidates) {
+        bool clear = std::none_of(placed.begin(), placed.end(), [&](const Item* other) {
+          return alive_together(other) && offset < other->offset + other->bytes && other->offset < offset + item->bytes;
+        });
+        if (clear) {
+          item->offset = offset;
+          break;
+        }
+      }
+      placed.push_back(item);
+    }
+    ir::BufferMap planned;
+    for (const Item& item : items) {
+      auto n = std::make_shared<ir::BufferNode>(*item.buffer);
+      n->shared_offset = item.offset;
+      planned[item.buffer.get()] = n;
+    }
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = ir::replace_buffers(op->body, planned);
+    return Stmt(n);
+  }
+};
+
+}  // namespace
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+int64_t shared_footprint(const ir::BufferNode& b) {
+  int64_t count = 1;
+  for (const auto& d : b.shape) {
+    int64_t v;
+    if (!ir::is_const_int(d, &v)) return -1;
+    count *= v;
+  }
+  return round_up(count * b.dtype.bytes(), b.swizzled ? 128 : 16);
+}
+
+int64_t shared_alignment(const ir::BufferNode& b) { return b.swizzled ? 1024 : 128; }
+
+ir::Stmt plan_shared_memory(const ir::Stmt& body, const PassContext&) { return KernelPlans().mutate(body); }
+
+}  // namespace tilec::passes
