@@ -133,9 +133,10 @@ def test_shared_buffers_alive_together_do_not_overlap():
 
 def test_reduction_across_warps_shuffles_then_exchanges():
     @T.prim_func
-    def row_max(X: T.Tensor((4, 64), "float32"), Y: T.Tensor((4,), "float32")):
+    # Rows of 512: each is spread over all four warps (4 elements a thread).
+    def row_max(X: T.Tensor((4, 512), "float32"), Y: T.Tensor((4,), "float32")):
         with T.Kernel(1, threads=128) as bx:
-            x = T.alloc_fragment((4, 64), "float32")
+            x = T.alloc_fragment((4, 512), "float32")
             m = T.alloc_fragment((4,), "float32")
             T.copy(X, x)
             T.reduce_max(x, m, dim=1)
@@ -144,6 +145,35 @@ def test_reduction_across_warps_shuffles_then_exchanges():
     source = cuda_compile(row_max).get_kernel_source()
     assert "tilec_cuda::shfl_xor(" in source
     assert "m_exchange" in source
+
+
+def scale_rows(M=64, N=256, block_M=16, block_N=128, transposed=False):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((N, M) if transposed else (M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                if transposed:
+                    B[bx * block_N + j, by * block_M + i] = A[by * block_M + i, bx * block_N + j] * 2
+                else:
+                    B[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j] * 2
+
+    return main
+
+
+def test_parallel_loops_move_contiguous_runs_as_vectors():
+    source = cuda_compile(scale_rows()).get_kernel_source()
+    # 16 x 128 halves over 128 threads: runs of 8 (16 bytes) a thread.
+    assert "tilec_cuda::load_vector<8>((&A_run[0]), (&A[" in source
+    assert "tilec_cuda::store_vector<8>((&B[" in source
+    # A store whose last index isn't the loop's last var stays scalar; the load still moves.
+    source = cuda_compile(scale_rows(transposed=True)).get_kernel_source()
+    assert "load_vector<8>" in source and "store_vector" not in source
+
+
+def test_general_variant_does_not_assume_aligned_tensors():
+    kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
+                           pass_configs={"tilec.specialize_contiguous": False})
+    assert "load_vector" not in kernel.get_kernel_source()
 
 
 def test_layout_conflict_names_both_statements():

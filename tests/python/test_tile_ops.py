@@ -720,6 +720,37 @@ def test_parallel_three_dims_in_order(rng):
     assert_close(y, x.astype(np.float64) + i * 100 + j * 10 + k, "float32")
 
 
+@jit
+def scale_and_shift(M, N, block_M, block_N, dtype):
+    # Runs of consecutive elements a thread (vector accesses on the GPU), mixed with a
+    # fragment and a value the loop's last var doesn't index.
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), shift: T.Tensor((M,), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            f = T.alloc_fragment((block_M, block_N), dtype)
+            for i, j in T.Parallel(block_M, block_N):
+                f[i, j] = A[by * block_M + i, bx * block_N + j] * 2
+            for i, j in T.Parallel(block_M, block_N):
+                B[by * block_M + i, bx * block_N + j] = f[i, j] + shift[by * block_M + i]
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int8"])
+@pytest.mark.parametrize("block_M,block_N", [(16, 128), (8, 64), (32, 32)])
+def test_parallel_runs_of_elements(dtype, block_M, block_N, rng):
+    M, N = 64, 256
+    kernel = scale_and_shift(M, N, block_M, block_N, dtype)
+    a, shift = rand((M, N), dtype, rng), rand((M,), dtype, rng)
+    b = poison((M, N), dtype)
+    kernel(a, shift, b)
+    if dtype == "int8":  # wraps around, as int8 arithmetic does
+        expected = (a.astype(np.int64) * 2 + shift.astype(np.int64)[:, None]).astype(np.int8)
+    else:
+        expected = a.astype(np.float64) * 2 + shift.astype(np.float64)[:, None]
+    assert_close(b, expected, dtype)
+
+
 # --- serial / unroll / range / Pipelined ---------------------------------------
 
 @jit

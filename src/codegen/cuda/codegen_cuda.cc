@@ -133,7 +133,12 @@ class CudaPrinter final : public CFamilyPrinter {
                 std::to_string(offset) + ");");
       return;
     }
-    emit_line(type + " " + name + "[" + std::to_string(std::max<int64_t>(count, 1)) + "];");
+    // A run of up to 16 bytes moves to and from memory as one vector (load_vector in
+    // device/cuda/memory.h): aligned to its size.
+    int64_t bytes = count * buffer->dtype.bytes();
+    bool run = bytes >= 2 && bytes <= 16 && (bytes & (bytes - 1)) == 0 && buffer->dtype.bits() >= 8;
+    emit_line((run ? "alignas(" + std::to_string(bytes) + ") " : std::string()) + type + " " + name + "[" +
+              std::to_string(std::max<int64_t>(count, 1)) + "];");
   }
 
   // Shared allocations are stacked: a buffer's space is free again after its scope.

@@ -22,6 +22,21 @@ using ir::Stmt;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
 
+// The run of consecutive elements a thread takes at a time in the default layout of `shape`
+// over `threads`, so that its accesses of `bytes`-byte elements can be single vector ones
+// (nest_vectors.h): at most 16 bytes, a divisor of the last extent, and no longer than keeps
+// every thread busy.
+int64_t default_run(const std::vector<int64_t>& shape, int64_t threads, int64_t bytes) {
+  int64_t elements = 1;
+  for (int64_t e : shape) elements *= e;
+  int64_t run = 1;
+  while (run * 2 * std::max<int64_t>(bytes, 1) <= 16 && run * 2 * threads <= elements && !shape.empty() &&
+         shape.back() % (run * 2) == 0)
+    run *= 2;
+  return run;
+}
+
+
 std::vector<int64_t> const_shape(const ir::Buffer& b) {
   std::vector<int64_t> shape;
   for (const auto& d : b->shape) {
@@ -191,7 +206,9 @@ class LayoutInference {
       for (size_t i = 0; !next && i < fragments_.size(); ++i)
         if (!layouts_.count(fragments_[i].get())) next = &fragments_[i];
       if (!next) break;
-      demand(*next, ir::default_fragment(const_shape(*next), threads_, 1), (*next)->loc);
+      auto shape = const_shape(*next);
+      demand(*next, ir::default_fragment(shape, threads_, default_run(shape, threads_, (*next)->dtype.bytes())),
+             (*next)->loc);
     }
     check_sites();
     ir::BufferMap replaced;
@@ -529,7 +546,20 @@ ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
   acc.visit(nest.body);
   Site site{nest.extents, acc.accesses, nest.loc};
   auto layout = site_layout(site, [](const ir::Buffer& b) { return b->fragment.get(); });
-  return layout ? *layout : ir::default_fragment(nest.extents, threads, 1);
+  if (layout) return *layout;
+  struct Widest : ir::IRVisitor {
+    int64_t bytes = 1;
+    void visit_BufferLoad(const ir::BufferLoad* op) override {
+      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
+      IRVisitor::visit_BufferLoad(op);
+    }
+    void visit_BufferStore(const ir::BufferStore* op) override {
+      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
+      IRVisitor::visit_BufferStore(op);
+    }
+  } widest;
+  widest.visit(nest.body);
+  return ir::default_fragment(nest.extents, threads, default_run(nest.extents, threads, widest.bytes));
 }
 
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {

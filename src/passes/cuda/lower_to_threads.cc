@@ -10,6 +10,7 @@
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
+#include "passes/cuda/nest_vectors.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
@@ -213,6 +214,8 @@ class ThreadLowering : public TileLowering {
                                                      : nest_layout(nest, threads_);
     WritesPrivate writes;
     writes.visit(nest.body);
+    if (auto vectors = nest_vectors(nest, layout, ctx_.contiguous_args))
+      return vector_slot_loop(nest, layout, *vectors, !writes.found);
     return slot_loop(
         layout, nest.extents,
         [&](const std::vector<Expr>& idx, const Expr& slot) {
@@ -228,6 +231,97 @@ class ThreadLowering : public TileLowering {
           return ir::substitute(body, map);
         },
         nest.loc, !writes.found);
+  }
+
+  // The nest's slots in groups of `v.width` consecutive elements along its last dim: the
+  // vector loads fill a local run each, the store's values are computed one by one (into a
+  // local run when the store is a vector too), then stored at once.
+  Stmt vector_slot_loop(const ParallelNest& nest, const Fragment& layout, const NestVectors& v,
+                        bool replicas_sit_out) {
+    const auto& store = *nest.body.as<ir::BufferStore>();
+    const int64_t width = v.width;
+    Expr group = ir::make_var("g"), lane = ir::make_var("u");
+    Expr first_slot = ir::make_Mul(group, ir::make_int(width));
+    std::vector<Expr> first = layout.indices(tid_, first_slot);
+    for (auto& i : first) i = ir::simplify(i);
+    auto at_first = [&](const std::vector<Expr>& indices) {
+      ir::VarMap map;
+      for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = first[k];
+      std::vector<Expr> out;
+      for (const auto& i : indices) out.push_back(ir::simplify(ir::substitute(i, map)));
+      return out;
+    };
+    auto run_of = [&](const ir::Buffer& b, const std::string& name) {
+      return ir::make_buffer(name, b->dtype, {ir::make_int(width)}, {}, ir::MemoryScope::Local, nest.loc);
+    };
+    // The loads' runs, and the body with each vector load read from its run.
+    std::vector<ir::Buffer> runs;
+    std::vector<Stmt> prologue;
+    std::unordered_map<const ir::ExprNode*, ir::Buffer> run_of_load;
+    for (const ir::BufferLoad* load : v.loads) {
+      ir::Buffer run = run_of(load->buffer, load->buffer->name + "_run");
+      runs.push_back(run);
+      run_of_load[load] = run;
+      prologue.push_back(device_call("load_vector<" + std::to_string(width) + ">",
+                                     {address_of(run, {ir::make_int(0)}), address_of(load->buffer, at_first(load->indices))},
+                                     nest.loc));
+    }
+    struct ReadRuns : ir::IRMutator {
+      const std::unordered_map<const ir::ExprNode*, ir::Buffer>* runs;
+      Expr lane;
+      Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
+        auto it = runs->find(op);
+        return it == runs->end() ? IRMutator::mutate_BufferLoad(op, self) : ir::make_load(it->second, {lane});
+      }
+    } read_runs;
+    read_runs.runs = &run_of_load;
+    read_runs.lane = lane;
+    Expr value = read_runs.mutate(store.value);
+    ir::Buffer out_run;
+    Stmt element;
+    if (v.store) {
+      out_run = run_of(store.buffer, store.buffer->name + "_run");
+      runs.push_back(out_run);
+      element = ir::with_loc(ir::make_store(out_run, {lane}, value), nest.body->loc);
+    } else {
+      element = ir::with_loc(ir::make_store(store.buffer, store.indices, value), nest.body->loc);
+    }
+    // One element of the group, as partition lowers a slot.
+    Expr slot = ir::make_Add(first_slot, lane);
+    std::vector<Expr> idx = layout.indices(tid_, slot);
+    for (auto& i : idx) i = ir::simplify(i);
+    ir::BoundAnalyzer saved = bounds_;
+    bounds_.bind(group, {0, layout.slots() / width - 1});
+    bounds_.bind(lane, {0, width - 1});
+    Stmt body = FragmentSlots(*this, nest.vars, layout, slot).mutate(element);
+    ir::VarMap map;
+    for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = idx[k];
+    for (size_t k = 0; k < nest.vars.size(); ++k) bounds_.bind(nest.vars[k], {0, nest.extents[k] - 1});
+    ++nest_depth_;
+    body = mutate(body);
+    --nest_depth_;
+    bounds_ = saved;
+    body = ir::substitute(body, map);
+    std::vector<Stmt> group_body = prologue;
+    group_body.push_back(ir::make_for(lane, ir::make_int(0), ir::make_int(width), ir::ForKind::Unrolled, body));
+    if (v.store)
+      group_body.push_back(device_call("store_vector<" + std::to_string(width) + ">",
+                                       {address_of(store.buffer, at_first(store.indices)),
+                                        address_of(out_run, {ir::make_int(0)})},
+                                       nest.loc));
+    Stmt result = ir::make_seq(group_body);
+    for (const auto& run : runs) result = ir::make_allocate(run, result);
+    Expr guard;
+    if (replicas_sit_out) {
+      if (layout.threads() < threads_) guard = conjoin(guard, ir::make_LT(tid_, ir::make_int(layout.threads())));
+      for (const auto& d : layout.digits())
+        if (d.on_thread && d.dim < 0)
+          guard = conjoin(guard, ir::make_EQ(layout.digit_value(d, tid_, first_slot), ir::make_int(0)));
+    }
+    if (guard) result = ir::make_if(ir::simplify(guard), result);
+    int64_t groups = layout.slots() / width;
+    ir::ForKind kind = groups <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial;
+    return ir::with_loc(ir::make_for(group, ir::make_int(0), ir::make_int(groups), kind, result), nest.loc);
   }
 
   // Whether `body` stores into a local buffer allocated outside it (each thread's own copy).

@@ -20,9 +20,9 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   #pragma unroll
   for (int32_t s = 0; s < 8; ++s) {
     // eager_add.py:15: row = bx * block + i
-    const int32_t row = bx * 32 + (s * 4 + ((tx >> 5) & 3));
+    const int32_t row = bx * 32 + ((tx >> 2) & 31);
     // eager_add.py:16: col = by * block + j
-    const int32_t col = by * 32 + (tx & 31);
+    const int32_t col = by * 32 + (s + (tx & 3) * 8);
     // eager_add.py:17: if row < M and col < N:
     if (row < 100 && col < 48) {
       // eager_add.py:18: C[row, col] = A[row, col] + B[row, col]

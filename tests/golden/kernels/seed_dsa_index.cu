@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
   tilec_cuda::half q_frag[64];
   tilec_cuda::half k_frag[16];
-  float score_frag[4];
+  alignas(16) float score_frag[4];
   // seed_dsa_index.py:21: T.copy(q[i_b, i_m, 0, 0], q_frag)
   #pragma unroll
   for (int32_t s = 0; s < 64; ++s) {
@@ -31,15 +31,20 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   for (int32_t i_n = 0; i_n < n; ++i_n) {
     // seed_dsa_index.py:24: T.copy(k[i_b, i_n, 0], k_frag)
     #pragma unroll
-    for (int32_t s_1 = 0; s_1 < 16; ++s_1) {
-      k_frag[s_1] = k[(int64_t)i_b * (static_cast<int64_t>(n) * INT64_C(16)) + (int64_t)i_n * 16 + s_1];
+    for (int32_t g = 0; g < 2; ++g) {
+      alignas(16) tilec_cuda::half k_run[8];
+      tilec_cuda::load_vector<8>((&k_run[0]), (&k[(int64_t)i_b * (static_cast<int64_t>(n) * INT64_C(16)) + (int64_t)i_n * 16 + g * 8]));
+      #pragma unroll
+      for (int32_t u = 0; u < 8; ++u) {
+        k_frag[g * 8 + u] = k_run[u];
+      }
     }
     // seed_dsa_index.py:25: T.gemv(q_frag, k_frag, score_frag)  # 计算相关性分数
     #pragma unroll
-    for (int32_t s_2 = 0; s_2 < 4; ++s_2) {
-      score_frag[s_2] = 0x0p+0f;
+    for (int32_t s_1 = 0; s_1 < 4; ++s_1) {
+      score_frag[s_1] = 0x0p+0f;
       for (int32_t k_1 = 0; k_1 < 16; ++k_1) {
-        score_frag[s_2] = score_frag[s_2] + float(q_frag[s_2 + (k_1 & 15) * 4]) * float(k_frag[(k_1 & 15)]);
+        score_frag[s_1] = score_frag[s_1] + float(q_frag[s_1 + (k_1 & 15) * 4]) * float(k_frag[(k_1 & 15)]);
       }
     }
     // seed_dsa_index.py:26: scores[i_b, i_m, i_n] = score_frag[0]  # 存储分数

@@ -15,133 +15,61 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args 
   // softmax_rows.py:13: with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
   const int32_t bx = static_cast<int32_t>(blockIdx.x);
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
-  float x[2];
-  float row_max[2];
-  float row_sum[2];
+  alignas(8) float x[2];
+  alignas(4) float row_max[1];
+  alignas(4) float row_sum[1];
   // softmax_rows.py:17: T.copy(X[bx * block_M, 0], x)
   #pragma unroll
   for (int32_t s = 0; s < 2; ++s) {
-    if (bx * 4 + (s * 2 + ((tx >> 6) & 1)) < M) {
-      x[s] = X[(int64_t)(bx * 4 + (s * 2 + ((tx >> 6) & 1))) * 64 + (tx & 63)];
+    if (bx * 4 + ((tx >> 5) & 3) < M) {
+      x[s] = X[(int64_t)(bx * 4 + ((tx >> 5) & 3)) * 64 + s + (tx & 31) * 2];
     } else {
       x[s] = 0x0p+0f;
     }
   }
   // softmax_rows.py:18: T.reduce_max(x, row_max, dim=1)
-  float* const row_max_exchange = reinterpret_cast<float*>(tilec_shared + 0);
-  float row_max_partial[2];
-  #pragma unroll
-  for (int32_t p = 0; p < 2; ++p) {
-    row_max_partial[p] = __int_as_float(static_cast<int>(0xFF800000u));
-  }
+  alignas(4) float row_max_partial[1];
+  row_max_partial[0] = __int_as_float(static_cast<int>(0xFF800000u));
   #pragma unroll
   for (int32_t s_1 = 0; s_1 < 2; ++s_1) {
-    row_max_partial[(s_1 & 1)] = tilec_cuda::max(row_max_partial[(s_1 & 1)], x[s_1]);
+    row_max_partial[0] = tilec_cuda::max(row_max_partial[0], x[s_1]);
   }
-  #pragma unroll
-  for (int32_t p_1 = 0; p_1 < 2; ++p_1) {
-    row_max_partial[p_1] = tilec_cuda::max(row_max_partial[p_1], tilec_cuda::shfl_xor(row_max_partial[p_1], 1));
-  }
-  #pragma unroll
-  for (int32_t p_2 = 0; p_2 < 2; ++p_2) {
-    row_max_partial[p_2] = tilec_cuda::max(row_max_partial[p_2], tilec_cuda::shfl_xor(row_max_partial[p_2], 2));
-  }
-  #pragma unroll
-  for (int32_t p_3 = 0; p_3 < 2; ++p_3) {
-    row_max_partial[p_3] = tilec_cuda::max(row_max_partial[p_3], tilec_cuda::shfl_xor(row_max_partial[p_3], 4));
-  }
-  #pragma unroll
-  for (int32_t p_4 = 0; p_4 < 2; ++p_4) {
-    row_max_partial[p_4] = tilec_cuda::max(row_max_partial[p_4], tilec_cuda::shfl_xor(row_max_partial[p_4], 8));
-  }
-  #pragma unroll
-  for (int32_t p_5 = 0; p_5 < 2; ++p_5) {
-    row_max_partial[p_5] = tilec_cuda::max(row_max_partial[p_5], tilec_cuda::shfl_xor(row_max_partial[p_5], 16));
-  }
-  #pragma unroll
-  for (int32_t p_6 = 0; p_6 < 2; ++p_6) {
-    tilec_cuda::sync_threads();
-    row_max_exchange[tx] = row_max_partial[p_6];
-    tilec_cuda::sync_threads();
-    float acc[1];
-    acc[0] = __int_as_float(static_cast<int>(0xFF800000u));
-    #pragma unroll
-    for (int32_t v = 0; v < 2; ++v) {
-      acc[0] = tilec_cuda::max(acc[0], row_max_exchange[tx - ((tx >> 5) & 1) * 32 + v * 32]);
-    }
-    row_max_partial[p_6] = acc[0];
-  }
-  tilec_cuda::sync_threads();
-  #pragma unroll
-  for (int32_t p_7 = 0; p_7 < 2; ++p_7) {
-    row_max[p_7] = row_max_partial[p_7];
-  }
+  row_max_partial[0] = tilec_cuda::max(row_max_partial[0], tilec_cuda::shfl_xor(row_max_partial[0], 1));
+  row_max_partial[0] = tilec_cuda::max(row_max_partial[0], tilec_cuda::shfl_xor(row_max_partial[0], 2));
+  row_max_partial[0] = tilec_cuda::max(row_max_partial[0], tilec_cuda::shfl_xor(row_max_partial[0], 4));
+  row_max_partial[0] = tilec_cuda::max(row_max_partial[0], tilec_cuda::shfl_xor(row_max_partial[0], 8));
+  row_max_partial[0] = tilec_cuda::max(row_max_partial[0], tilec_cuda::shfl_xor(row_max_partial[0], 16));
+  row_max[0] = row_max_partial[0];
   // softmax_rows.py:19: for i, j in T.Parallel(block_M, N):
   #pragma unroll
   for (int32_t s_2 = 0; s_2 < 2; ++s_2) {
     // softmax_rows.py:20: x[i, j] = T.exp(x[i, j] - row_max[i])
-    x[s_2] = tilec_cuda::exp(x[s_2] - row_max[s_2]);
+    x[s_2] = tilec_cuda::exp(x[s_2] - row_max[0]);
   }
   // softmax_rows.py:21: T.reduce_sum(x, row_sum, dim=1)
-  float* const row_sum_exchange = reinterpret_cast<float*>(tilec_shared + 0);
-  float row_sum_partial[2];
-  #pragma unroll
-  for (int32_t p_8 = 0; p_8 < 2; ++p_8) {
-    row_sum_partial[p_8] = 0x0p+0f;
-  }
+  alignas(4) float row_sum_partial[1];
+  row_sum_partial[0] = 0x0p+0f;
   #pragma unroll
   for (int32_t s_3 = 0; s_3 < 2; ++s_3) {
-    row_sum_partial[(s_3 & 1)] = row_sum_partial[(s_3 & 1)] + x[s_3];
+    row_sum_partial[0] = row_sum_partial[0] + x[s_3];
   }
-  #pragma unroll
-  for (int32_t p_9 = 0; p_9 < 2; ++p_9) {
-    row_sum_partial[p_9] = row_sum_partial[p_9] + tilec_cuda::shfl_xor(row_sum_partial[p_9], 1);
-  }
-  #pragma unroll
-  for (int32_t p_10 = 0; p_10 < 2; ++p_10) {
-    row_sum_partial[p_10] = row_sum_partial[p_10] + tilec_cuda::shfl_xor(row_sum_partial[p_10], 2);
-  }
-  #pragma unroll
-  for (int32_t p_11 = 0; p_11 < 2; ++p_11) {
-    row_sum_partial[p_11] = row_sum_partial[p_11] + tilec_cuda::shfl_xor(row_sum_partial[p_11], 4);
-  }
-  #pragma unroll
-  for (int32_t p_12 = 0; p_12 < 2; ++p_12) {
-    row_sum_partial[p_12] = row_sum_partial[p_12] + tilec_cuda::shfl_xor(row_sum_partial[p_12], 8);
-  }
-  #pragma unroll
-  for (int32_t p_13 = 0; p_13 < 2; ++p_13) {
-    row_sum_partial[p_13] = row_sum_partial[p_13] + tilec_cuda::shfl_xor(row_sum_partial[p_13], 16);
-  }
-  #pragma unroll
-  for (int32_t p_14 = 0; p_14 < 2; ++p_14) {
-    tilec_cuda::sync_threads();
-    row_sum_exchange[tx] = row_sum_partial[p_14];
-    tilec_cuda::sync_threads();
-    float acc_1[1];
-    acc_1[0] = 0x0p+0f;
-    #pragma unroll
-    for (int32_t v_1 = 0; v_1 < 2; ++v_1) {
-      acc_1[0] = acc_1[0] + row_sum_exchange[tx - ((tx >> 5) & 1) * 32 + v_1 * 32];
-    }
-    row_sum_partial[p_14] = acc_1[0];
-  }
-  tilec_cuda::sync_threads();
-  #pragma unroll
-  for (int32_t p_15 = 0; p_15 < 2; ++p_15) {
-    row_sum[p_15] = row_sum_partial[p_15];
-  }
+  row_sum_partial[0] = row_sum_partial[0] + tilec_cuda::shfl_xor(row_sum_partial[0], 1);
+  row_sum_partial[0] = row_sum_partial[0] + tilec_cuda::shfl_xor(row_sum_partial[0], 2);
+  row_sum_partial[0] = row_sum_partial[0] + tilec_cuda::shfl_xor(row_sum_partial[0], 4);
+  row_sum_partial[0] = row_sum_partial[0] + tilec_cuda::shfl_xor(row_sum_partial[0], 8);
+  row_sum_partial[0] = row_sum_partial[0] + tilec_cuda::shfl_xor(row_sum_partial[0], 16);
+  row_sum[0] = row_sum_partial[0];
   // softmax_rows.py:22: for i, j in T.Parallel(block_M, N):
   #pragma unroll
   for (int32_t s_4 = 0; s_4 < 2; ++s_4) {
     // softmax_rows.py:23: x[i, j] = x[i, j] / row_sum[i]
-    x[s_4] = x[s_4] / row_sum[s_4];
+    x[s_4] = x[s_4] / row_sum[0];
   }
   // softmax_rows.py:24: T.copy(x, Y[bx * block_M, 0])
   #pragma unroll
   for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
-    if (bx * 4 + (s_5 * 2 + ((tx >> 6) & 1)) < M) {
-      Y[(int64_t)(bx * 4 + (s_5 * 2 + ((tx >> 6) & 1))) * 64 + (tx & 63)] = x[s_5];
+    if (bx * 4 + ((tx >> 5) & 3) < M) {
+      Y[(int64_t)(bx * 4 + ((tx >> 5) & 3)) * 64 + s_5 + (tx & 31) * 2] = x[s_5];
     }
   }
 }

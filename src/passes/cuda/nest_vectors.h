@@ -1,0 +1,30 @@
+// Which memory accesses of a T.Parallel nest move several elements at once.
+//
+// A nest's layout gives each thread runs of consecutive elements along the nest's last dim
+// when its lowest slot digit is there (place 1, slot stride 1: the default layout's vector,
+// or an mma accumulator's column pair). An access of global or shared memory whose last index
+// is that loop var plus an offset, and whose other indices don't use it, then reads or writes
+// such a run as one access of up to 16 bytes -- when the run starts aligned: the offset and
+// the buffer's row strides are multiples of the width, and the data is aligned (shared memory
+// always; global memory in the contiguous-arguments variant).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/layout.h"
+#include "passes/cuda/infer_layout.h"
+
+namespace tilec::passes {
+
+struct NestVectors {
+  int64_t width = 1;                          // elements a vector access moves
+  std::vector<const ir::BufferLoad*> loads;   // loads in the nest's store value that vectorize
+  bool store = false;                         // whether the nest's store does
+};
+
+// The vector accesses of `nest` (whose body must be one store) run by `layout`, or nothing
+// when there are none. `aligned_globals`: tensors' data is 16-byte aligned.
+std::optional<NestVectors> nest_vectors(const ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals);
+
+}  // namespace tilec::passes
