@@ -45,6 +45,7 @@ step gemm_sass bash -c 'for f in "$TILEC_CACHE_DIR"/cuda/*.cubin; do
   echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|LDSM|LDGSTS|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
 done'
 step call_overhead "$python" bench/call_overhead.py
+step elementwise "$python" bench/elementwise.py
 step compile_time "$python" bench/compile_time.py
 step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q -p no:cacheprovider \
   --timeout=600 tests/python ${TILEC_PYTEST_ARGS:-}
@@ -59,6 +60,8 @@ echo "== GEMM"
 tail -22 "$LOGS/gemm_bench.log"
 echo "== SASS of the cached kernels (instruction counts)"
 head -8 "$LOGS/gemm_sass.log"
+echo "== elementwise bandwidth"
+tail -4 "$LOGS/elementwise.log"
 echo "== call overhead"
 tail -5 "$LOGS/call_overhead.log"
 tail -1 "$LOGS/compile_time.log"
