@@ -306,11 +306,12 @@ __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
   }
 }
 
-// C += A op(B) with A (M x K, 16-bit) in the calling thread's registers and B in shared
+// C += op(A) op(B) with A (16-bit) in the calling thread's registers and B in shared
 // memory, the warps all along M (warp w owns rows w * M / WarpsM..). A's registers are laid
-// out as an accumulator of its own shape would be (tiles (mi, kj) of 16 x 8, mi major, each
-// frag_m16n8_c): the mma A fragment of k step s is then tiles kj = 2s and 2s + 1 -- the
-// layout a gemm's accumulator converted element by element already has (attention's P).
+// out as an accumulator of an M x K tile would be (tiles (mi, kj) of 16 x 8, mi major, each
+// frag_m16n8_c) -- whether A is stored M x K or K x M: the mma A fragment of k step s is then
+// tiles kj = 2s and 2s + 1, the layout a gemm's accumulator converted element by element
+// already has (attention's P).
 template <int M, int N, int K, int WarpsM, bool TransB, bool SwizzleB, class TA, class TB>
 __device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C) {
   static_assert(sizeof(TA) == 2 && sizeof(TB) == 2, "gemm_rs takes 16-bit operands");
@@ -332,6 +333,35 @@ __device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C) {
                        detail::pack_register(hi + 2)};
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni) traits::mma(C + (mi * NI + ni) * 4, a, b[ni]);
+    }
+  }
+}
+
+// C += op(A) op(B) with A in shared memory and B (16-bit) in the calling thread's registers,
+// the warps all along N (warp w owns columns w * N / WarpsN..). B's registers are laid out as
+// an accumulator of an N x K tile would be (tiles (nj, kj) of 16 x 8, each frag_m16n8_c) --
+// whether B is stored N x K or K x N: n8 tile ni of k step s is then rows g (ni even) or
+// g + 8 (ni odd) of tiles (ni / 2, 2s) and (ni / 2, 2s + 1).
+template <int M, int N, int K, int WarpsN, bool TransA, bool SwizzleA, class TA, class TB>
+__device__ __forceinline__ void gemm_sr(const TA* A, const TB* B, float* C) {
+  static_assert(sizeof(TA) == 2 && sizeof(TB) == 2, "gemm_sr takes 16-bit operands");
+  using traits = detail::mma_traits<TA>;
+  constexpr int MI = M / 16, NI = N / WarpsN / 8, KJ = K / 8;
+  static_assert(M % 16 == 0 && N % (16 * WarpsN) == 0 && K % traits::k == 0,
+                "the tile splits into whole mma shapes over the warps");
+  const int lane = threadIdx.x % 32;
+  const detail::shared_a_operand<M, K, MI, TransA, SwizzleA, TA> a_operand(A, 0, lane);
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += traits::k) {
+    uint32_t a[MI][4];
+    a_operand.load(a, k0);
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const TB* lo = B + ((ni / 2) * KJ + k0 / 8) * 4 + (ni % 2) * 2;  // k0 .. k0 + 7
+      const TB* hi = lo + 4;                                          // k0 + 8 .. k0 + 15
+      uint32_t b[2] = {detail::pack_register(lo), detail::pack_register(hi)};
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) traits::mma(C + (mi * NI + ni) * 4, a[mi], b);
     }
   }
 }

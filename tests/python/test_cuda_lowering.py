@@ -290,6 +290,22 @@ def test_gemm_with_a_in_registers_splits_m_and_loads_a_with_ldmatrix():
     assert "tilec_cuda::bfloat16 A_f[16];" in source
 
 
+def test_gemm_with_b_in_registers_splits_n():
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 32), "float16")
+            B_f = T.alloc_fragment((64, 32), "float16")
+            C_f = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_f)
+            T.gemm(A_s, B_f, C_f, transpose_B=True, clear_accum=True)
+            T.copy(C_f, C)
+
+    source = cuda_compile(main).get_kernel_source()
+    assert "tilec_cuda::gemm_sr<64, 64, 32, 4, false, true>((&A_s[" in source and "(&B_f[0])" in source
+
+
 def test_gemm_with_a_in_registers_keeps_whole_rows_on_each_warp():
     # FullCol over 4 warps would need every warp to hold all of A: one warp splits it, the
     # others repeat it.

@@ -343,48 +343,76 @@ def test_gemm_accumulates_unless_clear_accum(clear_accum, repeat, rng):
     assert_close(c, expected, "float32", scale=scale)
 
 
-# --- T.gemm with A in registers (gemm_rs on the GPU) ---------------------------------
+# --- T.gemm with an operand in registers (gemm_rs / gemm_sr on the GPU) ------------
 
 @jit
-def matmul_a_in_registers(M, N, K, dtype, trans_B, via_shared, block_M=64, block_N=64):
-    B_shape = (N, K) if trans_B else (K, N)
-    B_tile = (block_N, K) if trans_B else (K, block_N)
+def matmul_operand_in_registers(M, N, K, dtype, in_registers, trans_A, trans_B, via_shared, block_M=64,
+                                block_N=64):
+    # One operand of T.gemm held in a fragment (gemm_rs / gemm_sr on the GPU), either copied
+    # from a shared tile or straight from global memory; the other in shared memory.
+    A_shape, A_tile = ((K, M), (K, block_M)) if trans_A else ((M, K), (block_M, K))
+    B_shape, B_tile = ((N, K), (block_N, K)) if trans_B else ((K, N), (K, block_N))
 
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), "float32")):
+    def main(A: T.Tensor(A_shape, dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_f = T.alloc_fragment((block_M, K), dtype)
+            A_s = T.alloc_shared(A_tile, dtype)
             B_s = T.alloc_shared(B_tile, dtype)
+            A_f = T.alloc_fragment(A_tile, dtype)
+            B_f = T.alloc_fragment(B_tile, dtype)
             C_f = T.alloc_fragment((block_M, block_N), "float32")
-            if via_shared:
-                A_s = T.alloc_shared((block_M, K), dtype)
-                T.copy(A[by * block_M, 0], A_s)
-                T.copy(A_s, A_f)
+            if trans_A:
+                T.copy(A[0, by * block_M], A_s)
             else:
-                T.copy(A[by * block_M, 0], A_f)
+                T.copy(A[by * block_M, 0], A_s)
             if trans_B:
                 T.copy(B[bx * block_N, 0], B_s)
             else:
                 T.copy(B[0, bx * block_N], B_s)
-            T.gemm(A_f, B_s, C_f, transpose_B=trans_B, clear_accum=True)
+            if in_registers == "A":
+                if via_shared:
+                    T.copy(A_s, A_f)
+                elif trans_A:
+                    T.copy(A[0, by * block_M], A_f)
+                else:
+                    T.copy(A[by * block_M, 0], A_f)
+                T.gemm(A_f, B_s, C_f, transpose_A=trans_A, transpose_B=trans_B, clear_accum=True)
+            else:
+                if via_shared:
+                    T.copy(B_s, B_f)
+                elif trans_B:
+                    T.copy(B[bx * block_N, 0], B_f)
+                else:
+                    T.copy(B[0, bx * block_N], B_f)
+                T.gemm(A_s, B_f, C_f, transpose_A=trans_A, transpose_B=trans_B, clear_accum=True)
             T.copy(C_f, C[by * block_M, bx * block_N])
 
     return main
 
 
-@pytest.mark.parametrize("M,N,K", [(64, 64, 32), (100, 72, 48), (128, 130, 64)])
-@pytest.mark.parametrize("trans_B", [False, True])
-@pytest.mark.parametrize("via_shared", [True, False])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_gemm_with_a_in_registers(M, N, K, trans_B, via_shared, dtype, rng):
-    kernel = matmul_a_in_registers(M, N, K, dtype, trans_B, via_shared)
-    a = rand((M, K), dtype, rng)
+def check_operand_in_registers(M, N, K, dtype, in_registers, trans_A, trans_B, via_shared, rng):
+    kernel = matmul_operand_in_registers(M, N, K, dtype, in_registers, trans_A, trans_B, via_shared)
+    a = rand((K, M) if trans_A else (M, K), dtype, rng)
     b = rand((N, K) if trans_B else (K, N), dtype, rng)
     c = poison((M, N), "float32")
     kernel(a, b, c)
-    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
-    op_b = op_b.T if trans_B else op_b
+    op_a = a.astype(np.float64).T if trans_A else a.astype(np.float64)
+    op_b = b.astype(np.float64).T if trans_B else b.astype(np.float64)
     assert_close(c, op_a @ op_b, "float32", scale=np.abs(op_a) @ np.abs(op_b))
+
+
+@pytest.mark.parametrize("in_registers", ["A", "B"])
+@pytest.mark.parametrize("trans_A,trans_B", [(False, False), (False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("via_shared", [True, False])
+def test_gemm_with_an_operand_in_registers(in_registers, trans_A, trans_B, via_shared, rng):
+    check_operand_in_registers(128, 128, 32, "bfloat16", in_registers, trans_A, trans_B, via_shared, rng)
+
+
+@pytest.mark.parametrize("M,N,K", [(100, 72, 48), (128, 130, 64)])
+@pytest.mark.parametrize("in_registers", ["A", "B"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gemm_with_an_operand_in_registers_odd_shapes(M, N, K, in_registers, dtype, rng):
+    check_operand_in_registers(M, N, K, dtype, in_registers, False, in_registers == "A", True, rng)
 
 
 @jit

@@ -189,13 +189,11 @@ class LayoutInference {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
                                          grid.warps_m, grid.warps_n);
       demand(gemm->c.buffer, acc, gemm->loc);
-      if (is_fragment(gemm->a.buffer)) {
-        auto a_shape = const_shape(gemm->a.buffer);
-        demand(gemm->a.buffer, ir::mma_accumulator(a_shape[0], a_shape[1], grid.warps_m, 1), gemm->loc);
-      } else {
-        swizzle(gemm->a.buffer);
+      for (bool is_a : {true, false}) {
+        const ir::Buffer& operand = is_a ? gemm->a.buffer : gemm->b.buffer;
+        if (is_fragment(operand)) demand(operand, register_operand_layout(*gemm, grid, is_a), gemm->loc);
+        else swizzle(operand);
       }
-      swizzle(gemm->b.buffer);
     }
     for (const auto& [buffer, loc] : scalar_uses_)
       if (!layouts_.count(buffer.get())) demand(buffer, ir::replicated_fragment(const_shape(buffer)), loc);
@@ -564,12 +562,13 @@ ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
 
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
-  // A in registers (gemm_rs): 16-bit, not transposed, laid out as an accumulator of the
-  // warps' rows, which is the mma A operand register for register (device/cuda/gemm.h).
-  const bool a_in_registers = whole_fragment(op.a);
-  if (a_in_registers ? op.transpose_a || op.a.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.a))
+  // One operand in registers (gemm_rs, gemm_sr): 16-bit, laid out as an accumulator of its
+  // M x K (N x K) shape over the warps, which is the mma operand register for register
+  // (device/cuda/gemm.h, operand_layout below).
+  const bool a_in_registers = whole_fragment(op.a), b_in_registers = whole_fragment(op.b);
+  if (a_in_registers ? op.a.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.a)) return std::nullopt;
+  if (b_in_registers ? a_in_registers || op.b.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.b))
     return std::nullopt;
-  if (!whole_shared_tile(op.b)) return std::nullopt;
   DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
   int64_t kstep;
@@ -603,6 +602,7 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
       if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
         continue;
       if (a_in_registers && wn != 1) continue;  // each warp holds whole rows of A
+      if (b_in_registers && (wm != 1 || n % (16 * wn))) continue;  // ... whole columns of B
       auto score = [&](const WarpGrid& g) { return std::abs(m / g.warps_m - n / g.warps_n); };
       WarpGrid g{wm, wn};
       if (!best || score(g) < score(*best)) best = g;
@@ -610,6 +610,17 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
     if (best) return best;
   }
   return std::nullopt;
+}
+
+ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a) {
+  // A (M x K) as the accumulator of an M x K tile over the warps along M; B as that of an
+  // N x K tile over the warps along N. Stored the other way round (transpose_a, or B as
+  // K x N), the same registers hold the transposed tile.
+  auto shape = const_shape(a ? op.a.buffer : op.b.buffer);
+  bool stored_k_major = a ? op.transpose_a : !op.transpose_b;
+  int64_t rows = stored_k_major ? shape[1] : shape[0], k = stored_k_major ? shape[0] : shape[1];
+  ir::Fragment acc = ir::mma_accumulator(rows, k, a ? grid.warps_m : grid.warps_n, 1);
+  return stored_k_major ? acc.project({1, 0}) : acc;
 }
 
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {

@@ -2,8 +2,8 @@
 //
 // Every fragment gets a Fragment (ir/layout.h), set on its Buffer:
 //   1. T.gemm accumulators on the mma.sync path take the accumulator of gemm_ss over a warp
-//      grid chosen for the tile (device/cuda/gemm.h); an A operand in registers (gemm_rs)
-//      takes the accumulator layout of its own M x K shape over the same warps;
+//      grid chosen for the tile (device/cuda/gemm.h); an operand in registers (gemm_rs,
+//      gemm_sr) takes register_operand_layout;
 //   2. fragments read or written outside T.Parallel loops and tile ops are replicated
 //      (every thread holds every element, so scalar code can use them);
 //   3. until nothing changes: a reduction's result takes its source's layout without the
@@ -32,11 +32,15 @@ struct WarpGrid {
   int64_t warps_m = 1, warps_n = 1;
 };
 
-// Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory) or gemm_rs
-// (A a 16-bit fragment, all warps along M) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
+// Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory), gemm_rs
+// (A a 16-bit fragment, all warps along M) or gemm_sr (B a 16-bit fragment, all warps along
+// N) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
 // warps along M or along N; as many warps as split the tile that way). fp8 operands need
 // ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
+
+// The layout of gemm `op`'s A (`a`) or B operand when it is a fragment (gemm_rs / gemm_sr).
+ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a);
 
 // Whether T.copy `op` (a whole 2-D shared tile into a whole 16-bit fragment laid out as a
 // gemm accumulator, rows of whole 16-byte multiples) loads with ldmatrix

@@ -125,18 +125,22 @@ class ThreadLowering : public TileLowering {
     ir::is_const_int(ec[1], &n);
     ir::is_const_int(op->transpose_a ? ea[0] : ea[1], &k);
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    const bool a_in_registers = is_fragment(op->a.buffer);
-    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
-                        std::to_string(grid->warps_m);
-    std::string name = a_in_registers
-                           ? "gemm_rs<" + shape + ", " + flag(op->transpose_b) + ", " + flag(op->b.buffer->swizzled) + ">"
-                           : "gemm_ss<" + shape + ", " + std::to_string(grid->warps_n) + ", " +
-                                 flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
-                                 flag(op->a.buffer->swizzled) + ", " + flag(op->b.buffer->swizzled) + ">";
-    Expr a = a_in_registers ? address_of(local_of(op->a.buffer), {ir::make_int(0)}) : tile_address(op->a);
+    const bool a_in_registers = is_fragment(op->a.buffer), b_in_registers = is_fragment(op->b.buffer);
+    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", ";
+    std::string name =
+        a_in_registers ? "gemm_rs<" + shape + std::to_string(grid->warps_m) + ", " + flag(op->transpose_b) + ", " +
+                             flag(op->b.buffer->swizzled) + ">"
+        : b_in_registers ? "gemm_sr<" + shape + std::to_string(grid->warps_n) + ", " + flag(op->transpose_a) + ", " +
+                               flag(op->a.buffer->swizzled) + ">"
+                         : "gemm_ss<" + shape + std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) +
+                               ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
+                               flag(op->a.buffer->swizzled) + ", " + flag(op->b.buffer->swizzled) + ">";
+    auto operand = [&](const ir::BufferRegion& r) {
+      return is_fragment(r.buffer) ? address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
+    };
     std::vector<Stmt> out;
     if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {a, tile_address(op->b), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
+    out.push_back(device_call(name, {operand(op->a), operand(op->b), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
                               op->loc));
     return located(ir::make_seq(out), op->loc);
   }

@@ -5,7 +5,8 @@
 // - T.Parallel nests run by their layout (infer_layout's nest_layout): thread t visits the
 //   elements it holds; threads that only repeat another's elements sit out when the body
 //   writes nothing of their own. Nests of symbolic extents take flat indices t, t + threads...
-// - T.gemm on tensor cores calls gemm_ss, or gemm_rs for A in registers (device/cuda/gemm.h).
+// - T.gemm on tensor cores calls gemm_ss, or gemm_rs / gemm_sr for A / B in registers
+//   (device/cuda/gemm.h).
 // - Reductions of fragments combine each thread's elements, then shuffle across lanes and
 //   exchange through shared memory across warps.
 // - Copies of a shared tile into a 16-bit fragment laid out as a gemm accumulator (gemm_rs's
