@@ -120,12 +120,28 @@ class Kernel:
 
 def _core_arg(arg):
     """A launch argument as tilec._core takes it."""
-    library = type(arg).__module__.partition(".")[0]
+    convert = _CONVERTERS.get(type(arg))
+    if convert is None:
+        convert = _CONVERTERS[type(arg)] = _converter_for(type(arg))
+    return convert(arg)
+
+
+# type -> how an argument of that type goes to tilec._core (looked up once a type: a call's
+# Python cost is part of every launch).
+_CONVERTERS = {}
+
+
+def _converter_for(arg_type):
+    library = arg_type.__module__.partition(".")[0]
     if library == "torch":
-        return _torch_arg(arg)
+        return _torch_converter()
     if library == "cupy":
         # Exported for the stream it runs on (_current_stream): no synchronization.
-        return arg.__dlpack__(stream=-1)
+        return lambda arg: arg.__dlpack__(stream=-1)
+    return _plain_arg
+
+
+def _plain_arg(arg):
     if isinstance(arg, bool) or capture.is_numpy_bool(arg):
         return bool(arg)
     if isinstance(arg, numbers.Integral):
@@ -139,17 +155,22 @@ def _core_arg(arg):
     return arg
 
 
-def _torch_arg(tensor):
+def _torch_converter():
     """A torch tensor as a DLPack capsule (a float8 one as uint8 plus its
     dtype name). to_dlpack exports without __dlpack__'s stream
     synchronization: the kernel runs on the current stream (_current_stream)
     and needs none, its event can't be recorded during CUDA graph capture, and
     it costs several times the export."""
     torch = sys.modules["torch"]
-    if tensor.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
-        return (torch.utils.dlpack.to_dlpack(tensor.view(torch.uint8)),
-                capture.tensor_dtype_name(tensor))
-    return torch.utils.dlpack.to_dlpack(tensor)
+    to_dlpack = torch.utils.dlpack.to_dlpack
+    float8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+    def convert(tensor):
+        if tensor.dtype in float8:
+            return (to_dlpack(tensor.view(torch.uint8)), capture.tensor_dtype_name(tensor))
+        return to_dlpack(tensor)
+
+    return convert
 
 
 def _allocate(shape, dtype_name, like, target):
@@ -182,10 +203,12 @@ def _current_stream(args):
     (PyTorch or CuPy), as an int; 0 (the default stream) without one."""
     for arg in args:
         library = type(arg).__module__.partition(".")[0]
-        if library == "torch" and arg.is_cuda:
-            # What torch.cuda.current_stream(device).cuda_stream gives, at a
-            # tenth of its cost (the way Triton reads it).
-            return sys.modules["torch"]._C._cuda_getCurrentRawStream(arg.device.index)
+        if library == "torch":
+            if arg.is_cuda:
+                # What torch.cuda.current_stream(device).cuda_stream gives, at a
+                # tenth of its cost (the way Triton reads it).
+                return sys.modules["torch"]._C._cuda_getCurrentRawStream(arg.device.index)
+            return 0
         if library == "cupy":
             return sys.modules["cupy"].cuda.get_current_stream(arg.device.id).ptr
     return 0
