@@ -8,6 +8,8 @@ import pytest
 import tilec
 import tilec.language as T
 
+from test_tile_ops import matmul_operand_in_registers, matmul_shared_epilogue
+
 ARCH = "sm_90a"
 
 
@@ -82,31 +84,12 @@ def test_shared_barrier_only_where_data_crosses_threads():
     assert source.count("tilec_cuda::sync_threads();") == 1
 
 
-def gemm_with_shared_epilogue(M=256, N=256, K=256, block=64, block_k=32, dtype="bfloat16"):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
-            A_s = T.alloc_shared((block, block_k), dtype)
-            B_s = T.alloc_shared((block_k, block), dtype)
-            C_f = T.alloc_fragment((block, block), "float32")
-            C_s = T.alloc_shared((block, block), dtype)
-            T.clear(C_f)
-            for k in T.Pipelined(T.ceildiv(K, block_k), num_stages=3):
-                T.copy(A[by * block, k * block_k], A_s)
-                T.copy(B[k * block_k, bx * block], B_s)
-                T.gemm(A_s, B_s, C_f)
-            T.copy(C_f, C_s)
-            T.copy(C_s, C[by * block, bx * block])
-
-    return main
-
-
 def shared_offsets(source):
     return dict(re.findall(r"\* const (\w+) = reinterpret_cast<[\w:]+\*>\(tilec_shared \+ (\d+)\);", source))
 
 
 def test_shared_memory_is_reused_once_a_buffer_is_dead():
-    source = cuda_compile(gemm_with_shared_epilogue()).get_kernel_source()
+    source = cuda_compile(matmul_shared_epilogue.__wrapped__(256, 256, 256, dtype="bfloat16")).get_kernel_source()
     offsets = shared_offsets(source)
     # The pipeline's three A stages (12 KiB) and B stages (12 KiB) are alive together; the
     # epilogue tile C_s comes after both and takes the bytes of the A stages.
@@ -291,18 +274,9 @@ def test_gemm_with_a_in_registers_splits_m_and_loads_a_with_ldmatrix():
 
 
 def test_gemm_with_b_in_registers_splits_n():
-    @T.prim_func
-    def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16"), C: T.Tensor((64, 64), "float32")):
-        with T.Kernel(1, threads=128) as bx:
-            A_s = T.alloc_shared((64, 32), "float16")
-            B_f = T.alloc_fragment((64, 32), "float16")
-            C_f = T.alloc_fragment((64, 64), "float32")
-            T.copy(A, A_s)
-            T.copy(B, B_f)
-            T.gemm(A_s, B_f, C_f, transpose_B=True, clear_accum=True)
-            T.copy(C_f, C)
-
-    source = cuda_compile(main).get_kernel_source()
+    kernel = matmul_operand_in_registers.__wrapped__(128, 128, 32, "float16", "B", trans_A=False, trans_B=True,
+                                                     via_shared=False)
+    source = cuda_compile(kernel).get_kernel_source()
     assert "tilec_cuda::gemm_sr<64, 64, 32, 4, false, true>((&A_s[" in source and "(&B_f[0])" in source
 
 
