@@ -81,12 +81,15 @@ def rel_error(out, a, b):
 
 
 # (block_M, block_N, block_K, num_stages, threads)
+# (block_M, block_N, block_K, stages, threads, T.use_swizzle panel or 0)
 CONFIGS = [
-    (128, 128, 32, 3, 128),
-    (128, 128, 32, 4, 128),
-    (128, 128, 32, 5, 128),
-    (128, 128, 64, 3, 128),
-    (128, 256, 64, 3, 256),
+    (128, 128, 32, 4, 128, 0),
+    (128, 128, 32, 4, 128, 8),
+    (128, 128, 32, 3, 128, 0),
+    (128, 128, 32, 5, 128, 0),
+    (128, 128, 64, 3, 128, 0),
+    (128, 128, 64, 3, 128, 8),
+    (128, 256, 64, 3, 256, 0),
 ]
 
 
@@ -104,9 +107,9 @@ def bench_shape(M, N, K, dtype, configs, log):
         row["triton"] = tflops(time_ms(lambda: triton_matmul(a, b))) if err < 1e-2 else float("nan")
     best = None
     for cfg in configs:
-        bm, bn, bk, stages, threads = cfg
+        bm, bn, bk, stages, threads, panel = cfg
         kernel = kernels.matmul(M, N, K, block_M=bm, block_N=bn, block_K=bk, dtype=dtype,
-                                num_stages=stages, threads=threads)
+                                num_stages=stages, threads=threads, panel=panel)
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch_dtype)
         kernel(a, b, c)
         err = rel_error(c, a, b)
@@ -145,7 +148,7 @@ def main():
         "`python bench/gemm.py" + (" --quick" if args.quick else "") + "` (TFLOP/s, median of 20 runs; "
         "cuBLAS = torch.matmul, measured in the same run)",
         "",
-        "| shape | dtype | tilec | cuBLAS | Triton | tilec / cuBLAS | tilec config (bM, bN, bK, stages, threads) |",
+        "| shape | dtype | tilec | cuBLAS | Triton | tilec / cuBLAS | tilec config (bM, bN, bK, stages, threads, panel) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:

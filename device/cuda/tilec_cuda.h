@@ -11,6 +11,7 @@
 //   cuda/mma.h     mma.sync m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3/e5m2 (sm_89+) and
 //                  their fragment maps
 //   cuda/gemm.h    gemm_ss (the block GEMM of T.gemm on mma.sync) and swizzled_offset
+//   cuda/blocks.h  rasterized_block (T.use_swizzle)
 //
 // Call everything qualified (tilec_cuda::exp(x)): CUDA declares exp, min, max, abs, ... for
 // float and double in the global namespace, so `using namespace tilec_cuda` makes such calls
@@ -25,3 +26,4 @@
 #include "cuda/memory.h"
 #include "cuda/mma.h"
 #include "cuda/gemm.h"
+#include "cuda/blocks.h"

@@ -454,10 +454,14 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
     t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };
     t["T.alloc_local"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Local); };
     t["T.use_swizzle"] = [](Elaborator& el, const EvaluatedCall& c) {
-      // Block rasterization order: a GPU scheduling hint; every order gives
-      // the same result, so there is nothing to lower on targets without it.
+      // Block rasterization order: a GPU scheduling hint (every order gives the same result).
       CallArgs a = el.bind(c, {"panel_size", "order=\"row\"", "enable=True"});
-      el.to_int(a["panel_size"], a.loc("panel_size"), "panel_size");
+      int64_t panel = el.to_int(a["panel_size"], a.loc("panel_size"), "panel_size");
+      if (panel < 1) error_at(a.loc("panel_size"), "T.use_swizzle panel_size must be at least 1, not " + std::to_string(panel));
+      std::string order = a["order"].kind == CtValue::Kind::String ? a["order"].text : "";
+      if (order != "row" && order != "col" && order != "column")
+        error_at(a.loc("order"), "T.use_swizzle order is \"row\" or \"col\"");
+      if (el.truthy(a["enable"], a.loc("enable"))) el.use_block_swizzle(panel, order != "row", c.node->loc);
       return CtValue::none();
     };
     t["T.if_then_else"] = [](Elaborator& el, const EvaluatedCall& c) {

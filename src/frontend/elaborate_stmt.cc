@@ -616,6 +616,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     }
   }
   in_kernel_ = true;
+  kernel_ = launch.get();
   kernel_allocs_.clear();
   int saved_depth = frame().control_depth_at_entry;
   frame().control_depth_at_entry = runtime_control_depth_;
@@ -625,9 +626,20 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     body = ir::make_allocate(*it, body);
   kernel_allocs_.clear();
   in_kernel_ = false;
+  kernel_ = nullptr;
   for (size_t i = 0; i < targets.size(); ++i) frame().loop_vars.erase(names[i]);
   launch->body = body;
   emit(ir::Stmt(launch));
+}
+
+void Elaborator::use_block_swizzle(int64_t panel, bool columns, const SourceLoc& loc) {
+  if (!kernel_) error_at(loc, "T.use_swizzle goes inside a T.Kernel block");
+  if (kernel_->grid.size() != 2)
+    error_at(loc, "T.use_swizzle orders the blocks of a 2-D grid; this T.Kernel has " +
+                      std::to_string(kernel_->grid.size()) + " grid dim" + (kernel_->grid.size() == 1 ? "" : "s"));
+  if (kernel_->swizzle_panel > 0) error_at(loc, "T.use_swizzle is given twice in this T.Kernel block");
+  kernel_->swizzle_panel = panel;
+  kernel_->swizzle_columns = columns;
 }
 
 }  // namespace tilec::frontend

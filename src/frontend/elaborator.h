@@ -78,6 +78,8 @@ class Elaborator {
   // A shape: an int, or a tuple/list of ints and runtime int expressions.
   std::vector<ir::Expr> to_shape(const CtValue& v, const SourceLoc& loc, const std::string& what);
   CtValue lookup(const std::string& name, const SourceLoc& loc);
+  // T.use_swizzle in the T.Kernel block being elaborated (2-D grids).
+  void use_block_swizzle(int64_t panel, bool columns, const SourceLoc& loc);
 
   // ---- builtins (builtins.cc): the T namespace and Python builtins
   bool is_builtin(const std::string& qualified) const;
@@ -132,6 +134,7 @@ class Elaborator {
   std::vector<Block*> blocks_;
   int runtime_control_depth_ = 0;   // inside a runtime loop or branch
   bool in_kernel_ = false;
+  ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
   std::set<std::string> buffer_names_;
   std::vector<FunctionValue> defined_prim_funcs_;

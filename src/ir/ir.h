@@ -281,6 +281,10 @@ struct KernelLaunch : StmtNode {
   std::vector<Expr> grid;        // 1 to 3 extents
   std::vector<Expr> block_vars;  // Vars, one per grid dim
   int threads = 128;
+  // T.use_swizzle (2-D grids): blocks take their (x, y) in panels of this many grid rows
+  // (columns with swizzle_columns), for L2 reuse; 0 keeps the launch order.
+  int64_t swizzle_panel = 0;
+  bool swizzle_columns = false;
   // threadIdx.x in [0, threads), once lowering to threads has made the body
   // per-thread code; null before (the body is per-block tile code).
   Expr thread_var;

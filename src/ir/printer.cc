@@ -381,6 +381,9 @@ class IRPrinter {
     if (op->block_vars.size() != 1) vars = "(" + vars + ")";
     line(indent) << "with T.Kernel(" << grid << ", threads=" << std::to_string(op->threads) << ") as " << vars << ":"
                  << (op->thread_var ? "  # per thread " + expr(op->thread_var) : std::string()) << "\n";
+    if (op->swizzle_panel > 0)
+      line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
+                       << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";
     body(op->body, indent + 1);
   }
 

@@ -8,7 +8,7 @@ import pytest
 import tilec
 import tilec.language as T
 
-from test_tile_ops import matmul_operand_in_registers, matmul_shared_epilogue
+from test_tile_ops import matmul_operand_in_registers, matmul_rasterized, matmul_shared_epilogue
 
 ARCH = "sm_90a"
 
@@ -288,6 +288,14 @@ def test_gemm_with_a_in_registers_keeps_whole_rows_on_each_warp():
     # float32 A in registers has no mma register layout in common with an accumulator.
     source = cuda_compile(a_in_registers_matmul(dtype="float32")).get_kernel_source()
     assert "gemm_rs" not in source and "ldmatrix_accumulator" not in source
+
+
+def test_use_swizzle_rasterizes_the_block_indices():
+    source = cuda_compile(matmul_rasterized.__wrapped__(256, 256, 64, 4, "row")).get_kernel_source()
+    assert "const tilec_cuda::block_index block = tilec_cuda::rasterized_block<4, false>();" in source
+    assert "const int32_t bx = static_cast<int32_t>(block.x);" in source
+    source = cuda_compile(matmul_rasterized.__wrapped__(256, 256, 64, 2, "col")).get_kernel_source()
+    assert "rasterized_block<2, true>" in source
 
 
 def test_block_of_partial_warps_is_an_error():

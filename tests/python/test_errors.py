@@ -150,6 +150,36 @@ def test_unknown_keyword():
     check_diagnostic(compile_error(copy_unknown_keyword), HERE, "ERR:copy-unknown-keyword", "foo")
 
 
+@jit
+def swizzle_misuse(case):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        if case == "one_dim":
+            with T.Kernel(4, threads=128) as bx:
+                T.use_swizzle(2)  # ERR:swizzle-one-dim
+                A[bx, 0] = 1.0
+        else:
+            with T.Kernel(2, 2, threads=128) as (bx, by):
+                if case == "twice":
+                    T.use_swizzle(2)
+                    T.use_swizzle(4)  # ERR:swizzle-twice
+                elif case == "order":
+                    T.use_swizzle(2, order="diagonal")  # ERR:swizzle-order
+                else:
+                    T.use_swizzle(0)  # ERR:swizzle-panel
+                A[bx, by] = 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("case,marker,word", [("one_dim", "ERR:swizzle-one-dim", "2-D grid"),
+                                              ("twice", "ERR:swizzle-twice", "twice"),
+                                              ("order", "ERR:swizzle-order", "\"row\" or \"col\""),
+                                              ("panel", "ERR:swizzle-panel", "at least 1")])
+def test_use_swizzle_misuse(case, marker, word):
+    check_diagnostic(compile_error(swizzle_misuse, case), HERE, marker, word)
+
+
 # --- shapes and dims -----------------------------------------------------------
 
 @jit

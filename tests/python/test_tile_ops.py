@@ -343,6 +343,38 @@ def test_gemm_accumulates_unless_clear_accum(clear_accum, repeat, rng):
     assert_close(c, expected, "float32", scale=scale)
 
 
+@jit
+def matmul_rasterized(M, N, K, panel, order, block=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=128) as (bx, by):
+            T.use_swizzle(panel, order=order)
+            A_s = T.alloc_shared((block, 32), "float16")
+            B_s = T.alloc_shared((32, block), "float16")
+            C_f = T.alloc_fragment((block, block), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                T.copy(A[by * block, k * 32], A_s)
+                T.copy(B[k * 32, bx * block], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("panel", [1, 3, 8])
+@pytest.mark.parametrize("order", ["row", "col"])
+def test_use_swizzle_gives_every_block_one_tile(panel, order, rng):
+    # A 7 x 4 grid of blocks: panels that don't divide it leave a short last one.
+    M, N, K = 130, 200, 64
+    kernel = matmul_rasterized(M, N, K, panel, order)
+    a, b = rand((M, K), "float16", rng), rand((K, N), "float16", rng)
+    c = poison((M, N), "float32")
+    kernel(a, b, c)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    assert_close(c, op_a @ op_b, "float32", scale=np.abs(op_a) @ np.abs(op_b))
+
+
 # --- T.gemm with an operand in registers (gemm_rs / gemm_sr on the GPU) ------------
 
 @jit

@@ -189,10 +189,16 @@ class CudaPrinter final : public CFamilyPrinter {
     static const char* axes[] = {"x", "y", "z"};
     if (op.grid.size() > 3) throw std::logic_error("codegen: a CUDA grid has at most 3 dims");
     if (!op.thread_var) throw std::logic_error("codegen: KernelLaunch not lowered to threads");
+    std::string block = "blockIdx";
+    if (op.swizzle_panel > 0) {
+      block = fresh_name("block");
+      emit_line("const tilec_cuda::block_index " + block + " = tilec_cuda::rasterized_block<" +
+                std::to_string(op.swizzle_panel) + ", " + (op.swizzle_columns ? "true" : "false") + ">();");
+    }
     for (size_t d = 0; d < op.block_vars.size(); ++d) {
       DType t = op.block_vars[d]->dtype;
       emit_line("const " + type_name(t) + " " + bind_var(op.block_vars[d]) + " = static_cast<" + type_name(t) +
-                ">(blockIdx." + axes[d] + ");");
+                ">(" + block + "." + axes[d] + ");");
     }
     DType t = op.thread_var->dtype;
     emit_line("const " + type_name(t) + " " + bind_var(op.thread_var) + " = static_cast<" + type_name(t) +
