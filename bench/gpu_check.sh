@@ -47,8 +47,10 @@ done'
 step call_overhead "$python" bench/call_overhead.py
 step elementwise "$python" bench/elementwise.py
 step compile_time "$python" bench/compile_time.py
+# TILEC_PYTEST_ARGS is split as the shell splits words: -k 'swizzle or vector' stays one expression.
+eval "pytest_args=(${TILEC_PYTEST_ARGS:-})"
 step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q -p no:cacheprovider \
-  --timeout=600 tests/python ${TILEC_PYTEST_ARGS:-}
+  --timeout=600 tests/python "${pytest_args[@]}"
 
 echo "== machine"; cat "$LOGS/machine.txt"
 echo "== GPU tests that ran (not skipped)"
