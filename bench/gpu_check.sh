@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the GPU tests, print a
-# table last. Full logs go to $OUT (the device tool's output folder) or ./gpu-logs.
+# table last. Full logs go to ./gpu-logs; with $OUT (the device tool's output
+# folder, which brings back only a few files) also packed as $OUT/gpu-logs.tar.gz.
 #
 #   bench/gpu_check.sh            # from the repository root
 #
@@ -9,8 +10,8 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-LOGS=${OUT:-$ROOT/gpu-logs}
-mkdir -p "$LOGS"
+LOGS=$ROOT/gpu-logs
+rm -rf "$LOGS" && mkdir -p "$LOGS"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
 
 gtest=()
@@ -69,4 +70,5 @@ tail -5 "$LOGS/call_overhead.log"
 tail -1 "$LOGS/compile_time.log"
 echo "== summary (logs in $LOGS)"
 cat "$LOGS/summary.txt"
+[[ -n ${OUT:-} ]] && tar -czf "$OUT/gpu-logs.tar.gz" -C "$LOGS" .
 ! grep -q FAIL "$LOGS/summary.txt"
