@@ -42,6 +42,10 @@ class Kernel:
         self.params = list(core_kernel.params)
         given = normalize_out_idx(out_idx, len(self.params), core_kernel.name)
         self.out_idx = given if given is not None else list(core_kernel.out_idx)
+        # Outputs whose every dim is a constant are allocated without asking the core (the
+        # launch checks the inputs either way): a call's Python cost is part of each launch.
+        self._fixed_shapes = {i: tuple(self.params[i].shape) for i in self.out_idx
+                              if all(isinstance(d, int) for d in self.params[i].shape)}
 
     @property
     def name(self):
@@ -93,8 +97,11 @@ class Kernel:
         args = list(args)
         missing = [i for i, arg in enumerate(args) if arg is None]
         if missing:
-            shapes = self._core.output_shapes([None if arg is None else _core_arg(arg)
-                                               for arg in args])
+            if all(i in self._fixed_shapes for i in missing):
+                shapes = [self._fixed_shapes[i] for i in missing]
+            else:
+                shapes = self._core.output_shapes([None if arg is None else _core_arg(arg)
+                                                   for arg in args])
             like = next((arg for arg in args if capture.is_tensor(arg)), None)
             for i, shape in zip(missing, shapes):
                 args[i] = _allocate(shape, self.params[i].dtype, like, self.target)
