@@ -1,0 +1,74 @@
+"""The kernel library (tilec.ops) against float64 references, on the GPU where there is one
+(the library compiles for target "auto"), else on the CPU."""
+
+import numpy as np
+import pytest
+
+from tilec import ops
+from tilec.jit import resolve_target
+
+from helpers import assert_close, np_dtype, rand, rng  # noqa: F401  (rng is a fixture)
+
+# The library compiles for target "auto": the GPU where there is one.
+ON_GPU = resolve_target("auto") == "cuda"
+
+
+def on_target(*arrays):
+    """The arrays as the library is called with them: torch CUDA tensors on a GPU."""
+    if not ON_GPU:
+        return arrays
+    import torch
+
+    def to_gpu(a):
+        bits = torch.from_numpy(np.ascontiguousarray(a).view(f"uint{a.dtype.itemsize * 8}")).cuda()
+        return bits.view(getattr(torch, a.dtype.name))
+
+    return tuple(to_gpu(a) for a in arrays)
+
+
+def to_numpy(result, dtype):
+    if not ON_GPU:
+        return result
+    import torch
+
+    bits = result.view(torch.uint16 if result.element_size() == 2 else torch.uint8).cpu().numpy()
+    return bits.view(np_dtype(dtype))
+
+
+@pytest.mark.parametrize("M,N,K", [(128, 128, 64), (200, 260, 300), (1, 61, 17)])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gemm(M, N, K, dtype, rng):
+    a, b = rand((M, K), dtype, rng), rand((K, N), dtype, rng)
+    c = to_numpy(ops.gemm(*on_target(a, b), block_M=64, block_N=64), dtype)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    assert_close(c, op_a @ op_b, dtype, scale=np.abs(op_a) @ np.abs(op_b))
+
+
+def dequantized(x, scale, rows_per_scale, cols_per_scale=128):
+    full = np.repeat(np.repeat(scale.astype(np.float64), rows_per_scale, axis=0), cols_per_scale, axis=1)
+    return x.astype(np.float64) * full[:x.shape[0], :x.shape[1]]
+
+
+@pytest.mark.parametrize("M,N,K", [(128, 128, 128), (200, 260, 300), (61, 130, 1000)])
+def test_fp8_block_scaled_gemm(M, N, K, rng):
+    blocks = -(-K // 128)
+    a, b = rand((M, K), "float8_e4m3", rng), rand((N, K), "float8_e4m3", rng)
+    a_scale = rand((M, blocks), "float32", rng)
+    b_scale = rand((-(-N // 128), blocks), "float32", rng)
+    c = to_numpy(ops.fp8_gemm(*on_target(a, a_scale, b, b_scale)), "bfloat16")
+    ref_a, ref_b = dequantized(a, a_scale, 1), dequantized(b, b_scale, 128)
+    assert_close(c, ref_a @ ref_b.T, "bfloat16", scale=np.abs(ref_a) @ np.abs(ref_b).T)
+
+
+def test_gemm_errors_name_the_argument(rng):
+    a, b = rand((4, 8), "float16", rng), rand((6, 4), "float16", rng)
+    with pytest.raises(ValueError, match="b has 6 rows but a has 8 columns"):
+        ops.gemm(a, b)
+    with pytest.raises(ValueError, match="float16 or bfloat16"):
+        ops.gemm(rand((4, 8), "float32", rng), rand((8, 4), "float32", rng))
+    with pytest.raises(ValueError, match="unknown gemm config"):
+        ops.gemm(a, rand((8, 4), "float16", rng), block_Q=3)
+    x = rand((4, 256), "float8_e4m3", rng)
+    with pytest.raises(ValueError, match=r"a_scale must have shape \(4, 2\)"):
+        ops.fp8_gemm(x, rand((4, 1), "float32", rng), rand((8, 256), "float8_e4m3", rng),
+                     rand((1, 2), "float32", rng))
