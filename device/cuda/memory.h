@@ -16,6 +16,13 @@ __device__ __forceinline__ uint32_t shared_address(const void* smem) {
 // bar.sync 0: every thread of the block, and their shared and global memory accesses.
 __device__ __forceinline__ void sync_threads() { __syncthreads(); }
 
+// bar.sync Id, Threads: the first Threads threads of the block (a multiple of 32), when the
+// others (a warp-specialized kernel's producer) never reach the barrier.
+template <int Id, int Threads>
+__device__ __forceinline__ void sync_threads_partial() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
+}
+
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 
 // ---------------------------------------------------------------- cp.async (sm_80+)

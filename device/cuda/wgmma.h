@@ -1,0 +1,164 @@
+// tilec CUDA device support, part 7 (sm_90a): the warpgroup GEMM that `T.gemm` lowers to on
+// Hopper, on wgmma.mma_async, and the shared-memory layout its operands are stored in.
+//
+// A warpgroup is four consecutive warps (threads 128g .. 128g + 127). wgmma_gemm_ss<...>(A, B,
+// C) computes C += op(A) op(B) for an M x N x K tile over GroupsM x GroupsN warpgroups
+// (warpgroup g at (g % GroupsM, g / GroupsM)); each owns an (M / GroupsM) x (N / GroupsN)
+// part of C, made of m64 strips. The thread's C registers are, strip by strip, groups of 8
+// columns, and in each the four slots of frag_m16n8_c for its warp's 16 rows of the strip:
+// the compiler's wgmma accumulator Fragment (src/ir/layout.cc, wgmma_accumulator) is this map.
+//
+// Operands are tiles in panel_offset's layout: rows of Cols elements cut into panels 128 bytes
+// wide, each panel Rows x 128 bytes with 16-byte chunks swizzled by the row -- the layout TMA
+// writes with CU_TENSOR_MAP_SWIZZLE_128B one panel a box, and that wgmma reads through a
+// descriptor (start address, the byte distance between 8-row groups and between panels,
+// swizzle mode). A is M x K (K x M with TransA), B is K x N (N x K with TransB); fp8 operands
+// must be K-major (A not transposed, B transposed).
+#pragma once
+
+#include "cuda/memory.h"
+#include "cuda/types.h"
+#include "cuda/wgmma_ops.h"
+
+namespace tilec_cuda {
+
+// The element offset of (row, col) in a Rows x Cols tile stored as 128-byte panels (see
+// above). Rows is a multiple of 8 and the tile starts on 1024 bytes, so every panel does too.
+template <int Rows, int Cols, int ElemBytes>
+__host__ __device__ __forceinline__ constexpr int panel_offset(int row, int col) {
+  constexpr int panel_cols = 128 / ElemBytes;
+  int byte = row * 128 + (col % panel_cols) * ElemBytes;
+  return (col / panel_cols) * Rows * panel_cols + (byte ^ ((row & 7) << 4)) / ElemBytes;
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+
+// A wgmma shared-memory descriptor with 128-byte swizzle: start address, leading and stride
+// byte offsets (PTX ISA, "Matrix Descriptor Format").
+__device__ __forceinline__ uint64_t wgmma_descriptor(const void* smem, uint32_t leading_bytes,
+                                                     uint32_t stride_bytes) {
+  return uint64_t((shared_address(smem) & 0x3FFFF) >> 4) | (uint64_t(leading_bytes >> 4) << 16) |
+         (uint64_t(stride_bytes >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// wgmma.fence: the warpgroup's earlier register and shared-memory writes are seen by the
+// wgmmas that follow. commit_group closes a group of wgmmas; wait_group<N> waits until at
+// most N groups of this thread are pending.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Keeps the compiler from moving accesses of registers that a wgmma in flight reads or writes
+// across this point (the hardware writes them after the asm statement has "returned").
+template <int Count>
+__device__ __forceinline__ void fence_registers(float* r) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int Count>
+__device__ __forceinline__ void fence_registers(uint32_t* r) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+// setmaxnreg: the warpgroup's registers a thread drop to (dec) or grow to (inc) Count; all
+// warps of the warpgroup execute it. Producer warpgroups give registers to the consumers.
+template <int Count>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Count));
+}
+template <int Count>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Count));
+}
+
+namespace detail {
+
+// The widest wgmma (a multiple of 8, at most 256) that splits N.
+__host__ __device__ constexpr int wgmma_width(int n) {
+  int w = n <= 256 ? n : 256;
+  while (n % w != 0) w -= 8;
+  return w;
+}
+
+// Descriptor of the 64 x k (or k x 64 / N) operand part at (row, col) of a Rows x Cols panel
+// tile: K-major parts step 8-row groups by 1024 bytes; MN-major ones step panels by a panel's
+// bytes (leading) and 8-row groups along K by 1024 (stride).
+template <int Rows, int Cols, bool KMajor, class T>
+__device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int row, int col) {
+  const T* start = tile + panel_offset<Rows, Cols, sizeof(T)>(row, col);
+  return KMajor ? wgmma_descriptor(start, 16, 1024) : wgmma_descriptor(start, Rows * 128, 1024);
+}
+
+}  // namespace detail
+
+// C += op(A) op(B), A and B panel tiles in shared memory; waits for the result.
+template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, class TA, class TB>
+__device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c) {
+  static_assert(sizeof(TA) == sizeof(TB), "operands of one type width");
+  constexpr int WM = M / GroupsM, WN = N / GroupsN, MI = WM / 64;
+  constexpr int width = detail::wgmma_width(WN), NI = WN / width;
+  using op = wgmma_op<width, TA>;
+  static_assert(WM % 64 == 0 && WN % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
+  const int group = int(threadIdx.x) / 128;
+  const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
+  fence_registers<MI * WN / 2>(c);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < K; k += op::k) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const uint64_t da = TransA ? detail::operand_descriptor<K, M, false>(a, k, m0 + mi * 64)
+                                 : detail::operand_descriptor<M, K, true>(a, m0 + mi * 64, k);
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = n0 + ni * width;
+        const uint64_t db = TransB ? detail::operand_descriptor<N, K, true>(b, n, k)
+                                   : detail::operand_descriptor<K, N, false>(b, k, n);
+        op::template ss<TransA, !TransB>(c + (mi * NI + ni) * (width / 2), da, db, 1);
+      }
+    }
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  fence_registers<MI * WN / 2>(c);
+}
+
+// C += A op(B), A a 16-bit register tile in the accumulator layout of its M x K shape over
+// GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result.
+template <int M, int N, int K, int GroupsM, bool TransB, class TA, class TB>
+__device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c) {
+  static_assert(sizeof(TA) == 2, "register A operands are 16-bit");
+  constexpr int WM = M / GroupsM, MI = WM / 64;
+  constexpr int width = detail::wgmma_width(N), NI = N / width;
+  using op = wgmma_op<width, TA>;
+  static_assert(WM % 64 == 0 && N % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
+  uint32_t* regs = reinterpret_cast<uint32_t*>(const_cast<TA*>(a));
+  fence_registers<MI * N / 2>(c);
+  fence_registers<MI * K / 4>(regs);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < K; k += op::k) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = ni * width;
+        const uint64_t db = TransB ? detail::operand_descriptor<N, K, true>(b, n, k)
+                                   : detail::operand_descriptor<K, N, false>(b, k, n);
+        op::template rs<!TransB>(c + (mi * NI + ni) * (width / 2), regs + (mi * K + k) / 4, db, 1);
+      }
+    }
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  fence_registers<MI * N / 2>(c);
+  fence_registers<MI * K / 4>(regs);
+}
+
+#endif  // sm_90
+
+}  // namespace tilec_cuda
