@@ -33,6 +33,10 @@ def main():
         "// transpose flags (both operands K-major). Include cuda/wgmma.h, not this file.",
         "#pragma once",
         "",
+        '#include "cuda/types.h"',
+        "",
+        "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900",
+        "",
         "namespace tilec_cuda {",
         "",
         "template <int N, class T>",
@@ -92,7 +96,7 @@ def main():
     for n in WIDTHS:
         lines.append(f"#undef TILEC_WGMMA_D{n}")
         lines.append(f"#undef TILEC_WGMMA_OUT{n}")
-    lines += ["", "}  // namespace tilec_cuda", ""]
+    lines += ["", "}  // namespace tilec_cuda", "", "#endif  // sm_90", ""]
     with open(OUT, "w") as f:
         f.write("\n".join(lines))
 

@@ -207,6 +207,19 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
                : "memory");
 }
 
+// One arrival a warp: lane 0 arrives once every lane of the warp has come here (a barrier
+// initialized with the number of warps that arrive).
+__device__ __forceinline__ void mbarrier_arrive_per_warp(uint64_t* bar) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) mbarrier_arrive(bar);
+}
+
+// fence.mbarrier_init.release.cluster: barriers just initialized are seen initialized by the
+// copy engine (then sync_threads publishes them to the block).
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
 // mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity: true once the phase with this
 // parity (0 for the first phase, then 1, 0, ...) has completed; false after a time-out. Memory
 // written by the completed phase's copies is then visible to this thread.

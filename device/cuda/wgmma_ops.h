@@ -7,6 +7,10 @@
 // transpose flags (both operands K-major). Include cuda/wgmma.h, not this file.
 #pragma once
 
+#include "cuda/types.h"
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+
 namespace tilec_cuda {
 
 template <int N, class T>
@@ -304,3 +308,5 @@ TILEC_WGMMA_8BIT(256, float8_e5m2, "e5m2", 128, 129, 130, 131, 132, 133)
 #undef TILEC_WGMMA_OUT256
 
 }  // namespace tilec_cuda
+
+#endif  // sm_90

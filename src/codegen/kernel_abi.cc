@@ -1,6 +1,7 @@
 #include "codegen/kernel_abi.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "ir/visitor.h"
 
@@ -19,6 +20,16 @@ static void collect_vars(const ir::Expr& e, std::vector<ir::Expr>* out) {
   } collector;
   collector.out = out;
   collector.visit(e);
+}
+
+// The tensor maps of the kernel's KernelLaunch (none before lowering).
+static std::vector<ir::TensorMapSpec> tensor_maps_of(const ir::Stmt& body) {
+  struct Finder : ir::IRVisitor {
+    std::vector<ir::TensorMapSpec> maps;
+    void visit_KernelLaunch(const ir::KernelLaunch* op) override { maps = op->tensor_maps; }
+  } finder;
+  finder.visit(body);
+  return finder.maps;
 }
 
 KernelAbi make_kernel_abi(const ir::PrimFunc& func) {
@@ -60,6 +71,13 @@ KernelAbi make_kernel_abi(const ir::PrimFunc& func) {
       abi.float_params.push_back(static_cast<int>(p));
     else
       abi.int_slots.push_back({IntSlot::Source::Scalar, static_cast<int>(p), 0, param.var});
+  }
+  for (const ir::TensorMapSpec& spec : tensor_maps_of(func.body)) {
+    auto it = std::find_if(func.params.begin(), func.params.end(),
+                           [&](const ir::Param& p) { return p.buffer == spec.tensor; });
+    if (it == func.params.end())
+      throw std::logic_error("kernel ABI: a tensor map of '" + spec.tensor->name + "', which is not a param");
+    abi.tensor_maps.push_back({static_cast<int>(it - func.params.begin()), spec.box, spec.swizzle_128b});
   }
   return abi;
 }

@@ -38,6 +38,14 @@ struct KernelAbi {
     int param = -1, dim = -1;  // -1: appears only inside dim expressions
   };
   std::vector<SymbolSource> symbols;
+  // TMA tensor maps (the kernel's KernelLaunch::tensor_maps): built for each call from
+  // tensor param `param` with the given box (innermost dim first) and swizzle.
+  struct TensorMap {
+    int param = -1;
+    std::vector<int64_t> box;
+    bool swizzle_128b = false;
+  };
+  std::vector<TensorMap> tensor_maps;
 };
 
 // Symbolic dims first (in order of first appearance in param shapes), then each

@@ -174,12 +174,15 @@ bool StructuralEqual::eq_Evaluate(const Evaluate* a, const Evaluate* b) {
 bool StructuralEqual::eq_KernelLaunch(const KernelLaunch* a, const KernelLaunch* b) {
   if (a->thread_var.defined() != b->thread_var.defined()) return false;
   if (a->thread_var && !define(a->thread_var, b->thread_var)) return false;
-  return a->threads == b->threads && a->swizzle_panel == b->swizzle_panel &&
+  return a->threads == b->threads && a->producer_threads == b->producer_threads &&
+         a->tensor_maps == b->tensor_maps && a->swizzle_panel == b->swizzle_panel &&
          a->swizzle_columns == b->swizzle_columns && eq(a->grid, b->grid) && define(a->block_vars, b->block_vars) &&
          eq(a->body, b->body);
 }
 
 bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
+  if (a->barrier.defined() != b->barrier.defined()) return false;
+  if (a->barrier && !eq(a->barrier, b->barrier)) return false;
   return a->async == b->async && eq(a->src, b->src) && eq(a->dst, b->dst);
 }
 

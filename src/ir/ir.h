@@ -108,9 +108,11 @@ struct BufferNode {
   SourceLoc loc;  // where it was declared or allocated
   // Set by the CUDA pass infer_layout. Fragments: how the elements are spread
   // over threads. Shared tiles: element (.., r, c) lives at the swizzled
-  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h).
+  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h), or with `panels` at its
+  // offset in 128-byte panels (device/cuda/wgmma.h: what TMA writes and wgmma reads).
   std::shared_ptr<const Fragment> fragment;
   bool swizzled = false;
+  bool panels = false;
   // Shared buffers: the byte offset in the block's shared memory, set by the CUDA pass
   // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 leaves
   // the place to the code generator.
@@ -274,6 +276,17 @@ struct Evaluate : StmtNode {
   Evaluate() : StmtNode(static_kind) {}
 };
 
+// A TMA tensor map the kernel receives (built on the host for each call from the tensor):
+// the box one copy moves, innermost dim first, and the 128-byte swizzle of panel tiles.
+struct TensorMapSpec {
+  Buffer tensor;  // a global (param) buffer
+  std::vector<int64_t> box;
+  bool swizzle_128b = false;
+  bool operator==(const TensorMapSpec& o) const {
+    return tensor == o.tensor && box == o.box && swizzle_128b == o.swizzle_128b;
+  }
+};
+
 // `with T.Kernel(grid..., threads=n) as (bx, by, bz)`: body runs once per block;
 // block_vars[i] ranges over [0, grid[i]).
 struct KernelLaunch : StmtNode {
@@ -285,6 +298,12 @@ struct KernelLaunch : StmtNode {
   // (columns with swizzle_columns), for L2 reuse; 0 keeps the launch order.
   int64_t swizzle_panel = 0;
   bool swizzle_columns = false;
+  // Warp specialization (passes/cuda/warp_specialize.h): this many threads run past
+  // `threads` (a producer warpgroup); layouts still span the first `threads`.
+  int producer_threads = 0;
+  // TMA copies' tensor maps, in the order the kernel's argument holds them (set by
+  // lower_to_threads).
+  std::vector<TensorMapSpec> tensor_maps;
   // threadIdx.x in [0, threads), once lowering to threads has made the body
   // per-thread code; null before (the body is per-block tile code).
   Expr thread_var;
@@ -297,11 +316,14 @@ struct KernelLaunch : StmtNode {
 // dst outside its buffer are not written.
 //
 // `async` (global to shared, set by pipeline_loops): the copy is issued as
-// cp.async and completes at a later cp_async_wait; lowering adds no wait.
+// cp.async and completes at a later cp_async_wait; lowering adds no wait. With
+// `barrier` (the address of a shared mbarrier, set by warp_specialize) it is a TMA copy,
+// issued by the one thread that reaches it, completing on that barrier.
 struct Copy : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Copy;
   BufferRegion src, dst;
   bool async = false;
+  Expr barrier;
   Copy() : StmtNode(static_kind) {}
 };
 

@@ -177,6 +177,23 @@ Fragment mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n)
                           });
 }
 
+Fragment wgmma_accumulator(int64_t m, int64_t n, int64_t groups_m, int64_t groups_n) {
+  int64_t strips = m / groups_m / 64, columns = n / groups_n / 8;
+  if (strips * groups_m * 64 != m || columns * groups_n * 8 != n)
+    throw std::logic_error("wgmma_accumulator: tile does not split into 64 x 8 parts over the warpgroups");
+  return Fragment({m, n}, {
+                              {0, 8, 1, true, 4},
+                              {0, 2, 8, false, 2},
+                              {0, 4, 16, true, 32},
+                              {0, strips, 64, false, 4 * columns},
+                              {0, groups_m, m / groups_m, true, 128},
+                              {1, 2, 1, false, 1},
+                              {1, 4, 2, true, 1},
+                              {1, columns, 8, false, 4},
+                              {1, groups_n, n / groups_n, true, 128 * groups_m},
+                          });
+}
+
 Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vector) {
   std::vector<FragmentDigit> digits;
   int64_t free_threads = threads, thread_stride = 1, slot_stride = 1;

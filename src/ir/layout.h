@@ -75,6 +75,10 @@ class Fragment {
 // warps_m x warps_n grid of warps.
 Fragment mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n);
 
+// The accumulator of wgmma_gemm_ss (device/cuda/wgmma.h) for an M x N tile over a
+// groups_m x groups_n grid of warpgroups: m64 strips, 8-column groups, frag_m16n8_c slots.
+Fragment wgmma_accumulator(int64_t m, int64_t n, int64_t groups_m, int64_t groups_n);
+
 // The layout of a tile nobody constrains: thread-major and contiguous in the last dim,
 // `vector` elements a thread at a time (a divisor of the last extent), over `threads`.
 Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);

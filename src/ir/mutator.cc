@@ -230,10 +230,12 @@ Stmt IRMutator::mutate_KernelLaunch(const KernelLaunch* op, const Stmt& self) {
 Stmt IRMutator::mutate_Copy(const Copy* op, const Stmt& self) {
   BufferRegion src = mutate_region(op->src);
   BufferRegion dst = mutate_region(op->dst);
-  if (same_region(src, op->src) && same_region(dst, op->dst)) return self;
+  Expr barrier = op->barrier ? mutate(op->barrier) : op->barrier;
+  if (same_region(src, op->src) && same_region(dst, op->dst) && barrier.same_as(op->barrier)) return self;
   auto n = std::make_shared<Copy>(*op);
   n->src = std::move(src);
   n->dst = std::move(dst);
+  n->barrier = std::move(barrier);
   return Stmt(n);
 }
 

@@ -365,7 +365,7 @@ class IRPrinter {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
-                 << op->buffer->dtype.name() << "\")" << (op->buffer->swizzled ? "  # swizzled" : "")
+                 << op->buffer->dtype.name() << "\")" << (op->buffer->swizzled ? "  # swizzled" : op->buffer->panels ? "  # 128-byte panels" : "")
                  << (op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "")
                  << "\n";
     stmt(op->body, indent);
@@ -381,6 +381,9 @@ class IRPrinter {
     if (op->block_vars.size() != 1) vars = "(" + vars + ")";
     line(indent) << "with T.Kernel(" << grid << ", threads=" << std::to_string(op->threads) << ") as " << vars << ":"
                  << (op->thread_var ? "  # per thread " + expr(op->thread_var) : std::string()) << "\n";
+    if (op->producer_threads > 0)
+      line(indent + 1) << "# warp-specialized: " << std::to_string(op->producer_threads) << " producer threads past "
+                       << std::to_string(op->threads) << "\n";
     if (op->swizzle_panel > 0)
       line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
                        << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";
@@ -390,7 +393,8 @@ class IRPrinter {
   void print_Copy(const Copy* op, int indent) {
     std::string src = region(op->src);
     std::string dst = region(op->dst);
-    line(indent) << "T.copy(" << src << ", " << dst << ")" << (op->async ? "  # async" : "") << "\n";
+    std::string note = op->barrier ? "  # TMA, completes on " + expr(op->barrier) : op->async ? "  # async" : "";
+    line(indent) << "T.copy(" << src << ", " << dst << ")" << note << "\n";
   }
 
   void print_Gemm(const Gemm* op, int indent) {

@@ -105,6 +105,7 @@ void IRVisitor::visit_KernelLaunch(const KernelLaunch* op) {
 void IRVisitor::visit_Copy(const Copy* op) {
   visit_region(op->src);
   visit_region(op->dst);
+  if (op->barrier) visit(op->barrier);
 }
 
 void IRVisitor::visit_Gemm(const Gemm* op) {

@@ -22,4 +22,24 @@ struct PassContext {
 
 using PassFunction = ir::Stmt (*)(const ir::Stmt&, const PassContext&);
 
+// A switch among ctx.pass_configs ("1"/"true"/"True" on, "0"/"false"/"False" off; checked
+// when the kernel is compiled), or `fallback` when it isn't given.
+inline bool config_on(const PassContext& ctx, const std::string& name, bool fallback) {
+  auto it = ctx.pass_configs.find(name);
+  if (it == ctx.pass_configs.end()) return fallback;
+  return it->second == "1" || it->second == "true" || it->second == "True";
+}
+
+// Whether Hopper's machinery (sm_90a) may be used: wgmma (config "tilec.wgmma"), TMA
+// ("tilec.tma"), warp specialization ("tilec.warp_specialize"), register reallocation
+// ("tilec.setmaxnreg"); each on by default, and each later one needs the ones before.
+inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
+  if (ctx.arch != "sm_90a") return false;
+  for (const char* f : {"tilec.wgmma", "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg"}) {
+    if (!config_on(ctx, f, true)) return false;
+    if (feature == f) return true;
+  }
+  return false;
+}
+
 }  // namespace tilec::passes

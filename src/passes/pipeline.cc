@@ -16,6 +16,7 @@
 #include "passes/cuda/lower_to_threads.h"
 #include "passes/cuda/pipeline_loops.h"
 #include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/warp_specialize.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
@@ -41,6 +42,7 @@ std::vector<PassEntry> passes_for(const std::string& target) {
   if (target == "cuda") {
     return {
         {"verify", verify},
+        {"warp_specialize", warp_specialize},
         {"pipeline_loops", pipeline_loops},
         {"infer_layout", infer_layout},
         {"plan_shared_memory", plan_shared_memory},

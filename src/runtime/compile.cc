@@ -21,7 +21,8 @@ namespace tilec {
 namespace {
 
 // The pass configs tilec reads, all switches.
-constexpr const char* kPassConfigs[] = {"tilec.bounds_check", "tilec.specialize_contiguous"};
+constexpr const char* kPassConfigs[] = {"tilec.bounds_check", "tilec.specialize_contiguous", "tilec.wgmma",
+                                        "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg"};
 
 void check_pass_configs(const CompileOptions& options) {
   for (const auto& [key, value] : options.pass_configs) {

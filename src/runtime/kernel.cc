@@ -11,6 +11,7 @@
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/device_scope.h"
 #include "runtime/cuda/launch_grid.h"
+#include "runtime/cuda/tensor_maps.h"
 #include "runtime/kernel_impl.h"
 #include "runtime/launch_args.h"
 
@@ -204,8 +205,8 @@ void launch_cpu(const Kernel::Impl& k, const KernelVariant& v, const runtime::La
 }
 
 // On `device` (-1: the current context's), in the order of `stream`'s work.
-void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const runtime::LaunchArgs& args, int device,
-                 void* stream) {
+void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vector<ArgValue>& call_args,
+                 const runtime::LaunchArgs& args, int device, void* stream) {
   std::optional<runtime::LaunchDims> grid = runtime::launch_grid(v.cuda_launch.grid, v.abi, args.ints, k.name);
   if (!grid) return;
   const runtime::CudaDriver* driver = runtime::CudaDriver::get();
@@ -213,6 +214,7 @@ void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const runtime::L
     throw std::runtime_error("cannot launch CUDA kernel '" + k.name + "': " +
                              runtime::CudaDriver::unavailable_reason());
   std::vector<uint64_t> words = runtime::cuda_param_words(args);
+  runtime::append_tensor_maps(*driver, v.abi, call_args, k.params, k.name, &words);
   void* params[] = {words.data()};
   std::optional<runtime::DeviceScope> scope;
   if (device >= 0) scope.emplace(*driver, device);
@@ -284,7 +286,7 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
   runtime::LaunchArgs packed = runtime::pack_launch_args(
       v.abi, args, [&](const ir::Expr& var) { return solver.value_of(var); }, k.name);
-  if (k.target == "cuda") launch_cuda(k, v, packed, device, stream);
+  if (k.target == "cuda") launch_cuda(k, v, args, packed, device, stream);
   else launch_cpu(k, v, packed);
 }
 

@@ -5,7 +5,9 @@
 //   extern "C" __global__ void <cuda_kernel_name()>(tilec_args args)
 // where `tilec_args` is a struct of 8-byte words in kernel ABI order:
 //   void* tensors[max(1, T)]; int64_t ints[max(1, I)]; double floats[max(1, F)];
-// (T, I, F: the sizes of the KernelAbi's tensor_params, int_slots, float_params).
+// (T, I, F: the sizes of the KernelAbi's tensor_params, int_slots, float_params),
+// then, when the kernel has TMA copies, tilec_cuda::tensor_map tensor_maps[M] (128 bytes
+// each, 64-byte aligned; the parameter is then __grid_constant__).
 // The runtime packs the same words and passes a pointer to them as the one
 // kernel parameter.
 #pragma once
@@ -24,7 +26,7 @@ struct CudaLaunch {
   // Grid extents (x, y, z order; 1 to 3 of them) as integer expressions over
   // the Vars of the ABI's int slots (symbolic dims and integer scalars).
   std::vector<ir::Expr> grid;
-  int threads = 128;  // block size (x)
+  int threads = 128;  // block size (x), producer warpgroups included
   int64_t dynamic_shared_bytes = 0;
 };
 

@@ -14,6 +14,11 @@ namespace tilec::passes {
 
 inline constexpr const char* kDeviceCallPrefix = "cuda.";
 inline constexpr const char* kAddressOf = "address_of";
+// tensor_map(i): the kernel argument's i-th TMA tensor map (KernelLaunch::tensor_maps).
+inline constexpr const char* kTensorMap = "tensor_map";
+// thread_in(lo, hi): whether threadIdx.x is in [lo, hi) (before lower_to_threads, where the
+// block's threads have no name yet).
+inline constexpr const char* kThreadIn = "thread_in";
 
 // Evaluate(tilec_cuda::name(args...)) at `loc`.
 inline ir::Stmt device_call(const std::string& name, std::vector<ir::Expr> args, const SourceLoc& loc) {

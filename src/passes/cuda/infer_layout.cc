@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "ir/region.h"
@@ -185,6 +186,14 @@ class LayoutInference {
   Stmt run(const ir::KernelLaunch& launch, const Stmt& body) {
     threads_ = launch.threads;
     collect(body);
+    for (const auto& [gemm, grid] : wgmma_gemms_) {
+      auto c = const_shape(gemm->c.buffer);
+      demand(gemm->c.buffer, ir::wgmma_accumulator(c[0], c[1], grid.groups_m, grid.groups_n), gemm->loc);
+      if (is_fragment(gemm->a.buffer)) {
+        auto a = const_shape(gemm->a.buffer);
+        demand(gemm->a.buffer, ir::wgmma_accumulator(a[0], a[1], grid.groups_m, 1), gemm->loc);
+      }
+    }
     for (const auto& [gemm, grid] : mma_gemms_) {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
                                          grid.warps_m, grid.warps_n);
@@ -219,6 +228,11 @@ class LayoutInference {
       auto n = std::make_shared<ir::BufferNode>(*b);
       n->swizzled = true;
       replaced[b.get()] = n;
+    }
+    for (const auto* b : panels_) {
+      auto n = std::make_shared<ir::BufferNode>(*b);
+      n->panels = true;
+      replaced[b] = n;
     }
     return ir::replace_buffers(body, replaced);
   }
@@ -270,7 +284,13 @@ class LayoutInference {
         if (op->src.buffer) self->tile_site(op->dst, {op->src, op->dst}, op->loc);
       }
       void visit_Gemm(const ir::Gemm* op) override {
-        if (auto grid = mma_warp_grid(*op, self->threads_, self->ctx_)) {
+        if (auto grid = wgmma_grid(*op, self->threads_, self->ctx_)) {
+          self->wgmma_gemms_.push_back({op, *grid});
+          return;
+        }
+        auto panels = [&](const ir::BufferRegion& r) { return self->panels_.count(r.buffer.get()) > 0; };
+        auto grid = mma_warp_grid(*op, self->threads_, self->ctx_);
+        if (grid && !panels(op->a) && !panels(op->b)) {
           self->mma_gemms_.push_back({op, *grid});
           return;
         }
@@ -307,6 +327,22 @@ class LayoutInference {
       }
     } collector;
     collector.self = this;
+    // Shared operands of wgmma gemms are panel tiles; an mma gemm reading one of those
+    // runs off the tensor cores (its ldmatrix addressing knows the swizzled layout only).
+    struct Panels : ir::IRVisitor {
+      LayoutInference* self;
+      void visit_Allocate(const ir::Allocate* op) override {
+        if (op->buffer->panels) self->panels_.insert(op->buffer.get());
+        IRVisitor::visit_Allocate(op);
+      }
+      void visit_Gemm(const ir::Gemm* op) override {
+        if (!wgmma_grid(*op, self->threads_, self->ctx_)) return;
+        for (const auto* r : {&op->a, &op->b})
+          if (r->buffer->scope == ir::MemoryScope::Shared) self->panels_.insert(r->buffer.get());
+      }
+    } panels;
+    panels.self = this;
+    panels.visit(body);
     collector.visit(body);
   }
 
@@ -462,6 +498,8 @@ class LayoutInference {
   std::vector<Site> sites_;
   std::vector<const ir::Reduce*> reduces_;
   std::vector<std::pair<const ir::Gemm*, WarpGrid>> mma_gemms_;
+  std::vector<std::pair<const ir::Gemm*, WarpgroupGrid>> wgmma_gemms_;
+  std::unordered_set<const ir::BufferNode*> panels_;
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
 };
 
@@ -612,6 +650,61 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   return std::nullopt;
 }
 
+bool panel_tile(const ir::BufferNode& b) {
+  size_t rank = b.shape.size();
+  int64_t rows, cols;
+  if (b.scope != ir::MemoryScope::Shared || rank < 2 || !ir::is_const_int(ir::simplify(b.shape[rank - 2]), &rows) ||
+      !ir::is_const_int(ir::simplify(b.shape[rank - 1]), &cols))
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return false;
+  return rows % 8 == 0 && cols * b.dtype.bytes() % 128 == 0;
+}
+
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
+  if (!hopper_feature(ctx, "tilec.wgmma") || threads % 128 != 0) return std::nullopt;
+  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
+  const bool a_in_registers = whole_fragment(op.a);
+  DType t = op.a.buffer->dtype;
+  if (op.b.buffer->dtype != t || !whole_shared_tile(op.b) || !panel_tile(*op.b.buffer)) return std::nullopt;
+  if (a_in_registers ? op.transpose_a || t.bytes() != 2 : !whole_shared_tile(op.a) || !panel_tile(*op.a.buffer))
+    return std::nullopt;
+  int64_t kstep;
+  switch (t.code()) {
+    case DType::Float16: case DType::BFloat16: kstep = 16; break;
+    case DType::Float8E4M3: case DType::Float8E5M2:
+      if (op.transpose_a || !op.transpose_b) return std::nullopt;
+      kstep = 32;
+      break;
+    default: return std::nullopt;
+  }
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  auto ea = const_extents(ir::squeezed_extents(op.a));
+  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
+  int64_t m = ec[0], n = ec[1], k = op.transpose_a ? ea[0] : ea[1];
+  if (const_shape(op.c.buffer) != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
+  const int64_t panel = 128 / t.bytes(), groups = threads / 128;
+  auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width
+    int64_t w = std::min<int64_t>(cols, 256);
+    while (w > 0 && cols % w != 0) w -= 8;
+    return w;
+  };
+  std::vector<int64_t> orders;  // groups_m, most first (FullCol: fewest first)
+  for (int64_t gm = groups; gm >= 1; --gm) orders.push_back(gm);
+  if (op.policy == ir::WarpPolicy::FullCol) std::reverse(orders.begin(), orders.end());
+  for (int64_t gm : orders) {
+    if (groups % gm) continue;
+    int64_t gn = groups / gm;
+    if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
+    if ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)) continue;
+    int64_t wn = n / gn, w = width(wn);
+    // A B stored K x N is read in whole panels by every instruction past the first column.
+    if (!op.transpose_b && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
+    return WarpgroupGrid{gm, gn};
+  }
+  return std::nullopt;
+}
+
 ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a) {
   // A (M x K) as the accumulator of an M x K tile over the warps along M; B as that of an
   // N x K tile over the warps along N. Stored the other way round (transpose_a, or B as
@@ -626,6 +719,7 @@ ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, b
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
+      op.src.buffer->panels ||
       dst->dtype.bytes() != 2 || op.src.buffer->dtype != dst->dtype)
     return std::nullopt;
   auto shape = const_shape(dst);

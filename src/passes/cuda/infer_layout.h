@@ -39,6 +39,23 @@ struct WarpGrid {
 // ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
 
+// The grid of a wgmma gemm: groups_m x groups_n warpgroups of 128 threads.
+struct WarpgroupGrid {
+  int64_t groups_m = 1, groups_n = 1;
+};
+
+// Whether T.gemm `op` runs on wgmma (wgmma_gemm_ss / wgmma_gemm_rs of device/cuda/wgmma.h) and
+// over which warpgroups: sm_90a with the pass config "tilec.wgmma" on; threads whole
+// warpgroups; fp16/bf16 (A in shared memory or, not transposed, in registers) or fp8 (both
+// K-major) operands into a float32 accumulator; shared operands panel tiles (panel_tile);
+// each warpgroup's part of C whole m64 strips and columns of 8 (for a B stored K x N, whole
+// panels when split).
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
+
+// Whether shared buffer `b` can be stored in 128-byte panels (device/cuda/wgmma.h): its last
+// two dims constant, rows a multiple of 8, row bytes a multiple of 128.
+bool panel_tile(const ir::BufferNode& b);
+
 // The layout of gemm `op`'s A (`a`) or B operand when it is a fragment (gemm_rs / gemm_sr).
 ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a);
 

@@ -60,14 +60,17 @@ struct Pending {
 
 class BarrierPlacer {
  public:
-  explicit BarrierPlacer(BufferSet async) : overlap_(std::move(async)) {}
+  // `consumer_threads` > 0: the launch is warp-specialized (warp_specialize.h), and the
+  // branch its producer warpgroup doesn't take synchronizes only that many threads.
+  BarrierPlacer(BufferSet async, int consumer_threads)
+      : overlap_(std::move(async)), consumer_threads_(consumer_threads) {}
 
   // `s` with barriers before each statement that would otherwise see another thread's
   // access of the same buffer (read after write, write after read or write) unseparated;
   // `pending` is updated to what is unseparated after it.
   Stmt place(const Stmt& s, Pending& pending) {
     if (!s) return s;
-    if (is_device_call(s, "sync_threads")) {
+    if (is_device_call(s, "sync_threads") || is_device_call(s, partial_barrier())) {
       pending = Pending();
       return s;
     }
@@ -92,8 +95,16 @@ class BarrierPlacer {
       Stmt cond_barrier = leaf_expr_reads(branch->condition, pending);
       Pending then_pending = pending, else_pending = pending;
       auto n = std::make_shared<ir::IfThenElse>(*branch);
+      const bool split = splits_producer(branch->condition);
+      in_producer_ = split;
       n->then_case = place(branch->then_case, then_pending);
-      if (branch->else_case) n->else_case = place(branch->else_case, else_pending);
+      in_producer_ = false;
+      if (branch->else_case) {
+        const bool saved = in_consumers_;
+        in_consumers_ = in_consumers_ || split;
+        n->else_case = place(branch->else_case, else_pending);
+        in_consumers_ = saved;
+      }
       pending = then_pending;
       pending.add(else_pending);
       return ir::make_seq({cond_barrier, Stmt(n)});
@@ -114,6 +125,14 @@ class BarrierPlacer {
     SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
+    // wgmma reads panel tiles through the async proxy: the writers' generic stores are
+    // ordered before it by their proxy fence, then the barrier.
+    if (barrier && s.as<ir::Gemm>())
+      for (const auto* b : acc.reads)
+        if (b->panels) {
+          barrier = ir::make_seq({device_call("fence_proxy_async", {}, s->loc), barrier});
+          break;
+        }
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     pending.writes.insert(acc.writes.begin(), acc.writes.end());
     return ir::make_seq({barrier, s});
@@ -153,12 +172,25 @@ class BarrierPlacer {
            overlap_.any(acc.writes, pending.reads);
   }
 
-  static Stmt reset(Pending& pending, const SourceLoc& loc) {
+  Stmt reset(Pending& pending, const SourceLoc& loc) const {
+    if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
     pending = Pending();
-    return device_call("sync_threads", {}, loc);
+    return device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
   }
 
+  // Whether `condition` is thread_in(T, ...): the producer warpgroup's side of the split.
+  bool splits_producer(const ir::Expr& condition) const {
+    const auto* call = condition.as<ir::Call>();
+    int64_t lo;
+    return consumer_threads_ > 0 && call && call->name == kThreadIn && ir::is_const_int(call->args.at(0), &lo) &&
+           lo == consumer_threads_;
+  }
+
+  std::string partial_barrier() const { return "sync_threads_partial<1, " + std::to_string(consumer_threads_) + ">"; }
+
   Overlap overlap_;
+  int consumer_threads_;
+  bool in_consumers_ = false, in_producer_ = false;
 };
 
 class KernelBarriers : public ir::IRMutator {
@@ -168,7 +200,7 @@ class KernelBarriers : public ir::IRMutator {
     async.visit(op->body);
     Pending pending;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
-    n->body = BarrierPlacer(async.buffers).place(op->body, pending);
+    n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0).place(op->body, pending);
     return Stmt(n);
   }
 };

@@ -26,6 +26,14 @@ constexpr int64_t kMaxUnrolledSlots = 1024;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
 
+// Whether gemm `op` runs on mma.sync (gemm_ss / gemm_rs / gemm_sr): infer_layout gives it the
+// tensor cores unless it runs on wgmma or reads a panel tile (whose layout ldmatrix addressing
+// doesn't know).
+bool mma_path(const ir::Gemm& op, int threads, const PassContext& ctx) {
+  return !wgmma_grid(op, threads, ctx) && !op.a.buffer->panels && !op.b.buffer->panels &&
+         mma_warp_grid(op, threads, ctx).has_value();
+}
+
 Expr conjoin(const Expr& a, const Expr& b) {
   if (!a) return b;
   if (!b) return a;
@@ -66,10 +74,12 @@ class ThreadLowering : public TileLowering {
                             ": on a GPU a block is whole warps, so threads must be a multiple of 32");
     threads_ = op->threads;
     tid_ = ir::make_var("tx");
-    bounds_.bind(tid_, {0, op->threads - 1});
+    bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
+    tensor_maps_.clear();
     Stmt lowered = TileLowering::mutate_KernelLaunch(op, self);
     auto n = std::make_shared<ir::KernelLaunch>(*lowered.as<ir::KernelLaunch>());
     n->thread_var = tid_;
+    n->tensor_maps = tensor_maps_;
     return Stmt(n);
   }
 
@@ -107,6 +117,10 @@ class ThreadLowering : public TileLowering {
   }
 
   Expr mutate_Call(const ir::Call* op, const Expr& self) override {
+    if (op->name == kThreadIn) {
+      Expr lo = mutate(op->args.at(0)), hi = mutate(op->args.at(1));
+      return ir::make_And(ir::make_GE(tid_, lo), ir::make_LT(tid_, hi));
+    }
     // The address of a fragment is its thread's registers.
     if (op->name == kAddressOf) {
       const auto* load = op->args[0].as<ir::BufferLoad>();
@@ -116,8 +130,10 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
+    if (auto groups = wgmma_grid(*op, threads_, ctx_)) return wgmma_gemm(*op, *groups);
     auto grid = mma_warp_grid(*op, threads_, ctx_);
-    if (!grid) throw std::logic_error("lower_to_threads: a gemm off the mma path was left");
+    if (!grid || !mma_path(*op, threads_, ctx_))
+      throw std::logic_error("lower_to_threads: a gemm off the tensor-core paths was left");
     auto ec = ir::squeezed_extents(op->c);
     auto ea = ir::squeezed_extents(op->a);
     int64_t m, n, k;
@@ -155,6 +171,7 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
+    if (op->barrier) return tma_copy(*op);
     if (auto grid = ldmatrix_copy_grid(*op, threads_)) {
       auto shape = ir::squeezed_extents(op->dst);
       int64_t rows, cols;
@@ -183,6 +200,70 @@ class ThreadLowering : public TileLowering {
                     "are spread over threads (" + f.to_string() + "); read it inside a T.Parallel loop, or "
                     "copy it to shared memory first");
     return f.slot_of(indices);
+  }
+
+  // ------------------------------------------------------------ Hopper
+
+  // wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of `groups`.
+  Stmt wgmma_gemm(const ir::Gemm& op, const WarpgroupGrid& groups) {
+    auto ec = ir::squeezed_extents(op.c);
+    auto ea = ir::squeezed_extents(op.a);
+    int64_t m, n, k;
+    ir::is_const_int(ec[0], &m);
+    ir::is_const_int(ec[1], &n);
+    ir::is_const_int(op.transpose_a ? ea[0] : ea[1], &k);
+    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", ";
+    const bool a_in_registers = is_fragment(op.a.buffer);
+    std::string name = a_in_registers
+                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) + ">"
+                           : "wgmma_gemm_ss<" + shape + std::to_string(groups.groups_m) + ", " +
+                                 std::to_string(groups.groups_n) + ", " + flag(op.transpose_a) + ", " +
+                                 flag(op.transpose_b) + ">";
+    Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
+    std::vector<Stmt> out;
+    if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
+    out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
+                              op.loc));
+    return located(ir::make_seq(out), op.loc);
+  }
+
+  // A TMA copy (warp_specialize made it; the thread that reaches it issues it): one
+  // tma_load a 128-byte panel of the destination tile, the box of the tensor map being the
+  // panel's rows x 128 bytes (1 along the region's other dims).
+  Stmt tma_copy(const ir::Copy& op) {
+    const ir::BufferRegion& src = op.src;
+    const ir::BufferRegion& dst = op.dst;
+    const size_t rank = src.region.size(), drank = dst.region.size();
+    int64_t cols;
+    ir::is_const_int(ir::simplify(dst.buffer->shape.back()), &cols);
+    const int64_t panel = 128 / dst.buffer->dtype.bytes();
+    ir::TensorMapSpec spec{src.buffer, {}, true};
+    for (size_t d = rank; d-- > 0;) {
+      int64_t extent;
+      if (!ir::is_const_int(ir::simplify(src.region[d].extent), &extent))
+        throw std::logic_error("lower_to_threads: a TMA copy of a symbolic extent");
+      spec.box.push_back(d + 1 == rank ? panel : extent);
+    }
+    auto it = std::find(tensor_maps_.begin(), tensor_maps_.end(), spec);
+    int64_t index = it - tensor_maps_.begin();
+    if (it == tensor_maps_.end()) tensor_maps_.push_back(spec);
+    Expr map = ir::make_call(DType::UInt64, kTensorMap, {ir::make_int(index)});
+    Expr barrier = mutate(op.barrier);
+    std::vector<Stmt> loads;
+    for (int64_t p = 0; p < cols / panel; ++p) {
+      std::vector<Expr> at;
+      for (size_t d = 0; d < drank; ++d) at.push_back(d + 2 < drank ? mutate(dst.region[d].min) : ir::make_int(0));
+      at.back() = ir::make_int(p * panel);
+      std::vector<Expr> args = {map, address_of(dst.buffer, at), barrier};
+      for (size_t d = rank; d-- > 0;) {
+        Expr c = mutate(src.region[d].min);
+        if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
+        args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
+      }
+      loads.push_back(device_call("tma_load", args, op.loc));
+    }
+    return located(ir::make_seq(loads), op.loc);
   }
 
   // ------------------------------------------------------------ T.Parallel
@@ -656,6 +737,7 @@ class ThreadLowering : public TileLowering {
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
   Expr tid_;
   std::unordered_map<const ir::BufferNode*, ir::Buffer> locals_;
+  std::vector<ir::TensorMapSpec> tensor_maps_;
 };
 
 }  // namespace
@@ -674,7 +756,10 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
                (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
                ldmatrix_copy_grid(copy, threads).has_value();
       }
-      case ir::StmtKind::Gemm: return mma_warp_grid(static_cast<const ir::Gemm&>(op), threads, ctx).has_value();
+      case ir::StmtKind::Gemm: {
+        const auto& gemm = static_cast<const ir::Gemm&>(op);
+        return wgmma_grid(gemm, threads, ctx).has_value() || mma_path(gemm, threads, ctx);
+      }
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
       default: return false;
     }

@@ -7,6 +7,8 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
+#include "passes/cuda/infer_layout.h"
+#include "passes/cuda/pipeline_stages.h"
 
 namespace tilec::passes {
 namespace {
@@ -14,108 +16,20 @@ namespace {
 using ir::Expr;
 using ir::Stmt;
 
-// How many statements touch each buffer (tile-op regions, loads and stores).
-class BufferUses : public ir::IRVisitor {
- public:
-  std::unordered_map<const ir::BufferNode*, int> count;
-
- protected:
-  void visit_region(const ir::BufferRegion& r) override {
-    if (r.buffer) ++count[r.buffer.get()];
-    IRVisitor::visit_region(r);
-  }
-  void visit_BufferLoad(const ir::BufferLoad* op) override {
-    ++count[op->buffer.get()];
-    IRVisitor::visit_BufferLoad(op);
-  }
-  void visit_BufferStore(const ir::BufferStore* op) override {
-    ++count[op->buffer.get()];
-    IRVisitor::visit_BufferStore(op);
-  }
-};
-
-std::unordered_map<const ir::BufferNode*, int> count_uses(const Stmt& s) {
-  BufferUses uses;
-  uses.visit(s);
-  return uses.count;
-}
-
-// Whether an expression reads an on-chip buffer (whose contents the loop body may change).
-class ReadsOnChip : public ir::IRVisitor {
- public:
-  bool found = false;
-
- protected:
-  void visit_BufferLoad(const ir::BufferLoad* op) override {
-    if (op->buffer->scope != ir::MemoryScope::Global) found = true;
-    IRVisitor::visit_BufferLoad(op);
-  }
-};
-
-bool is_producer(const Stmt& s) {
-  const auto* copy = s.as<ir::Copy>();
-  if (!copy || copy->src.buffer->scope != ir::MemoryScope::Global ||
-      copy->dst.buffer->scope != ir::MemoryScope::Shared)
-    return false;
-  ReadsOnChip reads;
-  for (const auto& r : copy->src.region) {
-    reads.visit(r.min);
-    reads.visit(r.extent);
-  }
-  for (const auto& r : copy->dst.region) {
-    reads.visit(r.min);
-    reads.visit(r.extent);
-  }
-  return !reads.found;
-}
-
-// Accesses of the staged buffers as accesses of their stage `stage`.
-class StageAccesses : public ir::IRMutator {
- public:
-  StageAccesses(const ir::BufferMap& staged, Expr stage) : staged_(staged), stage_(std::move(stage)) {}
-
- protected:
-  ir::BufferRegion mutate_region(const ir::BufferRegion& region) override {
-    ir::BufferRegion r = IRMutator::mutate_region(region);
-    auto it = r.buffer ? staged_.find(r.buffer.get()) : staged_.end();
-    if (it == staged_.end()) return r;
-    r.buffer = it->second;
-    r.region.insert(r.region.begin(), ir::Range{stage_, ir::make_int(1)});
-    return r;
-  }
-  Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
-    Expr e = IRMutator::mutate_BufferLoad(op, self);
-    const auto* load = e.as<ir::BufferLoad>();
-    auto it = staged_.find(load->buffer.get());
-    if (it == staged_.end()) return e;
-    std::vector<Expr> indices = load->indices;
-    indices.insert(indices.begin(), stage_);
-    return ir::with_loc(ir::make_load(it->second, indices), op->loc);
-  }
-  Stmt mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) override {
-    Stmt s = IRMutator::mutate_BufferStore(op, self);
-    const auto* store = s.as<ir::BufferStore>();
-    auto it = staged_.find(store->buffer.get());
-    if (it == staged_.end()) return s;
-    auto n = std::make_shared<ir::BufferStore>(*store);
-    n->buffer = it->second;
-    n->indices.insert(n->indices.begin(), stage_);
-    return Stmt(n);
-  }
-
- private:
-  const ir::BufferMap& staged_;
-  Expr stage_;
-};
-
 class LoopPipeliner : public ir::IRMutator {
  public:
-  explicit LoopPipeliner(std::unordered_map<const ir::BufferNode*, int> uses) : uses_(std::move(uses)) {}
+  LoopPipeliner(std::unordered_map<const ir::BufferNode*, int> uses, const PassContext& ctx)
+      : uses_(std::move(uses)), ctx_(ctx) {}
 
   // Original shared buffer -> its staged version, for every pipelined loop.
   ir::BufferMap staged;
 
  protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    threads_ = op->threads;
+    return IRMutator::mutate_KernelLaunch(op, self);
+  }
+
   Stmt mutate_For(const ir::For* op, const Stmt& self) override {
     Stmt mutated = IRMutator::mutate_For(op, self);
     const auto* loop = mutated.as<ir::For>();
@@ -181,12 +95,15 @@ class LoopPipeliner : public ir::IRMutator {
     }
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_stage_iter", t);
     Expr next = ir::make_Add(i, int_of(stages - 1));
-    std::vector<Stmt> steady = {
-        device_call("cp_async_wait<" + std::to_string(stages - 2) + ">", {}, loop.loc),
+    std::vector<Stmt> steady = {device_call("cp_async_wait<" + std::to_string(stages - 2) + ">", {}, loop.loc)};
+    // wgmma reads shared memory through the async proxy: cp.async's writes are ordered
+    // before it by each writer's proxy fence, then the barrier.
+    if (reads_with_wgmma(consumers)) steady.push_back(device_call("fence_proxy_async", {}, loop.loc));
+    steady.insert(steady.end(), {
         device_call("sync_threads", {}, loop.loc),
         issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))),
         device_call("cp_async_commit", {}, loop.loc),
-    };
+    });
     Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
     steady.push_back(StageAccesses(loop_staged, ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))))
                          .mutate(rest));
@@ -197,13 +114,29 @@ class LoopPipeliner : public ir::IRMutator {
     return ir::with_loc(ir::make_seq(out), loop.loc);
   }
 
+  // Whether a gemm among `stmts` runs on wgmma.
+  bool reads_with_wgmma(const std::vector<Stmt>& stmts) const {
+    struct Finder : ir::IRVisitor {
+      const LoopPipeliner* self;
+      bool found = false;
+      void visit_Gemm(const ir::Gemm* op) override {
+        found |= wgmma_grid(*op, self->threads_, self->ctx_).has_value();
+      }
+    } finder;
+    finder.self = this;
+    for (const Stmt& s : stmts) finder.visit(s);
+    return finder.found;
+  }
+
   std::unordered_map<const ir::BufferNode*, int> uses_;
+  const PassContext& ctx_;
+  int threads_ = 128;
 };
 
 }  // namespace
 
-ir::Stmt pipeline_loops(const ir::Stmt& body, const PassContext&) {
-  LoopPipeliner pipeliner(count_uses(body));
+ir::Stmt pipeline_loops(const ir::Stmt& body, const PassContext& ctx) {
+  LoopPipeliner pipeliner(count_uses(body), ctx);
   Stmt result = pipeliner.mutate(body);
   // The allocations of the staged buffers (their only remaining mention).
   return ir::replace_buffers(result, pipeliner.staged);

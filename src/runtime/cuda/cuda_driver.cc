@@ -62,6 +62,8 @@ const CudaDriver* CudaDriver::load(std::string* reason) {
   bind(driver->cuMemFree, "cuMemFree_v2");
   bind(driver->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   bind(driver->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  driver->cuTensorMapEncodeTiled = reinterpret_cast<decltype(driver->cuTensorMapEncodeTiled)>(
+      dlsym(handle, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     *reason = std::string(kLibrary) + " has no " + missing + ": the NVIDIA driver is too old";
     dlclose(handle);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -84,6 +85,11 @@ class CudaDriver {
   CUresult (*cuMemFree)(CUdeviceptr pointer) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr destination, const void* source, size_t bytes) = nullptr;
   CUresult (*cuMemcpyDtoH)(void* destination, CUdeviceptr source, size_t bytes) = nullptr;
+  // CUDA 12 and later; null with an older driver (kernels with TMA copies can't launch).
+  CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, unsigned rank, void* address,
+                                     const uint64_t* dims, const uint64_t* strides, const unsigned* box,
+                                     const unsigned* element_strides, int interleave, int swizzle,
+                                     int l2_promotion, int oob_fill) = nullptr;
 
  private:
   CudaDriver() = default;

@@ -1,0 +1,104 @@
+#include "passes/cuda/pipeline_stages.h"
+
+#include "ir/visitor.h"
+
+namespace tilec::passes {
+
+using ir::Expr;
+using ir::Stmt;
+
+namespace {
+
+// How many statements touch each buffer (tile-op regions, loads and stores).
+class BufferUses : public ir::IRVisitor {
+ public:
+  std::unordered_map<const ir::BufferNode*, int> count;
+
+ protected:
+  void visit_region(const ir::BufferRegion& r) override {
+    if (r.buffer) ++count[r.buffer.get()];
+    IRVisitor::visit_region(r);
+  }
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    ++count[op->buffer.get()];
+    IRVisitor::visit_BufferLoad(op);
+  }
+  void visit_BufferStore(const ir::BufferStore* op) override {
+    ++count[op->buffer.get()];
+    IRVisitor::visit_BufferStore(op);
+  }
+};
+
+}  // namespace
+
+std::unordered_map<const ir::BufferNode*, int> count_uses(const Stmt& s) {
+  BufferUses uses;
+  uses.visit(s);
+  return uses.count;
+}
+
+namespace {
+
+// Whether an expression reads an on-chip buffer (whose contents the loop body may change).
+class ReadsOnChip : public ir::IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    if (op->buffer->scope != ir::MemoryScope::Global) found = true;
+    IRVisitor::visit_BufferLoad(op);
+  }
+};
+
+}  // namespace
+
+bool is_producer(const Stmt& s) {
+  const auto* copy = s.as<ir::Copy>();
+  if (!copy || copy->src.buffer->scope != ir::MemoryScope::Global ||
+      copy->dst.buffer->scope != ir::MemoryScope::Shared)
+    return false;
+  ReadsOnChip reads;
+  for (const auto& r : copy->src.region) {
+    reads.visit(r.min);
+    reads.visit(r.extent);
+  }
+  for (const auto& r : copy->dst.region) {
+    reads.visit(r.min);
+    reads.visit(r.extent);
+  }
+  return !reads.found;
+}
+
+
+ir::BufferRegion StageAccesses::mutate_region(const ir::BufferRegion& region) {
+  ir::BufferRegion r = IRMutator::mutate_region(region);
+  auto it = r.buffer ? staged_.find(r.buffer.get()) : staged_.end();
+  if (it == staged_.end()) return r;
+  r.buffer = it->second;
+  r.region.insert(r.region.begin(), ir::Range{stage_, ir::make_int(1)});
+  return r;
+}
+
+Expr StageAccesses::mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) {
+  Expr e = IRMutator::mutate_BufferLoad(op, self);
+  const auto* load = e.as<ir::BufferLoad>();
+  auto it = staged_.find(load->buffer.get());
+  if (it == staged_.end()) return e;
+  std::vector<Expr> indices = load->indices;
+  indices.insert(indices.begin(), stage_);
+  return ir::with_loc(ir::make_load(it->second, indices), op->loc);
+}
+
+Stmt StageAccesses::mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) {
+  Stmt s = IRMutator::mutate_BufferStore(op, self);
+  const auto* store = s.as<ir::BufferStore>();
+  auto it = staged_.find(store->buffer.get());
+  if (it == staged_.end()) return s;
+  auto n = std::make_shared<ir::BufferStore>(*store);
+  n->buffer = it->second;
+  n->indices.insert(n->indices.begin(), stage_);
+  return Stmt(n);
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,36 @@
+// What the two ways of pipelining a T.Pipelined loop share (pipeline_loops: cp.async stages;
+// warp_specialize: TMA stages on mbarriers): which statements are its producers, and the
+// accesses of staged buffers as accesses of one stage.
+#pragma once
+
+#include <unordered_map>
+
+#include "ir/mutator.h"
+#include "ir/substitute.h"
+
+namespace tilec::passes {
+
+// How many statements touch each buffer (tile-op regions, loads and stores).
+std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
+
+// Whether `s` is a copy from global to shared memory whose regions read no on-chip buffer
+// (so it can run ahead of the rest of the loop body).
+bool is_producer(const ir::Stmt& s);
+
+// Accesses of the staged buffers (original -> its version with a leading stage dim) as
+// accesses of stage `stage`.
+class StageAccesses : public ir::IRMutator {
+ public:
+  StageAccesses(const ir::BufferMap& staged, ir::Expr stage) : staged_(staged), stage_(std::move(stage)) {}
+
+ protected:
+  ir::BufferRegion mutate_region(const ir::BufferRegion& region) override;
+  ir::Expr mutate_BufferLoad(const ir::BufferLoad* op, const ir::Expr& self) override;
+  ir::Stmt mutate_BufferStore(const ir::BufferStore* op, const ir::Stmt& self) override;
+
+ private:
+  const ir::BufferMap& staged_;
+  ir::Expr stage_;
+};
+
+}  // namespace tilec::passes

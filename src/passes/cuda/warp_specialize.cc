@@ -1,0 +1,306 @@
+#include "passes/cuda/warp_specialize.h"
+
+#include "ir/region.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+#include "ir/visitor.h"
+#include "passes/cuda/device_calls.h"
+#include "passes/cuda/infer_layout.h"
+#include "passes/cuda/pipeline_stages.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+
+constexpr int kProducerThreads = 128;
+// Registers a thread of the producer warpgroup keeps, and the consumers grow to (with one
+// producer and two consumer warpgroups: 40 + 2 * 232 = 504 <= 512 a lane).
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+
+// A TMA copy's shape: the destination tile's rows, columns and element bytes.
+struct TmaTile {
+  int64_t rows = 0, cols = 0, bytes = 0;
+};
+
+// Whether `copy` (a producer) can be a TMA copy: a whole 2-D shared panel tile from a tile of
+// a tensor of at most 5 dims with constant extents (one of them the tile's rows, the
+// innermost its columns, the rest 1) whose strides are constant multiples of 16 bytes.
+std::optional<TmaTile> tma_tile(const ir::Copy& copy) {
+  const ir::Buffer& dst = copy.dst.buffer;
+  const ir::Buffer& src = copy.src.buffer;
+  if (dst->dtype != src->dtype || dst->shape.size() != 2 || !panel_tile(*dst)) return std::nullopt;
+  TmaTile tile;
+  ir::is_const_int(ir::simplify(dst->shape[0]), &tile.rows);
+  ir::is_const_int(ir::simplify(dst->shape[1]), &tile.cols);
+  tile.bytes = dst->dtype.bytes();
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t e;
+    if (!ir::is_zero(ir::simplify(copy.dst.region[d].min)) ||
+        !ir::is_const_int(ir::simplify(copy.dst.region[d].extent), &e) || e != (d ? tile.cols : tile.rows))
+      return std::nullopt;
+  }
+  const size_t rank = copy.src.region.size();
+  if (rank < 1 || rank > 5 || tile.rows > 256) return std::nullopt;
+  std::vector<int64_t> extents;
+  for (const auto& r : copy.src.region) {
+    int64_t e;
+    if (!ir::is_const_int(ir::simplify(r.extent), &e)) return std::nullopt;
+    extents.push_back(e);
+  }
+  if (extents.back() != tile.cols) return std::nullopt;
+  int rows_dims = 0;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (extents[d] == 1) continue;
+    if (extents[d] != tile.rows || ++rows_dims > 1) return std::nullopt;
+  }
+  if (rows_dims == 0 && tile.rows != 1) return std::nullopt;
+  if (src->strides.size() != rank) return std::nullopt;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t stride;
+    if (!ir::is_const_int(ir::simplify(src->strides[d]), &stride)) return std::nullopt;
+    if (d + 1 == rank ? stride != 1 : stride * tile.bytes % 16 != 0) return std::nullopt;
+  }
+  return tile;
+}
+
+// Whether a statement writes one of `buffers`.
+bool writes_any(const Stmt& s, const ir::BufferMap& buffers) {
+  struct Writes : ir::IRVisitor {
+    const ir::BufferMap* buffers;
+    bool found = false;
+    void note(const ir::Buffer& b) { found |= b && buffers->count(b.get()) > 0; }
+    void visit_BufferStore(const ir::BufferStore* op) override {
+      note(op->buffer);
+      IRVisitor::visit_BufferStore(op);
+    }
+    void visit_Copy(const ir::Copy* op) override { note(op->dst.buffer); }
+    void visit_Fill(const ir::Fill* op) override { note(op->dst.buffer); }
+    void visit_Gemm(const ir::Gemm* op) override { note(op->c.buffer); }
+    void visit_Reduce(const ir::Reduce* op) override { note(op->dst.buffer); }
+    void visit_AtomicAdd(const ir::AtomicAdd* op) override { note(op->dst.buffer); }
+  } writes;
+  writes.buffers = &buffers;
+  writes.visit(s);
+  return writes.found;
+}
+
+// Pipelined loops anywhere in a statement.
+int count_pipelined(const Stmt& s) {
+  struct Count : ir::IRVisitor {
+    int n = 0;
+    void visit_For(const ir::For* op) override {
+      n += op->for_kind == ir::ForKind::Pipelined;
+      IRVisitor::visit_For(op);
+    }
+  } count;
+  count.visit(s);
+  return count.n;
+}
+
+class Specializer {
+ public:
+  Specializer(const ir::KernelLaunch& launch, const PassContext& ctx) : launch_(launch), ctx_(ctx) {}
+
+  // The launch's body rewritten, or null when its loop doesn't qualify.
+  Stmt run() {
+    if (count_pipelined(launch_.body) != 1) return Stmt();
+    uses_ = count_uses(launch_.body);
+    warp_specialized_ = hopper_feature(ctx_, "tilec.warp_specialize");
+    return rewrite(launch_.body);
+  }
+
+  bool warp_specialized() const { return warp_specialized_; }
+  const ir::BufferMap& staged() const { return staged_; }
+
+ private:
+  // Down through allocations and lets to the statement list holding the loop.
+  Stmt rewrite(const Stmt& s) {
+    if (const auto* alloc = s.as<ir::Allocate>()) {
+      Stmt body = rewrite(alloc->body);
+      return body ? ir::with_loc(ir::make_allocate(alloc->buffer, body), alloc->loc) : Stmt();
+    }
+    if (const auto* let = s.as<ir::LetStmt>()) {
+      Stmt body = rewrite(let->body);
+      if (!body) return Stmt();
+      auto n = std::make_shared<ir::LetStmt>(*let);
+      n->body = body;
+      return Stmt(n);
+    }
+    std::vector<Stmt> stmts;
+    if (const auto* seq = s.as<ir::Seq>()) stmts = seq->stmts;
+    else stmts = {s};
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const auto* loop = stmts[i].as<ir::For>();
+      if (!loop || loop->for_kind != ir::ForKind::Pipelined) continue;
+      std::vector<Stmt> before(stmts.begin(), stmts.begin() + i), after(stmts.begin() + i + 1, stmts.end());
+      return specialize(*loop, before, after);
+    }
+    return Stmt();
+  }
+
+  Stmt specialize(const ir::For& loop, const std::vector<Stmt>& before, const std::vector<Stmt>& after) {
+    const int stages = std::max(loop.num_stages, 1);
+    std::vector<Stmt> body_stmts;
+    if (const auto* seq = loop.body.as<ir::Seq>()) body_stmts = seq->stmts;
+    else body_stmts = {loop.body};
+    std::unordered_map<const ir::BufferNode*, int> uses_in_loop = count_uses(loop.body);
+    std::vector<Stmt> producers, consumers;
+    int64_t bytes = 0;
+    for (const Stmt& s : body_stmts) {
+      const auto* copy = s.as<ir::Copy>();
+      bool global_to_shared = copy && copy->src.buffer->scope == ir::MemoryScope::Global &&
+                              copy->dst.buffer->scope == ir::MemoryScope::Shared;
+      if (!global_to_shared) {
+        consumers.push_back(s);
+        continue;
+      }
+      const ir::Buffer& dst = copy->dst.buffer;
+      auto tile = tma_tile(*copy);
+      if (!is_producer(s) || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
+        return Stmt();
+      producers.push_back(s);
+      bytes += tile->rows * tile->cols * tile->bytes;
+      std::vector<Expr> shape = dst->shape;
+      shape.insert(shape.begin(), ir::make_int(stages));
+      auto staged = std::make_shared<ir::BufferNode>(*ir::make_buffer(dst->name, dst->dtype, shape, {}, dst->scope, dst->loc));
+      staged->panels = true;
+      staged_[dst.get()] = staged;
+    }
+    if (producers.empty()) return Stmt();
+    for (const Stmt& s : consumers) {
+      if (writes_any(s, staged_)) return Stmt();
+      bool all_wgmma = true;
+      struct Gemms : ir::IRVisitor {
+        std::vector<const ir::Gemm*> found;
+        void visit_Gemm(const ir::Gemm* op) override { found.push_back(op); }
+      } gemms;
+      gemms.visit(s);
+      for (const ir::Gemm* g : gemms.found) all_wgmma &= wgmma_grid(*g, launch_.threads, ctx_).has_value();
+      if (!all_wgmma) return Stmt();
+    }
+
+    const SourceLoc& loc = loop.loc;
+    DType t = loop.var->dtype;
+    auto int_of = [t](int64_t v) { return ir::make_int(v, t); };
+    full_ = ir::make_buffer("full_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
+    empty_ = ir::make_buffer("empty_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
+    auto barrier = [&](const ir::Buffer& b, const Expr& stage) { return address_of(b, {stage}); };
+    auto stage_of = [&](const Expr& i) { return ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))); };
+    auto parity_of = [&](const Expr& i, int64_t round_offset) {
+      return ir::make_cast(DType::Int32,
+                           ir::make_FloorMod(ir::make_Add(ir::make_FloorDiv(i, int_of(stages)), int_of(round_offset)),
+                                             int_of(2)));
+    };
+    // Iteration i's copies into stage `stage`, completing on full[stage].
+    auto issue = [&](const Expr& i, const Expr& stage) {
+      std::vector<Stmt> out = {device_call("mbarrier_arrive_expect_tx", {barrier(full_, stage), ir::make_int(bytes)}, loc)};
+      for (const Stmt& p : producers) {
+        Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
+        s = StageAccesses(staged_, stage).mutate(s);
+        auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
+        copy->async = true;
+        copy->barrier = barrier(full_, stage);
+        copy->loc = p->loc;
+        out.push_back(Stmt(copy));
+      }
+      return ir::make_seq(out);
+    };
+    auto consume = [&](const Expr& i) {
+      Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
+      return StageAccesses(staged_, stage_of(i)).mutate(rest);
+    };
+    const Expr& n = loop.extent;
+    const int consumer_warps = launch_.threads / 32;
+
+    std::vector<Stmt> init;
+    for (int s = 0; s < stages; ++s) {
+      init.push_back(device_call("mbarrier_init", {barrier(full_, ir::make_int(s)), ir::make_int(1)}, loc));
+      if (warp_specialized_)
+        init.push_back(
+            device_call("mbarrier_init", {barrier(empty_, ir::make_int(s)), ir::make_int(consumer_warps)}, loc));
+    }
+    init.push_back(device_call("fence_mbarrier_init", {}, loc));
+    std::vector<Stmt> out = {in_threads(0, 1, ir::make_seq(init)), device_call("sync_threads", {}, loc)};
+
+    Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
+    if (warp_specialized_) {
+      Stmt wait_empty = ir::make_if(ir::make_GE(i, int_of(stages)),
+                                    device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(i)), parity_of(i, 1)}, loc));
+      Stmt produce = ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(i))}));
+      Stmt consume_loop = ir::make_for(
+          i, int_of(0), n, ir::ForKind::Serial,
+          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
+                        consume(i), device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(i))}, loc)}));
+      const bool reallocate = hopper_feature(ctx_, "tilec.setmaxnreg");
+      std::vector<Stmt> producer, consumer;
+      if (reallocate) producer.push_back(device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
+      producer.push_back(in_threads(launch_.threads, launch_.threads + 1, ir::with_loc(produce, loc)));
+      if (reallocate) consumer.push_back(device_call("setmaxnreg_inc<" + std::to_string(kConsumerRegisters) + ">", {}, loc));
+      consumer.insert(consumer.end(), before.begin(), before.end());
+      consumer.push_back(ir::with_loc(consume_loop, loc));
+      consumer.insert(consumer.end(), after.begin(), after.end());
+      out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
+                               ir::make_seq(consumer)));
+    } else {
+      out.insert(out.end(), before.begin(), before.end());
+      std::vector<Stmt> prologue;
+      for (int p = 0; p < stages; ++p)
+        prologue.push_back(ir::make_if(ir::make_LT(int_of(p), n), issue(int_of(p), ir::make_int(p))));
+      out.push_back(in_threads(0, 1, ir::make_seq(prologue)));
+      Expr next = ir::make_Add(i, int_of(stages));
+      Stmt refill = in_threads(0, 1, ir::make_if(ir::make_LT(next, n), issue(next, stage_of(i))));
+      Stmt steady = ir::make_for(
+          i, int_of(0), n, ir::ForKind::Serial,
+          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
+                        consume(i), device_call("sync_threads", {}, loc), refill}));
+      out.push_back(ir::with_loc(steady, loc));
+      out.insert(out.end(), after.begin(), after.end());
+    }
+    Stmt result = ir::make_seq(out);
+    if (warp_specialized_) result = ir::make_allocate(empty_, result);
+    return ir::with_loc(ir::make_allocate(full_, result), loc);
+  }
+
+  static Stmt in_threads(int lo, int hi, Stmt then_case, Stmt else_case = Stmt()) {
+    Expr cond = ir::make_call(DType::Bool, kThreadIn, {ir::make_int(lo), ir::make_int(hi)});
+    return ir::make_if(cond, std::move(then_case), std::move(else_case));
+  }
+
+  const ir::KernelLaunch& launch_;
+  const PassContext& ctx_;
+  bool warp_specialized_ = false;
+  std::unordered_map<const ir::BufferNode*, int> uses_;
+  ir::BufferMap staged_;
+  ir::Buffer full_, empty_;
+};
+
+class KernelSpecializer : public ir::IRMutator {
+ public:
+  explicit KernelSpecializer(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    Specializer specializer(*op, ctx_);
+    Stmt body = specializer.run();
+    if (!body) return self;
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = ir::replace_buffers(body, specializer.staged());
+    if (specializer.warp_specialized()) n->producer_threads = kProducerThreads;
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+};
+
+}  // namespace
+
+ir::Stmt warp_specialize(const ir::Stmt& body, const PassContext& ctx) {
+  if (!hopper_feature(ctx, "tilec.tma") || !ctx.contiguous_args) return body;
+  return KernelSpecializer(ctx).mutate(body);
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,34 @@
+// T.Pipelined loops on Hopper (sm_90a): the loop's tile copies from global memory become TMA
+// copies into stage buffers completing on mbarriers, and (pass config
+// "tilec.warp_specialize", on by default) a producer warpgroup issues them while the kernel's
+// own threads, the consumers, compute.
+//
+// A loop qualifies when it is the kernel's only pipelined loop, sits in the kernel body
+// through allocations and lets only, its producers (pipeline_stages.h) all copy a tile of a
+// tensor whose strides are known multiples of 16 bytes (the contiguous variant) into a whole
+// shared panel tile (infer_layout.h, panel_tile) used only in the loop, and its gemms all run
+// on wgmma. Warp-specialized, with s stages, n iterations and T threads:
+//
+//   full[s], empty[s]: mbarriers (full: 1 arrival + the tile bytes; empty: one a consumer warp)
+//   if thread_in(T, T + 128):            # the producer warpgroup (KernelLaunch::producer_threads)
+//     setmaxnreg_dec<40>                 # pass config "tilec.setmaxnreg"
+//     if thread_in(T, T + 1):
+//       for i in 0..n-1: wait empty[i % s] (from round 1 on); expect_tx full[i % s]; TMA copies(i)
+//   else:                                # threads 0..T-1; barriers here are bar.sync 1, T
+//     setmaxnreg_inc<232>
+//     statements before the loop
+//     for i in 0..n-1: wait full[i % s]; the rest of the body on stage i % s; arrive empty[i % s]
+//     statements after the loop
+//
+// Without warp specialization, thread 0 issues the copies s iterations ahead and the block
+// synchronizes after each iteration before refilling its stage. Other loops are left to
+// pipeline_loops (cp.async).
+#pragma once
+
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+ir::Stmt warp_specialize(const ir::Stmt& body, const PassContext& ctx);
+
+}  // namespace tilec::passes
