@@ -1,6 +1,9 @@
-"""GEMM: tilec against torch.matmul (cuBLAS) and a Triton GEMM, in one run on one GPU.
+"""GEMM: tilec against torch.matmul (cuBLAS), torch._scaled_mm (cuBLAS fp8) and a Triton
+GEMM, in one run on one GPU.
 
-    python bench/gemm.py [--quick] [--append bench/RESULTS.md]
+    python bench/gemm.py [--quick] [--ladder] [--append bench/RESULTS.md]
+
+--ladder times bf16 8192^3 with each Hopper technique turned on in turn (pass configs).
 
 Every tilec configuration is first checked against a float64 reference on fresh random
 inputs with the output poisoned (relative Frobenius error under 1e-2 for 16-bit operands),
@@ -16,6 +19,8 @@ import subprocess
 import sys
 
 import torch
+
+import tilec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
@@ -80,17 +85,79 @@ def rel_error(out, a, b):
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
-# (block_M, block_N, block_K, num_stages, threads)
-# (block_M, block_N, block_K, stages, threads, T.use_swizzle panel or 0)
+# (block_M, block_N, block_K, stages, threads, T.use_swizzle panel or 0). On Hopper the
+# 64-wide k tiles (128-byte rows) run on TMA + wgmma with a producer warpgroup.
 CONFIGS = [
-    (128, 128, 32, 4, 128, 0),
+    (128, 256, 64, 4, 256, 8),
+    (256, 128, 64, 4, 256, 8),
+    (128, 128, 64, 5, 128, 8),
     (128, 128, 32, 4, 128, 8),
-    (128, 128, 32, 3, 128, 0),
-    (128, 128, 32, 5, 128, 0),
-    (128, 128, 64, 3, 128, 0),
-    (128, 128, 64, 3, 128, 8),
-    (128, 256, 64, 3, 256, 0),
 ]
+# fp8 (k tiles of 128 one-byte elements).
+FP8_CONFIGS = [
+    (128, 256, 128, 4, 256, 8),
+    (256, 128, 128, 4, 256, 8),
+]
+# The ladder: each pass config set turns the techniques after it off.
+LADDER = [
+    ("mma.sync, cp.async (Ampere path)", {"tilec.wgmma": False}),
+    ("wgmma, cp.async", {"tilec.tma": False}),
+    ("+ TMA on mbarriers", {"tilec.warp_specialize": False}),
+    ("+ warp specialization", {"tilec.setmaxnreg": False}),
+    ("+ setmaxnreg", {}),
+]
+
+
+def bench_fp8(M, N, K, configs, log):
+    gen = torch.Generator(device="cuda").manual_seed(M * 31 + N * 7 + K)
+    a = torch.randn((M, K), device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    b = torch.randn((N, K), device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    ref = a.double() @ b.double().t()
+    flops = 2.0 * M * N * K
+    tflops = lambda ms: flops / ms / 1e9  # noqa: E731
+    row = {"shape": f"{M}x{N}x{K}", "dtype": "float8_e4m3"}
+    row["cublas"] = tflops(time_ms(lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one,
+                                                            out_dtype=torch.bfloat16)))
+    best = None
+    for cfg in configs:
+        bm, bn, bk, stages, threads, panel = cfg
+        kernel = kernels.fp8_matmul(M, N, K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
+                                    threads=threads, panel=panel)
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(a, b, c)
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        t = tflops(time_ms(lambda: kernel(a, b, c)))
+        print(f"  tilec {row['shape']} fp8 cfg={cfg}: {t:.1f} TFLOP/s, rel err {err:.2e}", file=log, flush=True)
+        if not err < 1e-2:
+            raise SystemExit(f"tilec fp8 GEMM {row['shape']} cfg={cfg} is wrong: rel err {err}")
+        if best is None or t > best[0]:
+            best = (t, cfg)
+    row["tilec"], row["config"] = best
+    return row
+
+
+def ladder(log):
+    M = N = K = 8192
+    a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+    b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+    ref = a.double() @ b.double()
+    cublas = 2.0 * M * N * K / time_ms(lambda: torch.matmul(a, b)) / 1e9
+    lines = ["", f"Ladder, bf16 8192^3, config (128, 256, 64, 4, 256); cuBLAS {cublas:.1f} TFLOP/s in this run:", "",
+             "| technique | T.use_swizzle | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
+    steps = [(name, configs, 0) for name, configs in LADDER] + [("+ rasterization", {}, 8)]
+    for name, pass_configs, panel in steps:
+        factory = tilec.jit(kernels.matmul.__wrapped__, out_idx=[-1], pass_configs=pass_configs)
+        kernel = factory(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=panel)
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(a, b, c)
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        if not err < 1e-2:
+            raise SystemExit(f"ladder step {name} is wrong: rel err {err}")
+        t = 2.0 * M * N * K / time_ms(lambda: kernel(a, b, c)) / 1e9
+        print(f"  ladder {name}: {t:.1f} TFLOP/s, rel err {err:.2e}", file=log, flush=True)
+        lines.append(f"| {name} | {panel or 'off'} | {t:.1f} | {t / cublas:.2f} |")
+    return lines
 
 
 def bench_shape(M, N, K, dtype, configs, log):
@@ -127,26 +194,34 @@ def bench_shape(M, N, K, dtype, configs, log):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="one config, 4096^3 and the odd shape")
+    parser.add_argument("--ladder", action="store_true", help="also the per-technique ladder at bf16 8192^3")
     parser.add_argument("--append", help="append the table to this RESULTS.md")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench/gemm.py needs a CUDA GPU")
-    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)]
-    configs = CONFIGS
+    # Square, odd (not multiples of the tiles) and LLM shapes (M = 4096 tokens; N x K of
+    # DeepSeek-V3-sized projections).
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900),
+              (4096, 7168, 7168), (4096, 18432, 7168), (4096, 7168, 16384)]
+    fp8_shapes = [(8192, 8192, 8192), (4096, 7168, 7168), (4096, 18432, 7168), (4096, 7168, 16384)]
+    configs, fp8_configs = CONFIGS, FP8_CONFIGS
     if args.quick:
-        shapes, configs = [shapes[0], shapes[2]], CONFIGS[:1]
+        shapes, fp8_shapes, configs, fp8_configs = [shapes[0], shapes[2]], fp8_shapes[:1], CONFIGS[:1], FP8_CONFIGS[:1]
     rows = []
     for dtype in ("float16", "bfloat16"):
         for M, N, K in shapes:
             rows.append(bench_shape(M, N, K, dtype, configs, sys.stdout))
+    for M, N, K in fp8_shapes:
+        rows.append(bench_fp8(M, N, K, fp8_configs, sys.stdout))
     gpu = torch.cuda.get_device_name()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
     lines = [
         f"### GEMM, {datetime.date.today()}, {gpu}, commit {commit}",
         "",
-        "`python bench/gemm.py" + (" --quick" if args.quick else "") + "` (TFLOP/s, median of 20 runs; "
-        "cuBLAS = torch.matmul, measured in the same run)",
+        "`python bench/gemm.py" + (" --quick" if args.quick else "") + (" --ladder" if args.ladder else "") +
+        "` (TFLOP/s, median of 20 runs; cuBLAS = torch.matmul, for fp8 torch._scaled_mm with unit scales "
+        "and bf16 output, measured in the same run; fp8 B is [N, K])",
         "",
         "| shape | dtype | tilec | cuBLAS | Triton | tilec / cuBLAS | tilec config (bM, bN, bK, stages, threads, panel) |",
         "|---|---|---|---|---|---|---|",
@@ -154,6 +229,8 @@ def main():
     for r in rows:
         lines.append(f"| {r['shape']} | {r['dtype']} | {r['tilec']:.1f} | {r['cublas']:.1f} | "
                      f"{r.get('triton', float('nan')):.1f} | {r['tilec'] / r['cublas']:.2f} | {r['config']} |")
+    if args.ladder:
+        lines += ladder(sys.stdout)
     table = "\n".join(lines)
     print(table)
     if args.append:

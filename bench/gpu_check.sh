@@ -40,10 +40,11 @@ step cuda_runtime_tests ./build-gpu/tilec_tests \
 # The CPU machine runs the rest of the C++ tests; TILEC_GPU_ALL_CPP=1 runs them here too.
 [[ ${TILEC_GPU_ALL_CPP:-0} == 1 ]] && step all_cpp_tests ./build-gpu/tilec_tests
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:-}
-# Which instructions the GEMM kernels use (tensor cores, ldmatrix, cp.async; local memory).
+step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:---ladder}
+# Which instructions the GEMM kernels use (tensor cores: HMMA mma.sync, HGMMA/QGMMA wgmma;
+# ldmatrix, cp.async, TMA; local memory).
 step gemm_sass bash -c 'for f in "$TILEC_CACHE_DIR"/cuda/*.cubin; do
-  echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|LDSM|LDGSTS|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
+  echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|HGMMA|QGMMA|LDSM|LDGSTS|UTMALDG|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
 done'
 step call_overhead "$python" bench/call_overhead.py
 step elementwise "$python" bench/elementwise.py
@@ -60,7 +61,7 @@ echo "== python tests on the GPU"
 grep -E "^(FAILED|ERROR)" "$LOGS/python_tests_cuda.log" | head -30
 tail -2 "$LOGS/python_tests_cuda.log"
 echo "== GEMM"
-tail -22 "$LOGS/gemm_bench.log"
+tail -40 "$LOGS/gemm_bench.log"
 echo "== SASS of the cached kernels (instruction counts)"
 head -8 "$LOGS/gemm_sass.log"
 echo "== elementwise bandwidth"

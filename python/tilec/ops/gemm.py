@@ -8,8 +8,19 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-# The tile configuration gemm() uses (bench/gemm.py sweeps others).
+# The tile configuration gemm() uses (bench/gemm.py sweeps others): on Hopper, 128 x 256 tiles
+# for two consumer warpgroups on wgmma (bench/RESULTS.md); elsewhere tiles that fit the
+# shared memory of every GPU from sm_80.
+HOPPER_GEMM_CONFIG = dict(block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=8)
 DEFAULT_GEMM_CONFIG = dict(block_M=128, block_N=128, block_K=32, num_stages=4, threads=128, panel=0)
+
+
+def _default_config(tensor):
+    import torch  # noqa: PLC0415 (only tensors on a GPU get here)
+
+    if getattr(tensor, "is_cuda", False) and torch.cuda.get_device_capability(tensor.device) == (9, 0):
+        return HOPPER_GEMM_CONFIG
+    return DEFAULT_GEMM_CONFIG
 
 
 @tilec.jit(out_idx=[-1])
@@ -28,6 +39,28 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16", accu
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@tilec.jit(out_idx=[-1])
+def fp8_matmul(M, N, K, block_M=128, block_N=256, block_K=128, num_stages=4, threads=256, panel=8):
+    # C = A @ B^T: fp8 tensor cores read both operands K-major, so B is [N, K].
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float8_e4m3"), B: T.Tensor((N, K), "float8_e4m3"),
+             C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            if panel:
+                T.use_swizzle(panel)
+            A_shared = T.alloc_shared((block_M, block_K), "float8_e4m3")
+            B_shared = T.alloc_shared((block_N, block_K), "float8_e4m3")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
@@ -87,7 +120,19 @@ def gemm(a, b, **config):
     unknown = set(config) - set(DEFAULT_GEMM_CONFIG)
     if unknown:
         raise ValueError(f"unknown gemm config {sorted(unknown)}; known: {sorted(DEFAULT_GEMM_CONFIG)}")
-    return matmul(M, N, K, dtype=dtype, **{**DEFAULT_GEMM_CONFIG, **config})(a, b)
+    return matmul(M, N, K, dtype=dtype, **{**_default_config(a), **config})(a, b)
+
+
+def fp8_matmul_bf16(a, b):
+    """C = A @ B^T in bfloat16 for a [M, K] and b [N, K] float8_e4m3, accumulated in float32
+    (no scales: torch._scaled_mm's with unit scales)."""
+    (M, K), (N, K_b) = _matrix_shape(a, "a"), _matrix_shape(b, "b")
+    if K_b != K:
+        raise ValueError(f"b has {K_b} columns but a has {K}: a [M, K] and b [N, K] share K")
+    for name, t in (("a", a), ("b", b)):
+        if capture.tensor_dtype_name(t) != "float8_e4m3":
+            raise ValueError(f"{name} must be float8_e4m3, not {capture.tensor_dtype_name(t)}")
+    return fp8_matmul(M, N, K)(a, b)
 
 
 def fp8_gemm(a, a_scale, b, b_scale):
