@@ -146,3 +146,32 @@ def test_types_layouts_and_warpgroup_grids(dtype, trans_b, bK, bM, bN, threads):
 def test_shared_epilogue_after_a_warp_specialized_loop():
     torch = hopper_or_skip()
     check(tilec.compile(matmul(1000, 1096, 960, shared_epilogue=True)), 1000, 1096, 960, "bfloat16", False, torch)
+
+
+def matmul_register_a(M, N, K, bM=128, bN=128, bK=64, threads=256):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            A_f = T.alloc_fragment((bM, bK), "bfloat16")
+            B_s = T.alloc_shared((bK, bN), "bfloat16")
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=3):
+                T.copy(A[by * bM, k * bK], A_f)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.gemm(A_f, B_s, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+def test_a_register_operand_runs_on_wgmma_rs():
+    src = compile_or_skip(matmul_register_a(512, 512, 512), target="cuda", arch=ARCH).get_kernel_source()
+    assert "wgmma_gemm_rs<128, 128, 64, 2, false>" in src and "tma_load(" in src
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", [(1024, 1024, 1024), (1000, 1096, 960)])
+def test_a_register_operand_computes_the_product(M, N, K):
+    torch = hopper_or_skip()
+    check(tilec.compile(matmul_register_a(M, N, K)), M, N, K, "bfloat16", False, torch)
