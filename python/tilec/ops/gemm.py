@@ -16,11 +16,11 @@ DEFAULT_GEMM_CONFIG = dict(block_M=128, block_N=128, block_K=32, num_stages=4, t
 
 
 def _default_config(tensor):
-    import torch  # noqa: PLC0415 (only tensors on a GPU get here)
+    if not getattr(tensor, "is_cuda", False):  # NumPy arrays (CPU backend) and CPU tensors
+        return DEFAULT_GEMM_CONFIG
+    import torch  # noqa: PLC0415 (a CUDA tensor is a torch tensor)
 
-    if getattr(tensor, "is_cuda", False) and torch.cuda.get_device_capability(tensor.device) == (9, 0):
-        return HOPPER_GEMM_CONFIG
-    return DEFAULT_GEMM_CONFIG
+    return HOPPER_GEMM_CONFIG if torch.cuda.get_device_capability(tensor.device) == (9, 0) else DEFAULT_GEMM_CONFIG
 
 
 @tilec.jit(out_idx=[-1])
