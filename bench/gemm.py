@@ -85,26 +85,33 @@ def rel_error(out, a, b):
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
-# (block_M, block_N, block_K, stages, threads, T.use_swizzle panel or 0). On Hopper the
-# 64-wide k tiles (128-byte rows) run on TMA + wgmma with a producer warpgroup.
+# (block_M, block_N, block_K, stages, threads, T.use_swizzle panel or 0, shared epilogue). On
+# Hopper the 64-wide k tiles (128-byte rows) run on TMA + wgmma with a producer warpgroup in
+# persistent blocks; the shared epilogue is stmatrix + a TMA store.
 CONFIGS = [
-    (128, 256, 64, 4, 256, 8),
-    (256, 128, 64, 4, 256, 8),
-    (128, 128, 64, 5, 128, 8),
-    (128, 128, 32, 4, 128, 8),
+    (128, 256, 64, 4, 256, 8, False),
+    (128, 256, 64, 3, 256, 8, True),
+    (256, 128, 64, 4, 256, 8, False),
+    (128, 128, 64, 5, 128, 8, False),
+    (128, 128, 32, 4, 128, 8, False),
 ]
 # fp8 (k tiles of 128 one-byte elements).
 FP8_CONFIGS = [
-    (128, 256, 128, 4, 256, 8),
-    (256, 128, 128, 4, 256, 8),
+    (128, 256, 128, 4, 256, 8, False),
+    (128, 256, 128, 3, 256, 8, True),
+    (256, 128, 128, 4, 256, 8, False),
 ]
-# The ladder: each pass config set turns the techniques after it off.
+# The ladder: (name, pass configs turning the later techniques off, stages, T.use_swizzle
+# panel, shared epilogue).
 LADDER = [
-    ("mma.sync, cp.async (Ampere path)", {"tilec.wgmma": False}),
-    ("wgmma, cp.async", {"tilec.tma": False}),
-    ("+ TMA on mbarriers", {"tilec.warp_specialize": False}),
-    ("+ warp specialization", {"tilec.setmaxnreg": False}),
-    ("+ setmaxnreg", {}),
+    ("mma.sync, cp.async (Ampere path)", {"tilec.wgmma": False}, 4, 0, False),
+    ("wgmma, cp.async", {"tilec.tma": False}, 4, 0, False),
+    ("+ TMA on mbarriers", {"tilec.warp_specialize": False}, 4, 0, False),
+    ("+ warp specialization", {"tilec.setmaxnreg": False, "tilec.persistent": False}, 4, 0, False),
+    ("+ setmaxnreg", {"tilec.persistent": False}, 4, 0, False),
+    ("+ persistent blocks", {}, 4, 0, False),
+    ("+ rasterization", {}, 4, 8, False),
+    ("+ stmatrix / TMA-store epilogue", {}, 3, 8, True),
 ]
 
 
@@ -121,9 +128,9 @@ def bench_fp8(M, N, K, configs, log):
                                                             out_dtype=torch.bfloat16)))
     best = None
     for cfg in configs:
-        bm, bn, bk, stages, threads, panel = cfg
+        bm, bn, bk, stages, threads, panel, shared_epilogue = cfg
         kernel = kernels.fp8_matmul(M, N, K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
-                                    threads=threads, panel=panel)
+                                    threads=threads, panel=panel, shared_epilogue=shared_epilogue)
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         kernel(a, b, c)
         err = ((c.double() - ref).norm() / ref.norm()).item()
@@ -142,21 +149,23 @@ def ladder(log):
     a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
     b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
     ref = a.double() @ b.double()
-    cublas = 2.0 * M * N * K / time_ms(lambda: torch.matmul(a, b)) / 1e9
-    lines = ["", f"Ladder, bf16 8192^3, config (128, 256, 64, 4, 256); cuBLAS {cublas:.1f} TFLOP/s in this run:", "",
-             "| technique | T.use_swizzle | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
-    steps = [(name, configs, 0) for name, configs in LADDER] + [("+ rasterization", {}, 8)]
-    for name, pass_configs, panel in steps:
+    tflops = lambda fn: 2.0 * M * N * K / time_ms(fn) / 1e9  # noqa: E731
+    # cuBLAS is timed again beside each step: the GPU's clocks drift over a long run.
+    lines = ["", "Ladder, bf16 8192^3, tiles 128 x 256 x 64, 256 threads; cuBLAS timed right before each step:",
+             "", "| technique | stages | T.use_swizzle | TFLOP/s | cuBLAS | / cuBLAS |", "|---|---|---|---|---|---|"]
+    for name, pass_configs, stages, panel, shared_epilogue in LADDER:
         factory = tilec.jit(kernels.matmul.__wrapped__, out_idx=[-1], pass_configs=pass_configs)
-        kernel = factory(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=panel)
+        kernel = factory(M, N, K, block_M=128, block_N=256, block_K=64, num_stages=stages, threads=256, panel=panel,
+                         shared_epilogue=shared_epilogue)
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         kernel(a, b, c)
         err = ((c.double() - ref).norm() / ref.norm()).item()
         if not err < 1e-2:
             raise SystemExit(f"ladder step {name} is wrong: rel err {err}")
-        t = 2.0 * M * N * K / time_ms(lambda: kernel(a, b, c)) / 1e9
-        print(f"  ladder {name}: {t:.1f} TFLOP/s, rel err {err:.2e}", file=log, flush=True)
-        lines.append(f"| {name} | {panel or 'off'} | {t:.1f} | {t / cublas:.2f} |")
+        cublas = tflops(lambda: torch.matmul(a, b))
+        t = tflops(lambda: kernel(a, b, c))
+        print(f"  ladder {name}: {t:.1f} TFLOP/s (cuBLAS {cublas:.1f}), rel err {err:.2e}", file=log, flush=True)
+        lines.append(f"| {name} | {stages} | {panel or 'off'} | {t:.1f} | {cublas:.1f} | {t / cublas:.2f} |")
     return lines
 
 
@@ -174,9 +183,9 @@ def bench_shape(M, N, K, dtype, configs, log):
         row["triton"] = tflops(time_ms(lambda: triton_matmul(a, b))) if err < 1e-2 else float("nan")
     best = None
     for cfg in configs:
-        bm, bn, bk, stages, threads, panel = cfg
+        bm, bn, bk, stages, threads, panel, shared_epilogue = cfg
         kernel = kernels.matmul(M, N, K, block_M=bm, block_N=bn, block_K=bk, dtype=dtype,
-                                num_stages=stages, threads=threads, panel=panel)
+                                num_stages=stages, threads=threads, panel=panel, shared_epilogue=shared_epilogue)
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch_dtype)
         kernel(a, b, c)
         err = rel_error(c, a, b)
@@ -223,7 +232,7 @@ def main():
         "` (TFLOP/s, median of 20 runs; cuBLAS = torch.matmul, for fp8 torch._scaled_mm with unit scales "
         "and bf16 output, measured in the same run; fp8 B is [N, K])",
         "",
-        "| shape | dtype | tilec | cuBLAS | Triton | tilec / cuBLAS | tilec config (bM, bN, bK, stages, threads, panel) |",
+        "| shape | dtype | tilec | cuBLAS | Triton | tilec / cuBLAS | tilec config (bM, bN, bK, stages, threads, panel, shared epilogue) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:

@@ -42,9 +42,9 @@ step cuda_runtime_tests ./build-gpu/tilec_tests \
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:---ladder}
 # Which instructions the GEMM kernels use (tensor cores: HMMA mma.sync, HGMMA/QGMMA wgmma;
-# ldmatrix, cp.async, TMA; local memory).
+# ldmatrix, stmatrix, cp.async, TMA loads and stores; local memory).
 step gemm_sass bash -c 'for f in "$TILEC_CACHE_DIR"/cuda/*.cubin; do
-  echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|HGMMA|QGMMA|LDSM|LDGSTS|UTMALDG|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
+  echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|HGMMA|QGMMA|LDSM|STSM|LDGSTS|UTMALDG|UTMASTG|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
 done'
 step call_overhead "$python" bench/call_overhead.py
 step elementwise "$python" bench/elementwise.py

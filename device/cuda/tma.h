@@ -58,6 +58,48 @@ __device__ __forceinline__ void tma_load(const tensor_map& map, void* smem, uint
       : "memory");
 }
 
+// cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group: the box at (c0 innermost, c1,
+// ...) of `map`'s tensor from shared memory at `smem` (laid out as for tma_load). Elements
+// outside the tensor are not written. The calling thread's earlier shared writes, and other
+// threads' before a barrier, must be ordered before it with fence_proxy_async.
+__device__ __forceinline__ void tma_store(const tensor_map& map, const void* smem, int c0) {
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];\n" ::"l"(&map),
+               "r"(shared_address(smem)), "r"(c0)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const tensor_map& map, const void* smem, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(&map),
+               "r"(shared_address(smem)), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const tensor_map& map, const void* smem, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(&map),
+               "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store(const tensor_map& map, const void* smem, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(&map),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_store(const tensor_map& map, const void* smem, int c0, int c1, int c2, int c3,
+                                          int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(&map),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// Closes this thread's group of tma_stores, then waits until its groups have read their
+// shared memory (it may be written again; the global writes may still be in flight).
+__device__ __forceinline__ void tma_store_commit_and_wait_read() {
+  asm volatile(
+      "cp.async.bulk.commit_group;\n"
+      "cp.async.bulk.wait_group.read 0;\n" ::
+          : "memory");
+}
+
 // prefetch.tensormap: brings the map into the descriptor cache ahead of the first copy.
 __device__ __forceinline__ void tma_prefetch_map(const tensor_map& map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");

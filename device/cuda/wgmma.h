@@ -159,6 +159,41 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
   fence_registers<MI * K / 4>(regs);
 }
 
+// stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 matrices of 16-bit
+// elements, register j of each lane holding row l / 4, columns 2 * (l % 4) and + 1 of matrix j
+// (ldmatrix_x4's map, the other way); lane 8 * j + r passes the address of row r of matrix j.
+__device__ __forceinline__ void stmatrix_x4(void* smem_row, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(shared_address(smem_row)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+// The accumulator `c` of an M x N wgmma gemm over GroupsM x GroupsN warpgroups, rounded to T
+// (16-bit), into the M x N panel tile `tile`. Each group of 8 columns of a warp's 16 rows is
+// two 8x8 matrices (rows 0-7: slots 0-1, rows 8-15: slots 2-3), so a stmatrix_x4 stores 16
+// columns; with panels no two rows of a matrix share banks.
+template <int M, int N, int GroupsM, int GroupsN, class T>
+__device__ __forceinline__ void stmatrix_accumulator(const float* c, T* tile) {
+  static_assert(sizeof(T) == 2, "stmatrix stores 16-bit elements");
+  constexpr int WM = M / GroupsM, WN = N / GroupsN;
+  static_assert(WM % 64 == 0 && WN % 16 == 0, "each warp stores whole 16 x 16 blocks");
+  const int group = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int row0 = (group % GroupsM) * WM + warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int col0 = (group / GroupsM) * WN + (lane >> 4) * 8;
+  auto pack = [](float lo, float hi) {
+    return uint32_t(bits_of(from_float<T>(lo))) | (uint32_t(bits_of(from_float<T>(hi))) << 16);
+  };
+#pragma unroll
+  for (int mi = 0; mi < WM / 64; ++mi) {
+#pragma unroll
+    for (int j = 0; j < WN / 8; j += 2) {
+      const float* r = c + (mi * (WN / 8) + j) * 4;
+      stmatrix_x4(tile + panel_offset<M, N, 2>(row0 + mi * 64, col0 + j * 8), pack(r[0], r[1]), pack(r[2], r[3]),
+                  pack(r[4], r[5]), pack(r[6], r[7]));
+    }
+  }
+}
+
 #endif  // sm_90
 
 }  // namespace tilec_cuda

@@ -301,6 +301,10 @@ struct KernelLaunch : StmtNode {
   // Warp specialization (passes/cuda/warp_specialize.h): this many threads run past
   // `threads` (a producer warpgroup); layouts still span the first `threads`.
   int producer_threads = 0;
+  // Persistent (passes/cuda/warp_specialize.h): the launch is one wave of blocks on a 1-D grid
+  // and the body loops over the tiles of `grid` itself, binding the block vars for each; they
+  // are not bound to the launch's block index.
+  bool persistent = false;
   // TMA copies' tensor maps, in the order the kernel's argument holds them (set by
   // lower_to_threads).
   std::vector<TensorMapSpec> tensor_maps;

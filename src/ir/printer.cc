@@ -384,6 +384,7 @@ class IRPrinter {
     if (op->producer_threads > 0)
       line(indent + 1) << "# warp-specialized: " << std::to_string(op->producer_threads) << " producer threads past "
                        << std::to_string(op->threads) << "\n";
+    if (op->persistent) line(indent + 1) << "# persistent: one wave of blocks, each looping over the grid's tiles\n";
     if (op->swizzle_panel > 0)
       line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
                        << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";

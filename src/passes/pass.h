@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "ir/ir.h"
@@ -30,16 +31,24 @@ inline bool config_on(const PassContext& ctx, const std::string& name, bool fall
   return it->second == "1" || it->second == "true" || it->second == "True";
 }
 
-// Whether Hopper's machinery (sm_90a) may be used: wgmma (config "tilec.wgmma"), TMA
+// Whether Hopper's machinery (sm_90a) may be used: wgmma (config "tilec.wgmma"), TMA loads
 // ("tilec.tma"), warp specialization ("tilec.warp_specialize"), register reallocation
-// ("tilec.setmaxnreg"); each on by default, and each later one needs the ones before.
+// ("tilec.setmaxnreg"), the TMA-store epilogue ("tilec.tma_store") and persistent blocks
+// ("tilec.persistent"); each is on by default and needs the one it builds on.
 inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
+  struct Feature {
+    const char* name;
+    const char* needs;
+  };
+  static constexpr Feature kFeatures[] = {
+      {"tilec.wgmma", nullptr},          {"tilec.tma", "tilec.wgmma"},
+      {"tilec.warp_specialize", "tilec.tma"}, {"tilec.setmaxnreg", "tilec.warp_specialize"},
+      {"tilec.tma_store", "tilec.tma"},  {"tilec.persistent", "tilec.warp_specialize"},
+  };
   if (ctx.arch != "sm_90a") return false;
-  for (const char* f : {"tilec.wgmma", "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg"}) {
-    if (!config_on(ctx, f, true)) return false;
-    if (feature == f) return true;
-  }
-  return false;
+  for (const Feature& f : kFeatures)
+    if (feature == f.name) return config_on(ctx, f.name, true) && (!f.needs || hopper_feature(ctx, f.needs));
+  throw std::logic_error("hopper_feature: unknown feature '" + feature + "'");
 }
 
 }  // namespace tilec::passes

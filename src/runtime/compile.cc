@@ -22,7 +22,8 @@ namespace {
 
 // The pass configs tilec reads, all switches.
 constexpr const char* kPassConfigs[] = {"tilec.bounds_check", "tilec.specialize_contiguous", "tilec.wgmma",
-                                        "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg"};
+                                        "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg",
+                                        "tilec.tma_store", "tilec.persistent"};
 
 void check_pass_configs(const CompileOptions& options) {
   for (const auto& [key, value] : options.pass_configs) {

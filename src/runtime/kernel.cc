@@ -1,5 +1,6 @@
 // Argument checking and launch: every mismatch between a call's arguments and
 // the kernel's parameters is an ArgumentError naming the parameter.
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -218,6 +219,16 @@ void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vecto
   void* params[] = {words.data()};
   std::optional<runtime::DeviceScope> scope;
   if (device >= 0) scope.emplace(*driver, device);
+  if (v.cuda_launch.persistent) {
+    // One wave of blocks loops over the grid's tiles, counted in 32-bit integers in the kernel.
+    const int64_t tiles = int64_t{grid->x} * grid->y * grid->z;
+    if (tiles > std::numeric_limits<int32_t>::max())
+      throw ArgumentError("kernel '" + k.name + "': its grid is " + std::to_string(tiles) +
+                          " tiles for these arguments, over the 2^31 - 1 a persistent kernel counts");
+    const int64_t wave = v.cuda_module->wave_blocks(v.cuda_launch.threads,
+                                                    static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes));
+    grid = runtime::LaunchDims{static_cast<unsigned>(std::min(tiles, wave)), 1, 1};
+  }
   v.cuda_module->launch(*grid, {static_cast<unsigned>(v.cuda_launch.threads), 1, 1},
                         static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes), stream, params);
 }

@@ -1,12 +1,19 @@
-// The CUDA tile-level passes one at a time: pipeline_loops and insert_barriers, IR in, IR out.
+// The CUDA tile-level passes one at a time: pipeline_loops, warp_specialize, plan_shared_memory
+// and insert_barriers, IR in, IR out.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "passes/cuda/insert_barriers.h"
 #include "passes/cuda/pipeline_loops.h"
+#include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/warp_specialize.h"
+#include "passes/specialize_contiguous.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -121,6 +128,104 @@ TEST(InsertBarriers, PipelinedStagesAreLeftToThePipeline) {
   std::string ir = after(f, passes::insert_barriers);
   // Only the pipeline's own barrier, one an iteration.
   EXPECT_EQ(count(ir, "T.cuda.sync_threads()"), 1u) << ir;
+}
+
+// The shared buffers of a kernel by name, with their planned offsets.
+std::map<std::string, int64_t> shared_offsets(const ir::PrimFunc& f) {
+  struct Offsets : ir::IRVisitor {
+    std::map<std::string, int64_t> found;
+    void visit_Allocate(const ir::Allocate* op) override {
+      if (op->buffer->scope == ir::MemoryScope::Shared) found[op->buffer->name] = op->buffer->shared_offset;
+      IRVisitor::visit_Allocate(op);
+    }
+  } offsets;
+  offsets.visit(f.body);
+  return offsets.found;
+}
+
+TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
+  ir::PrimFunc f = kernel("        s = T.alloc_shared((128,), \"float32\")\n"
+                          "        t = T.alloc_shared((128,), \"float32\")\n"
+                          "        f = T.alloc_fragment((128,), \"float32\")\n"
+                          "        T.clear(f)\n"
+                          "        for k in T.serial(4):\n"
+                          "            T.copy(X[k * 128], s)\n"
+                          "            for i in T.Parallel(128):\n"
+                          "                f[i] = f[i] + s[127 - i]\n"
+                          "        T.copy(f, t)\n"
+                          "        T.copy(t, Y)\n",
+                          "X: T.Tensor((512,), \"float32\"), Y: T.Tensor((128,), \"float32\")");
+  passes::PassContext ctx;
+  ctx.target = "cuda";
+  ctx.func = &f;
+  f.body = passes::plan_shared_memory(f.body, ctx);
+  auto offsets = shared_offsets(f);
+  EXPECT_EQ(offsets.at("s"), 0);
+  EXPECT_EQ(offsets.at("t"), 0);
+}
+
+// A 2-D grid of 128 x 256 bf16 tiles, K in 64-wide steps, for sm_90a.
+ir::PrimFunc hopper_gemm(int stages, const std::string& epilogue) {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((1024, 512), \"bfloat16\"), B: T.Tensor((512, 1024), \"bfloat16\"),\n"
+      "         C: T.Tensor((1024, 1024), \"bfloat16\")):\n"
+      "    with T.Kernel(4, 8, threads=256) as (bx, by):\n"
+      "        A_s = T.alloc_shared((128, 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 256), \"bfloat16\")\n"
+      "        C_s = T.alloc_shared((128, 256), \"bfloat16\")\n"
+      "        C_l = T.alloc_fragment((128, 256), \"float32\")\n"
+      "        T.clear(C_l)\n"
+      "        for k in T.Pipelined(8, num_stages=" + std::to_string(stages) + "):\n"
+      "            T.copy(A[by * 128, k * 64], A_s)\n"
+      "            T.copy(B[k * 64, bx * 256], B_s)\n"
+      "            T.gemm(A_s, B_s, C_l)\n" + epilogue;
+  return passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main")));
+}
+
+constexpr const char* kSharedEpilogue =
+    "        T.copy(C_l, C_s)\n"
+    "        T.copy(C_s, C[by * 128, bx * 256])\n";
+
+std::string warp_specialized(ir::PrimFunc f, std::map<std::string, std::string> configs = {}) {
+  passes::PassContext ctx;
+  ctx.target = "cuda";
+  ctx.arch = "sm_90a";
+  ctx.contiguous_args = true;
+  ctx.pass_configs = std::move(configs);
+  ctx.func = &f;
+  f.body = passes::warp_specialize(f.body, ctx);
+  return ir::to_string(f);
+}
+
+TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
+  std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue));
+  EXPECT_NE(ir.find("# persistent"), std::string::npos) << ir;
+  // The producer's and the consumers' tile loops, each binding its own block vars.
+  EXPECT_EQ(count(ir, "for tile_iter in T.serial("), 2u) << ir;
+  EXPECT_EQ(count(ir, "T.cuda.persistent_first()"), 2u * 3u) << ir;  // loop extent and two coordinates
+  // The pipeline's rounds go on across tiles: stage and parity of tile_iter * 8 + k_iter.
+  EXPECT_NE(ir.find("full_barriers[(tile_iter * 8 + k_iter) % 3]"), std::string::npos) << ir;
+  // The epilogue runs once per tile, inside the consumers' tile loop.
+  size_t consumers = ir.find("else:");
+  ASSERT_NE(consumers, std::string::npos) << ir;
+  EXPECT_LT(ir.find("for tile_iter", consumers), ir.find("T.copy(C_s", consumers)) << ir;
+}
+
+TEST(WarpSpecialize, PersistenceIsOffWithItsConfigOrWithoutWarpSpecialization) {
+  for (const auto& configs : std::vector<std::map<std::string, std::string>>{
+           {{"tilec.persistent", "false"}}, {{"tilec.warp_specialize", "false"}}}) {
+    std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue), configs);
+    EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+    EXPECT_EQ(ir.find("tile_iter"), std::string::npos) << ir;
+  }
+}
+
+TEST(WarpSpecialize, BuffersThatFitOnlyByReusingTheStagesStayNonPersistent) {
+  // 4 stages of 48 KiB and a 64 KiB C tile: 256 KiB side by side, more than sm_90a's 227.
+  std::string ir = warp_specialized(hopper_gemm(4, kSharedEpilogue));
+  EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
 }
 
 }  // namespace

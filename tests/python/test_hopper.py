@@ -1,6 +1,9 @@
 """The Hopper GEMM path (sm_90a): T.gemm on wgmma, T.Pipelined copies on TMA, a warp-specialized
-producer warpgroup with setmaxnreg, each turned off by its pass config. The generated code is
+producer warpgroup with setmaxnreg, persistent blocks, a stmatrix + TMA-store epilogue, each turned
+off by its pass config. The generated code is
 checked with NVRTC alone (no GPU); results are checked on an H100/H200 where there is one."""
+
+import re
 
 import pytest
 
@@ -12,18 +15,21 @@ LADDER = {
     "mma.sync": {"tilec.wgmma": False},
     "wgmma": {"tilec.tma": False},
     "tma": {"tilec.warp_specialize": False},
-    "warp_specialized": {"tilec.setmaxnreg": False},
-    "setmaxnreg": {},
+    "warp_specialized": {"tilec.setmaxnreg": False, "tilec.persistent": False},
+    "setmaxnreg": {"tilec.persistent": False},
+    "persistent": {},
 }
 
 
 def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat16", trans_b=False,
-           shared_epilogue=False):
+           shared_epilogue=False, panel=0):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), "bfloat16")):
         with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            if panel:
+                T.use_swizzle(panel)
             A_s = T.alloc_shared((bM, bK), dtype)
             B_s = T.alloc_shared(((bN, bK) if trans_b else (bK, bN)), dtype)
             C_l = T.alloc_fragment((bM, bN), "float32")
@@ -67,6 +73,7 @@ def test_each_technique_shows_in_the_source_and_its_config_turns_it_off(step):
     assert ("tma_load(" in src and "__grid_constant__" in src) == on("tma")
     assert ("__launch_bounds__(384)" in src and "mbarrier_arrive_per_warp" in src) == on("warp_specialized")
     assert ("setmaxnreg_dec<40>" in src) == on("setmaxnreg")
+    assert ("persistent_first()" in src and "tile_iter" in src) == on("persistent")
     assert ("cp_async_16" in src) == (not on("tma"))
 
 
@@ -93,6 +100,48 @@ def test_a_shared_epilogue_in_the_consumers_synchronizes_them_only():
                           arch=ARCH).get_kernel_source()
     consumers = src[src.index("setmaxnreg_inc"):]
     assert "sync_threads_partial<1, 256>" in consumers and "sync_threads()" not in consumers
+
+
+EPILOGUES = {
+    "tma_store": {},
+    "no_tma_store": {"tilec.tma_store": False},
+    "not_persistent": {"tilec.persistent": False},
+    "no_tma": {"tilec.tma": False},
+}
+
+
+@pytest.mark.parametrize("configs", list(EPILOGUES))
+def test_a_shared_epilogue_stores_with_stmatrix_and_tma(configs):
+    kernel = compile_or_skip(matmul(512, 512, 512, shared_epilogue=True), target="cuda", arch=ARCH,
+                             pass_configs=EPILOGUES[configs])
+    src = kernel.get_kernel_source()
+    tma_store = configs in ("tma_store", "not_persistent")
+    assert ("stmatrix_accumulator<128, 256, 2, 1>" in src) == tma_store
+    assert (src.count("tma_store(") == 4 and "tma_store_commit_and_wait_read" in src) == tma_store
+    if tma_store:
+        # The consumers' stmatrix writes reach the async proxy before thread 0 stores them.
+        store = src[src.index("stmatrix_accumulator"):]
+        assert store.index("fence_proxy_async") < store.index("sync_threads_partial") < store.index("tma_store(")
+
+
+def test_persistent_blocks_keep_the_stage_buffers_apart_from_the_epilogue_tile():
+    # 4 stages (192 KiB) and a 64 KiB C tile fit only when the C tile reuses the stage buffers,
+    # which a persistent block's producer is still filling: the kernel stays non-persistent.
+    src4 = compile_or_skip(matmul(512, 512, 512, stages=4, shared_epilogue=True), target="cuda",
+                           arch=ARCH).get_kernel_source()
+    assert "persistent_first" not in src4 and "tma_store(" in src4
+    src3 = compile_or_skip(matmul(512, 512, 512, stages=3, shared_epilogue=True), target="cuda",
+                           arch=ARCH).get_kernel_source()
+    assert "persistent_first" in src3
+    offsets = {name: int(off) for name, off in re.findall(r"\* const (\w+) = reinterpret_cast<[^>]*>\(tilec_shared \+ (\d+)\)", src3)}
+    c_tile = (offsets["C_s"], offsets["C_s"] + 128 * 256 * 2)
+    for name, size in (("A_s", 3 * 128 * 64 * 2), ("B_s", 3 * 64 * 256 * 2)):
+        assert offsets[name] + size <= c_tile[0] or c_tile[1] <= offsets[name], (name, offsets)
+
+
+def test_persistent_blocks_walk_the_tiles_in_the_rasterized_order():
+    src = compile_or_skip(matmul(512, 512, 512, panel=8), target="cuda", arch=ARCH).get_kernel_source()
+    assert "tile_block_x<8, false>" in src and "rasterized_block" not in src
 
 
 def test_other_archs_keep_the_ampere_path():
@@ -143,9 +192,26 @@ def test_types_layouts_and_warpgroup_grids(dtype, trans_b, bK, bM, bN, threads):
 
 
 @pytest.mark.gpu
-def test_shared_epilogue_after_a_warp_specialized_loop():
+@pytest.mark.parametrize("configs", list(EPILOGUES))
+@pytest.mark.parametrize("M,N,K,stages", [(1000, 1096, 960, 3), (1000, 1096, 960, 4), (1000, 1000, 1000, 3),
+                                          (4096, 4096, 512, 3)])
+def test_shared_epilogue_after_a_warp_specialized_loop(configs, M, N, K, stages):
+    # Ragged tiles (the TMA store clips them); rows of 2000 bytes (no TMA store: a stored copy);
+    # 512 tiles, several a persistent block.
     torch = hopper_or_skip()
-    check(tilec.compile(matmul(1000, 1096, 960, shared_epilogue=True)), 1000, 1096, 960, "bfloat16", False, torch)
+    kernel = tilec.compile(matmul(M, N, K, stages=stages, shared_epilogue=True), pass_configs=EPILOGUES[configs])
+    check(kernel, M, N, K, "bfloat16", False, torch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("panel", [0, 8])
+@pytest.mark.parametrize("M,N,K", [(4096, 4096, 512), (3000, 5000, 640), (256, 256, 4096)])
+def test_persistent_blocks_cover_every_tile_once(panel, M, N, K):
+    # More tiles than blocks (the grid wraps), an odd tile count, fewer tiles than SMs.
+    torch = hopper_or_skip()
+    kernel = tilec.compile(matmul(M, N, K, stages=4, panel=panel))
+    assert "persistent_first" in kernel.get_kernel_source()
+    check(kernel, M, N, K, "bfloat16", False, torch)
 
 
 def matmul_register_a(M, N, K, bM=128, bN=128, bK=64, threads=256):

@@ -9,10 +9,13 @@ import tilec.language as T
 from tilec import capture
 
 # The tile configuration gemm() uses (bench/gemm.py sweeps others): on Hopper, 128 x 256 tiles
-# for two consumer warpgroups on wgmma (bench/RESULTS.md); elsewhere tiles that fit the
-# shared memory of every GPU from sm_80.
-HOPPER_GEMM_CONFIG = dict(block_M=128, block_N=256, block_K=64, num_stages=4, threads=256, panel=8)
-DEFAULT_GEMM_CONFIG = dict(block_M=128, block_N=128, block_K=32, num_stages=4, threads=128, panel=0)
+# for two consumer warpgroups on wgmma, three stages so that the C tile of the stmatrix + TMA
+# store epilogue fits beside them in a persistent block (bench/RESULTS.md); elsewhere tiles
+# that fit the shared memory of every GPU from sm_80.
+HOPPER_GEMM_CONFIG = dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256, panel=8,
+                          shared_epilogue=True)
+DEFAULT_GEMM_CONFIG = dict(block_M=128, block_N=128, block_K=32, num_stages=4, threads=128, panel=0,
+                           shared_epilogue=False)
 
 
 def _default_config(tensor):
@@ -25,7 +28,8 @@ def _default_config(tensor):
 
 @tilec.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16", accum_dtype="float32",
-           num_stages=3, threads=128, panel=0):
+           num_stages=3, threads=128, panel=0, shared_epilogue=False):
+    # shared_epilogue: C goes out through a shared tile (on Hopper: stmatrix, then a TMA store).
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
@@ -39,13 +43,19 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16", accu
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if shared_epilogue:
+                C_shared = T.alloc_shared((block_M, block_N), dtype)
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
 
 
 @tilec.jit(out_idx=[-1])
-def fp8_matmul(M, N, K, block_M=128, block_N=256, block_K=128, num_stages=4, threads=256, panel=8):
+def fp8_matmul(M, N, K, block_M=128, block_N=256, block_K=128, num_stages=3, threads=256, panel=8,
+               shared_epilogue=True):
     # C = A @ B^T: fp8 tensor cores read both operands K-major, so B is [N, K].
     @T.prim_func
     def main(A: T.Tensor((M, K), "float8_e4m3"), B: T.Tensor((N, K), "float8_e4m3"),
@@ -61,7 +71,12 @@ def fp8_matmul(M, N, K, block_M=128, block_N=256, block_K=128, num_stages=4, thr
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[bx * block_N, k * block_K], B_shared)
                 T.gemm(A_shared, B_shared, C_local, transpose_B=True)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if shared_epilogue:
+                C_shared = T.alloc_shared((block_M, block_N), "bfloat16")
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
 

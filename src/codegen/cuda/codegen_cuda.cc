@@ -32,15 +32,6 @@ int64_t planned_shared_bytes(const ir::Stmt& body) {
   return ends.end;
 }
 
-// The most dynamic shared memory one block may use on `arch` ("sm_90a", "sm_80", ...).
-int64_t shared_memory_limit(const std::string& arch) {
-  if (arch.empty()) return 227 * 1024;
-  int number = std::atoi(arch.c_str() + (arch.rfind("sm_", 0) == 0 ? 3 : 0));
-  if (number >= 90) return 227 * 1024;
-  if (number == 80 || number == 87) return 163 * 1024;
-  return 99 * 1024;  // sm_86, sm_89
-}
-
 class CudaPrinter final : public CFamilyPrinter {
  public:
   explicit CudaPrinter(std::string arch) : arch_(std::move(arch)) {}
@@ -77,7 +68,7 @@ class CudaPrinter final : public CFamilyPrinter {
     emit_stmt(func.body);
     close_block();
 
-    int64_t limit = shared_memory_limit(arch_);
+    int64_t limit = passes::shared_memory_limit(arch_);
     if (shared_peak_ > limit)
       error_at(launch->loc, "this kernel's shared memory (" + std::to_string(shared_peak_) + " bytes) exceeds the " +
                                 std::to_string(limit) + " bytes a block can have on " + arch_ +
@@ -86,6 +77,7 @@ class CudaPrinter final : public CFamilyPrinter {
     out.source = source();
     out.launch.grid = launch->grid;
     out.launch.threads = block_threads;
+    out.launch.persistent = launch->persistent;
     out.launch.dynamic_shared_bytes = shared_peak_;
     return out;
   }
@@ -207,16 +199,19 @@ class CudaPrinter final : public CFamilyPrinter {
     static const char* axes[] = {"x", "y", "z"};
     if (op.grid.size() > 3) throw std::logic_error("codegen: a CUDA grid has at most 3 dims");
     if (!op.thread_var) throw std::logic_error("codegen: KernelLaunch not lowered to threads");
-    std::string block = "blockIdx";
-    if (op.swizzle_panel > 0) {
-      block = fresh_name("block");
-      emit_line("const tilec_cuda::block_index " + block + " = tilec_cuda::rasterized_block<" +
-                std::to_string(op.swizzle_panel) + ", " + (op.swizzle_columns ? "true" : "false") + ">();");
-    }
-    for (size_t d = 0; d < op.block_vars.size(); ++d) {
-      DType t = op.block_vars[d]->dtype;
-      emit_line("const " + type_name(t) + " " + bind_var(op.block_vars[d]) + " = static_cast<" + type_name(t) +
-                ">(" + block + "." + axes[d] + ");");
+    // A persistent body binds the block vars itself, for each tile.
+    if (!op.persistent) {
+      std::string block = "blockIdx";
+      if (op.swizzle_panel > 0) {
+        block = fresh_name("block");
+        emit_line("const tilec_cuda::block_index " + block + " = tilec_cuda::rasterized_block<" +
+                  std::to_string(op.swizzle_panel) + ", " + (op.swizzle_columns ? "true" : "false") + ">();");
+      }
+      for (size_t d = 0; d < op.block_vars.size(); ++d) {
+        DType t = op.block_vars[d]->dtype;
+        emit_line("const " + type_name(t) + " " + bind_var(op.block_vars[d]) + " = static_cast<" + type_name(t) +
+                  ">(" + block + "." + axes[d] + ");");
+      }
     }
     DType t = op.thread_var->dtype;
     emit_line("const " + type_name(t) + " " + bind_var(op.thread_var) + " = static_cast<" + type_name(t) +

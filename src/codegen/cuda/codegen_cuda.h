@@ -28,6 +28,9 @@ struct CudaLaunch {
   std::vector<ir::Expr> grid;
   int threads = 128;  // block size (x), producer warpgroups included
   int64_t dynamic_shared_bytes = 0;
+  // The grid's blocks are tiles that at most one wave of blocks on a 1-D grid loops over
+  // (ir::KernelLaunch::persistent).
+  bool persistent = false;
 };
 
 struct CudaSource {

@@ -1,5 +1,7 @@
 #include "passes/cuda/infer_layout.h"
 
+#include "passes/cuda/tma_copies.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -13,6 +15,7 @@
 #include "ir/substitute.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "passes/cuda/tma_copies.h"
 
 namespace tilec::passes {
 namespace {
@@ -327,8 +330,9 @@ class LayoutInference {
       }
     } collector;
     collector.self = this;
-    // Shared operands of wgmma gemms are panel tiles; an mma gemm reading one of those
-    // runs off the tensor cores (its ldmatrix addressing knows the swizzled layout only).
+    // Shared operands of wgmma gemms and sources of TMA stores are panel tiles; an mma gemm
+    // reading one of those runs off the tensor cores (its ldmatrix addressing knows the
+    // swizzled layout only).
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
       void visit_Allocate(const ir::Allocate* op) override {
@@ -339,6 +343,9 @@ class LayoutInference {
         if (!wgmma_grid(*op, self->threads_, self->ctx_)) return;
         for (const auto* r : {&op->a, &op->b})
           if (r->buffer->scope == ir::MemoryScope::Shared) self->panels_.insert(r->buffer.get());
+      }
+      void visit_Copy(const ir::Copy* op) override {
+        if (is_tma_store(*op, self->ctx_)) self->panels_.insert(op->src.buffer.get());
       }
     } panels;
     panels.self = this;
@@ -729,6 +736,23 @@ std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
       if (warps % wm || shape[0] % (16 * wm) || shape[1] % (8 * (warps / wm))) continue;
       if (*dst->fragment == ir::mma_accumulator(shape[0], shape[1], wm, warps / wm)) return WarpGrid{wm, warps / wm};
     }
+  return std::nullopt;
+}
+
+std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads) {
+  const ir::Buffer& src = op.src.buffer;
+  const ir::Buffer& dst = op.dst.buffer;
+  if (!whole_fragment(op.src) || !whole_shared_tile(op.dst) || op.dst.region.size() != 2 || !src->fragment ||
+      !dst->panels || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
+    return std::nullopt;
+  auto shape = const_shape(src);
+  if (shape.size() != 2) return std::nullopt;
+  const int64_t groups = threads / 128;
+  for (int64_t gm = 1; gm <= groups; ++gm) {
+    const int64_t gn = groups / gm;
+    if (groups % gm || shape[0] % (64 * gm) || shape[1] % (16 * gn)) continue;
+    if (*src->fragment == ir::wgmma_accumulator(shape[0], shape[1], gm, gn)) return WarpgroupGrid{gm, gn};
+  }
   return std::nullopt;
 }
 

@@ -64,6 +64,11 @@ ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, b
 // (ldmatrix_accumulator in device/cuda/gemm.h), and the accumulator's warp grid.
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads);
 
+// Whether T.copy `op` (a whole fp32 fragment laid out as a wgmma accumulator into a whole 2-D
+// 16-bit panel tile) stores with stmatrix (stmatrix_accumulator in device/cuda/wgmma.h), and
+// the accumulator's warpgroup grid.
+std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads);
+
 // A perfect nest of T.Parallel loops, seen as one loop over several dims.
 struct ParallelNest {
   std::vector<ir::Expr> vars;

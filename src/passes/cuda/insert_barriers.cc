@@ -125,9 +125,10 @@ class BarrierPlacer {
     SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
-    // wgmma reads panel tiles through the async proxy: the writers' generic stores are
-    // ordered before it by their proxy fence, then the barrier.
-    if (barrier && s.as<ir::Gemm>())
+    // wgmma and TMA stores (tma_copies.h) read panel tiles through the async proxy: the
+    // writers' generic stores are ordered before them by their proxy fence, then the barrier.
+    const auto* copy = s.as<ir::Copy>();
+    if (barrier && (s.as<ir::Gemm>() || (copy && copy->dst.buffer->scope == ir::MemoryScope::Global)))
       for (const auto* b : acc.reads)
         if (b->panels) {
           barrier = ir::make_seq({device_call("fence_proxy_async", {}, s->loc), barrier});

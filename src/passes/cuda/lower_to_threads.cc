@@ -11,6 +11,7 @@
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
+#include "passes/cuda/tma_copies.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
@@ -171,7 +172,17 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
-    if (op->barrier) return tma_copy(*op);
+    if (op->barrier || (op->src.buffer->panels && is_tma_store(*op, ctx_))) return tma_copy(*op);
+    if (auto groups = stmatrix_copy_grid(*op, threads_)) {
+      auto shape = ir::squeezed_extents(op->src);
+      int64_t rows, cols;
+      ir::is_const_int(shape[0], &rows);
+      ir::is_const_int(shape[1], &cols);
+      std::string name = "stmatrix_accumulator<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " +
+                         std::to_string(groups->groups_m) + ", " + std::to_string(groups->groups_n) + ">";
+      return device_call(name, {address_of(local_of(op->src.buffer), {ir::make_int(0)}), tile_address(op->dst)},
+                         op->loc);
+    }
     if (auto grid = ldmatrix_copy_grid(*op, threads_)) {
       auto shape = ir::squeezed_extents(op->dst);
       int64_t rows, cols;
@@ -228,20 +239,23 @@ class ThreadLowering : public TileLowering {
     return located(ir::make_seq(out), op.loc);
   }
 
-  // A TMA copy (warp_specialize made it; the thread that reaches it issues it): one
-  // tma_load a 128-byte panel of the destination tile, the box of the tensor map being the
-  // panel's rows x 128 bytes (1 along the region's other dims).
+  // A TMA copy, one instruction a 128-byte panel of the shared tile, the box of the tensor map
+  // being the panel's rows x 128 bytes (1 along the region's other dims). A load
+  // (warp_specialize made it) is issued by the thread that reaches it and completes on its
+  // barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
+  // read before going on to the barrier that lets the tile be written again.
   Stmt tma_copy(const ir::Copy& op) {
-    const ir::BufferRegion& src = op.src;
-    const ir::BufferRegion& dst = op.dst;
-    const size_t rank = src.region.size(), drank = dst.region.size();
+    const bool load = op.barrier.defined();
+    const ir::BufferRegion& global = load ? op.src : op.dst;
+    const ir::BufferRegion& shared = load ? op.dst : op.src;
+    const size_t rank = global.region.size(), srank = shared.region.size();
     int64_t cols;
-    ir::is_const_int(ir::simplify(dst.buffer->shape.back()), &cols);
-    const int64_t panel = 128 / dst.buffer->dtype.bytes();
-    ir::TensorMapSpec spec{src.buffer, {}, true};
+    ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
+    const int64_t panel = 128 / shared.buffer->dtype.bytes();
+    ir::TensorMapSpec spec{global.buffer, {}, true};
     for (size_t d = rank; d-- > 0;) {
       int64_t extent;
-      if (!ir::is_const_int(ir::simplify(src.region[d].extent), &extent))
+      if (!ir::is_const_int(ir::simplify(global.region[d].extent), &extent))
         throw std::logic_error("lower_to_threads: a TMA copy of a symbolic extent");
       spec.box.push_back(d + 1 == rank ? panel : extent);
     }
@@ -249,21 +263,23 @@ class ThreadLowering : public TileLowering {
     int64_t index = it - tensor_maps_.begin();
     if (it == tensor_maps_.end()) tensor_maps_.push_back(spec);
     Expr map = ir::make_call(DType::UInt64, kTensorMap, {ir::make_int(index)});
-    Expr barrier = mutate(op.barrier);
-    std::vector<Stmt> loads;
+    std::vector<Stmt> copies;
     for (int64_t p = 0; p < cols / panel; ++p) {
       std::vector<Expr> at;
-      for (size_t d = 0; d < drank; ++d) at.push_back(d + 2 < drank ? mutate(dst.region[d].min) : ir::make_int(0));
+      for (size_t d = 0; d < srank; ++d) at.push_back(d + 2 < srank ? mutate(shared.region[d].min) : ir::make_int(0));
       at.back() = ir::make_int(p * panel);
-      std::vector<Expr> args = {map, address_of(dst.buffer, at), barrier};
+      std::vector<Expr> args = {map, address_of(shared.buffer, at)};
+      if (load) args.push_back(mutate(op.barrier));
       for (size_t d = rank; d-- > 0;) {
-        Expr c = mutate(src.region[d].min);
+        Expr c = mutate(global.region[d].min);
         if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
         args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
       }
-      loads.push_back(device_call("tma_load", args, op.loc));
+      copies.push_back(device_call(load ? "tma_load" : "tma_store", args, op.loc));
     }
-    return located(ir::make_seq(loads), op.loc);
+    if (load) return located(ir::make_seq(copies), op.loc);
+    copies.push_back(device_call("tma_store_commit_and_wait_read", {}, op.loc));
+    return located(ir::make_if(ir::make_EQ(tid_, ir::make_int(0, tid_->dtype)), ir::make_seq(copies)), op.loc);
   }
 
   // ------------------------------------------------------------ T.Parallel
@@ -754,7 +770,7 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
         const auto& copy = static_cast<const ir::Copy&>(op);
         return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
                (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
-               ldmatrix_copy_grid(copy, threads).has_value();
+               ldmatrix_copy_grid(copy, threads).has_value() || stmatrix_copy_grid(copy, threads).has_value();
       }
       case ir::StmtKind::Gemm: {
         const auto& gemm = static_cast<const ir::Gemm&>(op);

@@ -7,6 +7,8 @@
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
+#include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/tma_copies.h"
 
 namespace tilec::passes {
 namespace {
@@ -19,52 +21,6 @@ constexpr int kProducerThreads = 128;
 // producer and two consumer warpgroups: 40 + 2 * 232 = 504 <= 512 a lane).
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
-
-// A TMA copy's shape: the destination tile's rows, columns and element bytes.
-struct TmaTile {
-  int64_t rows = 0, cols = 0, bytes = 0;
-};
-
-// Whether `copy` (a producer) can be a TMA copy: a whole 2-D shared panel tile from a tile of
-// a tensor of at most 5 dims with constant extents (one of them the tile's rows, the
-// innermost its columns, the rest 1) whose strides are constant multiples of 16 bytes.
-std::optional<TmaTile> tma_tile(const ir::Copy& copy) {
-  const ir::Buffer& dst = copy.dst.buffer;
-  const ir::Buffer& src = copy.src.buffer;
-  if (dst->dtype != src->dtype || dst->shape.size() != 2 || !panel_tile(*dst)) return std::nullopt;
-  TmaTile tile;
-  ir::is_const_int(ir::simplify(dst->shape[0]), &tile.rows);
-  ir::is_const_int(ir::simplify(dst->shape[1]), &tile.cols);
-  tile.bytes = dst->dtype.bytes();
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t e;
-    if (!ir::is_zero(ir::simplify(copy.dst.region[d].min)) ||
-        !ir::is_const_int(ir::simplify(copy.dst.region[d].extent), &e) || e != (d ? tile.cols : tile.rows))
-      return std::nullopt;
-  }
-  const size_t rank = copy.src.region.size();
-  if (rank < 1 || rank > 5 || tile.rows > 256) return std::nullopt;
-  std::vector<int64_t> extents;
-  for (const auto& r : copy.src.region) {
-    int64_t e;
-    if (!ir::is_const_int(ir::simplify(r.extent), &e)) return std::nullopt;
-    extents.push_back(e);
-  }
-  if (extents.back() != tile.cols) return std::nullopt;
-  int rows_dims = 0;
-  for (size_t d = 0; d + 1 < rank; ++d) {
-    if (extents[d] == 1) continue;
-    if (extents[d] != tile.rows || ++rows_dims > 1) return std::nullopt;
-  }
-  if (rows_dims == 0 && tile.rows != 1) return std::nullopt;
-  if (src->strides.size() != rank) return std::nullopt;
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t stride;
-    if (!ir::is_const_int(ir::simplify(src->strides[d]), &stride)) return std::nullopt;
-    if (d + 1 == rank ? stride != 1 : stride * tile.bytes % 16 != 0) return std::nullopt;
-  }
-  return tile;
-}
 
 // Whether a statement writes one of `buffers`.
 bool writes_any(const Stmt& s, const ir::BufferMap& buffers) {
@@ -113,6 +69,7 @@ class Specializer {
   }
 
   bool warp_specialized() const { return warp_specialized_; }
+  bool persistent() const { return persistent_; }
   const ir::BufferMap& staged() const { return staged_; }
 
  private:
@@ -123,6 +80,7 @@ class Specializer {
       return body ? ir::with_loc(ir::make_allocate(alloc->buffer, body), alloc->loc) : Stmt();
     }
     if (const auto* let = s.as<ir::LetStmt>()) {
+      lets_use_block_vars_ |= uses_block_vars(let->value);
       Stmt body = rewrite(let->body);
       if (!body) return Stmt();
       auto n = std::make_shared<ir::LetStmt>(*let);
@@ -158,7 +116,7 @@ class Specializer {
         continue;
       }
       const ir::Buffer& dst = copy->dst.buffer;
-      auto tile = tma_tile(*copy);
+      auto tile = tma_tile(copy->dst, copy->src);
       if (!is_producer(s) || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
         return Stmt();
       producers.push_back(s);
@@ -208,9 +166,11 @@ class Specializer {
       }
       return ir::make_seq(out);
     };
-    auto consume = [&](const Expr& i) {
+    // Iteration i of the loop, the pipeline's iteration `round` (i, or counted on over the
+    // tiles of a persistent block).
+    auto consume = [&](const Expr& i, const Expr& round) {
       Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
-      return StageAccesses(staged_, stage_of(i)).mutate(rest);
+      return StageAccesses(staged_, stage_of(round)).mutate(rest);
     };
     const Expr& n = loop.extent;
     const int consumer_warps = launch_.threads / 32;
@@ -227,21 +187,36 @@ class Specializer {
 
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
     if (warp_specialized_) {
-      Stmt wait_empty = ir::make_if(ir::make_GE(i, int_of(stages)),
-                                    device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(i)), parity_of(i, 1)}, loc));
-      Stmt produce = ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(i))}));
+      persistent_ = hopper_feature(ctx_, "tilec.persistent") && !lets_use_block_vars_ &&
+                    !uses_block_vars(loop.min) && !uses_block_vars(n) && fits_without_reuse();
+      // A persistent block's tile loop: tile_iter counts its tiles, and the pipeline's rounds
+      // go on from one tile to the next.
+      Expr tile_iter = ir::make_var("tile_iter", t);
+      Expr round = persistent_ ? ir::make_Add(ir::make_Mul(tile_iter, n), i) : i;
+      Stmt wait_empty =
+          ir::make_if(ir::make_GE(round, int_of(stages)),
+                      device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
+      Stmt produce =
+          ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))}));
       Stmt consume_loop = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
-          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
-                        consume(i), device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(i))}, loc)}));
+          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(round)), parity_of(round, 0)}, loc),
+                        consume(i, round),
+                        device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
+      std::vector<Stmt> tile_work = before;
+      tile_work.push_back(ir::with_loc(consume_loop, loc));
+      tile_work.insert(tile_work.end(), after.begin(), after.end());
+      Stmt consumer_work = ir::make_seq(tile_work);
+      if (persistent_) {
+        produce = over_tiles(tile_iter, produce, loc);
+        consumer_work = over_tiles(tile_iter, consumer_work, loc);
+      }
       const bool reallocate = hopper_feature(ctx_, "tilec.setmaxnreg");
       std::vector<Stmt> producer, consumer;
       if (reallocate) producer.push_back(device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
       producer.push_back(in_threads(launch_.threads, launch_.threads + 1, ir::with_loc(produce, loc)));
       if (reallocate) consumer.push_back(device_call("setmaxnreg_inc<" + std::to_string(kConsumerRegisters) + ">", {}, loc));
-      consumer.insert(consumer.end(), before.begin(), before.end());
-      consumer.push_back(ir::with_loc(consume_loop, loc));
-      consumer.insert(consumer.end(), after.begin(), after.end());
+      consumer.push_back(consumer_work);
       out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
                                ir::make_seq(consumer)));
     } else {
@@ -255,13 +230,84 @@ class Specializer {
       Stmt steady = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
           ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
-                        consume(i), device_call("sync_threads", {}, loc), refill}));
+                        consume(i, i), device_call("sync_threads", {}, loc), refill}));
       out.push_back(ir::with_loc(steady, loc));
       out.insert(out.end(), after.begin(), after.end());
     }
     Stmt result = ir::make_seq(out);
     if (warp_specialized_) result = ir::make_allocate(empty_, result);
     return ir::with_loc(ir::make_allocate(full_, result), loc);
+  }
+
+  // Whether the kernel's shared buffers (the staged ones with their stages) fit in shared
+  // memory side by side: in a persistent block the producer fills the next tile's stages while
+  // the consumers finish the last, so no buffer may reuse another's bytes.
+  bool fits_without_reuse() const {
+    struct Shared : ir::IRVisitor {
+      std::vector<ir::Buffer> buffers;
+      void visit_Allocate(const ir::Allocate* op) override {
+        if (op->buffer->scope == ir::MemoryScope::Shared) buffers.push_back(op->buffer);
+        IRVisitor::visit_Allocate(op);
+      }
+    } shared;
+    shared.visit(launch_.body);
+    int64_t bytes = 2 * 128;  // the full and empty barriers
+    for (const ir::Buffer& b : shared.buffers) {
+      auto staged = staged_.find(b.get());
+      int64_t footprint = shared_footprint(staged == staged_.end() ? *b : *staged->second);
+      if (footprint < 0) return false;
+      bytes += round_up(footprint, 1024);  // at most every buffer a swizzled tile
+    }
+    return bytes <= shared_memory_limit(ctx_.arch);
+  }
+
+  // Whether `e` uses one of the launch's block vars.
+  bool uses_block_vars(const Expr& e) const {
+    ir::VarMap marked;
+    for (const Expr& v : launch_.block_vars) marked[v.get()] = ir::make_int(0, v->dtype);
+    return !ir::substitute(e, marked).same_as(e);
+  }
+
+  // for tile_iter in range(ceildiv(tiles - first, stride)): the block vars bound to tile
+  // first + tile_iter * stride of the grid (in T.use_swizzle's order), then `work`. `first` and
+  // `stride` are the block's index and the launch's blocks (device/cuda/blocks.h).
+  Stmt over_tiles(const Expr& tile_iter, const Stmt& work, const SourceLoc& loc) const {
+    DType t = tile_iter->dtype;
+    std::vector<Expr> extents;
+    Expr tiles = ir::make_int(1, t);
+    for (const Expr& g : launch_.grid) {
+      extents.push_back(ir::make_cast(t, g));
+      tiles = ir::make_Mul(tiles, extents.back());
+    }
+    Expr first = device_value(t, "persistent_first", {}), stride = device_value(t, "persistent_stride", {});
+    Expr count = ir::make_FloorDiv(ir::make_Add(ir::make_Sub(tiles, first), ir::make_Sub(stride, ir::make_int(1, t))),
+                                   stride);
+    Expr tile = ir::make_Add(first, ir::make_Mul(tile_iter, stride));
+    std::vector<Expr> coords;
+    if (launch_.swizzle_panel > 0) {
+      std::string order = std::to_string(launch_.swizzle_panel) + (launch_.swizzle_columns ? ", true>" : ", false>");
+      for (const char* axis : {"x", "y"})
+        coords.push_back(device_value(t, std::string("tile_block_") + axis + "<" + order, {tile, extents[0], extents[1]}));
+    } else {
+      Expr rest = tile;
+      for (const Expr& extent : extents) {
+        coords.push_back(rest);
+        rest = ir::make_FloorDiv(rest, extent);
+      }
+    }
+    ir::VarMap bound;
+    std::vector<std::pair<Expr, Expr>> lets;
+    for (size_t d = 0; d < coords.size(); ++d) {
+      const Expr& var = launch_.block_vars[d];
+      Expr fresh = ir::make_var(var.as<ir::Var>()->name, var->dtype);
+      bound[var.get()] = fresh;
+      // Already in [0, extent); the floormod says so to the bound analysis, which then drops
+      // the edge checks of whole tiles as it does for blockIdx.
+      lets.push_back({fresh, ir::make_cast(var->dtype, ir::make_FloorMod(coords[d], extents[d]))});
+    }
+    Stmt body = ir::substitute(work, bound);
+    for (size_t d = lets.size(); d-- > 0;) body = ir::make_let(lets[d].first, lets[d].second, body);
+    return ir::with_loc(ir::make_for(tile_iter, ir::make_int(0, t), count, ir::ForKind::Serial, body), loc);
   }
 
   static Stmt in_threads(int lo, int hi, Stmt then_case, Stmt else_case = Stmt()) {
@@ -272,6 +318,8 @@ class Specializer {
   const ir::KernelLaunch& launch_;
   const PassContext& ctx_;
   bool warp_specialized_ = false;
+  bool persistent_ = false;
+  bool lets_use_block_vars_ = false;  // a let around the loop reads a block var
   std::unordered_map<const ir::BufferNode*, int> uses_;
   ir::BufferMap staged_;
   ir::Buffer full_, empty_;
@@ -289,6 +337,7 @@ class KernelSpecializer : public ir::IRMutator {
     auto n = std::make_shared<ir::KernelLaunch>(*op);
     n->body = ir::replace_buffers(body, specializer.staged());
     if (specializer.warp_specialized()) n->producer_threads = kProducerThreads;
+    n->persistent = specializer.persistent();
     return Stmt(n);
   }
 

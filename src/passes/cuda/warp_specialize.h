@@ -20,6 +20,15 @@
 //     for i in 0..n-1: wait full[i % s]; the rest of the body on stage i % s; arrive empty[i % s]
 //     statements after the loop
 //
+// Persistent (pass config "tilec.persistent", on by default, with warp specialization): when the
+// trip count n and the lets around the loop don't depend on the block vars and the shared
+// buffers fit side by side, the launch becomes one wave of blocks (KernelLaunch::persistent)
+// and each branch loops over the grid's tiles, binding the block vars for each:
+//
+//   for tile_iter in range(ceildiv(tiles - first, stride)):   # first, stride: blockIdx.x, gridDim.x
+//     bx, by = the grid position of tile first + tile_iter * stride (T.use_swizzle's order)
+//     ... the branch's work, with round r = tile_iter * n + i in place of i for stages and parities
+//
 // Without warp specialization, thread 0 issues the copies s iterations ahead and the block
 // synchronizes after each iteration before refilling its stage. Other loops are left to
 // pipeline_loops (cp.async).

@@ -56,6 +56,7 @@ const CudaDriver* CudaDriver::load(std::string* reason) {
   bind(driver->cuModuleLoadData, "cuModuleLoadData");
   bind(driver->cuModuleGetFunction, "cuModuleGetFunction");
   bind(driver->cuFuncSetAttribute, "cuFuncSetAttribute");
+  bind(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(driver->cuLaunchKernel, "cuLaunchKernel");
   bind(driver->cuStreamSynchronize, "cuStreamSynchronize");
   bind(driver->cuMemAlloc, "cuMemAlloc_v2");

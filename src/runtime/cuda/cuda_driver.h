@@ -76,6 +76,8 @@ class CudaDriver {
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module,
                                   const char* name) = nullptr;
   CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value) = nullptr;
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, CUfunction function, int block_size,
+                                                          size_t dynamic_shared_bytes) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                              unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, CUstream stream, void** params,

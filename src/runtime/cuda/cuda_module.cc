@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -161,6 +162,23 @@ CUfunction CudaModule::function_for(const CudaDriver& cuda, CUcontext context,
     loaded.allowed_dynamic_shared = dynamic_shared_bytes;
   }
   return loaded.function;
+}
+
+int64_t CudaModule::wave_blocks(int block_threads, size_t dynamic_shared_bytes) const {
+  const CudaDriver& cuda = driver();
+  const CUcontext context = cuda.ensure_context();
+  const CUfunction function = function_for(cuda, context, dynamic_shared_bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  Loaded& loaded = loaded_.at(context);
+  if (loaded.wave_blocks == 0) {
+    int per_multiprocessor = 0;
+    cuda.check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, function, block_threads,
+                                                                dynamic_shared_bytes),
+               "finding how many blocks of kernel " + kernel_name_ + " a multiprocessor holds");
+    const int multiprocessors = cuda.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuda.current_device());
+    loaded.wave_blocks = std::max<int64_t>(1, int64_t{per_multiprocessor} * multiprocessors);
+  }
+  return loaded.wave_blocks;
 }
 
 void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes,

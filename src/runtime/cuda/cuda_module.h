@@ -69,6 +69,10 @@ class CudaModule {
   void launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes, void* stream,
               void** args) const;
 
+  // The blocks of one wave on the current device: the multiprocessors times the blocks of
+  // `block_threads` threads and `dynamic_shared_bytes` each holds at once (at least 1).
+  int64_t wave_blocks(int block_threads, size_t dynamic_shared_bytes) const;
+
   const std::string& kernel_name() const { return kernel_name_; }
   const std::string& arch() const { return arch_; }
   const std::string& cubin_path() const { return cubin_.path; }
@@ -85,6 +89,7 @@ class CudaModule {
     // The driver's default is 48 KiB less the kernel's static shared memory; raising it for
     // any dynamic size spares reading that.
     size_t allowed_dynamic_shared = 0;
+    int64_t wave_blocks = 0;  // 0 until wave_blocks() has asked the driver
   };
 
   CudaModule(std::string kernel_name, std::string arch, Cubin cubin)

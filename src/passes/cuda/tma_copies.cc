@@ -1,0 +1,52 @@
+#include "passes/cuda/tma_copies.h"
+
+#include "ir/simplify.h"
+#include "passes/cuda/infer_layout.h"
+
+namespace tilec::passes {
+
+std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global) {
+  const ir::Buffer& tile_buffer = shared.buffer;
+  const ir::Buffer& tensor = global.buffer;
+  if (tile_buffer->dtype != tensor->dtype || tile_buffer->shape.size() != 2 || !panel_tile(*tile_buffer))
+    return std::nullopt;
+  TmaTile tile;
+  ir::is_const_int(ir::simplify(tile_buffer->shape[0]), &tile.rows);
+  ir::is_const_int(ir::simplify(tile_buffer->shape[1]), &tile.cols);
+  tile.bytes = tile_buffer->dtype.bytes();
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t e;
+    if (!ir::is_zero(ir::simplify(shared.region[d].min)) ||
+        !ir::is_const_int(ir::simplify(shared.region[d].extent), &e) || e != (d ? tile.cols : tile.rows))
+      return std::nullopt;
+  }
+  const size_t rank = global.region.size();
+  if (rank < 1 || rank > 5 || tile.rows > 256) return std::nullopt;
+  std::vector<int64_t> extents;
+  for (const auto& r : global.region) {
+    int64_t e;
+    if (!ir::is_const_int(ir::simplify(r.extent), &e)) return std::nullopt;
+    extents.push_back(e);
+  }
+  if (extents.back() != tile.cols) return std::nullopt;
+  int rows_dims = 0;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (extents[d] == 1) continue;
+    if (extents[d] != tile.rows || ++rows_dims > 1) return std::nullopt;
+  }
+  if (rows_dims == 0 && tile.rows != 1) return std::nullopt;
+  if (tensor->strides.size() != rank) return std::nullopt;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t stride;
+    if (!ir::is_const_int(ir::simplify(tensor->strides[d]), &stride)) return std::nullopt;
+    if (d + 1 == rank ? stride != 1 : stride * tile.bytes % 16 != 0) return std::nullopt;
+  }
+  return tile;
+}
+
+bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
+  return copy.src.buffer->scope == ir::MemoryScope::Shared && copy.dst.buffer->scope == ir::MemoryScope::Global &&
+         ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+}
+
+}  // namespace tilec::passes
