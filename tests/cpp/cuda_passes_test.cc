@@ -165,7 +165,7 @@ TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
 }
 
 // A 2-D grid of 128 x 256 bf16 tiles, K in 64-wide steps, for sm_90a.
-ir::PrimFunc hopper_gemm(int stages, const std::string& epilogue) {
+ir::PrimFunc hopper_gemm(int stages, const std::string& epilogue, const std::string& k_steps = "8") {
   std::string source =
       "import tilec.language as T\n\n@T.prim_func\n"
       "def main(A: T.Tensor((1024, 512), \"bfloat16\"), B: T.Tensor((512, 1024), \"bfloat16\"),\n"
@@ -176,7 +176,7 @@ ir::PrimFunc hopper_gemm(int stages, const std::string& epilogue) {
       "        C_s = T.alloc_shared((128, 256), \"bfloat16\")\n"
       "        C_l = T.alloc_fragment((128, 256), \"float32\")\n"
       "        T.clear(C_l)\n"
-      "        for k in T.Pipelined(8, num_stages=" + std::to_string(stages) + "):\n"
+      "        for k in T.Pipelined(" + k_steps + ", num_stages=" + std::to_string(stages) + "):\n"
       "            T.copy(A[by * 128, k * 64], A_s)\n"
       "            T.copy(B[k * 64, bx * 256], B_s)\n"
       "            T.gemm(A_s, B_s, C_l)\n" + epilogue;
@@ -219,6 +219,14 @@ TEST(WarpSpecialize, PersistenceIsOffWithItsConfigOrWithoutWarpSpecialization) {
     EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
     EXPECT_EQ(ir.find("tile_iter"), std::string::npos) << ir;
   }
+}
+
+TEST(WarpSpecialize, ATripCountOfTheBlockVarsKeepsOneTileABlock) {
+  // The rounds of a persistent block's pipeline are tile_iter * n + i: n must be the same for
+  // every tile (a causal attention's loop is not).
+  std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue, "by + 1"));
+  EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
 }
 
 TEST(WarpSpecialize, BuffersThatFitOnlyByReusingTheStagesStayNonPersistent) {
