@@ -41,9 +41,12 @@ inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
     const char* needs;
   };
   static constexpr Feature kFeatures[] = {
-      {"tilec.wgmma", nullptr},          {"tilec.tma", "tilec.wgmma"},
-      {"tilec.warp_specialize", "tilec.tma"}, {"tilec.setmaxnreg", "tilec.warp_specialize"},
-      {"tilec.tma_store", "tilec.tma"},  {"tilec.persistent", "tilec.warp_specialize"},
+      {"tilec.wgmma", nullptr},
+      {"tilec.tma", "tilec.wgmma"},
+      {"tilec.warp_specialize", "tilec.tma"},
+      {"tilec.setmaxnreg", "tilec.warp_specialize"},
+      {"tilec.tma_store", "tilec.tma"},
+      {"tilec.persistent", "tilec.warp_specialize"},
   };
   if (ctx.arch != "sm_90a") return false;
   for (const Feature& f : kFeatures)

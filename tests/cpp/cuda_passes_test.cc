@@ -101,18 +101,21 @@ TEST(InsertBarriers, FragmentsAndGlobalsNeedNone) {
   EXPECT_EQ(count(ir, "sync_threads"), 0u) << ir;
 }
 
+// Each of 4 iterations copies a slice of X into shared s, then adds s reversed into f.
+constexpr const char* kSharedInALoop =
+    "        s = T.alloc_shared((128,), \"float32\")\n"
+    "        f = T.alloc_fragment((128,), \"float32\")\n"
+    "        T.clear(f)\n"
+    "        for k in T.serial(4):\n"
+    "            T.copy(X[k * 128], s)\n"
+    "            for i in T.Parallel(128):\n"
+    "                f[i] = f[i] + s[127 - i]\n";
+constexpr const char* kLoopTensors = "X: T.Tensor((512,), \"float32\"), Y: T.Tensor((128,), \"float32\")";
+
 TEST(InsertBarriers, LoopIterationsAreSeparatedBothWays) {
   // Each iteration writes s, then reads it: a barrier after the write (read after write)
   // and one before the next iteration's write (write after read).
-  std::string ir = after(kernel("        s = T.alloc_shared((128,), \"float32\")\n"
-                                "        f = T.alloc_fragment((128,), \"float32\")\n"
-                                "        T.clear(f)\n"
-                                "        for k in T.serial(4):\n"
-                                "            T.copy(X[k * 128], s)\n"
-                                "            for i in T.Parallel(128):\n"
-                                "                f[i] = f[i] + s[127 - i]\n"
-                                "        T.copy(f, Y)\n",
-                                "X: T.Tensor((512,), \"float32\"), Y: T.Tensor((128,), \"float32\")"),
+  std::string ir = after(kernel(std::string(kSharedInALoop) + "        T.copy(f, Y)\n", kLoopTensors),
                          passes::insert_barriers);
   size_t loop = ir.find("for k in T.serial(4):");
   ASSERT_NE(loop, std::string::npos) << ir;
@@ -144,17 +147,11 @@ std::map<std::string, int64_t> shared_offsets(const ir::PrimFunc& f) {
 }
 
 TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
-  ir::PrimFunc f = kernel("        s = T.alloc_shared((128,), \"float32\")\n"
-                          "        t = T.alloc_shared((128,), \"float32\")\n"
-                          "        f = T.alloc_fragment((128,), \"float32\")\n"
-                          "        T.clear(f)\n"
-                          "        for k in T.serial(4):\n"
-                          "            T.copy(X[k * 128], s)\n"
-                          "            for i in T.Parallel(128):\n"
-                          "                f[i] = f[i] + s[127 - i]\n"
-                          "        T.copy(f, t)\n"
-                          "        T.copy(t, Y)\n",
-                          "X: T.Tensor((512,), \"float32\"), Y: T.Tensor((128,), \"float32\")");
+  ir::PrimFunc f = kernel(std::string(kSharedInALoop) +
+                              "        t = T.alloc_shared((128,), \"float32\")\n"
+                              "        T.copy(f, t)\n"
+                              "        T.copy(t, Y)\n",
+                          kLoopTensors);
   passes::PassContext ctx;
   ctx.target = "cuda";
   ctx.func = &f;

@@ -173,31 +173,32 @@ class ThreadLowering : public TileLowering {
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
     if (op->barrier || (op->src.buffer->panels && is_tma_store(*op, ctx_))) return tma_copy(*op);
-    if (auto groups = stmatrix_copy_grid(*op, threads_)) {
-      auto shape = ir::squeezed_extents(op->src);
-      int64_t rows, cols;
-      ir::is_const_int(shape[0], &rows);
-      ir::is_const_int(shape[1], &cols);
-      std::string name = "stmatrix_accumulator<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " +
-                         std::to_string(groups->groups_m) + ", " + std::to_string(groups->groups_n) + ">";
-      return device_call(name, {address_of(local_of(op->src.buffer), {ir::make_int(0)}), tile_address(op->dst)},
+    if (auto groups = stmatrix_copy_grid(*op, threads_))
+      return matrix_copy("stmatrix_accumulator", op->src, op->dst,
+                         {std::to_string(groups->groups_m), std::to_string(groups->groups_n)}, op->loc);
+    if (auto grid = ldmatrix_copy_grid(*op, threads_))
+      return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
+                         {std::to_string(grid->warps_m), std::to_string(grid->warps_n),
+                          op->src.buffer->swizzled ? "true" : "false"},
                          op->loc);
-    }
-    if (auto grid = ldmatrix_copy_grid(*op, threads_)) {
-      auto shape = ir::squeezed_extents(op->dst);
-      int64_t rows, cols;
-      ir::is_const_int(shape[0], &rows);
-      ir::is_const_int(shape[1], &cols);
-      std::string name = "ldmatrix_accumulator<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " +
-                         std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) + ", " +
-                         (op->src.buffer->swizzled ? "true" : "false") + ">";
-      return device_call(name, {address_of(local_of(op->dst.buffer), {ir::make_int(0)}), tile_address(op->src)},
-                         op->loc);
-    }
     return copy_global_shared(*op);
   }
 
  private:
+  // tilec_cuda::name<rows, cols, args...>(the fragment's registers, the tile's address): the
+  // ldmatrix / stmatrix copies between a whole fragment and a whole 2-D shared tile.
+  Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, const ir::BufferRegion& tile,
+                   const std::vector<std::string>& args, const SourceLoc& loc) {
+    auto shape = ir::squeezed_extents(fragment);
+    int64_t rows, cols;
+    ir::is_const_int(shape[0], &rows);
+    ir::is_const_int(shape[1], &cols);
+    std::string call = name + "<" + std::to_string(rows) + ", " + std::to_string(cols);
+    for (const std::string& a : args) call += ", " + a;
+    return device_call(call + ">", {address_of(local_of(fragment.buffer), {ir::make_int(0)}), tile_address(tile)},
+                       loc);
+  }
+
   const ir::Buffer& local_of(const ir::Buffer& fragment) const {
     auto it = locals_.find(fragment.get());
     if (it == locals_.end()) throw std::logic_error("lower_to_threads: fragment '" + fragment->name + "' not allocated");
