@@ -605,6 +605,13 @@ ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
   return ir::default_fragment(nest.extents, threads, default_run(nest.extents, threads, widest.bytes));
 }
 
+std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  auto ea = const_extents(ir::squeezed_extents(op.a));
+  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
+  return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
+}
+
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
   // One operand in registers (gemm_rs, gemm_sr): 16-bit, laid out as an accumulator of its
@@ -626,10 +633,9 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
       break;
     default: return std::nullopt;
   }
-  auto ec = const_extents(ir::squeezed_extents(op.c));
-  auto ea = const_extents(ir::squeezed_extents(op.a));
-  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
-  int64_t m = ec[0], n = ec[1], k = op.transpose_a ? ea[0] : ea[1];
+  auto shape = gemm_shape(op);
+  if (!shape) return std::nullopt;
+  const int64_t m = shape->m, n = shape->n, k = shape->k;
   std::vector<int64_t> c_shape;
   for (const auto& d : op.c.buffer->shape) {
     int64_t v;
@@ -685,10 +691,9 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
       break;
     default: return std::nullopt;
   }
-  auto ec = const_extents(ir::squeezed_extents(op.c));
-  auto ea = const_extents(ir::squeezed_extents(op.a));
-  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
-  int64_t m = ec[0], n = ec[1], k = op.transpose_a ? ea[0] : ea[1];
+  auto shape = gemm_shape(op);
+  if (!shape) return std::nullopt;
+  const int64_t m = shape->m, n = shape->n, k = shape->k;
   if (const_shape(op.c.buffer) != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
   const int64_t panel = 128 / t.bytes(), groups = threads / 128;
   auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width

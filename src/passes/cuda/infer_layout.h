@@ -39,6 +39,12 @@ struct WarpGrid {
 // ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
 
+// A gemm's M, N and K, when its C and A tiles have constant 2-D extents.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+std::optional<GemmShape> gemm_shape(const ir::Gemm& op);
+
 // The grid of a wgmma gemm: groups_m x groups_n warpgroups of 128 threads.
 struct WarpgroupGrid {
   int64_t groups_m = 1, groups_n = 1;

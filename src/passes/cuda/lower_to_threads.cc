@@ -135,15 +135,9 @@ class ThreadLowering : public TileLowering {
     auto grid = mma_warp_grid(*op, threads_, ctx_);
     if (!grid || !mma_path(*op, threads_, ctx_))
       throw std::logic_error("lower_to_threads: a gemm off the tensor-core paths was left");
-    auto ec = ir::squeezed_extents(op->c);
-    auto ea = ir::squeezed_extents(op->a);
-    int64_t m, n, k;
-    ir::is_const_int(ec[0], &m);
-    ir::is_const_int(ec[1], &n);
-    ir::is_const_int(op->transpose_a ? ea[0] : ea[1], &k);
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
     const bool a_in_registers = is_fragment(op->a.buffer), b_in_registers = is_fragment(op->b.buffer);
-    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", ";
+    std::string shape = shape_arguments(*op);
     std::string name =
         a_in_registers ? "gemm_rs<" + shape + std::to_string(grid->warps_m) + ", " + flag(op->transpose_b) + ", " +
                              flag(op->b.buffer->swizzled) + ">"
@@ -214,18 +208,19 @@ class ThreadLowering : public TileLowering {
     return f.slot_of(indices);
   }
 
+  // "M, N, K, ": the leading template arguments of the device gemms.
+  static std::string shape_arguments(const ir::Gemm& op) {
+    auto shape = gemm_shape(op);
+    if (!shape) throw std::logic_error("lower_to_threads: a tensor-core gemm of a symbolic shape");
+    return std::to_string(shape->m) + ", " + std::to_string(shape->n) + ", " + std::to_string(shape->k) + ", ";
+  }
+
   // ------------------------------------------------------------ Hopper
 
   // wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of `groups`.
   Stmt wgmma_gemm(const ir::Gemm& op, const WarpgroupGrid& groups) {
-    auto ec = ir::squeezed_extents(op.c);
-    auto ea = ir::squeezed_extents(op.a);
-    int64_t m, n, k;
-    ir::is_const_int(ec[0], &m);
-    ir::is_const_int(ec[1], &n);
-    ir::is_const_int(op.transpose_a ? ea[0] : ea[1], &k);
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    std::string shape = std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", ";
+    std::string shape = shape_arguments(op);
     const bool a_in_registers = is_fragment(op.a.buffer);
     std::string name = a_in_registers
                            ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) + ">"
