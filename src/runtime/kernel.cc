@@ -210,6 +210,11 @@ void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vecto
                  const runtime::LaunchArgs& args, int device, void* stream) {
   std::optional<runtime::LaunchDims> grid = runtime::launch_grid(v.cuda_launch.grid, v.abi, args.ints, k.name);
   if (!grid) return;
+  // A persistent kernel counts its grid's tiles in 32-bit integers.
+  const int64_t tiles = int64_t{grid->x} * grid->y * grid->z;
+  if (v.cuda_launch.persistent && tiles > std::numeric_limits<int32_t>::max())
+    throw ArgumentError("kernel '" + k.name + "': its grid is " + std::to_string(tiles) +
+                        " tiles for these arguments, over the 2^31 - 1 a persistent kernel counts");
   const runtime::CudaDriver* driver = runtime::CudaDriver::get();
   if (driver == nullptr)
     throw std::runtime_error("cannot launch CUDA kernel '" + k.name + "': " +
@@ -219,12 +224,7 @@ void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vecto
   void* params[] = {words.data()};
   std::optional<runtime::DeviceScope> scope;
   if (device >= 0) scope.emplace(*driver, device);
-  if (v.cuda_launch.persistent) {
-    // One wave of blocks loops over the grid's tiles, counted in 32-bit integers in the kernel.
-    const int64_t tiles = int64_t{grid->x} * grid->y * grid->z;
-    if (tiles > std::numeric_limits<int32_t>::max())
-      throw ArgumentError("kernel '" + k.name + "': its grid is " + std::to_string(tiles) +
-                          " tiles for these arguments, over the 2^31 - 1 a persistent kernel counts");
+  if (v.cuda_launch.persistent) {  // one wave of blocks loops over the tiles
     const int64_t wave = v.cuda_module->wave_blocks(v.cuda_launch.threads,
                                                     static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes));
     grid = runtime::LaunchDims{static_cast<unsigned>(std::min(tiles, wave)), 1, 1};

@@ -39,10 +39,10 @@ FunctionSource scale_source(int64_t rows) {
 }
 
 // A view of a CUDA tensor that is never read: the checks under test stop before the launch.
-TensorView cuda_view(int64_t rows, int64_t n, int device_id = 0) {
+TensorView cuda_view(int64_t rows, int64_t n, int device_id = 0, DType dtype = DType::Float32) {
   TensorView view;
   view.data = reinterpret_cast<void*>(uintptr_t{0x7f0000000000});
-  view.dtype = DType::Float32;
+  view.dtype = dtype;
   view.shape = {rows, n};
   view.strides = {n, 1};
   view.device = DeviceType::CUDA;
@@ -131,6 +131,36 @@ TEST_F(CudaKernelTest, AGridBeyondCudaLimitsIsAnArgumentError) {
   const std::string message =
       argument_error(kernel, {cuda_view(70000, 1), cuda_view(70000, 1), 2.0});
   EXPECT_NE(message.find("grid extent y (70000) is 70000 blocks"), std::string::npos) << message;
+}
+
+TEST_F(CudaKernelTest, APersistentGridPastWhatTheKernelCountsIsAnArgumentError) {
+  // A warp-specialized gemm on sm_90a runs in persistent blocks, which count the grid's tiles
+  // (here 2^31) in 32-bit integers.
+  const char* source = R"(
+import tilec.language as T
+
+@T.prim_func
+def huge_grid(A: T.Tensor((128, 64), "bfloat16"), B: T.Tensor((64, 256), "bfloat16"),
+              C: T.Tensor((128, 256), "bfloat16")):
+    with T.Kernel(65536, 32768, threads=256) as (bx, by):
+        A_s = T.alloc_shared((128, 64), "bfloat16")
+        B_s = T.alloc_shared((64, 256), "bfloat16")
+        C_l = T.alloc_fragment((128, 256), "float32")
+        T.clear(C_l)
+        for k in T.Pipelined(1, num_stages=2):
+            T.copy(A[0, k * 64], A_s)
+            T.copy(B[k * 64, 0], B_s)
+            T.gemm(A_s, B_s, C_l)
+        T.copy(C_l, C)
+)";
+  Kernel kernel = compile(load_function(source, "huge.py", "huge_grid"), {.target = "cuda", .arch = "sm_90a"});
+  const std::string message = argument_error(
+      kernel, {cuda_view(128, 64, 0, DType::BFloat16), cuda_view(64, 256, 0, DType::BFloat16),
+               cuda_view(128, 256, 0, DType::BFloat16)});
+  EXPECT_NE(message.find("kernel 'huge_grid': its grid is 2147483648 tiles for these arguments, over the 2^31 - 1 "
+                         "a persistent kernel counts"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(CudaKernelTest, RunsOnTheGpu) {
