@@ -608,8 +608,23 @@ ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
 std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
   auto ec = const_extents(ir::squeezed_extents(op.c));
   auto ea = const_extents(ir::squeezed_extents(op.a));
-  if (ec.size() != 2 || ea.size() != 2) return std::nullopt;
+  if (ec.size() != 2 || ea.size() != 2 || op.c.buffer->shape.size() != 2) return std::nullopt;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t extent;
+    if (!ir::is_const_int(op.c.buffer->shape[d], &extent) || extent != ec[d]) return std::nullopt;
+  }
   return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
+}
+
+// The K of one tensor-core instruction for operands of type t (fp32: tf32 on mma.sync only),
+// or 0 when there is none.
+int64_t tensor_core_k(DType t) {
+  switch (t.code()) {
+    case DType::Float16: case DType::BFloat16: return 16;
+    case DType::Float32: return 8;
+    case DType::Float8E4M3: case DType::Float8E5M2: return 32;
+    default: return 0;
+  }
 }
 
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
@@ -623,26 +638,11 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
     return std::nullopt;
   DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
-  int64_t kstep;
-  switch (t.code()) {
-    case DType::Float16: case DType::BFloat16: kstep = 16; break;
-    case DType::Float32: kstep = 8; break;
-    case DType::Float8E4M3: case DType::Float8E5M2:
-      if (!fp8_mma_available(ctx)) return std::nullopt;
-      kstep = 32;
-      break;
-    default: return std::nullopt;
-  }
+  const int64_t kstep = tensor_core_k(t);
+  if (kstep == 0 || (t.bytes() == 1 && !fp8_mma_available(ctx))) return std::nullopt;
   auto shape = gemm_shape(op);
-  if (!shape) return std::nullopt;
-  const int64_t m = shape->m, n = shape->n, k = shape->k;
-  std::vector<int64_t> c_shape;
-  for (const auto& d : op.c.buffer->shape) {
-    int64_t v;
-    if (!ir::is_const_int(d, &v)) return std::nullopt;
-    c_shape.push_back(v);
-  }
-  if (c_shape != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
+  if (!shape || shape->k % kstep != 0) return std::nullopt;
+  const int64_t m = shape->m, n = shape->n;
   // The most warps (of the block's, halving) that split the tile as the policy says.
   for (int64_t warps = threads / 32; warps >= 1; warps /= 2) {
     std::optional<WarpGrid> best;
@@ -682,19 +682,12 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
   if (op.b.buffer->dtype != t || !whole_shared_tile(op.b) || !panel_tile(*op.b.buffer)) return std::nullopt;
   if (a_in_registers ? op.transpose_a || t.bytes() != 2 : !whole_shared_tile(op.a) || !panel_tile(*op.a.buffer))
     return std::nullopt;
-  int64_t kstep;
-  switch (t.code()) {
-    case DType::Float16: case DType::BFloat16: kstep = 16; break;
-    case DType::Float8E4M3: case DType::Float8E5M2:
-      if (op.transpose_a || !op.transpose_b) return std::nullopt;
-      kstep = 32;
-      break;
-    default: return std::nullopt;
-  }
+  // wgmma has no tf32 here; fp8 operands must be K-major.
+  const int64_t kstep = t == DType::Float32 ? 0 : tensor_core_k(t);
+  if (kstep == 0 || (t.bytes() == 1 && (op.transpose_a || !op.transpose_b))) return std::nullopt;
   auto shape = gemm_shape(op);
-  if (!shape) return std::nullopt;
-  const int64_t m = shape->m, n = shape->n, k = shape->k;
-  if (const_shape(op.c.buffer) != std::vector<int64_t>{m, n} || k % kstep != 0) return std::nullopt;
+  if (!shape || shape->k % kstep != 0) return std::nullopt;
+  const int64_t m = shape->m, n = shape->n;
   const int64_t panel = 128 / t.bytes(), groups = threads / 128;
   auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width
     int64_t w = std::min<int64_t>(cols, 256);

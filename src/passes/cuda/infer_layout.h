@@ -39,7 +39,8 @@ struct WarpGrid {
 // ctx.arch sm_89 or later (or unknown).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
 
-// A gemm's M, N and K, when its C and A tiles have constant 2-D extents.
+// A gemm's M, N and K, when its A tile has constant 2-D extents and C is a whole 2-D buffer of
+// constant shape.
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
