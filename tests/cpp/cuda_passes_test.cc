@@ -233,5 +233,90 @@ TEST(WarpSpecialize, BuffersThatFitOnlyByReusingTheStagesStayNonPersistent) {
   EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
 }
 
+// One tile of `threads / 128` warpgroups along M (64 rows each) by 128 columns, on sm_90a;
+// `before` and `trip_count` are placed as written (8 space indent).
+ir::PrimFunc warpgroup_gemm(int threads, const std::string& trip_count = "8", const std::string& before = "") {
+  const std::string rows = std::to_string(64 * (threads / 128));
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((512, 512), \"bfloat16\"), B: T.Tensor((512, 512), \"bfloat16\"),\n"
+      "         C: T.Tensor((512, 512), \"float32\"), N: T.Tensor((4,), \"int32\")):\n"
+      "    with T.Kernel(4, threads=" + std::to_string(threads) + ") as bx:\n"
+      "        A_s = T.alloc_shared((" + rows + ", 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 128), \"bfloat16\")\n"
+      "        C_l = T.alloc_fragment((" + rows + ", 128), \"float32\")\n"
+      "        T.clear(C_l)\n" + before +
+      "        for k in T.Pipelined(" + trip_count + ", num_stages=2):\n"
+      "            T.copy(A[0, k * 64], A_s)\n"
+      "            T.copy(B[k * 64, bx * 128], B_s)\n"
+      "            T.gemm(A_s, B_s, C_l)\n"
+      "        T.copy(C_l, C[0, bx * 128])\n";
+  return passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main")));
+}
+
+TEST(WarpSpecialize, ConsumersGrowOnlyIntoTheRegistersTheProducerFrees) {
+  // setmaxnreg.inc waits for registers the block's pool doesn't have forever: 128 producer
+  // threads dropping to 40 free enough for 256 consumers to go 168 -> 232 and 384 to go
+  // 128 -> 152; 128 consumers start with 248 and gain nothing.
+  std::string one = warp_specialized(warpgroup_gemm(128));
+  EXPECT_NE(one.find("warp-specialized"), std::string::npos) << one;
+  EXPECT_EQ(one.find("setmaxnreg"), std::string::npos) << one;
+  std::string two = warp_specialized(warpgroup_gemm(256));
+  EXPECT_NE(two.find("T.cuda.setmaxnreg_dec<40>()"), std::string::npos) << two;
+  EXPECT_NE(two.find("T.cuda.setmaxnreg_inc<232>()"), std::string::npos) << two;
+  std::string three = warp_specialized(warpgroup_gemm(384));
+  EXPECT_NE(three.find("T.cuda.setmaxnreg_inc<152>()"), std::string::npos) << three;
+}
+
+TEST(WarpSpecialize, TheProducerSetsTheScalarsItsTripCountReads) {
+  // The producer runs none of the statements before the loop but these: without them it would
+  // read n[0] uninitialized and fill stages the consumers never take.
+  std::string ir = warp_specialized(warpgroup_gemm(
+      128, "n[0]", "        n = T.alloc_local((1,), \"int32\")\n        n[0] = T.min(N[bx], 8)\n"));
+  EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
+  size_t consumers = ir.find("else:");
+  ASSERT_NE(consumers, std::string::npos) << ir;
+  size_t set = ir.find("n[0] = T.min(N[bx], 8)");
+  EXPECT_LT(set, ir.find("for k_iter in T.serial(n[0])")) << ir;
+  EXPECT_LT(set, consumers) << ir;
+  EXPECT_NE(ir.find("n[0] = T.min(N[bx], 8)", consumers), std::string::npos) << ir;
+  // A count that depends on the block is not the same for every tile of a persistent block.
+  EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+  std::string same = warp_specialized(warpgroup_gemm(
+      128, "n[0]", "        n = T.alloc_local((1,), \"int32\")\n        n[0] = T.min(N[0], 8)\n"));
+  EXPECT_NE(same.find("# persistent"), std::string::npos) << same;
+  EXPECT_LT(same.find("for tile_iter"), same.find("n[0] = T.min(N[0], 8)")) << same;
+}
+
+TEST(WarpSpecialize, ATripCountTheProducerCannotKnowKeepsTheCopiesInThread0) {
+  // A count in shared memory, or a scalar set under a runtime condition: thread 0, which runs
+  // the statements before the loop, issues the copies.
+  for (const char* before : {"        n = T.alloc_shared((1,), \"int32\")\n        n[0] = N[bx]\n",
+                             "        n = T.alloc_local((1,), \"int32\")\n        n[0] = 2\n"
+                             "        if N[bx] > 0:\n            n[0] = 8\n"}) {
+    std::string ir = warp_specialized(warpgroup_gemm(128, "n[0]", before));
+    EXPECT_EQ(ir.find("warp-specialized"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("full_barriers"), std::string::npos) << ir;
+    EXPECT_EQ(ir.find("empty_barriers"), std::string::npos) << ir;
+  }
+}
+
+TEST(WarpSpecialize, ThreadsThatAreNotWholeWarpgroupsHaveNoProducerWarpgroup) {
+  // A copy pipeline (no gemm) may have any thread count; 96 threads and a producer from thread
+  // 96 would share a warp between the two roles.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((512, 64), \"float16\"), B: T.Tensor((512, 64), \"float16\")):\n"
+      "    with T.Kernel(4, threads=96) as bx:\n"
+      "        A_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        for k in T.Pipelined(2, num_stages=2):\n"
+      "            T.copy(A[bx * 128 + k * 64, 0], A_s)\n"
+      "            T.copy(A_s, B[bx * 128 + k * 64, 0])\n";
+  std::string ir = warp_specialized(
+      passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main"))));
+  EXPECT_EQ(ir.find("warp-specialized"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("full_barriers"), std::string::npos) << ir;
+}
+
 }  // namespace
 }  // namespace tilec

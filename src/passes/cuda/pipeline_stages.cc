@@ -39,7 +39,6 @@ std::unordered_map<const ir::BufferNode*, int> count_uses(const Stmt& s) {
 
 namespace {
 
-// Whether an expression reads an on-chip buffer (whose contents the loop body may change).
 class ReadsOnChip : public ir::IRVisitor {
  public:
   bool found = false;
@@ -53,21 +52,21 @@ class ReadsOnChip : public ir::IRVisitor {
 
 }  // namespace
 
+bool reads_on_chip(const Expr& e) {
+  ReadsOnChip reads;
+  reads.visit(e);
+  return reads.found;
+}
+
 bool is_producer(const Stmt& s) {
   const auto* copy = s.as<ir::Copy>();
   if (!copy || copy->src.buffer->scope != ir::MemoryScope::Global ||
       copy->dst.buffer->scope != ir::MemoryScope::Shared)
     return false;
-  ReadsOnChip reads;
-  for (const auto& r : copy->src.region) {
-    reads.visit(r.min);
-    reads.visit(r.extent);
-  }
-  for (const auto& r : copy->dst.region) {
-    reads.visit(r.min);
-    reads.visit(r.extent);
-  }
-  return !reads.found;
+  for (const auto* region : {&copy->src.region, &copy->dst.region})
+    for (const auto& r : *region)
+      if (reads_on_chip(r.min) || reads_on_chip(r.extent)) return false;
+  return true;
 }
 
 

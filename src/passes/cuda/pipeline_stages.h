@@ -13,6 +13,10 @@ namespace tilec::passes {
 // How many statements touch each buffer (tile-op regions, loads and stores).
 std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
 
+// Whether `e` reads an on-chip buffer (shared, fragment or local), whose contents depend on
+// what the block's threads did before.
+bool reads_on_chip(const ir::Expr& e);
+
 // Whether `s` is a copy from global to shared memory whose regions read no on-chip buffer
 // (so it can run ahead of the rest of the loop body).
 bool is_producer(const ir::Stmt& s);

@@ -1,5 +1,8 @@
 #include "passes/cuda/warp_specialize.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "ir/region.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
@@ -17,10 +20,25 @@ using ir::Expr;
 using ir::Stmt;
 
 constexpr int kProducerThreads = 128;
-// Registers a thread of the producer warpgroup keeps, and the consumers grow to (with one
-// producer and two consumer warpgroups: 40 + 2 * 232 = 504 <= 512 a lane).
+// Registers a thread of the producer warpgroup keeps: it only counts and issues copies.
 constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
+
+// The registers a consumer thread grows to with setmaxnreg, or nothing when it would not grow.
+// setmaxnreg.inc waits until the block's pool holds what it asks for, so the consumers may ask
+// for no more than the producer gives back: each thread starts with what
+// __launch_bounds__(threads) leaves it (64 K registers over the block, in steps of 8, at most
+// 255), and the producer drops to kProducerRegisters. With two consumer warpgroups that is
+// 168 -> 232; with three, 128 -> 152; with one, every thread starts with 248 and there is
+// nothing to gain.
+std::optional<int> consumer_registers(int consumer_threads) {
+  constexpr int kRegistersPerBlock = 64 * 1024, kMostPerThread = 240;
+  const int threads = consumer_threads + kProducerThreads;
+  const int at_launch = std::min(255, kRegistersPerBlock / threads) / 8 * 8;
+  const int pool = at_launch * threads - kProducerRegisters * kProducerThreads;
+  const int grown = std::min(kMostPerThread, pool / consumer_threads / 8 * 8);
+  if (at_launch <= kProducerRegisters || grown <= at_launch) return std::nullopt;
+  return grown;
+}
 
 // Whether a statement writes one of `buffers`.
 bool writes_any(const Stmt& s, const ir::BufferMap& buffers) {
@@ -64,7 +82,9 @@ class Specializer {
   Stmt run() {
     if (count_pipelined(launch_.body) != 1) return Stmt();
     uses_ = count_uses(launch_.body);
-    warp_specialized_ = hopper_feature(ctx_, "tilec.warp_specialize");
+    // The producer must be a whole warpgroup of its own (setmaxnreg and the consumers' named
+    // barrier count whole warps).
+    warp_specialized_ = hopper_feature(ctx_, "tilec.warp_specialize") && launch_.threads % 128 == 0;
     return rewrite(launch_.body);
   }
 
@@ -140,6 +160,13 @@ class Specializer {
       if (!all_wgmma) return Stmt();
     }
 
+    // The producer runs none of the statements before the loop but those that set the local
+    // scalars its trip count reads (producer_prelude); a count it can't know would leave it
+    // filling stages the consumers never take, or waiting for ones they never free. Then
+    // thread 0, which runs those statements too, issues the copies.
+    std::optional<std::vector<Stmt>> prelude = producer_prelude(loop, before);
+    if (!prelude) warp_specialized_ = false;
+
     const SourceLoc& loc = loop.loc;
     DType t = loop.var->dtype;
     auto int_of = [t](int64_t v) { return ir::make_int(v, t); };
@@ -187,8 +214,10 @@ class Specializer {
 
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
     if (warp_specialized_) {
+      Stmt prelude_stmts = ir::make_seq(*prelude);
       persistent_ = hopper_feature(ctx_, "tilec.persistent") && !lets_use_block_vars_ &&
-                    !uses_block_vars(loop.min) && !uses_block_vars(n) && fits_without_reuse();
+                    !uses_block_vars(loop.min) && !uses_block_vars(n) && !uses_block_vars(prelude_stmts) &&
+                    fits_without_reuse();
       // A persistent block's tile loop: tile_iter counts its tiles, and the pipeline's rounds
       // go on from one tile to the next.
       Expr tile_iter = ir::make_var("tile_iter", t);
@@ -196,8 +225,9 @@ class Specializer {
       Stmt wait_empty =
           ir::make_if(ir::make_GE(round, int_of(stages)),
                       device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
-      Stmt produce =
-          ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))}));
+      Stmt produce = ir::make_seq(
+          {prelude_stmts,
+           ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))}))});
       Stmt consume_loop = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
           ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(round)), parity_of(round, 0)}, loc),
@@ -211,11 +241,12 @@ class Specializer {
         produce = over_tiles(tile_iter, produce, loc);
         consumer_work = over_tiles(tile_iter, consumer_work, loc);
       }
-      const bool reallocate = hopper_feature(ctx_, "tilec.setmaxnreg");
+      const std::optional<int> grown =
+          hopper_feature(ctx_, "tilec.setmaxnreg") ? consumer_registers(launch_.threads) : std::nullopt;
       std::vector<Stmt> producer, consumer;
-      if (reallocate) producer.push_back(device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
+      if (grown) producer.push_back(device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
       producer.push_back(in_threads(launch_.threads, launch_.threads + 1, ir::with_loc(produce, loc)));
-      if (reallocate) consumer.push_back(device_call("setmaxnreg_inc<" + std::to_string(kConsumerRegisters) + ">", {}, loc));
+      if (grown) consumer.push_back(device_call("setmaxnreg_inc<" + std::to_string(*grown) + ">", {}, loc));
       consumer.push_back(consumer_work);
       out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
                                ir::make_seq(consumer)));
@@ -237,6 +268,57 @@ class Specializer {
     Stmt result = ir::make_seq(out);
     if (warp_specialized_) result = ir::make_allocate(empty_, result);
     return ir::with_loc(ir::make_allocate(full_, result), loc);
+  }
+
+  // The statements before `loop` the producer must run to know its trip count: the stores to
+  // local scalars that the loop's bounds read, each computed from values every thread has
+  // (tensors no statement before the loop writes, and the scalars stored before it). Nothing
+  // when the bounds read another on-chip buffer, or a scalar that is set some other way too.
+  static std::optional<std::vector<Stmt>> producer_prelude(const ir::For& loop, const std::vector<Stmt>& before) {
+    if (!reads_on_chip(loop.min) && !reads_on_chip(loop.extent)) return std::vector<Stmt>{};
+    ir::BufferMap written;  // the tensors statements before the loop write
+    for (const Stmt& s : before) {
+      struct Tensors : ir::IRVisitor {
+        ir::BufferMap* written;
+        void visit_BufferStore(const ir::BufferStore* op) override {
+          if (op->buffer->scope == ir::MemoryScope::Global) (*written)[op->buffer.get()] = op->buffer;
+        }
+        void visit_region(const ir::BufferRegion& r) override {
+          if (r.buffer && r.buffer->scope == ir::MemoryScope::Global) (*written)[r.buffer.get()] = r.buffer;
+        }
+      } tensors;
+      tensors.written = &written;
+      tensors.visit(s);
+    }
+    std::vector<Stmt> prelude;
+    ir::BufferMap replayed;  // the scalars the prelude sets
+    auto known = [&](const Expr& e) {
+      struct Reads : ir::IRVisitor {
+        const ir::BufferMap *replayed, *written;
+        bool unknown = false;
+        void visit_BufferLoad(const ir::BufferLoad* op) override {
+          const ir::BufferNode* b = op->buffer.get();
+          unknown |= b->scope == ir::MemoryScope::Global ? written->count(b) > 0 : replayed->count(b) == 0;
+          IRVisitor::visit_BufferLoad(op);
+        }
+      } reads;
+      reads.replayed = &replayed;
+      reads.written = &written;
+      reads.visit(e);
+      return !reads.unknown;
+    };
+    for (const Stmt& s : before) {
+      const auto* store = s.as<ir::BufferStore>();
+      if (store && store->buffer->scope == ir::MemoryScope::Local && known(store->value) &&
+          std::all_of(store->indices.begin(), store->indices.end(), known)) {
+        prelude.push_back(s);
+        replayed[store->buffer.get()] = store->buffer;
+      } else if (writes_any(s, replayed)) {
+        return std::nullopt;
+      }
+    }
+    if (!known(loop.min) || !known(loop.extent)) return std::nullopt;
+    return prelude;
   }
 
   // Whether the kernel's shared buffers (the staged ones with their stages) fit in shared
@@ -261,8 +343,9 @@ class Specializer {
     return bytes <= shared_memory_limit(ctx_.arch);
   }
 
-  // Whether `e` uses one of the launch's block vars.
-  bool uses_block_vars(const Expr& e) const {
+  // Whether `e` (an expression or statement) uses one of the launch's block vars.
+  template <typename Node>
+  bool uses_block_vars(const Node& e) const {
     ir::VarMap marked;
     for (const Expr& v : launch_.block_vars) marked[v.get()] = ir::make_int(0, v->dtype);
     return !ir::substitute(e, marked).same_as(e);

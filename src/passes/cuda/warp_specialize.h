@@ -7,15 +7,17 @@
 // through allocations and lets only, its producers (pipeline_stages.h) all copy a tile of a
 // tensor whose strides are known multiples of 16 bytes (the contiguous variant) into a whole
 // shared panel tile (infer_layout.h, panel_tile) used only in the loop, and its gemms all run
-// on wgmma. Warp-specialized, with s stages, n iterations and T threads:
+// on wgmma. It is warp-specialized when T, the kernel's threads, are whole warpgroups and the
+// trip count reads no on-chip buffer (the producer runs none of the statements before the
+// loop). Warp-specialized, with s stages, n iterations and T threads:
 //
 //   full[s], empty[s]: mbarriers (full: 1 arrival + the tile bytes; empty: one a consumer warp)
 //   if thread_in(T, T + 128):            # the producer warpgroup (KernelLaunch::producer_threads)
-//     setmaxnreg_dec<40>                 # pass config "tilec.setmaxnreg"
+//     setmaxnreg_dec<40>                 # pass config "tilec.setmaxnreg", for T >= 256
 //     if thread_in(T, T + 1):
 //       for i in 0..n-1: wait empty[i % s] (from round 1 on); expect_tx full[i % s]; TMA copies(i)
 //   else:                                # threads 0..T-1; barriers here are bar.sync 1, T
-//     setmaxnreg_inc<232>
+//     setmaxnreg_inc<R>                  # R: what the producer gave up (232 for T = 256)
 //     statements before the loop
 //     for i in 0..n-1: wait full[i % s]; the rest of the body on stage i % s; arrive empty[i % s]
 //     statements after the loop
