@@ -36,10 +36,16 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
   }
   if (rows_dims == 0 && tile.rows != 1) return std::nullopt;
   if (tensor->strides.size() != rank) return std::nullopt;
+  // The tensor map takes the call's strides; here they must be known multiples of 16 bytes
+  // (constants, or in the contiguous variant products of dims such as S * 256 bytes).
   for (size_t d = 0; d < rank; ++d) {
-    int64_t stride;
-    if (!ir::is_const_int(ir::simplify(tensor->strides[d]), &stride)) return std::nullopt;
-    if (d + 1 == rank ? stride != 1 : stride * tile.bytes % 16 != 0) return std::nullopt;
+    const ir::Expr& stride = tensor->strides[d];
+    if (d + 1 == rank) {
+      if (!ir::is_one(ir::simplify(stride))) return std::nullopt;
+      continue;
+    }
+    ir::Expr bytes = ir::make_Mul(stride, ir::make_int(tile.bytes, stride->dtype));
+    if (!ir::is_zero(ir::simplify(ir::make_FloorMod(bytes, ir::make_int(16, stride->dtype))))) return std::nullopt;
   }
   return tile;
 }
