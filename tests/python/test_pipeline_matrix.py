@@ -36,7 +36,9 @@ def gemm(kind, threads, stages, M=512, N=256, K=1024, bN=128, bK=64):
 
     kind "scalar": trip count min(K / bK, n_iter), n_iter given at call time;
     "varying": min(K / bK, by + n_iter), a different count each block row;
-    "symbolic": K is a symbolic dim (A is passed as A^T, so every stride stays a constant)."""
+    "symbolic": K is a symbolic dim (A is passed as A^T, so every stride stays a constant);
+    "guarded": all of K, in block rows below n_iter only: the others' threads skip the loop (a
+    loop under a runtime condition keeps the cp.async pipeline)."""
     bM = WARPGROUP_ROWS[threads]
     k_dim = T.symbolic("K") if kind == "symbolic" else K
     a_shape = (k_dim, M) if kind == "symbolic" else (M, K)
@@ -53,15 +55,24 @@ def gemm(kind, threads, stages, M=512, N=256, K=1024, bN=128, bK=64):
                 trips = T.min(T.ceildiv(k_dim, bK), n_iter)
             elif kind == "varying":
                 trips = T.min(T.ceildiv(k_dim, bK), by + n_iter)
+            elif kind == "guarded":
+                trips = T.ceildiv(k_dim, bK)
             else:
                 trips = T.ceildiv(k_dim, bK)
-            for k in T.Pipelined(trips, num_stages=stages):
-                if kind == "symbolic":
-                    T.copy(A[k * bK, by * bM], A_s)
-                else:
-                    T.copy(A[by * bM, k * bK], A_s)
-                T.copy(B[k * bK, bx * bN], B_s)
-                T.gemm(A_s, B_s, C_l, transpose_A=kind == "symbolic")
+            if kind == "guarded":
+                if by < n_iter:
+                    for k in T.Pipelined(trips, num_stages=stages):
+                        T.copy(A[by * bM, k * bK], A_s)
+                        T.copy(B[k * bK, bx * bN], B_s)
+                        T.gemm(A_s, B_s, C_l)
+            else:
+                for k in T.Pipelined(trips, num_stages=stages):
+                    if kind == "symbolic":
+                        T.copy(A[k * bK, by * bM], A_s)
+                    else:
+                        T.copy(A[by * bM, k * bK], A_s)
+                    T.copy(B[k * bK, bx * bN], B_s)
+                    T.gemm(A_s, B_s, C_l, transpose_A=kind == "symbolic")
             T.copy(C_l, C[by * bM, bx * bN])
 
     return main
@@ -137,7 +148,7 @@ def flash_attention(threads, stages, causal, heads=2, dim=64, block_N=64):
 
 
 def gemm_cases():
-    for kind in ("scalar", "varying", "symbolic"):
+    for kind in ("scalar", "varying", "symbolic", "guarded"):
         for threads in WARPGROUP_ROWS:
             for stages in STAGES:
                 for config in CONFIGS:
@@ -208,7 +219,8 @@ def run_gemm(kind, threads, stages, config, M=512, N=256, K=1024, bK=64):
         blocks = math.ceil(k_len / bK)
         trips = {"scalar": torch.full_like(rows, min(blocks, n_iter)),
                  "varying": torch.clamp(rows + n_iter, max=blocks),
-                 "symbolic": torch.full_like(rows, blocks)}[kind]
+                 "symbolic": torch.full_like(rows, blocks),
+                 "guarded": (rows < n_iter) * blocks}[kind]
         used = (torch.arange(k_len, device="cuda")[None, :] < (trips[:, None] * bK)).to(a.dtype)
         ref = (a * used).double() @ b.double()
         errors[f"K={k_len} n_iter={n_iter}"] = (
@@ -237,8 +249,8 @@ def run_attention(causal, threads, stages, config):
 
 # --- the tests -----------------------------------------------------------------------------
 
-def expected_pipeline(config):
-    return config
+def expected_pipeline(config, kind=None):
+    return "cp.async" if kind == "guarded" else config
 
 
 def compile_or_skip(func, config, out_idx=None):
@@ -253,10 +265,11 @@ def compile_or_skip(func, config, out_idx=None):
 @pytest.mark.parametrize("kind,threads,stages,config", list(gemm_cases()))
 def test_gemm_pipeline_source(kind, threads, stages, config):
     source = compile_or_skip(gemm(kind, threads, stages), config).get_kernel_source()
-    assert pipeline_of(source) == expected_pipeline(config)
+    assert pipeline_of(source) == expected_pipeline(config, kind)
     # The consumers grow into the registers the producer frees, never more (setmaxnreg.inc
     # would wait for them forever).
-    grown = {128: None, 256: 232, 384: 152}[threads] if config == "warp_specialized" else None
+    specialized = expected_pipeline(config, kind) == "warp_specialized"
+    grown = {128: None, 256: 232, 384: 152}[threads] if specialized else None
     assert ("setmaxnreg_inc<%s>" % grown in source) if grown else "setmaxnreg" not in source
 
 
@@ -283,7 +296,7 @@ def check(result, tolerance):
 def test_gemm_pipeline_finishes_and_is_right(watchdog, kind, threads, stages, config):
     result = watchdog.call(__file__, "run_gemm", kind=kind, threads=threads, stages=stages,
                            config=config)
-    assert result["pipeline"] == expected_pipeline(config)
+    assert result["pipeline"] == expected_pipeline(config, kind)
     check(result, 1e-3)
 
 
