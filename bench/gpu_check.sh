@@ -5,6 +5,10 @@
 #
 #   bench/gpu_check.sh            # from the repository root
 #
+# TILEC_BENCH=0 leaves out the benchmarks. compute-sanitizer's memcheck, racecheck and
+# synccheck then run over the GPU tests (pytest -m gpu) that TILEC_SANITIZE_K selects (a -k
+# expression; default: all), each under TILEC_SANITIZE_SECONDS (default 240).
+#
 # GoogleTest is built from .gtest/ when the machine has no package for it
 # (copy Debian's /usr/src/googletest there and carry it).
 set -uo pipefail
@@ -40,19 +44,26 @@ step cuda_runtime_tests ./build-gpu/tilec_tests \
 # The CPU machine runs the rest of the C++ tests; TILEC_GPU_ALL_CPP=1 runs them here too.
 [[ ${TILEC_GPU_ALL_CPP:-0} == 1 ]] && step all_cpp_tests ./build-gpu/tilec_tests
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:---ladder}
-# Which instructions the GEMM kernels use (tensor cores: HMMA mma.sync, HGMMA/QGMMA wgmma;
-# ldmatrix, stmatrix, cp.async, TMA loads and stores; local memory).
-step gemm_sass bash -c 'for f in "$TILEC_CACHE_DIR"/cuda/*.cubin; do
-  echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|HGMMA|QGMMA|LDSM|STSM|LDGSTS|UTMALDG|UTMASTG|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
-done'
-step call_overhead "$python" bench/call_overhead.py
-step elementwise "$python" bench/elementwise.py
-step compile_time "$python" bench/compile_time.py
+if [[ ${TILEC_BENCH:-1} == 1 ]]; then
+  step gemm_bench "$python" bench/gemm.py ${TILEC_GEMM_ARGS:---ladder}
+  # Which instructions the GEMM kernels use (tensor cores: HMMA mma.sync, HGMMA/QGMMA wgmma;
+  # ldmatrix, stmatrix, cp.async, TMA loads and stores; local memory).
+  step gemm_sass bash -c 'for f in "$TILEC_CACHE_DIR"/cuda/*.cubin; do
+    echo "$(basename "$f"): $(cuobjdump -sass "$f" | grep -oE "\b(HMMA|HGMMA|QGMMA|LDSM|STSM|LDGSTS|UTMALDG|UTMASTG|LDL|STL)\b" | sort | uniq -c | tr -s " \n" " ")"
+  done'
+  step call_overhead "$python" bench/call_overhead.py
+  step elementwise "$python" bench/elementwise.py
+  step compile_time "$python" bench/compile_time.py
+fi
 # TILEC_PYTEST_ARGS is split as the shell splits words: -k 'swizzle or vector' stays one expression.
 eval "pytest_args=(${TILEC_PYTEST_ARGS:-})"
 step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q -p no:cacheprovider \
   --timeout=600 tests/python "${pytest_args[@]}"
+for tool in memcheck racecheck synccheck; do
+  step "sanitize_$tool" timeout "${TILEC_SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" \
+    --target-processes all --error-exitcode 1 "$python" -m pytest -q -p no:cacheprovider -m gpu \
+    tests/python ${TILEC_SANITIZE_K:+-k "$TILEC_SANITIZE_K"}
+done
 
 echo "== machine"; cat "$LOGS/machine.txt"
 echo "== GPU tests that ran (not skipped)"
@@ -60,15 +71,22 @@ grep -E '^\[  (SKIPPED|FAILED) \]|^\[       OK \] Cuda' "$LOGS/cuda_runtime_test
 echo "== python tests on the GPU"
 grep -E "^(FAILED|ERROR)" "$LOGS/python_tests_cuda.log" | head -30
 tail -2 "$LOGS/python_tests_cuda.log"
-echo "== GEMM"
-tail -40 "$LOGS/gemm_bench.log"
-echo "== SASS of the cached kernels (instruction counts)"
-head -8 "$LOGS/gemm_sass.log"
-echo "== elementwise bandwidth"
-tail -4 "$LOGS/elementwise.log"
-echo "== call overhead"
-tail -5 "$LOGS/call_overhead.log"
-tail -1 "$LOGS/compile_time.log"
+if [[ ${TILEC_BENCH:-1} == 1 ]]; then
+  echo "== GEMM"
+  tail -40 "$LOGS/gemm_bench.log"
+  echo "== SASS of the cached kernels (instruction counts)"
+  head -8 "$LOGS/gemm_sass.log"
+  echo "== elementwise bandwidth"
+  tail -4 "$LOGS/elementwise.log"
+  echo "== call overhead"
+  tail -5 "$LOGS/call_overhead.log"
+  tail -1 "$LOGS/compile_time.log"
+fi
+echo "== compute-sanitizer (GPU tests; errors found)"
+for tool in memcheck racecheck synccheck; do
+  printf '%-10s %s | %s\n' "$tool" "$(grep -hE '^[0-9]+ (passed|failed)|(passed|failed).* in ' "$LOGS/sanitize_$tool.log" | tail -1)" \
+    "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize_$tool.log" | sort | uniq -c | tr -s ' \n' ' ')"
+done
 echo "== summary (logs in $LOGS)"
 cat "$LOGS/summary.txt"
 [[ -n ${OUT:-} ]] && tar -czf "$OUT/gpu-logs.tar.gz" -C "$LOGS" .
