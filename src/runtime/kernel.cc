@@ -92,12 +92,6 @@ class ShapeSolver {
     return std::nullopt;
   }
 
-  std::optional<int64_t> value_of(const ir::Expr& var) const {
-    auto it = values_.find(var.get());
-    if (it == values_.end()) return std::nullopt;
-    return it->second;
-  }
-
  private:
   struct Deferred {
     int param, dim;
@@ -295,8 +289,7 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   solver.finish();
   const int device = k.target == "cuda" ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
-  runtime::LaunchArgs packed = runtime::pack_launch_args(
-      v.abi, args, [&](const ir::Expr& var) { return solver.value_of(var); }, k.name);
+  runtime::LaunchArgs packed = runtime::pack_launch_args(v.abi, args, k.name);
   if (k.target == "cuda") launch_cuda(k, v, args, packed, device, stream);
   else launch_cpu(k, v, packed);
 }

@@ -7,17 +7,16 @@
 namespace tilec::runtime {
 
 LaunchArgs pack_launch_args(const codegen::KernelAbi& abi, const std::vector<ArgValue>& args,
-                            const SymbolValue& symbol_value, const std::string& kernel_name) {
+                            const std::string& kernel_name) {
   LaunchArgs packed;
   for (int p : abi.tensor_params) packed.tensors.push_back(std::get<TensorView>(args[p]).data);
   for (const codegen::IntSlot& slot : abi.int_slots) {
     switch (slot.source) {
       case codegen::IntSlot::Source::SymbolicDim: {
-        std::optional<int64_t> value = symbol_value(slot.var);
-        if (!value)
+        if (slot.param < 0)
           throw ArgumentError("kernel '" + kernel_name + "': symbolic dim '" + slot.var.as<ir::Var>()->name +
                               "' is not the whole size of any tensor dim, so it can't be read from the arguments");
-        packed.ints.push_back(*value);
+        packed.ints.push_back(std::get<TensorView>(args[slot.param]).shape[slot.dim]);
         break;
       }
       case codegen::IntSlot::Source::Stride:

@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,14 +17,12 @@ struct LaunchArgs {
   std::vector<double> floats;  // abi.float_params
 };
 
-// The value of a symbolic dim Var, solved from the call's tensor shapes; nullopt when no
-// tensor dim is that Var alone.
-using SymbolValue = std::function<std::optional<int64_t>(const ir::Expr& var)>;
-
-// `args` (one per param, already checked against the kernel's params) in `abi`'s order.
-// Throws ArgumentError naming `kernel_name` when a symbolic dim has no value.
+// `args` (one per param, already checked against the kernel's params) in `abi`'s order. A
+// symbolic dim is read from the tensor dim its slot names (the first that is the dim alone:
+// the arguments agree on it once checked), so `abi` may be any variant's. Throws
+// ArgumentError naming `kernel_name` when a symbolic dim is no tensor dim by itself.
 LaunchArgs pack_launch_args(const codegen::KernelAbi& abi, const std::vector<ArgValue>& args,
-                            const SymbolValue& symbol_value, const std::string& kernel_name);
+                            const std::string& kernel_name);
 
 // The one parameter of a CUDA kernel (codegen/cuda/codegen_cuda.h): the 8-byte words
 // tensors[max(1, T)], ints[max(1, I)], floats[max(1, F)] (a float as its bits; an empty

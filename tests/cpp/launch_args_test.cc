@@ -6,8 +6,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <map>
-#include <optional>
 #include <vector>
 
 #include "ir/ir.h"
@@ -34,8 +32,8 @@ uint64_t bits_of(double value) {
   return bits;
 }
 
-// Params: (A tensor, alpha float, B tensor, k int, flag bool, beta float); n a symbolic dim,
-// A's row stride a Var.
+// Params: (A tensor, alpha float, B tensor, k int, flag bool, beta float); n a symbolic dim
+// (A's dim 0), A's row stride a Var.
 struct Fixture {
   ir::Expr n = ir::make_var("n");
   ir::Expr stride = ir::make_var("A_stride0");
@@ -55,18 +53,11 @@ struct Fixture {
     args = {tensor_at(0x1000, {7, 3}, {5, 1}), 2.5, tensor_at(0x2000, {7}, {1}), int64_t{-4},
             true, int64_t{3}};
   }
-
-  SymbolValue symbols() const {
-    return [this](const ir::Expr& var) -> std::optional<int64_t> {
-      if (var.same_as(n)) return 7;
-      return std::nullopt;
-    };
-  }
 };
 
 TEST(LaunchArgs, PacksEachWordInAbiOrder) {
   Fixture f;
-  LaunchArgs packed = pack_launch_args(f.abi, f.args, f.symbols(), "k");
+  LaunchArgs packed = pack_launch_args(f.abi, f.args, "k");
   EXPECT_EQ(packed.tensors, (std::vector<void*>{reinterpret_cast<void*>(0x1000),
                                                 reinterpret_cast<void*>(0x2000)}));
   EXPECT_EQ(packed.ints, (std::vector<int64_t>{7, 5, -4, 1}));
@@ -74,10 +65,20 @@ TEST(LaunchArgs, PacksEachWordInAbiOrder) {
   EXPECT_EQ(packed.floats, (std::vector<double>{2.5, 3.0}));
 }
 
-TEST(LaunchArgs, UnsolvedSymbolIsAnArgumentErrorNamingIt) {
+TEST(LaunchArgs, SymbolicDimsAreReadFromTheTensorDimTheirSlotNames) {
+  // The slot names B's dim 0 (7 as well, as checked arguments agree), not the Var: a variant
+  // lowered again has Vars of its own.
   Fixture f;
+  f.abi.int_slots[0] = {IntSlot::Source::SymbolicDim, 2, 0, ir::make_var("n")};
+  std::get<TensorView>(f.args[2]).shape = {9};
+  EXPECT_EQ(pack_launch_args(f.abi, f.args, "k").ints[0], 9);
+}
+
+TEST(LaunchArgs, SymbolOfNoTensorDimIsAnArgumentErrorNamingIt) {
+  Fixture f;
+  f.abi.int_slots[0].param = f.abi.int_slots[0].dim = -1;
   try {
-    pack_launch_args(f.abi, f.args, [](const ir::Expr&) { return std::nullopt; }, "scale");
+    pack_launch_args(f.abi, f.args, "scale");
     FAIL() << "expected an ArgumentError";
   } catch (const ArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("kernel 'scale': symbolic dim 'n'"), std::string::npos)
@@ -88,7 +89,7 @@ TEST(LaunchArgs, UnsolvedSymbolIsAnArgumentErrorNamingIt) {
 TEST(LaunchArgs, CudaWordsAreTensorsThenIntsThenFloatBits) {
   Fixture f;
   std::vector<uint64_t> words =
-      cuda_param_words(pack_launch_args(f.abi, f.args, f.symbols(), "k"));
+      cuda_param_words(pack_launch_args(f.abi, f.args, "k"));
   EXPECT_EQ(words, (std::vector<uint64_t>{0x1000, 0x2000, 7, 5, static_cast<uint64_t>(-4), 1,
                                           bits_of(2.5), bits_of(3.0)}));
 }
