@@ -86,6 +86,13 @@ struct TensorView {
   std::vector<int64_t> strides;
   DeviceType device = DeviceType::CPU;
   int device_id = 0;
+
+  // Whether the view has no elements (a dim of 0).
+  bool empty() const {
+    for (int64_t d : shape)
+      if (d == 0) return true;
+    return false;
+  }
 };
 
 using ArgValue = std::variant<TensorView, int64_t, double, bool>;

@@ -35,12 +35,20 @@ int cuda_device(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
   return device;
 }
 
-// Whether every tensor argument is contiguous (strides of dims longer than 1 are the
-// products of the later dims) with 16-byte aligned data.
+// Whether the contiguous variant runs these arguments: every tensor argument contiguous
+// (strides of dims longer than 1 are the products of the later dims) with 16-byte aligned
+// data. A zero-size tensor is never accessed, so its strides and data don't matter, but no
+// TMA tensor map describes it: then the general variant (which has none) runs.
 bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
   for (size_t p = 0; p < args.size(); ++p) {
     if (!k.tile.params[p].is_tensor()) continue;
     const TensorView& view = std::get<TensorView>(args[p]);
+    if (view.empty()) {
+      const auto& maps = k.first.abi.tensor_maps;
+      if (std::any_of(maps.begin(), maps.end(), [&](const auto& map) { return map.param == static_cast<int>(p); }))
+        return false;
+      continue;
+    }
     if (reinterpret_cast<uintptr_t>(view.data) % 16 != 0) return false;
     int64_t expected = 1;
     for (size_t d = view.shape.size(); d-- > 0;) {

@@ -128,10 +128,14 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
                         "' was compiled for CUDA: pass a tensor on the GPU");
   if (view.strides.size() != view.shape.size())
     throw ArgumentError("argument '" + p.name + "' has no strides for each dim");
-  int64_t numel = 1;
-  for (int64_t s : view.shape) numel *= s;
-  if (numel > 0 && view.data == nullptr)
-    throw ArgumentError("argument '" + p.name + "' has no data (null pointer)");
+  for (size_t d = 0; d < view.shape.size(); ++d)
+    if (view.shape[d] < 0)
+      throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(view.shape) + ": dim " +
+                          std::to_string(d) + " is negative");
+  // Nothing of a zero-size tensor is read or written: any data and strides will do (NumPy
+  // gives zero-row arrays strides of 0).
+  if (view.empty()) return;
+  if (view.data == nullptr) throw ArgumentError("argument '" + p.name + "' has no data (null pointer)");
   for (size_t d = 0; d < b->strides.size(); ++d) {
     int64_t expected;
     if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)

@@ -163,6 +163,43 @@ def huge_grid(A: T.Tensor((128, 64), "bfloat16"), B: T.Tensor((64, 256), "bfloat
       << message;
 }
 
+TEST_F(CudaKernelTest, AnEmptyTensorThatATmaMapWouldDescribeRunsTheGeneralVariant) {
+  // The grid doesn't depend on m: with m = 0 the kernel runs, and reads A only out of bounds
+  // (zeros). No TMA tensor map describes a tensor of no elements, and only the contiguous
+  // variant copies with TMA.
+  const char* source = R"(
+import tilec.language as T
+
+@T.prim_func
+def gemm_m(A: T.Tensor((T.symbolic("m"), 128), "bfloat16"), B: T.Tensor((128, 256), "bfloat16"),
+           C: T.Tensor((128, 256), "bfloat16")):
+    with T.Kernel(1, 1, threads=256) as (bx, by):
+        A_s = T.alloc_shared((128, 64), "bfloat16")
+        B_s = T.alloc_shared((64, 256), "bfloat16")
+        C_l = T.alloc_fragment((128, 256), "float32")
+        T.clear(C_l)
+        for k in T.Pipelined(2, num_stages=2):
+            T.copy(A[0, k * 64], A_s)
+            T.copy(B[k * 64, 0], B_s)
+            T.gemm(A_s, B_s, C_l)
+        T.copy(C_l, C)
+)";
+  if (cuda_available()) GTEST_SKIP() << "the views here point at no memory: this test stops at the missing driver";
+  Kernel kernel = compile(load_function(source, "gemm_m.py", "gemm_m"), {.target = "cuda", .arch = "sm_90a"});
+  ASSERT_NE(kernel.source().find("tma_load(args.tensor_maps[0]"), std::string::npos) << kernel.source();
+  const std::vector<ArgValue> args = {cuda_view(0, 128, 0, DType::BFloat16), cuda_view(128, 256, 0, DType::BFloat16),
+                                      cuda_view(128, 256, 0, DType::BFloat16)};
+  const std::string log = test_support::captured_debug_log([&] {
+    try {
+      kernel.launch(args);
+      ADD_FAILURE() << "expected the launch to find no driver";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot launch CUDA kernel 'gemm_m'"), std::string::npos) << e.what();
+    }
+  });
+  EXPECT_NE(log.find("building the general"), std::string::npos) << log;
+}
+
 TEST_F(CudaKernelTest, RunsOnTheGpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason();
   const runtime::CudaDriver& cuda = *runtime::CudaDriver::get();

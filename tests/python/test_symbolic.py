@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+import tilec
 import tilec.language as T
 
 from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
@@ -149,3 +150,31 @@ def test_constant_dim_mismatch_next_to_a_symbol(rng):
     y = poison((10, 8), "float32")
     with pytest.raises(ValueError, match="src_rows"):
         kernel(x, y)
+
+
+# --- zero-size tensors: accepted whatever their strides; an empty grid launches nothing -------
+
+def test_zero_rows_run_an_empty_grid(capfd):
+    # NumPy gives a (0, 8) array strides (0, 0); no copy would have others.
+    x, y = np.empty((0, 8), np.float32), np.empty((0, 8), np.float32)
+    assert x.strides == (0, 0)
+    capfd.readouterr()
+    tilec.set_log_level("DEBUG")
+    try:
+        scale_rows(32)(x, y)
+    finally:
+        tilec.set_log_level("WARNING")
+    assert "building the general" not in capfd.readouterr().err, \
+        "a zero-size tensor's strides don't matter: the contiguous variant runs"
+
+
+def test_zero_rows_next_to_rows_that_are_written():
+    # The grid does not depend on the empty tensor: the kernel runs and writes `total`.
+    total = poison(1, "float32")
+    symbolic_loop_bound()(np.empty((0,), np.float32), total)
+    assert total[0] == 0
+
+
+def test_an_output_with_a_zero_dim_comes_back_empty(rng):
+    c = dynamic_matmul(40, 50)(np.empty((0, 50), np.float32), rand((50, 40), "float32", rng))
+    assert c.shape == (0, 40) and c.dtype == np.float32
