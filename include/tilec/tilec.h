@@ -6,7 +6,8 @@
 //
 // Errors: tilec::CompileError (kernel source problems: the text names
 // file:line:col and shows the line), tilec::ArgumentError (call-time argument
-// problems: the text names the parameter).
+// problems: the text names the parameter; tilec::ArgumentTypeError, one of them, for
+// an argument of the wrong kind).
 #pragma once
 
 #include <cstdint>
@@ -95,7 +96,11 @@ struct TensorView {
   }
 };
 
-using ArgValue = std::variant<TensorView, int64_t, double, bool>;
+// A launch argument: a tensor or a scalar. An integer past int64's range (for a uint64
+// param) is a uint64_t. Each scalar is checked against its param's dtype: an integer or bool
+// must lie in its range, a float param takes any number within its finite range (or inf,
+// NaN), an integer param no double.
+using ArgValue = std::variant<TensorView, int64_t, uint64_t, double, bool>;
 
 // One dimension of a parameter's declared shape.
 struct DimInfo {
@@ -139,8 +144,8 @@ class Kernel {
   std::vector<std::vector<int64_t>> output_shapes(
       const std::vector<std::optional<ArgValue>>& args) const;
 
-  // Checks every argument (count, kind, dtype, rank, shape, device) and runs
-  // the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
+  // Checks every argument (count, kind, dtype, rank, shape, device, strides; each
+  // scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
   // default stream), which run on their tensors' device and return without
   // waiting; it is ignored on the CPU.
   void launch(const std::vector<ArgValue>& args, void* stream = nullptr) const;

@@ -41,11 +41,18 @@ class CompileError : public std::runtime_error {
   explicit CompileError(const std::string& text) : std::runtime_error(text) {}
 };
 
-// A call-time error (argument count, dtype, rank, shape, device); Python maps
-// it to ValueError.
+// A call-time error (argument count, dtype, rank, shape, device, a scalar's range);
+// Python maps it to ValueError.
 class ArgumentError : public std::runtime_error {
  public:
   explicit ArgumentError(const std::string& text) : std::runtime_error(text) {}
+};
+
+// An argument of the wrong kind: a scalar for a tensor param, a tensor for a scalar one, a
+// float for an integer one. Python maps it to TypeError.
+class ArgumentTypeError : public ArgumentError {
+ public:
+  using ArgumentError::ArgumentError;
 };
 
 // Formats a located diagnostic; `note` lines are appended as further located

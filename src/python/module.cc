@@ -159,8 +159,8 @@ tilec::TensorView to_tensor_view(const tilec::Kernel& kernel, size_t index, nb::
   Tensor array;
   if (!nb::try_cast(obj, array)) {
     auto type_name = nb::cast<std::string>(nb::type_name(obj.type()));
-    throw nb::value_error((param_label(kernel, index) + " is a " + type_name +
-                          ": expected a tensor (DLPack), an int, a float or a bool").c_str());
+    throw nb::type_error((param_label(kernel, index) + " is a " + type_name +
+                         ": expected a tensor (DLPack), an int, a float or a bool").c_str());
   }
   tilec::TensorView view;
   if (dtype_override) {
@@ -196,11 +196,27 @@ tilec::TensorView to_tensor_view(const tilec::Kernel& kernel, size_t index, nb::
   return view;
 }
 
+// A Python int as the core takes it: an int64_t, else a uint64_t, else (for a float param) a
+// double. The core checks it against the param's dtype; an int past all three is refused here.
+tilec::ArgValue int_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj) {
+  if (int64_t value; nb::try_cast(obj, value, false)) return value;
+  if (uint64_t value; nb::try_cast(obj, value, false)) return value;
+  const tilec::ParamInfo* param = index < kernel.params().size() ? &kernel.params()[index] : nullptr;
+  if (param && !param->is_tensor && param->dtype.is_float()) {
+    const double value = PyLong_AsDouble(obj.ptr());
+    if (value != -1.0 || !PyErr_Occurred()) return value;
+    PyErr_Clear();
+  }
+  std::string text = nb::cast<std::string>(nb::str(obj));
+  if (param && !param->is_tensor) text += ", outside " + std::string(param->dtype.name()) + "'s range";
+  throw nb::value_error((param_label(kernel, index) + " is " + text).c_str());
+}
+
 tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj,
                        std::vector<Tensor>& keep) {
   // bool before int: Python's bool is an int.
   if (nb::isinstance<nb::bool_>(obj)) return nb::cast<bool>(obj);
-  if (nb::isinstance<nb::int_>(obj)) return nb::cast<int64_t>(obj);
+  if (nb::isinstance<nb::int_>(obj)) return int_arg(kernel, index, obj);
   if (nb::isinstance<nb::float_>(obj)) return nb::cast<double>(obj);
   if (nb::isinstance<nb::tuple>(obj)) {
     auto pair = nb::cast<nb::tuple>(obj);
@@ -239,6 +255,8 @@ NB_MODULE(_core, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const tilec::ArgumentTypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const tilec::ArgumentError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }

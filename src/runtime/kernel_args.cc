@@ -1,12 +1,15 @@
 #include "runtime/kernel_args.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <variant>
 
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
+#include "runtime/launch_args.h"
 
 namespace tilec::runtime {
 namespace {
@@ -18,12 +21,78 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 const char* arg_kind(const ArgValue& a) {
-  switch (a.index()) {
-    case 0: return "a tensor";
-    case 1: return "an int";
-    case 2: return "a float";
-    default: return "a bool";
+  if (std::holds_alternative<TensorView>(a)) return "a tensor";
+  if (std::holds_alternative<double>(a)) return "a float";
+  if (std::holds_alternative<bool>(a)) return "a bool";
+  return "an int";
+}
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// The values of an integer or bool dtype: [min, max].
+struct IntRange {
+  int64_t min;
+  uint64_t max;
+};
+
+IntRange int_range(DType t) {
+  if (t.is_bool()) return {0, 1};
+  const int bits = t.bits();
+  if (t.is_uint()) return {0, bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1};
+  return {bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)),
+          (uint64_t{1} << (bits - 1)) - 1};
+}
+
+bool in_range(const ArgValue& scalar, const IntRange& range) {
+  if (const auto* v = std::get_if<int64_t>(&scalar))
+    return *v < 0 ? *v >= range.min : static_cast<uint64_t>(*v) <= range.max;
+  if (const auto* v = std::get_if<uint64_t>(&scalar)) return *v <= range.max;
+  return true;  // a bool
+}
+
+std::string int_text(const ArgValue& scalar) {
+  if (const auto* v = std::get_if<int64_t>(&scalar)) return std::to_string(*v);
+  return std::to_string(std::get<uint64_t>(scalar));
+}
+
+// The largest finite value of a float dtype.
+double max_finite(DType t) {
+  switch (t.code()) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return std::numeric_limits<float>::max();
+    case DType::Float8E4M3: return 448.0;
+    case DType::Float8E5M2: return 57344.0;
+    default: return std::numeric_limits<double>::max();
   }
+}
+
+// A scalar param takes a number of its kind within its dtype's range: an integer or bool
+// param no float; a float param any number within its finite range, or inf or NaN (as torch
+// refuses a finite value its dtype would overflow to infinity).
+void check_scalar(const ir::Param& p, const ArgValue& a) {
+  const DType t = p.var->dtype;
+  if (std::holds_alternative<TensorView>(a))
+    throw ArgumentTypeError("argument '" + p.name + "' must be a scalar (" + t.name() + "), not a tensor");
+  if (t.is_float()) {
+    const double value = runtime::float_word(a), max = max_finite(t);
+    if (std::isfinite(value) && std::abs(value) > max)
+      throw ArgumentError("argument '" + p.name + "' is " + number_text(value) + ", outside " + t.name() +
+                          "'s finite range [-" + number_text(max) + ", " + number_text(max) + "]");
+    return;
+  }
+  if (std::holds_alternative<double>(a))
+    throw ArgumentTypeError("argument '" + p.name + "' must be " +
+                            (t.is_bool() ? std::string("a bool") : "an integer (" + std::string(t.name()) + ")") +
+                            ", not a float");
+  const IntRange range = int_range(t);
+  if (!in_range(a, range))
+    throw ArgumentError("argument '" + p.name + "' is " + int_text(a) + ", outside " + t.name() + "'s range [" +
+                        std::to_string(range.min) + ", " + std::to_string(range.max) + "]");
 }
 
 // Symbolic dims solved from the tensors given; checks every constant and
@@ -162,13 +231,11 @@ void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args)
     const ir::Param& p = k.tile.params[i];
     if (p.is_tensor()) {
       const auto* view = std::get_if<TensorView>(&args[i]);
-      if (!view) throw ArgumentError("argument '" + p.name + "' must be a tensor, not " + arg_kind(args[i]));
+      if (!view) throw ArgumentTypeError("argument '" + p.name + "' must be a tensor, not " + arg_kind(args[i]));
       check_tensor(k, static_cast<int>(i), *view);
       solver.add(static_cast<int>(i), *view);
-    } else if (std::holds_alternative<TensorView>(args[i])) {
-      throw ArgumentError("argument '" + p.name + "' must be a " + p.var->dtype.name() + " scalar, not a tensor");
-    } else if (!p.var->dtype.is_float() && std::holds_alternative<double>(args[i])) {
-      throw ArgumentError("argument '" + p.name + "' must be an integer (" + p.var->dtype.name() + "), not a float");
+    } else {
+      check_scalar(p, args[i]);
     }
   }
   solver.finish();
@@ -181,7 +248,7 @@ std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i] || !k.tile.params[i].is_tensor()) continue;
     const auto* view = std::get_if<TensorView>(&*args[i]);
-    if (!view) throw ArgumentError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
+    if (!view) throw ArgumentTypeError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
     check_tensor(k, static_cast<int>(i), *view);
     solver.add(static_cast<int>(i), *view);
   }

@@ -1,5 +1,6 @@
 // A call's arguments checked against a kernel's params, before anything is touched: every
-// mismatch is an ArgumentError naming the parameter.
+// mismatch is an ArgumentError naming the parameter (an ArgumentTypeError when an argument
+// is of the wrong kind).
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,9 @@
 
 namespace tilec::runtime {
 
-// Checks the arguments of a launch: their count, each one's kind (tensor or scalar), and each
+// Checks the arguments of a launch: their count, each one's kind (tensor or scalar), each
 // tensor's dtype, rank, shape (constant dims, symbolic dims that agree between tensors and
-// fit their type, dims written as expressions), device and strides.
+// fit their type, dims written as expressions), device and strides, and each scalar's range.
 void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args);
 
 // The shapes of the tensor params whose entry of `args` is null, solved from the tensors

@@ -6,6 +6,19 @@
 
 namespace tilec::runtime {
 
+int64_t int_word(const ArgValue& scalar) {
+  if (const auto* v = std::get_if<int64_t>(&scalar)) return *v;
+  if (const auto* v = std::get_if<uint64_t>(&scalar)) return static_cast<int64_t>(*v);
+  return std::get<bool>(scalar) ? 1 : 0;
+}
+
+double float_word(const ArgValue& scalar) {
+  if (const auto* v = std::get_if<double>(&scalar)) return *v;
+  if (const auto* v = std::get_if<int64_t>(&scalar)) return static_cast<double>(*v);
+  if (const auto* v = std::get_if<uint64_t>(&scalar)) return static_cast<double>(*v);
+  return std::get<bool>(scalar) ? 1.0 : 0.0;
+}
+
 LaunchArgs pack_launch_args(const codegen::KernelAbi& abi, const std::vector<ArgValue>& args,
                             const std::string& kernel_name) {
   LaunchArgs packed;
@@ -22,19 +35,12 @@ LaunchArgs pack_launch_args(const codegen::KernelAbi& abi, const std::vector<Arg
       case codegen::IntSlot::Source::Stride:
         packed.ints.push_back(std::get<TensorView>(args[slot.param]).strides[slot.dim]);
         break;
-      case codegen::IntSlot::Source::Scalar: {
-        const ArgValue& a = args[slot.param];
-        packed.ints.push_back(std::holds_alternative<bool>(a) ? std::get<bool>(a) : std::get<int64_t>(a));
+      case codegen::IntSlot::Source::Scalar:
+        packed.ints.push_back(int_word(args[slot.param]));
         break;
-      }
     }
   }
-  for (int p : abi.float_params) {
-    const ArgValue& a = args[p];
-    if (std::holds_alternative<double>(a)) packed.floats.push_back(std::get<double>(a));
-    else if (std::holds_alternative<int64_t>(a)) packed.floats.push_back(static_cast<double>(std::get<int64_t>(a)));
-    else packed.floats.push_back(std::get<bool>(a) ? 1.0 : 0.0);
-  }
+  for (int p : abi.float_params) packed.floats.push_back(float_word(args[p]));
   return packed;
 }
 

@@ -17,6 +17,11 @@ struct LaunchArgs {
   std::vector<double> floats;  // abi.float_params
 };
 
+// The word a scalar argument passes in: an integer param's (a uint64_t's bits, a bool as 0
+// or 1), a float param's.
+int64_t int_word(const ArgValue& scalar);
+double float_word(const ArgValue& scalar);
+
 // `args` (one per param, already checked against the kernel's params) in `abi`'s order. A
 // symbolic dim is read from the tensor dim its slot names (the first that is the dim alone:
 // the arguments agree on it once checked), so `abi` may be any variant's. Throws

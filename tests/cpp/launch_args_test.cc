@@ -65,6 +65,15 @@ TEST(LaunchArgs, PacksEachWordInAbiOrder) {
   EXPECT_EQ(packed.floats, (std::vector<double>{2.5, 3.0}));
 }
 
+TEST(LaunchArgs, AUint64ScalarPassesItsBits) {
+  Fixture f;
+  f.args[3] = uint64_t{0xffff'ffff'ffff'fffe};
+  f.args[5] = uint64_t{1} << 63;  // to a float param: its value
+  LaunchArgs packed = pack_launch_args(f.abi, f.args, "k");
+  EXPECT_EQ(packed.ints[2], -2);
+  EXPECT_EQ(packed.floats[1], 9223372036854775808.0);
+}
+
 TEST(LaunchArgs, SymbolicDimsAreReadFromTheTensorDimTheirSlotNames) {
   // The slot names B's dim 0 (7 as well, as checked arguments agree), not the Var: a variant
   // lowered again has Vars of its own.

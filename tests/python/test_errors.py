@@ -449,12 +449,61 @@ def test_shape_mismatch_against_a_constant_dim(add_args):
     assert names(msg, "lhs_mat"), msg
 
 
-def test_non_array_argument(add_args):
+def test_non_array_argument_is_a_type_error(add_args):
     lhs, rhs, out = add_args
-    msg = call_error(checked_add(8), lhs, "not an array", out)
-    assert names(msg, "rhs_mat"), msg
-    msg = call_error(checked_add(8), lhs, rhs, 3)
-    assert names(msg, "sum_mat"), msg
+    for args, param in [((lhs, "not an array", out), "rhs_mat"), ((lhs, rhs, 3), "sum_mat")]:
+        with pytest.raises(TypeError) as info:
+            checked_add(8)(*args)
+        assert names(str(info.value), param), info.value
+    assert np.isnan(out).all()
+
+
+@jit
+def fill_with(dtype_name):
+    dtype = getattr(T, dtype_name)
+
+    @T.prim_func
+    def main(out: T.Tensor((4,), "float64"), value: dtype):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(4):
+                out[i] = T.cast(value, "float64")
+
+    return main
+
+
+@pytest.mark.parametrize("dtype,value,message", [
+    ("int32", 2**40, "argument 'value' is 1099511627776, outside int32's range "
+                     r"\[-2147483648, 2147483647\]"),
+    ("int32", 2**70, r"argument 1 \('value'\) of main is 1180591620717411303424, outside "
+                     "int32's range"),
+    ("uint8", -1, r"argument 'value' is -1, outside uint8's range \[0, 255\]"),
+    ("int64", 2**63, "argument 'value' is 9223372036854775808, outside int64's range"),
+    ("bool", 2, r"argument 'value' is 2, outside bool's range \[0, 1\]"),
+    ("float16", 1e5, r"argument 'value' is 100000, outside float16's finite range \[-65504, 65504\]"),
+    ("float64", 10**400, r"argument 1 \('value'\) of main is 1000000000.*, outside float64's range"),
+])
+def test_scalar_outside_its_dtypes_range(dtype, value, message):
+    out = poison(4, "float64")
+    with pytest.raises(ValueError, match=message):
+        fill_with(dtype)(out, value)
+    assert np.isnan(out).all()
+
+
+@pytest.mark.parametrize("dtype,value", [("int32", 2.0), ("int8", np.float32(1)), ("bool", 0.0)])
+def test_float_for_an_integer_param_is_a_type_error(dtype, value):
+    with pytest.raises(TypeError, match="argument 'value' must be (an integer|a bool).*not a float"):
+        fill_with(dtype)(poison(4, "float64"), value)
+
+
+@pytest.mark.parametrize("dtype,value", [
+    ("uint64", 2**64 - 1), ("int64", -2**63), ("int8", np.int8(-128)), ("int32", True),
+    ("float32", 2**70), ("float16", -65504), ("float32", float("inf")), ("bool", np.bool_(True)),
+])
+def test_scalars_within_their_range_arrive(dtype, value):
+    out = poison(4, "float64")
+    fill_with(dtype)(out, value)
+    expected = float(np.array(value).astype(dtype))
+    assert (out == expected).all(), (out, expected)
 
 
 def test_rejected_call_writes_nothing(add_args):
