@@ -87,6 +87,9 @@ struct TensorView {
   std::vector<int64_t> strides;
   DeviceType device = DeviceType::CPU;
   int device_id = 0;
+  // The memory may not be written (DLPack's read-only flag, a read-only NumPy array): a call
+  // passing it for a tensor the kernel writes is refused.
+  bool read_only = false;
 
   // Whether the view has no elements (a dim of 0).
   bool empty() const {
@@ -113,6 +116,7 @@ struct ParamInfo {
   bool is_tensor = true;
   DType dtype;                   // element type, or the scalar's type
   std::vector<DimInfo> shape;    // tensors only
+  bool written = false;          // tensors: the kernel writes it (an output)
 };
 
 struct ConstDimInfo {
@@ -144,8 +148,8 @@ class Kernel {
   std::vector<std::vector<int64_t>> output_shapes(
       const std::vector<std::optional<ArgValue>>& args) const;
 
-  // Checks every argument (count, kind, dtype, rank, shape, device, strides; each
-  // scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
+  // Checks every argument (count, kind, dtype, rank, shape, device, strides, outputs
+  // writable; each scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
   // default stream), which run on their tensors' device and return without
   // waiting; it is ignored on the CPU.
   void launch(const std::vector<ArgValue>& args, void* stream = nullptr) const;

@@ -152,17 +152,30 @@ std::string param_label(const tilec::Kernel& kernel, size_t index) {
   return label + " of " + kernel.name();
 }
 
+// Imports `obj` writable where its producer allows (DLPack 1.x's read-only flag, the buffer
+// protocol's, and NumPy refusing to export a read-only array as DLPack 0.x all say no),
+// else read-only; false when it is no tensor.
+bool import_tensor(nb::handle obj, Tensor& array, bool& read_only) {
+  if (nb::ndarray<> writable; nb::try_cast(obj, writable)) {
+    array = Tensor(writable);
+    read_only = false;
+    return true;
+  }
+  read_only = true;
+  return nb::try_cast(obj, array);
+}
+
 // `keep` holds the imported arrays until the launch is over.
 tilec::TensorView to_tensor_view(const tilec::Kernel& kernel, size_t index, nb::handle obj,
                                  const std::optional<DType>& dtype_override,
                                  std::vector<Tensor>& keep) {
   Tensor array;
-  if (!nb::try_cast(obj, array)) {
+  tilec::TensorView view;
+  if (!import_tensor(obj, array, view.read_only)) {
     auto type_name = nb::cast<std::string>(nb::type_name(obj.type()));
     throw nb::type_error((param_label(kernel, index) + " is a " + type_name +
                          ": expected a tensor (DLPack), an int, a float or a bool").c_str());
   }
-  tilec::TensorView view;
   if (dtype_override) {
     view.dtype = *dtype_override;
   } else if (auto dtype = dtype_of(array.dtype())) {

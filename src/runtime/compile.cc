@@ -11,6 +11,7 @@
 #include "frontend/ast.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
+#include "ir/buffer_accesses.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -100,14 +101,18 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const s
   return r;
 }
 
-std::vector<ParamInfo> param_infos(const ir::PrimFunc& func) {
+// `tile`'s params, as elaborated.
+std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
+  ir::BufferAccesses accesses(ir::MemoryScope::Global);
+  accesses.visit(tile.body);
   std::vector<ParamInfo> infos;
-  for (const auto& p : func.params) {
+  for (const auto& p : tile.params) {
     ParamInfo info;
     info.name = p.name;
     info.is_tensor = p.is_tensor();
     if (p.is_tensor()) {
       info.dtype = p.buffer->dtype;
+      info.written = accesses.writes.count(p.buffer.get()) > 0;
       for (const auto& d : p.buffer->shape) {
         DimInfo dim;
         int64_t v;
@@ -170,7 +175,7 @@ Kernel compile(const FunctionSource& func, const CompileOptions& options) {
   impl->first_is_contiguous = specialize_contiguous(options);
   Lowered l = lower(func, options, impl->arch, impl->first_is_contiguous);
   impl->name = l.lowered.name;
-  impl->params = param_infos(l.lowered);
+  impl->params = param_infos(l.tile);
   impl->out_idx = l.lowered.out_idx;
   for (const auto& cd : l.lowered.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);

@@ -205,6 +205,9 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
   // gives zero-row arrays strides of 0).
   if (view.empty()) return;
   if (view.data == nullptr) throw ArgumentError("argument '" + p.name + "' has no data (null pointer)");
+  if (view.read_only && k.params[index].written)
+    throw ArgumentError("argument '" + p.name + "' is read-only, but kernel '" + k.name +
+                        "' writes it: pass a writable array");
   for (size_t d = 0; d < b->strides.size(); ++d) {
     int64_t expected;
     if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)

@@ -13,7 +13,8 @@ namespace tilec::runtime {
 
 // Checks the arguments of a launch: their count, each one's kind (tensor or scalar), each
 // tensor's dtype, rank, shape (constant dims, symbolic dims that agree between tensors and
-// fit their type, dims written as expressions), device and strides, and each scalar's range.
+// fit their type, dims written as expressions), device and strides, that the tensors the
+// kernel writes are writable, and each scalar's range.
 void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args);
 
 // The shapes of the tensor params whose entry of `args` is null, solved from the tensors

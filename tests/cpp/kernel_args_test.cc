@@ -145,5 +145,63 @@ TEST_F(KernelArgsTest, ANegativeDimIsRefused) {
   EXPECT_EQ(refusal(0, view, false), "argument 'out' has shape (-8,): dim 0 is negative");
 }
 
+// Reads `src`; writes `stored` (a store), `copied` (T.copy), `added` (T.atomic_add).
+constexpr const char* kWrites = R"(
+import tilec.language as T
+
+@T.prim_func
+def writes(src: T.Tensor((4,), "float32"), stored: T.Tensor((4,), "float32"),
+           copied: T.Tensor((4,), "float32"), added: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        tile = T.alloc_shared((4,), "float32")
+        T.copy(src, tile)
+        T.copy(tile, copied)
+        for i in T.Parallel(4):
+            stored[i] = src[i] * 2
+            T.atomic_add(added[i], src[i])
+)";
+
+TensorView float32_view(std::vector<float>& data, bool read_only) {
+  TensorView view;
+  view.data = data.data();
+  view.dtype = DType::Float32;
+  view.shape = {static_cast<int64_t>(data.size())};
+  view.strides = {1};
+  view.read_only = read_only;
+  return view;
+}
+
+TEST(KernelArgsWrites, TheTensorsAKernelWritesAreItsOutputs) {
+  test_support::TemporaryCacheDir cache("tilec_kernel_args_test_");
+  Kernel kernel = compile(load_function(kWrites, "writes.py", "writes"));
+  std::vector<bool> written;
+  for (const ParamInfo& p : kernel.params()) written.push_back(p.written);
+  EXPECT_EQ(written, (std::vector<bool>{false, true, true, true}));
+}
+
+TEST(KernelArgsWrites, AReadOnlyTensorIsReadButNotWritten) {
+  test_support::TemporaryCacheDir cache("tilec_kernel_args_test_");
+  Kernel kernel = compile(load_function(kWrites, "writes.py", "writes"));
+  std::vector<float> src = {1, 2, 3, 4}, stored(4, -1), copied(4, -1), added(4, 0);
+  for (int output = 1; output <= 3; ++output) {
+    std::vector<ArgValue> args = {float32_view(src, true), float32_view(stored, false),
+                                  float32_view(copied, false), float32_view(added, false)};
+    std::get<TensorView>(args[output]).read_only = true;
+    try {
+      kernel.launch(args);
+      ADD_FAILURE() << "expected output " << output << " to be refused";
+    } catch (const ArgumentError& e) {
+      EXPECT_EQ(std::string(e.what()), "argument '" + kernel.params()[output].name +
+                                           "' is read-only, but kernel 'writes' writes it: pass a writable array");
+    }
+  }
+  EXPECT_EQ(stored, std::vector<float>(4, -1)) << "a refused call ran";
+  kernel.launch({float32_view(src, true), float32_view(stored, false), float32_view(copied, false),
+                 float32_view(added, false)});
+  EXPECT_EQ(stored, (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(copied, src);
+  EXPECT_EQ(added, src);
+}
+
 }  // namespace
 }  // namespace tilec

@@ -506,6 +506,50 @@ def test_scalars_within_their_range_arrive(dtype, value):
     assert (out == expected).all(), (out, expected)
 
 
+def read_only_outputs(tmp_path):
+    """(name, array) pairs of read-only (8, 4) float32 arrays, each a way NumPy makes them."""
+    path = tmp_path / "zeros.bin"
+    np.zeros((8, 4), np.float32).tofile(path)
+    flagged = np.zeros((8, 4), np.float32)
+    flagged.flags.writeable = False
+    return [("memmap", np.memmap(path, dtype=np.float32, mode="r", shape=(8, 4))),
+            ("frombuffer", np.frombuffer(bytes(128), dtype=np.float32).reshape(8, 4)),
+            ("writeable=False", flagged),
+            ("broadcast_to", np.broadcast_to(np.zeros(4, np.float32), (8, 4)))]
+
+
+def test_a_read_only_output_is_refused(add_args, tmp_path):
+    lhs, rhs, _ = add_args
+    for how, out in read_only_outputs(tmp_path):
+        msg = call_error(checked_add(8), lhs, rhs, out)
+        assert "argument 'sum_mat' is read-only, but kernel 'main' writes it" in msg, (how, msg)
+        assert (out == 0).all(), how
+
+
+def test_dlpack_capsules_carry_the_read_only_flag(add_args):
+    # The way torch and CuPy tensors arrive (kernel.py exports them): a capsule, whose
+    # DLPack 1.x form has the flag.
+    if np.lib.NumpyVersion(np.__version__) < "2.1.0":
+        pytest.skip("NumPy exports DLPack 1.x capsules from 2.1 on")
+    lhs, rhs, out = add_args
+    checked_add(8)(lhs.__dlpack__(), rhs.__dlpack__(max_version=(1, 0)), out.__dlpack__())
+    np.testing.assert_array_equal(out, lhs + rhs)
+    read_only = np.zeros((8, 4), np.float32)
+    read_only.flags.writeable = False
+    msg = call_error(checked_add(8), lhs, rhs, read_only.__dlpack__(max_version=(1, 0)))
+    assert "argument 'sum_mat' is read-only" in msg, msg
+    checked_add(8)(read_only.__dlpack__(max_version=(1, 0)), rhs, out)
+    np.testing.assert_array_equal(out, rhs)
+
+
+def test_read_only_inputs_are_read(add_args, tmp_path):
+    _, rhs, out = add_args
+    for how, lhs in read_only_outputs(tmp_path):
+        out[:] = np.nan
+        checked_add(8)(lhs, rhs, out)
+        np.testing.assert_array_equal(out, rhs, err_msg=how)
+
+
 def test_rejected_call_writes_nothing(add_args):
     lhs, rhs, out = add_args
     call_error(checked_add(8), lhs, rhs.astype(np.float64), out)
