@@ -79,6 +79,11 @@ struct CompileOptions {
 
 enum class DeviceType { CPU = 1, CUDA = 2 };
 
+// Bytes of memory as offsets from a tensor's data pointer: [begin, end).
+struct ByteRange {
+  int64_t begin = 0, end = 0;
+};
+
 // A view of a caller's tensor (DLPack-style). Strides are in elements.
 struct TensorView {
   void* data = nullptr;
@@ -90,6 +95,10 @@ struct TensorView {
   // The memory may not be written (DLPack's read-only flag, a read-only NumPy array): a call
   // passing it for a tensor the kernel writes is refused.
   bool read_only = false;
+  // The memory the caller owns around `data`, when it knows: a call whose view reaches
+  // outside it is refused. The Python face sets it for an array retyped to another dtype
+  // (the array's own reach); unset, the view's own reach is taken to be the caller's.
+  std::optional<ByteRange> memory;
 
   // Whether the view has no elements (a dim of 0).
   bool empty() const {
@@ -97,6 +106,10 @@ struct TensorView {
       if (d == 0) return true;
     return false;
   }
+
+  // The bytes that elements of `element_bytes` bytes at this view's shape and strides (one
+  // stride a dim) cover: empty for a zero-size view, nullopt when an offset passes int64.
+  std::optional<ByteRange> reach(int64_t element_bytes) const;
 };
 
 // A launch argument: a tensor or a scalar. An integer past int64's range (for a uint64
@@ -148,8 +161,8 @@ class Kernel {
   std::vector<std::vector<int64_t>> output_shapes(
       const std::vector<std::optional<ArgValue>>& args) const;
 
-  // Checks every argument (count, kind, dtype, rank, shape, device, strides, outputs
-  // writable; each scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
+  // Checks every argument (count, kind, dtype, rank, shape, device, strides, alignment,
+  // outputs writable, the memory a view reaches; each scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
   // default stream), which run on their tensors' device and return without
   // waiting; it is ignored on the CPU.
   void launch(const std::vector<ArgValue>& args, void* stream = nullptr) const;

@@ -205,6 +205,8 @@ tilec::TensorView to_tensor_view(const tilec::Kernel& kernel, size_t index, nb::
     view.shape.push_back(static_cast<int64_t>(array.shape(d)));
     view.strides.push_back(array.stride(d));
   }
+  // The core checks that the retyped view stays within the array's own elements.
+  if (dtype_override) view.memory = view.reach(static_cast<int64_t>(array.itemsize()));
   keep.push_back(std::move(array));
   return view;
 }

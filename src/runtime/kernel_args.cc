@@ -11,13 +11,36 @@
 #include "ir/substitute.h"
 #include "runtime/launch_args.h"
 
-namespace tilec::runtime {
+namespace tilec {
+
+std::optional<ByteRange> TensorView::reach(int64_t element_bytes) const {
+  if (empty()) return ByteRange{};
+  int64_t lowest = 0, highest = 0;  // the offsets of the elements furthest from data
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t offset;
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &offset)) return std::nullopt;
+    int64_t& furthest = offset < 0 ? lowest : highest;
+    if (__builtin_add_overflow(furthest, offset, &furthest)) return std::nullopt;
+  }
+  ByteRange range;
+  if (__builtin_mul_overflow(lowest, element_bytes, &range.begin) ||
+      __builtin_mul_overflow(highest, element_bytes, &range.end) ||
+      __builtin_add_overflow(range.end, element_bytes, &range.end))
+    return std::nullopt;
+  return range;
+}
+
+namespace runtime {
 namespace {
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::string range_text(const ByteRange& range) {
+  return "[" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ")";
 }
 
 const char* arg_kind(const ArgValue& a) {
@@ -205,9 +228,21 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
   // gives zero-row arrays strides of 0).
   if (view.empty()) return;
   if (view.data == nullptr) throw ArgumentError("argument '" + p.name + "' has no data (null pointer)");
+  if (reinterpret_cast<uintptr_t>(view.data) % view.dtype.bytes() != 0)
+    throw ArgumentError("argument '" + p.name + "' has its data at an address that is not a multiple of its " +
+                        view.dtype.name() + " elements' " + std::to_string(view.dtype.bytes()) +
+                        " bytes: pass an aligned copy");
   if (view.read_only && k.params[index].written)
     throw ArgumentError("argument '" + p.name + "' is read-only, but kernel '" + k.name +
                         "' writes it: pass a writable array");
+  const std::optional<ByteRange> reach = view.reach(view.dtype.bytes());
+  const std::string layout = view.dtype.name() + std::string(" of shape ") + shape_text(view.shape) +
+                             " and strides " + shape_text(view.strides);
+  if (!reach)
+    throw ArgumentError("argument '" + p.name + "' (" + layout + ") reaches past 2^63 bytes from its data");
+  if (view.memory && (reach->begin < view.memory->begin || reach->end > view.memory->end))
+    throw ArgumentError("argument '" + p.name + "' (" + layout + ") covers bytes " + range_text(*reach) +
+                        " of its data, past the " + range_text(*view.memory) + " its memory holds");
   for (size_t d = 0; d < b->strides.size(); ++d) {
     int64_t expected;
     if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)
@@ -272,4 +307,5 @@ std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
   return shapes;
 }
 
-}  // namespace tilec::runtime
+}  // namespace runtime
+}  // namespace tilec

@@ -139,10 +139,57 @@ TEST_F(KernelArgsTest, TensorsAndScalarsInEachOthersPlaceAreTypeErrors) {
   EXPECT_EQ(refusal(3, out_view(), true), "argument 'i32' must be a scalar (int32), not a tensor");
 }
 
+TEST_F(KernelArgsTest, AViewPastTheMemoryItsCallerOwnsIsRefused) {
+  TensorView view = out_view();
+  view.memory = ByteRange{0, 63};
+  EXPECT_EQ(refusal(0, view, false),
+            "argument 'out' (float64 of shape (8,) and strides (1,)) covers bytes [0, 64) of its data, past the "
+            "[0, 63) its memory holds");
+  view.memory = ByteRange{0, 64};
+  kernel_->launch({view, int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0}, uint64_t{0}, false, 0.0, 0.0});
+  EXPECT_EQ(out_[0], 0.0);
+}
+
+TEST_F(KernelArgsTest, AViewReachingPastInt64IsRefused) {
+  TensorView view = out_view();
+  view.strides = {int64_t{1} << 61};
+  EXPECT_EQ(refusal(0, view, false),
+            "argument 'out' (float64 of shape (8,) and strides (2305843009213693952,)) reaches past 2^63 bytes "
+            "from its data");
+}
+
+TEST_F(KernelArgsTest, DataOffItsElementAlignmentIsRefused) {
+  TensorView view = out_view();
+  view.data = reinterpret_cast<char*>(out_.data()) + 4;
+  EXPECT_EQ(refusal(0, view, false),
+            "argument 'out' has its data at an address that is not a multiple of its float64 elements' 8 bytes: "
+            "pass an aligned copy");
+}
+
 TEST_F(KernelArgsTest, ANegativeDimIsRefused) {
   TensorView view = out_view();
   view.shape = {-8};
   EXPECT_EQ(refusal(0, view, false), "argument 'out' has shape (-8,): dim 0 is negative");
+}
+
+TensorView view_of(std::vector<int64_t> shape, std::vector<int64_t> strides) {
+  TensorView view;
+  view.shape = std::move(shape);
+  view.strides = std::move(strides);
+  return view;
+}
+
+TEST(TensorViewReach, CoversTheBytesFromTheLowestToTheHighestElement) {
+  auto reach = [](const TensorView& v, int64_t bytes) {
+    std::optional<ByteRange> r = v.reach(bytes);
+    return r ? std::vector<int64_t>{r->begin, r->end} : std::vector<int64_t>{};
+  };
+  EXPECT_EQ(reach(view_of({8, 4}, {4, 1}), 4), (std::vector<int64_t>{0, 128}));
+  EXPECT_EQ(reach(view_of({8, 4}, {16, 1}), 2), (std::vector<int64_t>{0, 232}));  // every 4th row
+  EXPECT_EQ(reach(view_of({8, 4}, {-4, 1}), 4), (std::vector<int64_t>{-112, 16}));  // rows reversed
+  EXPECT_EQ(reach(view_of({8, 4}, {0, 0}), 4), (std::vector<int64_t>{0, 4}));      // broadcast
+  EXPECT_EQ(reach(view_of({0, 8}, {0, 0}), 4), (std::vector<int64_t>{0, 0}));      // empty
+  EXPECT_EQ(reach(view_of({int64_t{1} << 40, 1 << 20}, {1 << 20, 1}), 8), std::vector<int64_t>{});
 }
 
 // Reads `src`; writes `stored` (a store), `copied` (T.copy), `added` (T.atomic_add).

@@ -542,6 +542,30 @@ def test_dlpack_capsules_carry_the_read_only_flag(add_args):
     np.testing.assert_array_equal(out, rhs)
 
 
+def test_a_retyped_array_must_hold_the_bytes_its_view_covers(add_args):
+    # (array, dtype name) reads the array's memory as that dtype: 32 uint8 bytes can't hold
+    # a float32 (8, 4).
+    lhs, rhs, _ = add_args
+    small = np.zeros((8, 4), np.uint8)
+    msg = call_error(checked_add(8), lhs, rhs, (small, "float32"))
+    assert ("argument 'sum_mat' (float32 of shape (8, 4) and strides (4, 1)) covers bytes "
+            "[0, 128) of its data, past the [0, 32) its memory holds") in msg, msg
+    assert (small == 0).all()
+    same_width = np.zeros((8, 4), np.uint32)
+    checked_add(8)(lhs, rhs, (same_width, "float32"))
+    np.testing.assert_array_equal(same_width.view(np.float32), lhs + rhs)
+
+
+def test_data_off_its_element_alignment_is_refused(add_args):
+    lhs, rhs, _ = add_args
+    memory = bytearray(129)
+    misaligned = np.frombuffer(memory, dtype=np.float32, offset=1).reshape(8, 4)
+    msg = call_error(checked_add(8), lhs, rhs, misaligned)
+    assert ("argument 'sum_mat' has its data at an address that is not a multiple of its "
+            "float32 elements' 4 bytes") in msg, msg
+    assert memory == bytearray(129)
+
+
 def test_read_only_inputs_are_read(add_args, tmp_path):
     _, rhs, out = add_args
     for how, lhs in read_only_outputs(tmp_path):
