@@ -92,16 +92,18 @@ class Kernel:
         raise ValueError(self._arity_message(len(args)))
 
     def run(self, args):
-        """Runs with one argument per param, None for each output to allocate;
-        returns the outputs (one: it, several: a tuple)."""
+        """Runs with one argument per param, None for each output (out_idx) to
+        allocate; returns the outputs (one: it, several: a tuple). None for
+        any other param is refused with the rest of the arguments."""
         args = list(args)
-        missing = [i for i, arg in enumerate(args) if arg is None]
+        missing = [i for i in self.out_idx if args[i] is None]
         if missing:
             if all(i in self._fixed_shapes for i in missing):
                 shapes = [self._fixed_shapes[i] for i in missing]
             else:
-                shapes = self._core.output_shapes([None if arg is None else _core_arg(arg)
-                                                   for arg in args])
+                shapes = self._core.output_shapes(
+                    [None if i in missing else _core_arg(arg) for i, arg in enumerate(args)],
+                    missing)
             like = next((arg for arg in args if capture.is_tensor(arg)), None)
             for i, shape in zip(missing, shapes):
                 args[i] = _allocate(shape, self.params[i].dtype, like, self.target)

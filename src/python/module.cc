@@ -18,6 +18,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -317,11 +318,11 @@ NB_MODULE(_core, m) {
       .def_prop_ro("compile_seconds", &tilec::Kernel::compile_seconds)
       .def(
           "output_shapes",
-          [](const tilec::Kernel& k, const nb::list& args) {
+          [](const tilec::Kernel& k, const nb::list& args, const std::vector<size_t>& outputs) {
             std::vector<Tensor> keep;
             std::vector<std::optional<tilec::ArgValue>> values;
             for (size_t i = 0; i < args.size(); ++i) {
-              if (args[i].is_none()) {
+              if (std::find(outputs.begin(), outputs.end(), i) != outputs.end()) {
                 values.emplace_back();
               } else {
                 values.emplace_back(to_arg(k, i, args[i], keep));
@@ -335,8 +336,9 @@ NB_MODULE(_core, m) {
             }
             return shapes;
           },
-          nb::arg("args"),
-          "Shapes of the params given as None, solved from the other arguments.")
+          nb::arg("args"), nb::arg("outputs"),
+          "Shapes of the params `outputs` (indices; their args are ignored), solved from the "
+          "other arguments.")
       .def(
           "launch",
           [](const tilec::Kernel& k, const nb::list& args, uintptr_t stream) {

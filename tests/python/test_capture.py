@@ -340,8 +340,8 @@ class FakeCoreKernel:
         self.source, self.ir, self.tile_ir, self.compile_seconds = "src", "ir", "tile", 0.5
         self.launches = []
 
-    def output_shapes(self, args):
-        return [tuple(self.params[i].shape) for i, arg in enumerate(args) if arg is None]
+    def output_shapes(self, args, outputs):
+        return [tuple(self.params[i].shape) for i in outputs]
 
     def launch(self, args, stream=0):
         assert all(arg is not None for arg in args)

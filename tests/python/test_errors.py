@@ -451,11 +451,36 @@ def test_shape_mismatch_against_a_constant_dim(add_args):
 
 def test_non_array_argument_is_a_type_error(add_args):
     lhs, rhs, out = add_args
-    for args, param in [((lhs, "not an array", out), "rhs_mat"), ((lhs, rhs, 3), "sum_mat")]:
+    for args, param in [((lhs, "not an array", out), "rhs_mat"), ((lhs, rhs, 3), "sum_mat"),
+                        ((lhs, None, out), "rhs_mat")]:
         with pytest.raises(TypeError) as info:
             checked_add(8)(*args)
         assert names(str(info.value), param), info.value
     assert np.isnan(out).all()
+
+
+@jit(out_idx=[-1])
+def add_rows():
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def main(lhs_rows: T.Tensor((n, 4), "float32"), rhs_rows: T.Tensor((n, 4), "float32"),
+             sum_rows: T.Tensor((n, 4), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i, j in T.Parallel(n, 4):
+                sum_rows[i, j] = lhs_rows[i, j] + rhs_rows[i, j]
+
+    return main
+
+
+def test_none_is_an_output_to_allocate_never_an_input(add_args):
+    lhs, rhs, _ = add_args
+    kernel = add_rows()
+    for args, param in [((None, rhs), "lhs_rows"), ((lhs, None), "rhs_rows"),
+                        ((lhs, None, None), "rhs_rows")]:
+        with pytest.raises(TypeError, match=rf"\('{param}'\) of main is a NoneType"):
+            kernel(*args)
+    np.testing.assert_array_equal(kernel(lhs, rhs), lhs + rhs)
 
 
 @jit
