@@ -97,15 +97,19 @@ def scale_symbolic_rows(block):
     return main
 
 
-@pytest.mark.parametrize("view", ["every_other_row", "column_range"])
+@pytest.mark.parametrize("view", ["every_other_row", "column_range", "reversed_rows", "broadcast_row"])
 def test_strided_views_with_a_symbolic_dim(view, rng):
     # The general variant is lowered again from the source: its symbolic dims are its own.
     kernel = scale_symbolic_rows(16)
     for n in [5, 40]:
         if view == "every_other_row":
             a = rand((2 * n, 24), "float32", rng)[::2]
-        else:
+        elif view == "column_range":
             a = rand((n, 32), "float32", rng)[:, 8:]
+        elif view == "reversed_rows":
+            a = rand((n, 24), "float32", rng)[::-1]
+        else:
+            a = np.broadcast_to(rand(24, "float32", rng), (n, 24))
         b = poison((n, 24), "float32")
         kernel(a, b)
         assert_close(b, a.astype(np.float64) * 3 + n, "float32", what=f"n={n}")
