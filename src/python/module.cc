@@ -236,9 +236,15 @@ tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj
   if (nb::isinstance<nb::float_>(obj)) return nb::cast<double>(obj);
   if (nb::isinstance<nb::tuple>(obj)) {
     auto pair = nb::cast<nb::tuple>(obj);
-    if (pair.size() != 2) throw nb::value_error("a retyped tensor is a (tensor, dtype_name) pair");
-    return to_tensor_view(kernel, index, pair[0], dtype_named(nb::cast<std::string>(pair[1])),
-                          keep);
+    std::string dtype_name;
+    if (pair.size() != 2 || !nb::try_cast(pair[1], dtype_name))
+      throw nb::type_error((param_label(kernel, index) +
+                            " is a tuple: a retyped tensor is a (tensor, dtype_name) pair").c_str());
+    std::optional<DType> dtype = DType::from_name(dtype_name);
+    if (!dtype)
+      throw nb::value_error((param_label(kernel, index) + " is retyped to '" + dtype_name +
+                             "', which is no tilec element type").c_str());
+    return to_tensor_view(kernel, index, pair[0], dtype, keep);
   }
   return to_tensor_view(kernel, index, obj, std::nullopt, keep);
 }

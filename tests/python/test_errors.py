@@ -581,6 +581,18 @@ def test_a_retyped_array_must_hold_the_bytes_its_view_covers(add_args):
     np.testing.assert_array_equal(same_width.view(np.float32), lhs + rhs)
 
 
+def test_a_retyped_array_is_a_pair_of_an_array_and_a_dtype_name(add_args):
+    lhs, rhs, out = add_args
+    for bad in [(out, 3), (out,), (out, "float32", 1)]:
+        with pytest.raises(TypeError, match=r"argument 2 \('sum_mat'\) of main is a tuple: a "
+                                            r"retyped tensor is a \(tensor, dtype_name\) pair"):
+            checked_add(8)(lhs, rhs, bad)
+    with pytest.raises(ValueError, match=r"\('sum_mat'\) of main is retyped to 'float33', which "
+                                         "is no tilec element type"):
+        checked_add(8)(lhs, rhs, (out, "float33"))
+    assert np.isnan(out).all()
+
+
 def test_data_off_its_element_alignment_is_refused(add_args):
     lhs, rhs, _ = add_args
     memory = bytearray(129)
