@@ -223,9 +223,11 @@ tilec::ArgValue int_arg(const tilec::Kernel& kernel, size_t index, nb::handle ob
     if (value != -1.0 || !PyErr_Occurred()) return value;
     PyErr_Clear();
   }
-  std::string text = nb::cast<std::string>(nb::str(obj));
-  if (param && !param->is_tensor) text += ", outside " + std::string(param->dtype.name()) + "'s range";
-  throw nb::value_error((param_label(kernel, index) + " is " + text).c_str());
+  if (param && param->is_tensor)
+    throw nb::type_error((param_label(kernel, index) + " must be a tensor, not an int").c_str());
+  const std::string range = param ? param->dtype.name() + std::string("'s range") : "the 64-bit integers";
+  throw nb::value_error(
+      (param_label(kernel, index) + " is " + nb::cast<std::string>(nb::str(obj)) + ", outside " + range).c_str());
 }
 
 tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj,

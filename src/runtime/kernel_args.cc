@@ -102,7 +102,7 @@ void check_scalar(const ir::Param& p, const ArgValue& a) {
   if (std::holds_alternative<TensorView>(a))
     throw ArgumentTypeError("argument '" + p.name + "' must be a scalar (" + t.name() + "), not a tensor");
   if (t.is_float()) {
-    const double value = runtime::float_word(a), max = max_finite(t);
+    const double value = float_word(a), max = max_finite(t);
     if (std::isfinite(value) && std::abs(value) > max)
       throw ArgumentError("argument '" + p.name + "' is " + number_text(value) + ", outside " + t.name() +
                           "'s finite range [-" + number_text(max) + ", " + number_text(max) + "]");
@@ -236,13 +236,14 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
     throw ArgumentError("argument '" + p.name + "' is read-only, but kernel '" + k.name +
                         "' writes it: pass a writable array");
   const std::optional<ByteRange> reach = view.reach(view.dtype.bytes());
-  const std::string layout = view.dtype.name() + std::string(" of shape ") + shape_text(view.shape) +
-                             " and strides " + shape_text(view.strides);
-  if (!reach)
-    throw ArgumentError("argument '" + p.name + "' (" + layout + ") reaches past 2^63 bytes from its data");
+  auto layout = [&] {
+    return "argument '" + p.name + "' (" + view.dtype.name() + " of shape " + shape_text(view.shape) +
+           " and strides " + shape_text(view.strides) + ")";
+  };
+  if (!reach) throw ArgumentError(layout() + " reaches past 2^63 bytes from its data");
   if (view.memory && (reach->begin < view.memory->begin || reach->end > view.memory->end))
-    throw ArgumentError("argument '" + p.name + "' (" + layout + ") covers bytes " + range_text(*reach) +
-                        " of its data, past the " + range_text(*view.memory) + " its memory holds");
+    throw ArgumentError(layout() + " covers bytes " + range_text(*reach) + " of its data, past the " +
+                        range_text(*view.memory) + " its memory holds");
   for (size_t d = 0; d < b->strides.size(); ++d) {
     int64_t expected;
     if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)

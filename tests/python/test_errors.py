@@ -452,7 +452,7 @@ def test_shape_mismatch_against_a_constant_dim(add_args):
 def test_non_array_argument_is_a_type_error(add_args):
     lhs, rhs, out = add_args
     for args, param in [((lhs, "not an array", out), "rhs_mat"), ((lhs, rhs, 3), "sum_mat"),
-                        ((lhs, None, out), "rhs_mat")]:
+                        ((lhs, rhs, 2**70), "sum_mat"), ((lhs, None, out), "rhs_mat")]:
         with pytest.raises(TypeError) as info:
             checked_add(8)(*args)
         assert names(str(info.value), param), info.value
