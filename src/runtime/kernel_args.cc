@@ -301,6 +301,9 @@ std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
       if (!v)
         throw ArgumentError("cannot size output '" + k.params[i].name + "': its dim " + std::to_string(d) +
                             " (" + ir::to_string(dims[d]) + ") appears in no input tensor's shape");
+      if (*v < 0)
+        throw ArgumentError("cannot size output '" + k.params[i].name + "': its dim " + std::to_string(d) +
+                            " (" + ir::to_string(dims[d]) + ") is " + std::to_string(*v) + " for these arguments");
       shape.push_back(*v);
     }
     shapes.push_back(shape);

@@ -192,6 +192,39 @@ TEST(TensorViewReach, CoversTheBytesFromTheLowestToTheHighestElement) {
   EXPECT_EQ(reach(view_of({int64_t{1} << 40, 1 << 20}, {1 << 20, 1}), 8), std::vector<int64_t>{});
 }
 
+TensorView float32_view(std::vector<float>& data, bool read_only) {
+  TensorView view;
+  view.data = data.data();
+  view.dtype = DType::Float32;
+  view.shape = {static_cast<int64_t>(data.size())};
+  view.strides = {1};
+  view.read_only = read_only;
+  return view;
+}
+
+TEST(KernelArgsOutputShapes, AnOutputDimThatComesOutNegativeIsRefused) {
+  const char* source = R"(
+import tilec.language as T
+
+@T.prim_func
+def shrink(src: T.Tensor((T.symbolic("n"),), "float32"), dst: T.Tensor((T.symbolic("n") - 4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.serial(T.symbolic("n") - 4):
+            dst[i] = src[i + 4]
+)";
+  test_support::TemporaryCacheDir cache("tilec_kernel_args_test_");
+  Kernel kernel = compile(load_function(source, "shrink.py", "shrink"));
+  std::vector<float> src(6);
+  EXPECT_EQ(kernel.output_shapes({float32_view(src, false), std::nullopt}), (std::vector<std::vector<int64_t>>{{2}}));
+  src.resize(3);
+  try {
+    kernel.output_shapes({float32_view(src, false), std::nullopt});
+    FAIL() << "expected an ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot size output 'dst': its dim 0 (n - 4) is -1 for these arguments");
+  }
+}
+
 // Reads `src`; writes `stored` (a store), `copied` (T.copy), `added` (T.atomic_add).
 constexpr const char* kWrites = R"(
 import tilec.language as T
@@ -208,15 +241,6 @@ def writes(src: T.Tensor((4,), "float32"), stored: T.Tensor((4,), "float32"),
             T.atomic_add(added[i], src[i])
 )";
 
-TensorView float32_view(std::vector<float>& data, bool read_only) {
-  TensorView view;
-  view.data = data.data();
-  view.dtype = DType::Float32;
-  view.shape = {static_cast<int64_t>(data.size())};
-  view.strides = {1};
-  view.read_only = read_only;
-  return view;
-}
 
 TEST(KernelArgsWrites, TheTensorsAKernelWritesAreItsOutputs) {
   test_support::TemporaryCacheDir cache("tilec_kernel_args_test_");
