@@ -41,6 +41,10 @@ class Kernel:
         self._core = core_kernel
         self.params = list(core_kernel.params)
         given = normalize_out_idx(out_idx, len(self.params), core_kernel.name)
+        for i in given or []:
+            if not self.params[i].is_tensor:
+                raise ValueError(f"out_idx of {core_kernel.name}: param {i} ('{self.params[i].name}') "
+                                 f"is a scalar; only tensors are allocated as outputs")
         self.out_idx = given if given is not None else list(core_kernel.out_idx)
         # Outputs whose every dim is a constant are allocated without asking the core (the
         # launch checks the inputs either way): a call's Python cost is part of each launch.

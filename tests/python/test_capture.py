@@ -386,6 +386,14 @@ def test_kernel_runs_in_place_or_allocates_outputs():
         kernel(a)
 
 
+def test_out_idx_names_tensors_only():
+    scale = FakeParam("scale")
+    scale.is_tensor = False
+    with pytest.raises(ValueError, match=r"out_idx of fake: param 1 \('scale'\) is a scalar; only "
+                                         "tensors are allocated as outputs"):
+        Kernel(FakeCoreKernel([FakeParam("A"), scale]), out_idx=[-1])
+
+
 def test_kernel_takes_the_cores_out_idx_when_jit_gives_none():
     core = FakeCoreKernel([FakeParam("A"), FakeParam("B"), FakeParam("C")], out_idx=[1, 2])
     kernel = Kernel(core)
