@@ -287,7 +287,8 @@ std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i] || !k.tile.params[i].is_tensor()) continue;
     const auto* view = std::get_if<TensorView>(&*args[i]);
-    if (!view) throw ArgumentTypeError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
+    if (!view)
+      throw ArgumentTypeError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
     check_tensor(k, static_cast<int>(i), *view);
     solver.add(static_cast<int>(i), *view);
   }
