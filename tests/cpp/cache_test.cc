@@ -1,6 +1,7 @@
 #include "runtime/cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,13 +12,33 @@
 #include <vector>
 
 #include "base/hash.h"
+#include "test_support.h"
 
 namespace tilec::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::captured_debug_log;
 
-// Each test gets a fresh TILEC_CACHE_DIR; the environment is restored afterwards.
+// A user other than root, for the tests that give a file away; only root may chown.
+constexpr uid_t kOtherUser = 65534;
+constexpr const char* kNeedsRoot = "only root can give a file to another user (chown)";
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+uid_t owner_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st.st_uid;
+}
+
+// Each test gets a fresh TILEC_CACHE_DIR; the environment is restored afterwards. The root
+// comes from TILEC_CACHE_TEST_ROOT when set, so that a death-test child (a fresh run of this
+// binary) works in its parent's folder.
 class CacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -25,9 +46,13 @@ class CacheTest : public ::testing::Test {
       const char* value = std::getenv(name);
       saved_.push_back({name, value != nullptr ? std::optional<std::string>(value) : std::nullopt});
     }
-    char pattern[] = "/tmp/tilec_cache_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    root_ = pattern;
+    if (const char* root = std::getenv("TILEC_CACHE_TEST_ROOT")) {
+      root_ = root;
+    } else {
+      char pattern[] = "/tmp/tilec_cache_test_XXXXXX";
+      ASSERT_NE(mkdtemp(pattern), nullptr);
+      root_ = pattern;
+    }
     setenv("TILEC_CACHE_DIR", (root_ + "/cache").c_str(), 1);
   }
   void TearDown() override {
@@ -43,6 +68,14 @@ class CacheTest : public ::testing::Test {
 
   static void write_raw(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  }
+
+  // A folder under the test's root with exactly `mode`.
+  std::string make_folder(const std::string& name, mode_t mode) {
+    const std::string path = root_ + "/" + name;
+    fs::create_directories(path);
+    chmod(path.c_str(), mode);
+    return path;
   }
 
   std::string root_;
@@ -84,15 +117,20 @@ TEST_F(CacheTest, WriteAtomicallyReplacesAndLeavesNoTemporaries) {
   EXPECT_EQ(read_file(cache_dir() + "/missing"), std::nullopt);
 }
 
+// Outside the cache a file where a folder should be is not tilec's to remove.
 TEST_F(CacheTest, WriteFailureNamesThePath) {
-  const std::string blocker = cache_dir() + "/not_a_dir";
+  const std::string blocker = root_ + "/not_a_dir";
   write_raw(blocker, "x");
   try {
     write_atomically(blocker + "/file", "bytes");
     FAIL() << "expected an exception";
   } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find(blocker), std::string::npos) << error.what();
+    EXPECT_NE(
+        std::string(error.what()).find("cannot create the folder " + blocker + ": it is a file"),
+        std::string::npos)
+        << error.what();
   }
+  EXPECT_EQ(read_file(blocker), "x");
 }
 
 TEST_F(CacheTest, UniqueTempPathsDiffer) {
@@ -172,6 +210,277 @@ TEST_F(CacheTest, ConcurrentProcessesLeaveAValidEntry) {
   for (const auto& entry : fs::directory_iterator(cache_dir())) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
   }
+}
+
+TEST_F(CacheTest, FoldersAre0700AndFiles0600WhateverTheUmask) {
+  for (const mode_t mask : {0000, 0022, 0777}) {
+    const std::string top = root_ + "/umask" + std::to_string(mask);
+    setenv("TILEC_CACHE_DIR", (top + "/cache").c_str(), 1);
+    const mode_t saved = umask(mask);
+    const std::string cpu = cache_subdir("cpu");
+    store_verified(cpu + "/key.so", "library");
+    write_atomically(cache_dir() + "/include/a/b.h", "header");
+    umask(saved);
+    for (const std::string& folder :
+         {top, top + "/cache", cpu, top + "/cache/include", top + "/cache/include/a"}) {
+      EXPECT_EQ(mode_of(folder), 0700u) << folder << " under umask " << mask;
+    }
+    for (const std::string& file :
+         {cpu + "/key.so", cpu + "/key.so.sha256", top + "/cache/include/a/b.h"}) {
+      EXPECT_EQ(mode_of(file), 0600u) << file << " under umask " << mask;
+    }
+    EXPECT_EQ(read_verified(cpu + "/key.so"), "library");
+  }
+}
+
+TEST_F(CacheTest, CacheFolderOthersCanWriteIsRefused) {
+  const std::vector<std::pair<mode_t, std::string>> cases = {
+      {0777, "its group and others (mode 0777)"},
+      {0770, "its group (mode 0770)"},
+      {0703, "others (mode 0703)"}};
+  for (const auto& [mode, writers] : cases) {
+    const std::string shared = make_folder("shared" + std::to_string(mode), mode);
+    setenv("TILEC_CACHE_DIR", shared.c_str(), 1);
+    std::string dir;
+    const std::string log = captured_debug_log([&] { dir = cache_dir(); });
+    EXPECT_NE(
+        log.find("WARNING tilec cache: not using " + shared + ": " + shared + " is writable by " +
+                 writers + ". This process keeps its cache in " + dir + ", removed when it exits"),
+        std::string::npos)
+        << log;
+    EXPECT_NE(dir, shared);
+    EXPECT_EQ(mode_of(dir), 0700u);
+    EXPECT_EQ(owner_of(dir), geteuid());
+    // The compile goes on in the private folder, and the refused one gets nothing.
+    const std::string cpu = cache_subdir("cpu");
+    EXPECT_EQ(cpu, dir + "/cpu");
+    store_verified(cpu + "/key.so", "library");
+    EXPECT_EQ(read_verified(cpu + "/key.so"), "library");
+    EXPECT_TRUE(fs::is_empty(shared));
+    EXPECT_EQ(mode_of(shared), mode);
+    // Said once per folder.
+    EXPECT_EQ(captured_debug_log([] { cache_dir(); }).find("not using"), std::string::npos);
+  }
+}
+
+TEST_F(CacheTest, FolderAboveTheCacheOthersCanWriteIsRefusedUnlessSticky) {
+  const std::string above = make_folder("above", 0777);
+  setenv("TILEC_CACHE_DIR", (above + "/cache").c_str(), 1);
+  std::string dir;
+  const std::string log = captured_debug_log([&] { dir = cache_dir(); });
+  EXPECT_NE(log.find("not using " + above + "/cache: " + above +
+                     " is writable by its group and others (mode 0777, not sticky)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(dir, above + "/cache");
+  EXPECT_FALSE(fs::exists(above + "/cache"));
+  // Sticky, as /tmp is: only an entry's owner may rename or remove it.
+  chmod(above.c_str(), 01777);
+  EXPECT_EQ(cache_dir(), above + "/cache");
+}
+
+TEST_F(CacheTest, SymlinksOnTheWayAreResolved) {
+  const std::string real = make_folder("real", 0700);
+  fs::create_symlink("real", root_ + "/link");
+  setenv("TILEC_CACHE_DIR", (root_ + "/link/./sub/..").c_str(), 1);
+  EXPECT_EQ(cache_dir(), real);
+  EXPECT_EQ(cache_subdir("cpu"), real + "/cpu");
+  // A symlink to a folder others can write leads to a refused folder.
+  const std::string open = make_folder("open", 0777);
+  fs::create_symlink(open, root_ + "/open_link");
+  setenv("TILEC_CACHE_DIR", (root_ + "/open_link").c_str(), 1);
+  const std::string log = captured_debug_log([] { cache_dir(); });
+  EXPECT_NE(log.find("not using " + root_ + "/open_link: " + open + " is writable"),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(CacheTest, CacheFolderOfAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << kNeedsRoot;
+  const std::string theirs = make_folder("theirs", 0700);
+  ASSERT_EQ(chown(theirs.c_str(), kOtherUser, kOtherUser), 0);
+  setenv("TILEC_CACHE_DIR", theirs.c_str(), 1);
+  std::string dir;
+  std::string log = captured_debug_log([&] { dir = cache_dir(); });
+  EXPECT_NE(log.find("not using " + theirs + ": " + theirs + " belongs to uid 65534"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("not to uid 0 (root), the user of this process"), std::string::npos) << log;
+  EXPECT_NE(dir, theirs);
+  EXPECT_EQ(owner_of(dir), 0u);
+  // Above the cache, a folder of another user (neither this one nor root) could swap the cache.
+  const std::string above = make_folder("theirs_above", 0755);
+  ASSERT_EQ(chown(above.c_str(), kOtherUser, kOtherUser), 0);
+  setenv("TILEC_CACHE_DIR", (above + "/cache").c_str(), 1);
+  log = captured_debug_log([&] { dir = cache_dir(); });
+  EXPECT_NE(log.find(above + " belongs to uid 65534"), std::string::npos) << log;
+  EXPECT_NE(log.find(", nor to root"), std::string::npos) << log;
+  EXPECT_NE(dir, above + "/cache");
+}
+
+TEST_F(CacheTest, SymlinkOfAnotherUserOnTheWayIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << kNeedsRoot;
+  make_folder("real", 0700);
+  const std::string sticky = make_folder("sticky", 01777);
+  const std::string link = sticky + "/link";
+  fs::create_symlink(root_ + "/real", link);
+  ASSERT_EQ(lchown(link.c_str(), kOtherUser, kOtherUser), 0);
+  setenv("TILEC_CACHE_DIR", link.c_str(), 1);
+  std::string dir;
+  const std::string log = captured_debug_log([&] { dir = cache_dir(); });
+  EXPECT_NE(log.find(link + " is a symlink of uid 65534"), std::string::npos) << log;
+  EXPECT_NE(dir, root_ + "/real");
+}
+
+// A file of the private folder's process outlives none of it, and a forked child's exit leaves
+// its parent's folder alone.
+TEST_F(CacheTest, PrivateFolderGoesWhenItsProcessExits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setenv("TILEC_CACHE_TEST_ROOT", root_.c_str(), 1);
+  const std::string report = root_ + "/private-folder";
+  EXPECT_EXIT(
+      {
+        setenv("TILEC_CACHE_DIR", make_folder("shared", 0777).c_str(), 1);
+        const std::string dir = cache_dir();
+        store_verified(cache_subdir("cpu") + "/key", "bytes");
+        const pid_t child = fork();
+        if (child == 0) std::exit(0);
+        waitpid(child, nullptr, 0);
+        std::ofstream(report) << dir;
+        std::exit(read_verified(dir + "/cpu/key") == "bytes" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "not using");
+  unsetenv("TILEC_CACHE_TEST_ROOT");
+  std::string dir;
+  std::ifstream(report) >> dir;
+  ASSERT_FALSE(dir.empty());
+  EXPECT_NE(dir.find("/tilec-cache-"), std::string::npos) << dir;
+  EXPECT_FALSE(fs::exists(dir)) << dir;
+}
+
+TEST_F(CacheTest, SubfolderInTheWrongStateIsReplaced) {
+  const std::string cache = cache_dir();
+  // Others can write it, and have planted an entry.
+  const std::string cpu = make_folder("cache/cpu", 0777);
+  write_raw(cpu + "/planted.so", "theirs");
+  EXPECT_EQ(cache_subdir("cpu"), cpu);
+  EXPECT_EQ(mode_of(cpu), 0700u);
+  EXPECT_FALSE(fs::exists(cpu + "/planted.so"));
+  // A file in its place.
+  write_raw(cache + "/cuda", "x");
+  EXPECT_TRUE(fs::is_directory(cache_subdir("cuda")));
+  // A symlink in its place: replaced, and its target left alone.
+  const std::string elsewhere = make_folder("elsewhere", 0700);
+  write_raw(elsewhere + "/kept", "x");
+  fs::create_symlink(elsewhere, cache + "/include");
+  EXPECT_EQ(cache_subdir("include"), cache + "/include");
+  EXPECT_FALSE(fs::is_symlink(cache + "/include"));
+  EXPECT_TRUE(fs::exists(elsewhere + "/kept"));
+}
+
+TEST_F(CacheTest, SubfolderOfAnotherUserIsReplaced) {
+  if (geteuid() != 0) GTEST_SKIP() << kNeedsRoot;
+  const std::string cpu = cache_dir() + "/cpu";
+  fs::create_directory(cpu);
+  write_raw(cpu + "/planted.so", "theirs");
+  ASSERT_EQ(chown(cpu.c_str(), kOtherUser, kOtherUser), 0);
+  EXPECT_EQ(cache_subdir("cpu"), cpu);
+  EXPECT_EQ(owner_of(cpu), geteuid());
+  EXPECT_FALSE(fs::exists(cpu + "/planted.so"));
+}
+
+TEST_F(CacheTest, FileInAFoldersPlaceInsideTheCacheIsReplaced) {
+  const std::string blocker = cache_dir() + "/include";
+  write_raw(blocker, "x");
+  write_atomically(blocker + "/cpu/tilec_cpu.h", "header");
+  EXPECT_EQ(read_file(blocker + "/cpu/tilec_cpu.h"), "header");
+}
+
+TEST_F(CacheTest, FolderInAFilesPlaceIsRebuilt) {
+  const std::string path = cache_dir() + "/key.so";
+  for (const std::string& blocked : {path, path + ".sha256"}) {
+    store_verified(path, "library");
+    fs::remove(blocked);
+    fs::create_directories(blocked + "/inside");
+    write_raw(blocked + "/inside/file", "x");
+    EXPECT_EQ(read_verified(path), std::nullopt) << blocked;
+    store_verified(path, "library");
+    EXPECT_EQ(read_verified(path), "library") << blocked;
+  }
+}
+
+TEST_F(CacheTest, SymlinkInAnEntrysPlaceIsNotFollowed) {
+  const std::string path = cache_dir() + "/key.so";
+  const std::string bytes = "a library outside the cache";
+  const std::string outside = root_ + "/outside.so";
+  write_raw(outside, bytes);
+  write_raw(outside + ".sha256", sha256_hex(bytes) + "\n");
+  chmod(outside.c_str(), 0600);
+  chmod((outside + ".sha256").c_str(), 0600);
+  // The artifact is a symlink; its sidecar matches what it points to.
+  fs::create_symlink(outside, path);
+  write_atomically(path + ".sha256", sha256_hex(bytes) + "\n");
+  std::string log = captured_debug_log([&] { EXPECT_EQ(read_verified(path), std::nullopt); });
+  EXPECT_NE(log.find(path + " is a symlink; ignoring it"), std::string::npos) << log;
+  EXPECT_EQ(read_file(path), std::nullopt);
+  // The sidecar is a symlink.
+  fs::remove(path);
+  write_atomically(path, bytes);
+  fs::remove(path + ".sha256");
+  fs::create_symlink(outside + ".sha256", path + ".sha256");
+  EXPECT_EQ(read_verified(path), std::nullopt);
+  // Writing replaces the symlinks, not what they point to.
+  fs::remove(path);
+  fs::create_symlink(outside, path);
+  store_verified(path, "new");
+  EXPECT_FALSE(fs::is_symlink(path));
+  EXPECT_FALSE(fs::is_symlink(path + ".sha256"));
+  EXPECT_EQ(read_verified(path), "new");
+  EXPECT_EQ(read_file(outside), bytes);
+  EXPECT_EQ(read_file(outside + ".sha256"), sha256_hex(bytes) + "\n");
+}
+
+TEST_F(CacheTest, EntryOthersCanWriteIsNotRead) {
+  const std::string path = cache_dir() + "/key.so";
+  for (const std::string& loose : {path, path + ".sha256"}) {
+    store_verified(path, "library");
+    chmod(loose.c_str(), 0622);
+    const std::string log =
+        captured_debug_log([&] { EXPECT_EQ(read_verified(path), std::nullopt) << loose; });
+    EXPECT_NE(log.find("WARNING tilec cache: " + loose +
+                       " is writable by its group and others (mode 0622); ignoring it"),
+              std::string::npos)
+        << log;
+  }
+  store_verified(path, "library");
+  EXPECT_EQ(read_verified(path), "library");
+}
+
+TEST_F(CacheTest, EntryOfAnotherUserIsNotRead) {
+  if (geteuid() != 0) GTEST_SKIP() << kNeedsRoot;
+  const std::string path = cache_dir() + "/key.so";
+  for (const std::string& theirs : {path, path + ".sha256"}) {
+    store_verified(path, "library");
+    ASSERT_EQ(chown(theirs.c_str(), kOtherUser, kOtherUser), 0);
+    const std::string log =
+        captured_debug_log([&] { EXPECT_EQ(read_verified(path), std::nullopt) << theirs; });
+    EXPECT_NE(log.find("WARNING tilec cache: " + theirs + " belongs to uid 65534"),
+              std::string::npos)
+        << log;
+    // Storing again puts a file of this user in its place.
+    store_verified(path, "library");
+    EXPECT_EQ(owner_of(theirs), 0u);
+    EXPECT_EQ(read_verified(path), "library");
+  }
+}
+
+// Opening a FIFO for reading waits for a writer; the cache must not.
+TEST_F(CacheTest, FifoInAnEntrysPlaceReadsAsMissing) {
+  const std::string path = cache_dir() + "/key.so";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(read_verified(path), std::nullopt);
+  store_verified(path, "library");
+  EXPECT_EQ(read_verified(path), "library");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "runtime/cpu/cpu_module.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -251,6 +252,30 @@ TEST_F(CpuModuleTest, HeadersAreWrittenAndRepaired) {
   EXPECT_EQ(read_file(header), want);
 }
 
+// The compiler reads the precompiled header by its path, so one that is not a private file of
+// this user (writable by others, a folder GCC would search) is rebuilt before it is used.
+TEST_F(CpuModuleTest, PrecompiledHeaderNotPrivateIsRebuilt) {
+  CpuModule::load(add_kernel("pch 1"), "add");
+  std::string pch;
+  for (const auto& entry : fs::recursive_directory_iterator(cache_dir() + "/include")) {
+    if (entry.path().extension() == ".gch") pch = entry.path().string();
+  }
+  ASSERT_FALSE(pch.empty());
+  const auto expect_rebuilt = [&](const std::string& tag) {
+    CpuModule::load(add_kernel("pch " + tag), "add");
+    struct stat st {};
+    ASSERT_EQ(lstat(pch.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << tag;
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << tag;
+    EXPECT_GT(st.st_size, 1000) << tag;
+  };
+  chmod(pch.c_str(), 0666);
+  expect_rebuilt("writable");
+  fs::remove(pch);
+  fs::create_directories(pch + "/inside");
+  expect_rebuilt("folder");
+}
+
 TEST_F(CpuModuleTest, CompileErrorNamesCompilerAndShowsItsMessage) {
   const std::string source = "#include \"cpu/tilec_cpu.h\"\nint broken( {\n";
   try {
@@ -316,6 +341,106 @@ TEST_F(CpuModuleTest, ConcurrentProcessesBuildOneKey) {
   const auto module = CpuModule::load(source, "add");
   EXPECT_TRUE(module->loaded_from_disk());
   EXPECT_TRUE(read_verified(module->library_path()).has_value());
+}
+
+// A library that "add"s wrongly and whose constructor leaves `marker`: what another user might
+// plant in a cache, with a sidecar that matches it.
+std::string planted_library(const std::string& dir, const std::string& marker) {
+  const std::string source = dir + "/planted.cc";
+  std::ofstream(source)
+      << "#include <cstdint>\n#include <cstdio>\n"
+      << "__attribute__((constructor)) static void mark() {\n"
+      << "  if (std::FILE* f = std::fopen(\"" << marker << "\", \"w\")) std::fclose(f);\n"
+      << "}\n"
+      << "extern \"C\" void add(void* const* tensors, const int64_t*, const double*) {\n"
+      << "  static_cast<int64_t*>(tensors[0])[0] = -1;\n"
+      << "}\n";
+  const std::string library = dir + "/planted.so";
+  HostCompiler::get().compile(source, library, {});
+  std::ifstream in(library, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Plants a library in the entry of `source` by `plant`, then loads `source`: the planted
+// library must not run, and the kernel is rebuilt.
+void expect_planted_library_not_loaded(
+    const std::string& name,
+    const std::function<void(const std::string& library, const std::string& planted)>& plant) {
+  const std::string source = add_kernel("planted " + name);
+  const std::string library = CpuModule::load(source, "add")->library_path();
+  CpuModule::clear_memory_cache();
+  const std::string dir = cache_dir();
+  const std::string marker = dir + "/planted-" + name + "-ran";
+  plant(library, planted_library(dir, marker));
+  std::shared_ptr<CpuModule> module;
+  const std::string log = captured_debug_log([&] { module = CpuModule::load(source, "add"); });
+  EXPECT_FALSE(fs::exists(marker)) << name << ": the planted library ran\n" << log;
+  EXPECT_FALSE(module->loaded_from_disk()) << name;
+  EXPECT_EQ(run_add(*module, 1, 2), 3) << name;
+  EXPECT_TRUE(read_verified(library).has_value()) << name << ": not rebuilt";
+}
+
+TEST_F(CpuModuleTest, LibraryOthersCouldHaveWrittenIsNotLoaded) {
+  expect_planted_library_not_loaded("writable",
+                                    [](const std::string& library, const std::string& planted) {
+                                      store_verified(library, planted);
+                                      chmod(library.c_str(), 0666);
+                                    });
+  // A symlink to a private library outside the cache, with a sidecar of its hash.
+  expect_planted_library_not_loaded("symlink",
+                                    [this](const std::string& library, const std::string& planted) {
+                                      const std::string outside = *root_ + "/outside.so";
+                                      write_atomically(outside, planted);
+                                      store_verified(library, planted);
+                                      fs::remove(library);
+                                      fs::create_symlink(outside, library);
+                                    });
+}
+
+// The report that asked for this: a root process loaded a library another user had planted.
+TEST_F(CpuModuleTest, LibraryOfAnotherUserIsNotLoaded) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can give a file to another user (chown)";
+  expect_planted_library_not_loaded(
+      "theirs", [](const std::string& library, const std::string& planted) {
+        store_verified(library, planted);
+        for (const std::string& path : {library, library + ".sha256"}) {
+          ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0) << path;
+        }
+      });
+}
+
+// Libraries are loaded by their descriptors' /proc/self/fd names, and a number comes back once
+// its descriptor is closed: each library loaded under a reused number must still be its own.
+TEST_F(CpuModuleTest, LibrariesLoadedByReusedDescriptorNumbersKeepTheirOwnCode) {
+  const auto constant_kernel = [](int value) {
+    return "#include <cstdint>\nextern \"C\" void add(void* const* tensors, const int64_t*, const "
+           "double*) {\n"
+           "  static_cast<int64_t*>(tensors[0])[0] = " +
+           std::to_string(value) + ";\n}\n";
+  };
+  for (int value = 1; value <= 3; ++value)
+    EXPECT_EQ(run_add(*CpuModule::load(constant_kernel(value), "add"), 0, 0), value);
+  CpuModule::clear_memory_cache();
+  for (int value = 1; value <= 3; ++value) {
+    const auto module = CpuModule::load(constant_kernel(value), "add");
+    EXPECT_TRUE(module->loaded_from_disk());
+    EXPECT_EQ(run_add(*module, 0, 0), value);
+  }
+}
+
+TEST_F(CpuModuleTest, CacheIsPrivateUnderUmask000) {
+  const mode_t saved = umask(0);
+  const auto module = CpuModule::load(add_kernel("umask"), "add");
+  umask(saved);
+  EXPECT_EQ(run_add(*module, 2, 3), 5);
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(cache_dir())) {
+    struct stat st {};
+    ASSERT_EQ(lstat(entry.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, S_ISDIR(st.st_mode) ? 0700u : 0600u) << entry.path();
+    files += S_ISREG(st.st_mode);
+  }
+  EXPECT_GE(files, 4) << "the library, its hash, the source, the headers";
 }
 
 TEST(HostCompiler, IdentityHasVersionAndFlags) {

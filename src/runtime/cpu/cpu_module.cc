@@ -1,12 +1,19 @@
 #include "runtime/cpu/cpu_module.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "base/hash.h"
 #include "base/log.h"
@@ -43,24 +50,61 @@ std::string precompiled_include_dir(const std::string& headers_dir) {
   const std::string pch = header + ".gch";
   const std::string text = read_file(headers_dir + "/cpu/tilec_cpu.h").value_or("");
   if (read_file(header) != text) write_atomically(header, text);
-  if (!std::filesystem::exists(pch)) {
+  // The compiler reads the precompiled header by its path: one that is not this user's private
+  // file (anything in its place, a folder included, which GCC would search) is rebuilt.
+  if (!open_private_file(pch)) {
+    std::error_code ignored;
+    std::filesystem::remove_all(pch, ignored);
     const std::string temp = unique_temp_path(pch);
-    if (compiler.precompile_header(header, temp)) std::filesystem::rename(temp, pch);
-    else std::filesystem::remove(temp);
+    if (compiler.precompile_header(header, temp)) {
+      std::filesystem::permissions(
+          temp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+      std::filesystem::rename(temp, pch);
+    } else {
+      std::filesystem::remove(temp);
+    }
   }
   return dir;
 }
 
-// The library's entry, or nullptr with `error` set.
-CpuModule::Entry open_library(const std::string& path, const std::string& entry_name,
-                              std::string* error, void** handle_out) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  *handle_out = handle;
+// dlopen of the file open as `file`, by its /proc/self/fd name, so that the library loaded is
+// the file that was checked, with no path looked up again. glibc answers a name it has loaded
+// before without opening anything, and the name outlives its descriptor: a later file open under
+// the same number would get the earlier library. So each name used is remembered with its file,
+// and a number whose name holds another file is skipped by duplicating the descriptor.
+void* dlopen_file(int file, const struct stat& status, std::string* error) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<dev_t, ino_t>> loaded_names;
+  const std::pair<dev_t, ino_t> id{status.st_dev, status.st_ino};
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<UniqueFd> skipped;  // held until the load is done, so no number comes back
+  std::string name = "/proc/self/fd/" + std::to_string(file);
+  for (auto it = loaded_names.find(name); it != loaded_names.end() && it->second != id;
+       it = loaded_names.find(name)) {
+    skipped.emplace_back(::fcntl(file, F_DUPFD_CLOEXEC, 0));
+    if (!skipped.back()) {
+      *error = "cannot duplicate a file descriptor: " + std::string(std::strerror(errno));
+      return nullptr;
+    }
+    name = "/proc/self/fd/" + std::to_string(skipped.back().get());
+  }
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* message = dlerror();
     *error = message != nullptr ? message : "dlopen failed";
     return nullptr;
   }
+  loaded_names[name] = id;
+  return handle;
+}
+
+// The entry of the library open as `file`, or nullptr with `error` set.
+CpuModule::Entry open_library(int file, const struct stat& status, const std::string& path,
+                              const std::string& entry_name, std::string* error,
+                              void** handle_out) {
+  void* handle = dlopen_file(file, status, error);
+  *handle_out = handle;
+  if (handle == nullptr) return nullptr;
   dlerror();
   void* symbol = dlsym(handle, entry_name.c_str());
   if (symbol == nullptr) {
@@ -96,10 +140,12 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   std::string error;
   {
     StageTimer timer(name + ": read disk cache");
-    // dlopen only a library whose bytes match their hash: loading a damaged one can crash.
-    if (read_verified(library)) {
+    // dlopen only a private library whose bytes match their hash, and through the descriptor
+    // they were read from: loading a damaged one can crash, and another user's runs their code.
+    if (std::optional<VerifiedFile> cached = open_verified(library)) {
       void* handle = nullptr;
-      if (Entry entry = open_library(library, entry_name, &error, &handle)) {
+      if (Entry entry = open_library(cached->file.get(), cached->status, library, entry_name,
+                                     &error, &handle)) {
         log(LogLevel::Debug, name + ": from disk " + library);
         return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, true));
       }
@@ -114,6 +160,8 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   const std::string source_path = dir + "/" + key + ".cc";  // kept for debugging
   write_atomically(source_path, source);
   const std::string built = unique_temp_path(library);
+  UniqueFd file;
+  struct stat status {};
   std::optional<std::string> bytes;
   try {
     try {
@@ -123,7 +171,11 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
       if (include_dir == headers_dir) throw;
       HostCompiler::get().compile(source_path, built, {headers_dir});
     }
-    bytes = read_file(built);
+    // The linker's mode follows the umask; the library is loaded from this very file.
+    std::filesystem::permissions(
+        built, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    file = open_private_file(built, &status);
+    if (file) bytes = read_all(file.get());
   } catch (...) {
     std::remove(built.c_str());
     throw;
@@ -132,7 +184,7 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   if (!bytes) throw std::runtime_error("cannot read the library the compiler wrote: " + built);
   store_verified(library, *bytes);
   void* handle = nullptr;
-  Entry entry = open_library(library, entry_name, &error, &handle);
+  Entry entry = open_library(file.get(), status, library, entry_name, &error, &handle);
   if (entry == nullptr) throw std::runtime_error("cannot load " + library + ": " + error);
   log(LogLevel::Debug, name + ": built " + library);
   return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, false));
