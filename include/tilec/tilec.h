@@ -74,6 +74,9 @@ struct CompileOptions {
   // The GPU architecture of target "cuda" ("sm_80", "sm_90a"); "" takes the current
   // device's. With an explicit arch, compile() needs no GPU: launching does.
   std::string arch;
+  // Switches by name ("1", "true" or "True"; "0", "false" or "False"), as docs/language.md
+  // lists them. Without "tilec.bounds_check", $TILEC_BOUNDS_CHECK decides, read by compile()
+  // and emit(); a value of it that is no switch is a std::invalid_argument.
   std::map<std::string, std::string> pass_configs;
 };
 

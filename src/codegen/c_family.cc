@@ -191,6 +191,15 @@ std::string CFamilyPrinter::comment_text(const std::string& text) {
   return out;
 }
 
+std::string CFamilyPrinter::string_literal(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 void CFamilyPrinter::emit_source_comment(const SourceLoc& loc) {
   if (!loc.valid()) return;
   if (loc.file.get() == last_comment_file_ && loc.line == last_comment_line_) return;

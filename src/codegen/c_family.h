@@ -176,6 +176,8 @@ class CFamilyPrinter {
   // `text` made safe inside a `//` comment: no control characters, no
   // surrounding blanks, no trailing backslash (which would continue it).
   static std::string comment_text(const std::string& text);
+  // `text` (free of control characters, as comment_text makes it) as a C++ string literal.
+  static std::string string_literal(const std::string& text);
   // "file:line: source text" of the statement being emitted ("" before any).
   const std::string& current_source_line() const { return current_source_line_; }
 

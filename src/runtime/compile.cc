@@ -1,6 +1,7 @@
 // The compile driver: source -> elaborated IR -> target passes -> target
 // source -> built module, with each stage logged and timed.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -61,13 +62,33 @@ std::string cuda_arch(const CompileOptions& options) {
   }
 }
 
-// TILEC_BOUNDS_CHECK=1, or the pass config "tilec.bounds_check": check every
-// buffer access of the kernel (CPU target).
+// The pass config "tilec.bounds_check", else $TILEC_BOUNDS_CHECK: check the kernel's buffer
+// accesses (codegen/cpu/codegen_cpu.h, codegen/cuda/codegen_cuda.h). The variable is true as 1,
+// true, yes or on and false as 0, false, no, off or empty, in any case; anything else is an
+// error, so that a misspelling does not silently build unchecked kernels.
 bool bounds_check(const CompileOptions& options) {
   auto it = options.pass_configs.find("tilec.bounds_check");
   if (it != options.pass_configs.end()) return it->second == "1" || it->second == "true" || it->second == "True";
   const char* env = std::getenv("TILEC_BOUNDS_CHECK");
-  return env && std::string(env) == "1";
+  if (env == nullptr) return false;
+  std::string value = env;
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* yes : {"1", "true", "yes", "on"})
+    if (value == yes) return true;
+  for (const char* no : {"", "0", "false", "no", "off"})
+    if (value == no) return false;
+  throw std::invalid_argument("TILEC_BOUNDS_CHECK='" + std::string(env) +
+                              "' is not a switch: set it to 1, true, yes or on to check bounds, or "
+                              "to 0, false, no, off or nothing not to");
+}
+
+// `options` with the bounds-check switch read once, from the environment when no pass config
+// sets it: every variant of one kernel (the general one is built later) is built alike.
+CompileOptions with_bounds_check_fixed(const CompileOptions& options) {
+  CompileOptions fixed = options;
+  fixed.pass_configs["tilec.bounds_check"] = bounds_check(options) ? "true" : "false";
+  return fixed;
 }
 
 // The pass config "tilec.specialize_contiguous" (default on): compile the variant for
@@ -146,7 +167,7 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const s
   }
   {
     StageTimer t("codegen (cuda)");
-    codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, arch);
+    codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, arch, bounds_check(options));
     v.source = std::move(generated.source);
     v.cuda_launch = std::move(generated.launch);
   }
@@ -166,9 +187,10 @@ const KernelVariant& general_variant(Kernel::Impl& impl) {
   return *impl.general;
 }
 
-Kernel compile(const FunctionSource& func, const CompileOptions& options) {
+Kernel compile(const FunctionSource& func, const CompileOptions& given_options) {
   auto start = std::chrono::steady_clock::now();
-  check_target(options);
+  check_target(given_options);
+  const CompileOptions options = with_bounds_check_fixed(given_options);
   auto impl = std::make_shared<Kernel::Impl>();
   impl->target = options.target;
   if (options.target == "cuda") impl->arch = cuda_arch(options);
@@ -201,7 +223,7 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::IR) return ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
   if (options.target == "cpu") return codegen::generate_cpu_source(l.lowered, abi, bounds_check(options));
-  std::string source = codegen::generate_cuda_source(l.lowered, abi, arch).source;
+  std::string source = codegen::generate_cuda_source(l.lowered, abi, arch, bounds_check(options)).source;
   if (stage == EmitStage::Source) return source;
   return runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), arch);
 }

@@ -119,8 +119,10 @@ def test_golden_kernels(path, arch):
 
 
 # Each kernel compiles for contiguous tensors unless told not to; the general variant
-# (strided or unaligned tensors, built by the first such call) is checked for one arch.
-VARIANTS = [(arch, "contiguous") for arch in ARCHS] + [(ARCHS[-1], "general")]
+# (strided or unaligned tensors, built by the first such call) is checked for one arch, and
+# so is the variant with bounds checks (TILEC_BOUNDS_CHECK).
+VARIANTS = [(arch, "contiguous") for arch in ARCHS] + [(ARCHS[-1], "general"),
+                                                       (ARCHS[-1], "bounds_check")]
 
 
 @pytest.mark.runs_last
@@ -133,6 +135,8 @@ def test_every_kernel_the_tests_compiled(arch, variant):
         pass_configs = dict(recorded.pass_configs)
         if variant == "general":
             pass_configs["tilec.specialize_contiguous"] = False
+        if variant == "bounds_check":
+            pass_configs["tilec.bounds_check"] = True
         try:
             _core.compile(recorded.source, recorded.filename, recorded.first_line, recorded.name,
                           recorded.bindings, "cuda", arch, core_pass_configs(pass_configs))

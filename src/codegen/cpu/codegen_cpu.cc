@@ -17,16 +17,6 @@ namespace {
 constexpr int64_t kMaxStackBufferBytes = 64 * 1024;
 constexpr int64_t kMaxStackBytesPerLaunch = 256 * 1024;
 
-// `text` as a C++ string literal.
-std::string string_literal(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 class CpuPrinter final : public CFamilyPrinter {
  public:
   explicit CpuPrinter(bool bounds_check) : bounds_check_(bounds_check) {}

@@ -34,7 +34,7 @@ int64_t planned_shared_bytes(const ir::Stmt& body) {
 
 class CudaPrinter final : public CFamilyPrinter {
  public:
-  explicit CudaPrinter(std::string arch) : arch_(std::move(arch)) {}
+  CudaPrinter(std::string arch, bool bounds_check) : arch_(std::move(arch)), bounds_check_(bounds_check) {}
 
   CudaSource generate(const ir::PrimFunc& func, const KernelAbi& abi) {
     const ir::KernelLaunch* launch = find_launch(func.body);
@@ -44,7 +44,9 @@ class CudaPrinter final : public CFamilyPrinter {
       emit_line("#include \"cuda/tma.h\"");
       emit_line("#include \"cuda/wgmma.h\"");
     }
+    if (bounds_check_) emit_line("#include \"cuda/bounds_check.h\"");
     emit_line("");
+    kernel_name_literal_ = string_literal(func.name);
     auto words = [](size_t n) { return std::to_string(std::max<size_t>(n, 1)); };
     open_block("struct tilec_args");
     emit_line("void* tensors[" + words(abi.tensor_params.size()) + "];");
@@ -151,6 +153,20 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
   std::string buffer_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) override {
+    const bool checked = bounds_check_ && !indices.empty() &&
+                         (buffer->scope == ir::MemoryScope::Global || buffer->scope == ir::MemoryScope::Shared);
+    if (!checked) return unchecked_element(buffer, indices);
+    std::string dims;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      dims += ", " + print_expr(indices[d]) + ", " + print_expr(buffer->shape[d]);
+    }
+    const std::string site = "'" + buffer->name + "' at " + current_source_line();
+    return "tilec_cuda::checked(&" + unchecked_element(buffer, indices) + ", " + kernel_name_literal_ + ", " +
+           string_literal(site) + dims + ")";
+  }
+
+  // `name[offset]`, with the swizzled or paneled offset of such shared tiles.
+  std::string unchecked_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
     if (!(buffer->swizzled || buffer->panels) || indices.size() < 2)
       return CFamilyPrinter::buffer_element(buffer, indices);
     size_t rank = indices.size();
@@ -171,8 +187,9 @@ class CudaPrinter final : public CFamilyPrinter {
 
   CExpr print_call(const ir::Call& op) override {
     if (op.name == passes::kAddressOf) {
+      // Tile operations predicate their own accesses: the address is not checked.
       const auto* load = op.args.at(0).as<ir::BufferLoad>();
-      return {"(&" + buffer_element(load->buffer, load->indices) + ")"};
+      return {"(&" + unchecked_element(load->buffer, load->indices) + ")"};
     }
     if (op.name == passes::kTensorMap) {
       int64_t index;
@@ -260,6 +277,8 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
   const std::string arch_;
+  const bool bounds_check_;
+  std::string kernel_name_literal_;  // the kernel's name as a C++ string literal
   std::string tensor_maps_;
   std::string shared_pool_;
   int64_t shared_top_ = 0;
@@ -268,8 +287,9 @@ class CudaPrinter final : public CFamilyPrinter {
 
 }  // namespace
 
-CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch) {
-  return CudaPrinter(arch).generate(func, abi);
+CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch,
+                                bool bounds_check) {
+  return CudaPrinter(arch, bounds_check).generate(func, abi);
 }
 
 }  // namespace tilec::codegen

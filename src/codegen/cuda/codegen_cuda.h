@@ -43,7 +43,16 @@ struct CudaSource {
 // A CompileError when its shared memory exceeds what a block may have on `arch`
 // or an on-chip buffer has no constant size; std::logic_error when a tile
 // operation is left.
-CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch);
+//
+// With `bounds_check`, every load and store of a global or shared buffer that the kernel's
+// statements make checks its indices against the buffer's shape (device/cuda/bounds_check.h):
+// the first access out of bounds prints the kernel, the tensor, the index, the shape and the
+// kernel source line, reports them to the runtime, and traps. The addresses that lowered tile
+// operations hand to device calls (cp.async, ldmatrix, TMA, wgmma, vector copies) are not
+// checked: those operations predicate their own accesses, and a predicated-off address may lie
+// outside its tensor. Fragments and locals, each thread's registers, are not checked.
+CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch,
+                                bool bounds_check = false);
 
 inline const char* cuda_kernel_name() { return "tilec_kernel"; }
 

@@ -55,14 +55,18 @@ const CudaDriver* CudaDriver::load(std::string* reason) {
   bind(driver->cuCtxGetDevice, "cuCtxGetDevice");
   bind(driver->cuModuleLoadData, "cuModuleLoadData");
   bind(driver->cuModuleGetFunction, "cuModuleGetFunction");
+  bind(driver->cuModuleGetGlobal, "cuModuleGetGlobal_v2");
   bind(driver->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(driver->cuLaunchKernel, "cuLaunchKernel");
   bind(driver->cuStreamSynchronize, "cuStreamSynchronize");
+  bind(driver->cuStreamIsCapturing, "cuStreamIsCapturing");
   bind(driver->cuMemAlloc, "cuMemAlloc_v2");
   bind(driver->cuMemFree, "cuMemFree_v2");
   bind(driver->cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   bind(driver->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(driver->cuMemHostAlloc, "cuMemHostAlloc");
+  bind(driver->cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
   driver->cuTensorMapEncodeTiled = reinterpret_cast<decltype(driver->cuTensorMapEncodeTiled)>(
       dlsym(handle, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
@@ -90,8 +94,19 @@ std::string CudaDriver::error_text(CUresult result) const {
 
 void CudaDriver::check(CUresult result, const char* what) const {
   if (result != CUDA_SUCCESS) {
-    throw std::runtime_error("CUDA error " + error_text(result) + " in " + what);
+    throw std::runtime_error("CUDA error " + error_text(result) + " in " + what + lost_context_note());
   }
+}
+
+void CudaDriver::record_lost_context(const std::string& cause) const {
+  std::lock_guard<std::mutex> lock(lost_context_mutex_);
+  if (lost_context_cause_.empty()) lost_context_cause_ = cause;
+}
+
+std::string CudaDriver::lost_context_note() const {
+  std::lock_guard<std::mutex> lock(lost_context_mutex_);
+  if (lost_context_cause_.empty()) return "";
+  return " (this process's CUDA context has been unusable since " + lost_context_cause_ + ")";
 }
 
 int CudaDriver::device_count() const {

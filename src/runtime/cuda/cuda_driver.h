@@ -20,6 +20,14 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+
+// cuMemHostAlloc flags
+inline constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x01;
+inline constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 0x02;
+
+// CUstreamCaptureStatus
+inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 
 // CUdevice_attribute
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -42,11 +50,16 @@ class CudaDriver {
   CudaDriver& operator=(const CudaDriver&) = delete;
 
   // Throws std::runtime_error("CUDA error CUDA_ERROR_X (text) in <what>") unless `result` is
-  // CUDA_SUCCESS.
+  // CUDA_SUCCESS; after record_lost_context, the message says what made the context unusable.
   void check(CUresult result, const char* what) const;
   void check(CUresult result, const std::string& what) const { check(result, what.c_str()); }
   // "CUDA_ERROR_X (text)".
   std::string error_text(CUresult result) const;
+  // Remembers the first `cause` ("a bounds check failed: ...") of an error that leaves the
+  // CUDA context unusable for the rest of the process, so that the errors that follow say it.
+  void record_lost_context(const std::string& cause) const;
+  // " (this process's CUDA context has been unusable since <cause>)", or "" before any.
+  std::string lost_context_note() const;
 
   int device_count() const;
   int attribute(int attribute, CUdevice device) const;
@@ -75,6 +88,8 @@ class CudaDriver {
   CUresult (*cuModuleLoadData)(CUmodule* module, const void* image) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module,
                                   const char* name) = nullptr;
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr* pointer, size_t* bytes, CUmodule module,
+                                const char* name) = nullptr;
   CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, CUfunction function, int block_size,
                                                           size_t dynamic_shared_bytes) = nullptr;
@@ -83,10 +98,14 @@ class CudaDriver {
                              unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
   CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
+  CUresult (*cuStreamIsCapturing)(CUstream stream, int* status) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr* pointer, size_t bytes) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr pointer) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr destination, const void* source, size_t bytes) = nullptr;
   CUresult (*cuMemcpyDtoH)(void* destination, CUdeviceptr source, size_t bytes) = nullptr;
+  CUresult (*cuMemHostAlloc)(void** pointer, size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr* device_pointer, void* host_pointer,
+                                        unsigned flags) = nullptr;
   // CUDA 12 and later; null with an older driver (kernels with TMA copies can't launch).
   CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, unsigned rank, void* address,
                                      const uint64_t* dims, const uint64_t* strides, const unsigned* box,
@@ -102,6 +121,8 @@ class CudaDriver {
   // process.
   mutable std::mutex contexts_mutex_;
   mutable std::vector<CUcontext> primary_contexts_;
+  mutable std::mutex lost_context_mutex_;
+  mutable std::string lost_context_cause_;
 };
 
 // A driver is loaded, cuInit succeeded and there is at least one device.

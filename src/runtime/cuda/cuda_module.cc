@@ -127,8 +127,8 @@ std::string CudaModule::device_arch() {
          (major == 9 && minor == 0 ? "a" : "");
 }
 
-CUfunction CudaModule::function_for(const CudaDriver& cuda, CUcontext context,
-                                    size_t dynamic_shared_bytes) const {
+const CudaModule::Loaded& CudaModule::loaded_in(const CudaDriver& cuda, CUcontext context,
+                                                size_t dynamic_shared_bytes) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = loaded_.find(context);
   if (it == loaded_.end()) {
@@ -138,10 +138,11 @@ CUfunction CudaModule::function_for(const CudaDriver& cuda, CUcontext context,
       cuda.check(result, "loading kernel " + kernel_name_ + " (built for " + arch_ + ", " +
                              cubin_.path + ") on a device of " + device_arch());
     }
-    CUfunction function = nullptr;
-    cuda.check(cuda.cuModuleGetFunction(&function, module, kernel_name_.c_str()),
+    Loaded fresh;
+    cuda.check(cuda.cuModuleGetFunction(&fresh.function, module, kernel_name_.c_str()),
                "looking up kernel " + kernel_name_ + " in its module " + cubin_.path);
-    it = loaded_.emplace(context, Loaded{function}).first;
+    fresh.bounds_report = attach_bounds_report(cuda, module, kernel_name_);
+    it = loaded_.emplace(context, fresh).first;
   }
   Loaded& loaded = it->second;
   if (dynamic_shared_bytes > loaded.allowed_dynamic_shared) {
@@ -161,13 +162,13 @@ CUfunction CudaModule::function_for(const CudaDriver& cuda, CUcontext context,
             " bytes of dynamic shared memory");
     loaded.allowed_dynamic_shared = dynamic_shared_bytes;
   }
-  return loaded.function;
+  return loaded;
 }
 
 int64_t CudaModule::wave_blocks(int block_threads, size_t dynamic_shared_bytes) const {
   const CudaDriver& cuda = driver();
   const CUcontext context = cuda.ensure_context();
-  const CUfunction function = function_for(cuda, context, dynamic_shared_bytes);
+  const CUfunction function = loaded_in(cuda, context, dynamic_shared_bytes).function;
   std::lock_guard<std::mutex> lock(mutex_);
   Loaded& loaded = loaded_.at(context);
   if (loaded.wave_blocks == 0) {
@@ -189,8 +190,8 @@ void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared
                              CudaDriver::unavailable_reason());
   }
   const CUcontext context = cuda->ensure_context();
-  const CUfunction function = function_for(*cuda, context, dynamic_shared_bytes);
-  const CUresult result = cuda->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y,
+  const Loaded& loaded = loaded_in(*cuda, context, dynamic_shared_bytes);
+  const CUresult result = cuda->cuLaunchKernel(loaded.function, grid.x, grid.y, grid.z, block.x, block.y,
                                                block.z, static_cast<unsigned>(dynamic_shared_bytes),
                                                static_cast<CUstream>(stream), args, nullptr);
   if (result != CUDA_SUCCESS) {
@@ -200,6 +201,9 @@ void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared
     cuda->check(result, "launching kernel " + kernel_name_ + " (grid " + dims(grid) + ", block " +
                             dims(block) + ", " + std::to_string(dynamic_shared_bytes) +
                             " bytes of dynamic shared memory)");
+  }
+  if (loaded.bounds_report != nullptr) {
+    wait_for_checked_launch(*cuda, *loaded.bounds_report, static_cast<CUstream>(stream), kernel_name_);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "runtime/cuda/bounds_report.h"
 #include "runtime/cuda/cuda_driver.h"
 
 namespace tilec::runtime {
@@ -65,7 +66,8 @@ class CudaModule {
   // device's current first with CudaDriver::use_device). `args` points to each kernel
   // parameter, as for cuLaunchKernel. The kernel's dynamic shared memory limit is raised
   // (cuFuncSetAttribute) once for each larger size, so sizes over 48 KiB work.
-  // Throws std::runtime_error naming the kernel.
+  // Throws std::runtime_error naming the kernel. A kernel built with bounds checks is waited
+  // for, and a failed check is an error that says which access it was (runtime/cuda/bounds_report.h).
   void launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes, void* stream,
               void** args) const;
 
@@ -90,15 +92,15 @@ class CudaModule {
     // any dynamic size spares reading that.
     size_t allowed_dynamic_shared = 0;
     int64_t wave_blocks = 0;  // 0 until wave_blocks() has asked the driver
+    BoundsReport* bounds_report = nullptr;  // set when the kernel checks its bounds
   };
 
   CudaModule(std::string kernel_name, std::string arch, Cubin cubin)
       : kernel_name_(std::move(kernel_name)), arch_(std::move(arch)), cubin_(std::move(cubin)) {}
 
-  // The kernel's function in `context`, loading the module there first and raising its
-  // dynamic shared memory limit to `dynamic_shared_bytes` when needed.
-  CUfunction function_for(const CudaDriver& driver, CUcontext context,
-                          size_t dynamic_shared_bytes) const;
+  // The kernel in `context`, loading the module there first and raising its dynamic shared
+  // memory limit to `dynamic_shared_bytes` when needed. Its function and report stay as they are.
+  const Loaded& loaded_in(const CudaDriver& driver, CUcontext context, size_t dynamic_shared_bytes) const;
 
   std::string kernel_name_;
   std::string arch_;
