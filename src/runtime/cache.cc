@@ -195,20 +195,22 @@ std::string configured_cache_dir() {
 
 // The folder this process keeps its cache in when the configured one is refused: made at first
 // need under $TMPDIR (else /tmp) by mkdtemp, which makes a new 0700 folder or fails, and
-// removed at exit by the process that made it (not by forked children).
+// removed at exit by the process that made it (not by forked children). A process that has
+// changed its user since (a forked worker dropping root) makes one of its own.
 std::mutex private_folder_mutex;
 std::string private_folder_path;
-pid_t private_folder_owner = 0;
+pid_t private_folder_process = 0;
+uid_t private_folder_user = 0;
 
 void remove_private_folder() {
-  if (getpid() != private_folder_owner) return;
+  if (getpid() != private_folder_process) return;
   std::error_code ignored;
   std::filesystem::remove_all(private_folder_path, ignored);
 }
 
 std::string private_folder() {
   std::lock_guard<std::mutex> lock(private_folder_mutex);
-  if (!private_folder_path.empty()) return private_folder_path;
+  if (!private_folder_path.empty() && private_folder_user == geteuid()) return private_folder_path;
   std::string failures;
   for (const std::string& base : {env("TMPDIR"), std::string("/tmp")}) {
     if (base.empty()) continue;
@@ -218,8 +220,10 @@ std::string private_folder() {
       why = "cannot create " + made + ": " + std::strerror(errno);
     } else if (std::optional<std::string> folder = resolve_folder(made, &why)) {
       private_folder_path = *folder;
-      private_folder_owner = getpid();
-      std::atexit(remove_private_folder);
+      private_folder_process = getpid();
+      private_folder_user = geteuid();
+      static std::once_flag removed_at_exit;
+      std::call_once(removed_at_exit, [] { std::atexit(remove_private_folder); });
       return private_folder_path;
     } else {
       ::rmdir(made.c_str());

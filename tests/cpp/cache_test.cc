@@ -358,6 +358,68 @@ TEST_F(CacheTest, PrivateFolderGoesWhenItsProcessExits) {
   EXPECT_FALSE(fs::exists(dir)) << dir;
 }
 
+// A folder in the cache that can't be replaced (others may write it, and it holds a folder its
+// user may not empty) is refused like a cache folder: the process goes on in its private
+// folder. Root may empty any folder, so as root the scenario runs as another user.
+TEST_F(CacheTest, SubfolderThatCannotBeReplacedIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setenv("TILEC_CACHE_TEST_ROOT", root_.c_str(), 1);
+  const bool as_root = geteuid() == 0;
+  const std::string top = make_folder("user", 0700);
+  if (as_root) {
+    chmod(root_.c_str(), 0711);
+    ASSERT_EQ(chown(top.c_str(), kOtherUser, kOtherUser), 0);
+  }
+  const std::string cpu = top + "/cache/cpu";
+  EXPECT_EXIT(
+      {
+        if (as_root && (setgid(kOtherUser) != 0 || setuid(kOtherUser) != 0)) std::exit(2);
+        setenv("TILEC_CACHE_DIR", (top + "/cache").c_str(), 1);
+        fs::create_directories(cpu + "/locked");
+        write_raw(cpu + "/locked/file", "x");
+        chmod((cpu + "/locked").c_str(), 0500);
+        chmod(cpu.c_str(), 0777);
+        const std::string dir = cache_subdir("cpu");
+        std::exit(dir != cpu && dir.find("/tilec-cache-") != std::string::npos &&
+                          fs::is_directory(dir)
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "cannot remove " + cpu + " \\(" + cpu + " is writable by its group and others " +
+          "\\(mode 0777\\)\\).*This process keeps its cache in .*/tilec-cache-.*/cpu, " +
+          "removed when it exits");
+  unsetenv("TILEC_CACHE_TEST_ROOT");
+  chmod((cpu + "/locked").c_str(), 0700);
+}
+
+// A forked worker that drops root keeps no folder of root's: it makes a private folder of its
+// own.
+TEST_F(CacheTest, ProcessThatChangedItsUserMakesItsOwnPrivateFolder) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can change its user (setuid)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setenv("TILEC_CACHE_TEST_ROOT", root_.c_str(), 1);
+  chmod(root_.c_str(), 0711);
+  const std::string shared = make_folder("shared", 0777);
+  const std::string report = root_ + "/roots-folder";
+  EXPECT_EXIT(
+      {
+        setenv("TILEC_CACHE_DIR", shared.c_str(), 1);
+        const std::string roots = cache_dir();
+        std::ofstream(report) << roots;
+        if (setgid(kOtherUser) != 0 || setuid(kOtherUser) != 0) std::exit(2);
+        const std::string theirs = cache_dir();
+        std::exit(theirs != roots && owner_of(theirs) == kOtherUser ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  unsetenv("TILEC_CACHE_TEST_ROOT");
+  // The worker could not remove root's folder; root can.
+  std::string roots;
+  std::ifstream(report) >> roots;
+  ASSERT_NE(roots.find("/tilec-cache-"), std::string::npos) << roots;
+  fs::remove_all(roots);
+}
+
 TEST_F(CacheTest, SubfolderInTheWrongStateIsReplaced) {
   const std::string cache = cache_dir();
   // Others can write it, and have planted an entry.
