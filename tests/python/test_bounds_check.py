@@ -107,8 +107,9 @@ def test_environment_value_that_is_no_switch_is_an_error(monkeypatch, value):
     monkeypatch.setenv("TILEC_BOUNDS_CHECK", value)
     with pytest.raises(ValueError) as info:
         shifted_store(4, checked=None).compile()
-    assert str(info.value) == (f"TILEC_BOUNDS_CHECK='{value}' is not a switch: set it to 1, true, "
-                               f"yes or on to check bounds, or to 0, false, no, off or nothing not to")
+    assert str(info.value) == (f"TILEC_BOUNDS_CHECK='{value}' is not a switch: set it to 1, "
+                               f"true, yes or on to check bounds, or to 0, false, no, off or "
+                               f"nothing not to")
 
 
 @CPU_ONLY
@@ -200,10 +201,13 @@ def test_checked_and_unchecked_cubins_are_cached_apart(nvrtc, monkeypatch, tmp_p
             for i in T.Parallel(64):
                 A[i] = A[i] + 1.0
 
+    def source():
+        return tilec.compile(cached_twice, target="cuda", arch=ARCH).get_kernel_source()
+
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    assert "tilec_cuda::checked" not in tilec.compile(cached_twice, target="cuda", arch=ARCH).get_kernel_source()
+    assert "tilec_cuda::checked" not in source()
     monkeypatch.setenv("TILEC_BOUNDS_CHECK", "on")
-    assert "tilec_cuda::checked" in tilec.compile(cached_twice, target="cuda", arch=ARCH).get_kernel_source()
+    assert "tilec_cuda::checked" in source()
     assert len(list((tmp_path / "cuda").glob("*.cubin"))) == 2
 
 
@@ -233,7 +237,8 @@ def test_cuda_checks_compile_to_a_printf_and_a_trap(nvrtc, tmp_path, arch):
     assert done.returncode == 0, done.stderr
     assert "trap;" in done.stdout and "vprintf" in done.stdout
     assert ".global .align 8 .u64 tilec_bounds_report;" in done.stdout
-    unchecked = cli(tmp_path, "--target", "cuda", "--arch", arch, "--emit", "ptx", bounds_check="no")
+    unchecked = cli(tmp_path, "--target", "cuda", "--arch", arch, "--emit", "ptx",
+                    bounds_check="no")
     assert unchecked.returncode == 0, unchecked.stderr
     assert "trap;" not in unchecked.stdout and "tilec_bounds_report" not in unchecked.stdout
 

@@ -37,8 +37,9 @@ def run_kernel(tmp_path, cache, umask=None):
     script = tmp_path / "kernel.py"
     script.write_text(KERNEL_SCRIPT)
     env = dict(os.environ, TILEC_CACHE_DIR=str(cache))
+    set_umask = None if umask is None else (lambda: os.umask(umask))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                          timeout=300, preexec_fn=None if umask is None else lambda: os.umask(umask))
+                          timeout=300, preexec_fn=set_umask)
     assert done.returncode == 0 and done.stdout == "ran\n", done.stderr
     return done
 
@@ -51,7 +52,8 @@ def test_cache_folder_others_can_write_is_refused_and_the_kernel_still_runs(tmp_
     assert (f"tilec cache: not using {shared}: {shared} is writable by its group and others "
             f"(mode 0777)") in done.stderr
     assert list(shared.iterdir()) == [], "the refused folder was written to"
-    private = re.search(r"This process keeps its cache in (\S+), removed when it exits", done.stderr)
+    private = re.search(r"This process keeps its cache in (\S+), removed when it exits",
+                        done.stderr)
     assert private, done.stderr
     assert not pathlib.Path(private.group(1)).exists(), "the private folder outlived its process"
 
