@@ -7,7 +7,8 @@
 #
 # TILEC_BENCH=0 leaves out the benchmarks. compute-sanitizer's memcheck, racecheck and
 # synccheck then run over the GPU tests (pytest -m gpu) that TILEC_SANITIZE_K selects (a -k
-# expression; default: all), each under TILEC_SANITIZE_SECONDS (default 240).
+# expression; default: all), each under TILEC_SANITIZE_SECONDS (default 240);
+# TILEC_SANITIZE=0 leaves them out, TILEC_TESTS=0 the test suites before them.
 #
 # GoogleTest is built from .gtest/ when the machine has no package for it
 # (copy Debian's /usr/src/googletest there and carry it).
@@ -39,7 +40,7 @@ unset LDFLAGS CXXFLAGS CFLAGS CPPFLAGS
 step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPython_EXECUTABLE="$python" "${gtest[@]}"
 step build cmake --build build-gpu -j"$(nproc)"
-step cuda_runtime_tests ./build-gpu/tilec_tests \
+[[ ${TILEC_TESTS:-1} == 1 ]] && step cuda_runtime_tests ./build-gpu/tilec_tests \
   --gtest_filter='CudaDriverTest.*:CudaModuleTest.*:NvrtcCompilerTest.*:CudaDeviceHeader*:CudaKernel*'
 # The CPU machine runs the rest of the C++ tests; TILEC_GPU_ALL_CPP=1 runs them here too.
 [[ ${TILEC_GPU_ALL_CPP:-0} == 1 ]] && step all_cpp_tests ./build-gpu/tilec_tests
@@ -57,9 +58,9 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
 fi
 # TILEC_PYTEST_ARGS is split as the shell splits words: -k 'swizzle or vector' stays one expression.
 eval "pytest_args=(${TILEC_PYTEST_ARGS:-})"
-step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q -p no:cacheprovider \
-  --timeout=600 tests/python "${pytest_args[@]}"
-for tool in memcheck racecheck synccheck; do
+[[ ${TILEC_TESTS:-1} == 1 ]] && step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q \
+  -p no:cacheprovider --timeout=600 tests/python "${pytest_args[@]}"
+[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in memcheck racecheck synccheck; do
   step "sanitize_$tool" timeout "${TILEC_SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" \
     --target-processes all --error-exitcode 1 "$python" -m pytest -q -p no:cacheprovider -m gpu \
     tests/python ${TILEC_SANITIZE_K:+-k "$TILEC_SANITIZE_K"}
@@ -83,7 +84,7 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   tail -1 "$LOGS/compile_time.log"
 fi
 echo "== compute-sanitizer (GPU tests; errors found)"
-for tool in memcheck racecheck synccheck; do
+[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in memcheck racecheck synccheck; do
   printf '%-10s %s | %s\n' "$tool" "$(grep -hE '^[0-9]+ (passed|failed)|(passed|failed).* in ' "$LOGS/sanitize_$tool.log" | tail -1)" \
     "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize_$tool.log" | sort | uniq -c | tr -s ' \n' ' ')"
 done
