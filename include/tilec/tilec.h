@@ -174,6 +174,11 @@ class Kernel {
   std::shared_ptr<Impl> impl_;
 };
 
+// Throws std::invalid_argument when `options` name a target, pass config or
+// config value this build doesn't know, or an arch for a target other than
+// "cuda": the check compile() and emit() make before reading any source.
+void check_options(const CompileOptions& options);
+
 // Parses, elaborates, lowers and builds one kernel. `func` is a @T.prim_func,
 // an eager jit function (its tensors' specs and constants in bindings), or a
 // jit factory that the core can evaluate itself (the command line's case).

@@ -40,7 +40,9 @@ void check_pass_configs(const CompileOptions& options) {
   }
 }
 
-void check_target(const CompileOptions& options) {
+}  // namespace
+
+void check_options(const CompileOptions& options) {
   check_pass_configs(options);
   if (options.target != "cpu" && options.target != "cuda")
     throw std::invalid_argument("target '" + options.target +
@@ -49,6 +51,8 @@ void check_target(const CompileOptions& options) {
     throw std::invalid_argument("arch '" + options.arch + "' is for target 'cuda', not '" +
                                 options.target + "'");
 }
+
+namespace {
 
 // The architecture to build a CUDA kernel for: options.arch, else the current device's.
 std::string cuda_arch(const CompileOptions& options) {
@@ -189,7 +193,7 @@ const KernelVariant& general_variant(Kernel::Impl& impl) {
 
 Kernel compile(const FunctionSource& func, const CompileOptions& given_options) {
   auto start = std::chrono::steady_clock::now();
-  check_target(given_options);
+  check_options(given_options);
   const CompileOptions options = with_bounds_check_fixed(given_options);
   auto impl = std::make_shared<Kernel::Impl>();
   impl->target = options.target;
@@ -214,7 +218,7 @@ Kernel compile(const FunctionSource& func, const CompileOptions& given_options) 
 }
 
 std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage) {
-  check_target(options);
+  check_options(options);
   if (stage == EmitStage::TileIR) return ir::to_string(frontend::elaborate(func));
   if (stage == EmitStage::PTX && options.target != "cuda")
     throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + options.target + "'");
