@@ -1,0 +1,9 @@
+#!func main
+#!bind T = module(tilec.language)
+@T.prim_func
+def main(A: T.Tensor((32, 32), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((32, 32), "float32")
+        B_s = T.alloc_shared((32, 16), "float32")
+        T.copy(A, A_s)
+        T.copy(A_s, B_s)  # ERR:copy-shape-mismatch
