@@ -67,6 +67,18 @@ class ThreadLowering : public TileLowering {
  public:
   explicit ThreadLowering(const PassContext& ctx) : ctx_(ctx) {}
 
+  // Loads carry no source location of their own: their errors name the
+  // statement being lowered.
+  Stmt mutate(const Stmt& s) override {
+    if (!s.defined() || !s->loc.valid()) return TileLowering::mutate(s);
+    SourceLoc enclosing = statement_loc_;
+    statement_loc_ = s->loc;
+    Stmt result = TileLowering::mutate(s);
+    statement_loc_ = enclosing;
+    return result;
+  }
+  using TileLowering::mutate;
+
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     // Warp shuffles, barriers and tensor-core ops take whole warps.
@@ -105,7 +117,8 @@ class ThreadLowering : public TileLowering {
     if (!is_fragment(op->buffer)) return TileLowering::mutate_BufferLoad(op, self);
     std::vector<Expr> indices;
     for (const auto& i : op->indices) indices.push_back(mutate(i));
-    return ir::with_loc(ir::make_load(local_of(op->buffer), {scalar_slot(op->buffer, indices, op->loc)}), op->loc);
+    SourceLoc loc = op->loc.valid() ? op->loc : statement_loc_;
+    return ir::with_loc(ir::make_load(local_of(op->buffer), {scalar_slot(op->buffer, indices, loc)}), op->loc);
   }
 
   Stmt mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) override {
@@ -745,6 +758,7 @@ class ThreadLowering : public TileLowering {
   }
 
   const PassContext& ctx_;
+  SourceLoc statement_loc_;  // of the innermost located statement being lowered
   int threads_ = 128;
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
   Expr tid_;
