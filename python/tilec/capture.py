@@ -121,14 +121,22 @@ def to_core_value(value):
 
 
 def _helper_function_value(func):
+    try:
+        return kernel_function_value(func)
+    except ValueError:  # no source text
+        return ("opaque", f"function {func.__name__} (no source)")
+
+
+def kernel_function_value(func, text=None, scope=None):
+    """("function", payload) for a function a kernel names (a helper, a
+    @T.macro, a @T.prim_func, itself); inside its own conversion it is
+    ("opaque", "function f (recursive)"): the kernel language has no recursion."""
     stack = _converting.get()
-    if func in stack:  # recursion: the kernel language has none
+    if func in stack:
         return ("opaque", f"function {func.__name__} (recursive)")
     token = _converting.set(stack + (func,))
     try:
-        return ("function", function_value(func))
-    except ValueError:  # no source text
-        return ("opaque", f"function {func.__name__} (no source)")
+        return ("function", function_value(func, text, scope))
     finally:
         _converting.reset(token)
 

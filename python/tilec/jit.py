@@ -31,6 +31,9 @@ def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None)
     NVRTC); running does. Ignored when "auto" picks the CPU."""
 
     def wrap(f):
+        if not (isinstance(f, PrimFunc) or inspect.isfunction(f)):
+            raise TypeError(f"tilec.jit takes a function or a @T.prim_func, not a "
+                            f"{type(f).__qualname__}")
         return JitFunction(f, out_idx=out_idx, target=target, arch=arch,
                            pass_configs=pass_configs)
 

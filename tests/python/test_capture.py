@@ -196,6 +196,18 @@ def test_recursive_helper_is_opaque_where_it_recurses():
     assert value[4]["recursive_helper"] == ("opaque", "function recursive_helper (recursive)")
 
 
+@T.prim_func
+def names_itself(A: T.Tensor((8,), "float32")):
+    names_itself[0] = 1.0
+
+
+def test_prim_func_naming_itself_is_opaque_where_it_recurses():
+    # Found by tests/fuzz/jit_mutants.py: this recursed until RecursionError.
+    tag, value = capture.to_core_value(names_itself)
+    assert tag == "function"
+    assert value[4]["names_itself"] == ("opaque", "function names_itself (recursive)")
+
+
 def test_tensors_and_their_specs():
     a = np.zeros((2, 3), np.float16)
     b = np.zeros((4,), ml_dtypes.bfloat16)
@@ -462,6 +474,15 @@ def test_compile_takes_a_prim_func(monkeypatch):
     assert (core.compiles[0]["target"], core.compiles[0]["arch"]) == ("cuda", "sm_90a")
     with pytest.raises(TypeError, match="takes a @T.prim_func"):
         tilec.compile(lambda: None)
+
+
+@pytest.mark.parametrize("not_a_function", [T.Tensor((8,), "float32"), 3, "main"])
+def test_jit_of_something_other_than_a_function_is_a_type_error(not_a_function):
+    # Found by tests/fuzz/jit_mutants.py: jit took a T.Tensor, then failed with AttributeError.
+    with pytest.raises(TypeError, match=r"tilec.jit takes a function or a @T.prim_func, not a "):
+        tilec.jit(not_a_function)
+    with pytest.raises(TypeError, match=r"tilec.jit takes a function or a @T.prim_func, not a "):
+        tilec.jit(target="cpu")(not_a_function)
 
 
 def test_factory_returning_none_compiles_the_one_prim_func_it_defined(monkeypatch):

@@ -153,7 +153,7 @@ class KernelFunction:
         return f"<{type(self).__name__} {self.func.__qualname__}>"
 
     def _tilec_value(self):
-        return ("function", _capture.function_value(self.func, self.source, self.scope))
+        return _capture.kernel_function_value(self.func, self.source, self.scope)
 
 
 class PrimFunc(KernelFunction):
