@@ -1,8 +1,9 @@
 """Regenerates the compile fuzzer's seed corpus, tests/fuzz/corpus/compile/:
-every kernel of tests/error/*.py, and every kernel the Python tests compile
-(those of tests/python/*.py, python/tilec/ops/*.py and examples/*.py, with the
-bindings, target and arch each was compiled with), as fuzz inputs
-(tests/fuzz/fuzz_input.h).
+every kernel of tests/error/*.py, the golden kernels (tests/golden/kernels/,
+whole files as the command line reads them, factories evaluated by the core),
+and every kernel the Python tests compile (those of tests/python/*.py,
+python/tilec/ops/*.py and examples/*.py, with the bindings, target and arch
+each was compiled with), as fuzz inputs (tests/fuzz/fuzz_input.h).
 
     .venv/bin/python tests/fuzz/make_corpus.py     # runs the Python tests (minutes)
 
@@ -124,6 +125,31 @@ def record_test_compiles():
         return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
 
 
+def golden_inputs():
+    """The golden kernels as the command line compiles them: the file (or the
+    one its "# source:" names) with its "# defines:" as bindings, for each target."""
+    inputs = {}
+    for path in sorted((ROOT / "tests" / "golden" / "kernels").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        header = dict(re.findall(r"^# (\w+): (.*)$", text, re.M))
+        source = (ROOT / header["source"]).read_text(encoding="utf-8") if "source" in header else text
+        binds = []
+        for define in header.get("defines", "").split():
+            name, value = define.split("=", 1)
+            binds.append(f"#!bind {name} = {define_value(value)}")
+        for target, suffix in (("", "cpu"), ("#!target cuda sm_90a\n", "cuda")):
+            lines = target + f"#!func {header['func']}\n" + "".join(b + "\n" for b in binds)
+            inputs[f"golden_{path.stem}_{suffix}.py"] = lines + source
+    return inputs
+
+
+def define_value(text):
+    """A -D value (parse_define_value's reading) in the input format."""
+    if re.fullmatch(r"-?\d+(\.\d*)?([eE][-+]?\d+)?|True|False|None", text):
+        return text
+    return quoted(text)
+
+
 def stem(path_text):
     return pathlib.Path(path_text).stem
 
@@ -140,6 +166,7 @@ def main():
     inputs = {}  # file name -> text
     for path in sorted((ROOT / "tests" / "error").glob("*.py")):
         inputs[f"error_{path.stem}.py"] = "#!func main\n" + path.read_text(encoding="utf-8")
+    inputs.update(golden_inputs())
     skipped = 0
     variants = {}  # (source, target, arch) -> how many are kept
     for call in calls:
