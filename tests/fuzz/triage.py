@@ -32,14 +32,21 @@ def normalized(text):
     return re.sub(r"\d[0-9a-fA-F]*", "N", text)
 
 
-def innermost_project_frame(output):
+def project_frames(output):
+    """The stack frames in src/, innermost first, as "function (file)"."""
+    frames = []
     for line in output.splitlines():
         match = re.search(r"#\d+ 0x[0-9a-f]+ in (.*?) " + re.escape(str(ROOT)) + r"/(src/\S+)", line)
         if match:
             function = re.sub(r"\(.*", "", match.group(1).replace("(anonymous namespace)::", ""))
             file = re.sub(r":\d+(:\d+)?$", "", match.group(2))
-            return f"{function} ({file})"
-    return "no frame in src/"
+            frames.append(f"{function} ({file})")
+    return frames
+
+
+def innermost_project_frame(output):
+    frames = project_frames(output)
+    return frames[0] if frames else "no frame in src/"
 
 
 def failure_of(path, timeout):
@@ -67,6 +74,11 @@ def failure_of(path, timeout):
         return f"out of memory at {frame}", frame
     if "LeakSanitizer: detected memory leaks" in out:
         return f"memory leak allocated at {frame}", frame
+    if "AddressSanitizer: stack-overflow" in out:
+        # Where the stack ran out varies; the recursion is the frame it repeats most.
+        frames = project_frames(out)
+        recursion = max(set(frames), key=lambda f: (frames.count(f), f)) if frames else "no frame in src/"
+        return f"stack overflow recursing in {recursion}", recursion
     summary = re.search(r"^SUMMARY: (\S+): (\S+)", out, re.M)
     kind = f"{summary.group(1)}: {summary.group(2)}" if summary else f"exit status {done.returncode}"
     detail = re.search(r"runtime error: (.*)$", out, re.M)
