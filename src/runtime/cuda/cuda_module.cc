@@ -108,7 +108,8 @@ std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
       key + "/" + kernel_name,
       [&] {
         return std::shared_ptr<CudaModule>(
-            new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch)));
+            new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch),
+                           source.find("#include \"cuda/bounds_check.h\"") != std::string::npos));
       },
       &from_memory);
   if (from_memory) log(LogLevel::Debug, "cuda module " + key.substr(0, 16) + ": from memory");
@@ -141,7 +142,7 @@ const CudaModule::Loaded& CudaModule::loaded_in(const CudaDriver& cuda, CUcontex
     Loaded fresh;
     cuda.check(cuda.cuModuleGetFunction(&fresh.function, module, kernel_name_.c_str()),
                "looking up kernel " + kernel_name_ + " in its module " + cubin_.path);
-    fresh.bounds_report = attach_bounds_report(cuda, module, kernel_name_);
+    if (checks_bounds_) fresh.bounds_report = attach_bounds_report(cuda, module, kernel_name_);
     it = loaded_.emplace(context, fresh).first;
   }
   Loaded& loaded = it->second;

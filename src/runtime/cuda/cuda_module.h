@@ -95,8 +95,11 @@ class CudaModule {
     BoundsReport* bounds_report = nullptr;  // set when the kernel checks its bounds
   };
 
-  CudaModule(std::string kernel_name, std::string arch, Cubin cubin)
-      : kernel_name_(std::move(kernel_name)), arch_(std::move(arch)), cubin_(std::move(cubin)) {}
+  CudaModule(std::string kernel_name, std::string arch, Cubin cubin, bool checks_bounds)
+      : kernel_name_(std::move(kernel_name)),
+        arch_(std::move(arch)),
+        cubin_(std::move(cubin)),
+        checks_bounds_(checks_bounds) {}
 
   // The kernel in `context`, loading the module there first and raising its dynamic shared
   // memory limit to `dynamic_shared_bytes` when needed. Its function and report stay as they are.
@@ -105,6 +108,8 @@ class CudaModule {
   std::string kernel_name_;
   std::string arch_;
   Cubin cubin_;
+  // Built with bounds checks: only then has the module a tilec_bounds_report to look up.
+  bool checks_bounds_;
   mutable std::mutex mutex_;
   mutable std::unordered_map<CUcontext, Loaded> loaded_;
 };
