@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "frontend/elaborator.h"
+#include "frontend/int_ops.h"
 #include "ir/intrinsics.h"
 #include "ir/printer.h"
 #include "ir/region.h"
@@ -553,29 +554,37 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
     t["abs"] = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"x"});
       const CtValue& v = a["x"];
-      if (v.kind == K::Int) return CtValue::of_int(v.int_value < 0 ? -v.int_value : v.int_value);
+      if (v.kind == K::Int) return CtValue::of_int(abs_int(v.int_value, c.node->loc));
       if (v.kind == K::Float) return CtValue::of_float(std::fabs(v.float_value));
       ir::Expr e = el.to_expr(v, a.loc("x"), "abs() argument");
       return CtValue::of_expr(ir::make_call(e->dtype, "abs", {e}));
     };
+    // int(), float(), bool() of compile-time values as Python converts them;
+    // of runtime values, a cast.
     auto convert = [](DType target) {
       return [target](Elaborator& el, const EvaluatedCall& c) {
         CallArgs a = el.bind(c, {"x"});
         const CtValue& v = a["x"];
+        const SourceLoc& loc = a.loc("x");
+        if (target.is_bool() && v.is_constant()) return CtValue::of_bool(el.truthy(v, loc));
         if (v.is_number() || v.kind == K::String) {
-          double d = v.kind == K::Float ? v.float_value : static_cast<double>(v.int_value);
-          if (v.kind == K::String) {
+          if (target.is_float()) {
+            if (v.kind != K::String) return CtValue::of_float(v.kind == K::Float ? v.float_value
+                                                                                 : static_cast<double>(v.int_value));
             try {
-              d = std::stod(v.text);
-            } catch (...) {
-              error_at(a.loc("x"), "cannot convert '" + v.text + "' to a number");
+              size_t used = 0;
+              if (v.text.find_first_of("xX") != std::string::npos) throw std::invalid_argument("hex");
+              double d = std::stod(v.text, &used);
+              if (v.text.find_first_not_of(" \t\n\r\f\v", used) == std::string::npos) return CtValue::of_float(d);
+            } catch (const std::logic_error&) {
             }
+            error_at(loc, "could not convert string to float: '" + v.text + "'");
           }
-          if (target.is_float()) return CtValue::of_float(d);
-          if (target.is_bool()) return CtValue::of_bool(d != 0);
-          return CtValue::of_int(static_cast<int64_t>(std::trunc(d)));
+          if (v.kind == K::Float) return CtValue::of_int(float_to_int(v.float_value, loc));
+          if (v.kind == K::String) return CtValue::of_int(parse_int(v.text, loc));
+          return CtValue::of_int(v.int_value);  // an int, or a bool (whose int_value is 0 or 1)
         }
-        return CtValue::of_expr(ir::make_cast(target, el.to_expr(v, a.loc("x"), c.callee_name + "() argument")));
+        return CtValue::of_expr(ir::make_cast(target, el.to_expr(v, loc, c.callee_name + "() argument")));
       };
     };
     t["int"] = convert(DType::Int32);

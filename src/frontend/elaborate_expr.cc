@@ -1,8 +1,10 @@
 // Expressions: folding Python-level values, building IR for runtime ones.
+#include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "frontend/elaborator.h"
+#include "frontend/int_ops.h"
 
 namespace tilec::frontend {
 
@@ -45,6 +47,14 @@ CtValue Elaborator::lookup(const std::string& name, const SourceLoc& loc) {
 
 // ---------------------------------------------------------------- conversions
 
+// A float as Python's repr writes it ("-8.0", "1e+300", "inf").
+static std::string float_text(double v) {
+  char text[32];
+  std::string s(text, std::to_chars(text, text + sizeof text, v).ptr);
+  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
+  return s;
+}
+
 static ir::Expr int_literal(int64_t v) {
   bool fits32 = v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
   return ir::make_int(v, fits32 ? DType::Int32 : DType::Int64);
@@ -75,16 +85,37 @@ ir::Expr Elaborator::to_expr(const CtValue& v, const SourceLoc& loc, const std::
   }
 }
 
+// Whether the integer dtype t holds v (an int64, or a uint64 below 2**63).
+static bool int_fits(DType t, int64_t v) {
+  int bits = t.bits();
+  if (t.is_uint()) return v >= 0 && (bits >= 64 || v < (int64_t{1} << bits));
+  if (bits >= 64) return true;
+  return v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1));
+}
+
 ir::Expr Elaborator::to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc,
                                 const std::string& what) {
+  auto does_not_fit = [&](const std::string& constant) {
+    error_at(loc, constant + " does not fit in " + dtype.name() + (what.empty() ? "" : " (" + what + ")"));
+  };
   if (v.kind == K::Int || v.kind == K::Bool) {
     int64_t i = v.kind == K::Bool ? v.bool_value : v.int_value;
     if (dtype.is_float()) return ir::make_float(static_cast<double>(i), dtype);
     if (dtype.is_bool()) return ir::make_bool(i != 0);
+    if (!int_fits(dtype, i)) does_not_fit("the integer " + std::to_string(i));
     return ir::make_int(i, dtype);
   }
   if (v.kind == K::Float) {
     if (dtype.is_float()) return ir::make_float(v.float_value, dtype);
+    if (dtype.is_integer()) {
+      // What the cast would make of it, known now: C++ leaves the conversion of
+      // a float outside the integer type undefined.
+      double t = std::trunc(v.float_value);
+      int bits = dtype.bits();
+      double low = dtype.is_uint() ? 0.0 : -std::ldexp(1.0, bits - 1);
+      double high = dtype.is_uint() ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
+      if (!(t >= low && t < high)) does_not_fit("the float " + float_text(v.float_value));
+    }
     return ir::make_cast(dtype, ir::make_float(v.float_value, DType::Float64));
   }
   return ir::make_cast(dtype, to_expr(v, loc, what));
@@ -157,15 +188,51 @@ std::vector<ir::Expr> Elaborator::to_shape(const CtValue& v, const SourceLoc& lo
 
 // ---------------------------------------------------------------- operators
 
-static int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-static int64_t floormod_i(int64_t a, int64_t b) { return a - floordiv_i(a, b) * b; }
-
 static double number(const CtValue& v) {
   return v.kind == K::Float ? v.float_value : static_cast<double>(v.kind == K::Bool ? v.bool_value : v.int_value);
+}
+
+// x // y and x % y of floats as Python computes them (the remainder takes the
+// divisor's sign; the quotient is rounded so that q * y + r == x holds closely).
+static std::pair<double, double> float_divmod(double x, double y) {
+  double mod = std::fmod(x, y);
+  double div = (x - mod) / y;
+  if (mod != 0) {
+    if ((y < 0) != (mod < 0)) {
+      mod += y;
+      div -= 1;
+    }
+  } else {
+    mod = std::copysign(0.0, y);
+  }
+  double floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1;
+  } else {
+    floordiv = std::copysign(0.0, x / y);
+  }
+  return {floordiv, mod};
+}
+
+// x ** y of floats, with Python's errors where C's pow would give a NaN or an
+// infinity from finite operands.
+static double float_power(double x, double y, const SourceLoc& loc) {
+  bool finite = std::isfinite(x) && std::isfinite(y);
+  if (x == 0 && y < 0) error_at(loc, "0.0 cannot be raised to a negative power");
+  if (finite && x < 0 && y != std::floor(y))
+    error_at(loc, "a negative number raised to a fractional power is complex ((" + float_text(x) +
+                      ") ** " + float_text(y) + "), which kernels have no type for");
+  double r = std::pow(x, y);
+  if (finite && std::isinf(r))
+    error_at(loc, "float overflow: " + float_text(x) + " ** " + float_text(y) + " is too large for a float");
+  return r;
+}
+
+static bool is_int_operator(const std::string& op) {
+  for (const char* o : {"+", "-", "*", "//", "%", "**", "<<", ">>", "&", "|", "^"})
+    if (op == o) return true;
+  return false;
 }
 
 static CtValue fold_numbers(const std::string& op, const CtValue& a, const CtValue& b,
@@ -174,25 +241,14 @@ static CtValue fold_numbers(const std::string& op, const CtValue& a, const CtVal
   if (ints) {
     int64_t x = a.kind == K::Bool ? a.bool_value : a.int_value;
     int64_t y = b.kind == K::Bool ? b.bool_value : b.int_value;
-    if (op == "+") return CtValue::of_int(x + y);
-    if (op == "-") return CtValue::of_int(x - y);
-    if (op == "*") return CtValue::of_int(x * y);
-    if (op == "/" || op == "//" || op == "%") {
+    if (op == "/") {
       if (y == 0) error_at(loc, "division by zero");
-      if (op == "/") return CtValue::of_float(static_cast<double>(x) / static_cast<double>(y));
-      return CtValue::of_int(op == "//" ? floordiv_i(x, y) : floormod_i(x, y));
+      return CtValue::of_float(static_cast<double>(x) / static_cast<double>(y));
     }
-    if (op == "**") {
-      if (y < 0) return CtValue::of_float(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      int64_t r = 1;
-      for (int64_t i = 0; i < y; ++i) r *= x;
-      return CtValue::of_int(r);
-    }
-    if (op == "&") return CtValue::of_int(x & y);
-    if (op == "|") return CtValue::of_int(x | y);
-    if (op == "^") return CtValue::of_int(x ^ y);
-    if (op == "<<") return CtValue::of_int(x << y);
-    if (op == ">>") return CtValue::of_int(x >> y);
+    // A negative exponent makes a float, as in Python.
+    if (op == "**" && y < 0)
+      return CtValue::of_float(float_power(static_cast<double>(x), static_cast<double>(y), loc));
+    if (is_int_operator(op)) return CtValue::of_int(fold_int(op, x, y, loc));
   } else {
     double x = number(a), y = number(b);
     if (op == "+") return CtValue::of_float(x + y);
@@ -201,10 +257,10 @@ static CtValue fold_numbers(const std::string& op, const CtValue& a, const CtVal
     if (op == "/" || op == "//" || op == "%") {
       if (y == 0) error_at(loc, "division by zero");
       if (op == "/") return CtValue::of_float(x / y);
-      double q = std::floor(x / y);
-      return CtValue::of_float(op == "//" ? q : x - q * y);
+      auto [q, r] = float_divmod(x, y);
+      return CtValue::of_float(op == "//" ? q : r);
     }
-    if (op == "**") return CtValue::of_float(std::pow(x, y));
+    if (op == "**") return CtValue::of_float(float_power(x, y, loc));
   }
   error_at(loc, "operator '" + op + "' is not defined for " + describe(a) + " and " + describe(b));
 }
@@ -318,7 +374,7 @@ CtValue Elaborator::eval_unary(const std::string& op, const CtValue& a, const So
   }
   if (a.kind == K::Int || a.kind == K::Bool) {
     int64_t v = a.kind == K::Bool ? a.bool_value : a.int_value;
-    if (op == "-") return CtValue::of_int(-v);
+    if (op == "-") return CtValue::of_int(negate_int(v, loc));
     if (op == "+") return CtValue::of_int(v);
     if (op == "~") return CtValue::of_int(~v);
   }

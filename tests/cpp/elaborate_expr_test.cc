@@ -1,0 +1,101 @@
+// Expressions at compile time: Python's results when they fold, and located
+// errors where Python's result has no int64 (or no value at all).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel_text.h"
+
+namespace tilec {
+namespace {
+
+using test_support::compile_text;
+using test_support::expect_error;
+using test_support::kernel_text;
+
+// The IR of `A[0] = expr` in an int64 kernel (line 6; expr starts at column 16).
+std::string store_of(const std::string& expr, const std::string& dtype = "int64") {
+  test_support::Compiled c = compile_text(kernel_text("        A[0] = " + expr + "\n", dtype));
+  EXPECT_TRUE(c.error.empty()) << expr << ":\n" << c.error;
+  size_t at = c.text.find("A[0] = ");
+  return at == std::string::npos ? c.text : c.text.substr(at + 7, c.text.find('\n', at) - at - 7);
+}
+
+void expect_store_error(const std::string& expr, const std::string& expected,
+                        const std::string& dtype = "int64") {
+  expect_error(kernel_text("        A[0] = " + expr + "\n", dtype), expected);
+}
+
+TEST(ElaborateExpr, IntegersFoldAsPythonComputesThem) {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"7 // -2", "-4"},
+      {"-7 % 3", "2"},
+      {"(-9223372036854775807 - 1) % -1", "0"},
+      {"2 ** 62", "4611686018427387904"},
+      {"(-2) ** 63", "-9223372036854775808"},
+      {"1 ** 10**12", "1"},
+      {"(-1) ** (10**12 + 1)", "-1"},
+      {"3 >> 100", "0"},
+      {"(-3) >> 100", "-1"},
+      {"3 * 2 ** 61 // 2 ** 60", "6"},
+      {"int(-9.9)", "-9"},
+      {"int(2**62 + 1)", "4611686018427387905"},  // exact: not through a double
+      {"int(True) + int(' -1_000 ')", "-999"},
+      {"abs(-9223372036854775807)", "9223372036854775807"},
+      {"bool('False') + bool(0.0)", "1"},
+  };
+  for (const auto& [expr, value] : cases) EXPECT_EQ(store_of(expr), "T.int64(" + value + ")") << expr;
+}
+
+TEST(ElaborateExpr, FloatsFoldAsPythonComputesThem) {
+  EXPECT_EQ(store_of("(-7.0) // 2.0 + 0.25", "float32"), "-3.75");
+  EXPECT_EQ(store_of("(-7.0) % 2.0", "float32"), "1.0");
+  EXPECT_EQ(store_of("7.0 % -2.0", "float32"), "-1.0");
+  EXPECT_EQ(store_of("2 ** -2", "float32"), "0.25");
+}
+
+TEST(ElaborateExpr, IntegerOverflowIsALocatedError) {
+  // Each was a crash (SIGFPE), a hang or a wrapped value.
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"(-9223372036854775807 - 1) // -1", "-9223372036854775808 // (-1) does not fit in 64 bits"},
+      {"2 ** 64", "2 ** 64 does not fit in 64 bits"},
+      {"2 ** 10**12", "2 ** 1000000000000 does not fit in 64 bits"},
+      {"1 << 64", "1 << 64 does not fit in 64 bits"},
+      {"9223372036854775807 + 1", "9223372036854775807 + 1 does not fit in 64 bits"},
+      {"-(-9223372036854775807 - 1)", "-(-9223372036854775808) does not fit in 64 bits"},
+  };
+  for (const auto& [expr, message] : cases)
+    expect_store_error(expr, "6:16: error: compile-time integer overflow: " + message +
+                                 " (tilec folds Python ints as int64)");
+  expect_store_error("abs(-9223372036854775807 - 1)", "6:16: error: compile-time integer overflow: abs(");
+  expect_store_error("int(1e300)", "6:20: error: compile-time integer overflow: int(1e+300) does not fit in 64 bits");
+}
+
+TEST(ElaborateExpr, OperationsPythonRefusesAreLocatedErrors) {
+  expect_store_error("1 << -1", "6:16: error: negative shift count (1 << (-1))");
+  expect_store_error("5 // 0", "6:16: error: integer division or modulo by zero");
+  expect_store_error("0 ** -1", "6:16: error: 0.0 cannot be raised to a negative power");
+  expect_store_error("int(float('nan'))", "6:20: error: cannot convert float NaN to integer");
+  expect_store_error("int(float('inf'))", "6:20: error: cannot convert float infinity to integer");
+  expect_store_error("int('1.5')", "6:20: error: invalid literal for int() with base 10: '1.5'");
+  expect_store_error("float('0x10')", "6:22: error: could not convert string to float: '0x10'", "float32");
+  expect_store_error("(-8.0) ** 0.5", "6:16: error: a negative number raised to a fractional power is complex "
+                                      "((-8.0) ** 0.5)", "float32");
+  expect_store_error("10.0 ** 400", "6:16: error: float overflow: 10.0 ** 400.0 is too large for a float", "float32");
+}
+
+TEST(ElaborateExpr, ConstantsMustFitTheTypeTheyReachTheIRAs) {
+  expect_store_error("300", "6:9: error: the integer 300 does not fit in int8 (stored value)", "int8");
+  expect_store_error("A[1] + 300", "6:16: error: the integer 300 does not fit in int8 (operand of '+')", "int8");
+  expect_store_error("A[1] * -1", "6:16: error: the integer -1 does not fit in uint32 (operand of '*')", "uint32");
+  expect_store_error("1e300", "6:9: error: the float 1e+300 does not fit in int32 (stored value)", "int32");
+  expect_store_error("float('nan')", "6:9: error: the float nan does not fit in int32 (stored value)", "int32");
+  EXPECT_EQ(store_of("-128", "int8"), "T.int8(-128)");
+  EXPECT_EQ(store_of("255", "uint8"), "T.uint8(255)");
+  EXPECT_EQ(store_of("127.9", "int8"), "T.int8(127)");
+}
+
+}  // namespace
+}  // namespace tilec
