@@ -5,6 +5,7 @@
 
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
+#include "frontend/limits.h"
 
 namespace tilec::frontend {
 
@@ -65,7 +66,10 @@ ir::Expr Elaborator::to_expr(const CtValue& v, const SourceLoc& loc, const std::
     case K::Bool: return ir::make_bool(v.bool_value);
     case K::Int: return int_literal(v.int_value);
     case K::Float: return ir::make_float(v.float_value, DType::Float32);
-    case K::Expr: return v.expr;
+    case K::Expr:
+      // Every runtime value on its way into IR passes here.
+      expr_sizes_.check(v.expr, loc);
+      return v.expr;
     case K::MutableVar: return ir::make_load(v.buffer, {ir::make_int(0)});
     case K::Region: {
       const RegionValue& r = *v.region;
@@ -265,6 +269,26 @@ static CtValue fold_numbers(const std::string& op, const CtValue& a, const CtVal
   error_at(loc, "operator '" + op + "' is not defined for " + describe(a) + " and " + describe(b));
 }
 
+// A sequence or string about to be made, of `length` items (more when
+// `overflows`), checked against the compile-time limit.
+static void check_length(int64_t length, bool overflows, const SourceLoc& loc, const std::string& what) {
+  if (overflows || length > kMaxSequenceLength)
+    error_at(loc, what + " makes more than the " + std::to_string(kMaxSequenceLength) +
+                      " items a compile-time tuple, list or string may have (large data belongs "
+                      "in a buffer, long loops in a runtime loop)");
+}
+
+static CtValue repeat_sequence(const CtValue& seq, int64_t count, const SourceLoc& loc) {
+  CtValue r = seq;
+  r.items.clear();
+  if (count <= 0 || seq.items.empty()) return r;
+  int64_t length;
+  bool overflows = __builtin_mul_overflow(static_cast<int64_t>(seq.items.size()), count, &length);
+  check_length(length, overflows, loc, describe(seq) + " * " + std::to_string(count));
+  for (int64_t i = 0; i < count; ++i) r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
+  return r;
+}
+
 static ir::ExprKind binary_kind(const std::string& op) {
   if (op == "+") return ir::ExprKind::Add;
   if (op == "-") return ir::ExprKind::Sub;
@@ -313,17 +337,17 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
                                const SourceLoc& loc) {
   if (a.is_number() && b.is_number()) return fold_numbers(op, a, b, loc);
   if (op == "+" && a.is_sequence() && b.is_sequence()) {
+    check_length(static_cast<int64_t>(a.items.size() + b.items.size()), false, loc, "this concatenation");
     CtValue r = a;
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
     return r;
   }
-  if (op == "*" && a.is_sequence() && b.kind == K::Int) {
-    CtValue r = a;
-    r.items.clear();
-    for (int64_t i = 0; i < b.int_value; ++i) r.items.insert(r.items.end(), a.items.begin(), a.items.end());
-    return r;
+  if (op == "*" && a.is_sequence() && b.kind == K::Int) return repeat_sequence(a, b.int_value, loc);
+  if (op == "*" && a.kind == K::Int && b.is_sequence()) return repeat_sequence(b, a.int_value, loc);
+  if (op == "+" && a.kind == K::String && b.kind == K::String) {
+    check_length(static_cast<int64_t>(a.text.size() + b.text.size()), false, loc, "this concatenation");
+    return CtValue::of_string(a.text + b.text);
   }
-  if (op == "+" && a.kind == K::String && b.kind == K::String) return CtValue::of_string(a.text + b.text);
 
   auto typed_pair = [&](DType* out_type) {
     auto pair = unify_operands(a, b, loc, "operand of '" + op + "'");
@@ -650,8 +674,13 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
 
 CtValue Elaborator::call_function(const FunctionValue& f, const EvaluatedCall& call) {
   const ast::Stmt& def = *f.def;
-  if (frames_.size() > 64)
-    error_at(call.node->loc, "calls nest too deeply (recursion is not supported in kernels)");
+  if (static_cast<int>(frames_.size()) > kMaxCallDepth)
+    error_at(call.node->loc, "calls nest more than " + std::to_string(kMaxCallDepth) +
+                                 " deep (recursion is not supported in kernels)");
+  if (++calls_ > kMaxCalls)
+    error_at(call.node->loc, "more than " + std::to_string(kMaxCalls) + " calls of kernel functions "
+                             "in one kernel; a call in a compile-time loop or a recursion runs that "
+                             "often (make it a runtime loop inside T.Kernel)");
   Frame callee;
   callee.closure = f.closure;
   callee.module = f.module;
@@ -693,8 +722,17 @@ CtValue Elaborator::call_function(const FunctionValue& f, const EvaluatedCall& c
 
 // ---------------------------------------------------------------- dispatch
 
+Elaborator::EvalDepth::EvalDepth(Elaborator& el, const SourceLoc& loc) : el_(el) {
+  if (++el_.eval_depth_ > kMaxEvalDepth) {
+    --el_.eval_depth_;
+    error_at(loc, "evaluation nested too deeply (more than " + std::to_string(kMaxEvalDepth) +
+                      " levels of expressions, statements and calls inside one another)");
+  }
+}
+
 CtValue Elaborator::eval(const ast::Expr& e) {
   using E = ast::ExprKind;
+  EvalDepth depth(*this, e.loc);
   switch (e.kind) {
     case E::Name: return lookup(e.id, e.loc);
     case E::Int: return CtValue::of_int(e.int_value);

@@ -1,7 +1,10 @@
 // Statements: assignment and scoping rules, control flow, kernels.
 #include <algorithm>
+#include <limits>
 
 #include "frontend/elaborator.h"
+#include "frontend/int_ops.h"
+#include "frontend/limits.h"
 #include "ir/simplify.h"
 
 namespace tilec::frontend {
@@ -219,6 +222,7 @@ void Elaborator::materialize_assigned(const ast::StmtList& body) {
 
 void Elaborator::exec(const ast::Stmt& s) {
   using S = ast::StmtKind;
+  EvalDepth depth(*this, s.loc);
   switch (s.kind) {
     case S::FunctionDef: {
       auto fv = std::make_shared<FunctionValue>();
@@ -341,6 +345,28 @@ void Elaborator::exec(const ast::Stmt& s) {
 
 // ---------------------------------------------------------------- loops
 
+std::optional<int64_t> trip_count(int64_t start, int64_t stop, int64_t step) {
+  __int128 span = step > 0 ? __int128{stop} - start : __int128{start} - stop;
+  __int128 magnitude = step > 0 ? __int128{step} : -__int128{step};
+  if (span <= 0) return 0;
+  __int128 trips = (span + magnitude - 1) / magnitude;  // up to 2**64 - 1
+  if (trips > std::numeric_limits<int64_t>::max()) return std::nullopt;
+  return static_cast<int64_t>(trips);
+}
+
+void Elaborator::spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc) {
+  if (!trips || *trips > kMaxCompileTimeIterations - compile_time_iterations_)
+    error_at(loc, "this compile-time loop would run " +
+                      (trips ? std::to_string(*trips) : "more than 2**63 - 1") + " times" +
+                      (compile_time_iterations_ > 0
+                           ? " after " + std::to_string(compile_time_iterations_) + " iterations of others"
+                           : "") +
+                      ", past the " + std::to_string(kMaxCompileTimeIterations) +
+                      " that compile-time loops may run in one kernel; a loop this long belongs "
+                      "inside T.Kernel, where range() and T.serial loop at run time");
+  compile_time_iterations_ += *trips;
+}
+
 static bool is_loop_builtin(const std::string& name) {
   return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" ||
          name == "T.unroll" || name == "T.vectorized" || name == "range";
@@ -360,6 +386,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     if (!seq.is_sequence())
       error_at(iter.loc, "cannot iterate over " + describe(seq) + " (loops use T.Parallel, "
                          "T.Pipelined, T.serial, T.unroll, T.vectorized, range, or a tuple)");
+    spend_compile_time_iterations(static_cast<int64_t>(seq.items.size()), iter.loc);
     for (const auto& item : seq.items) {
       assign(target, item, target.loc);
       exec_block(s.body);
@@ -388,9 +415,12 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     if (a["stop"].kind == K::None) std::swap(start, stop);
     else stop = to_int(a["stop"], a.loc("stop"), "range stop");
     if (step == 0) error_at(a.loc("step"), "range step must not be zero");
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      assign(target, CtValue::of_int(i), target.loc);
+    std::optional<int64_t> trips = trip_count(start, stop, step);
+    spend_compile_time_iterations(trips, iter.loc);
+    for (int64_t k = 0; k < *trips; ++k) {
+      assign(target, CtValue::of_int(start + k * step), target.loc);  // within [start, stop)
       exec_block(s.body);
+      if (frame().returned) break;
     }
     return;
   }
@@ -439,22 +469,32 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     start = ir::make_cast(t, start);
     stop = ir::make_cast(t, stop);
     int64_t step = 1;
-    if (a.has("step")) step = to_int(a["step"], a.loc("step"), kind_name + " step");
+    if (a.has("step")) {
+      step = to_int(a["step"], a.loc("step"), kind_name + " step");
+      to_expr_of(CtValue::of_int(step), t, a.loc("step"), kind_name + " step");  // fits the loop's type
+    }
     if (step == 0) error_at(a.loc("step"), kind_name + " step must not be zero");
     if (a.has("num_stages")) {
       num_stages = static_cast<int>(to_int(a["num_stages"], a.loc("num_stages"), "num_stages"));
       if (num_stages < 0) error_at(a.loc("num_stages"), "num_stages must not be negative");
     }
     ir::Expr extent;
-    if (step == 1) {
-      extent = ir::make_Sub(stop, start);
+    int64_t start_value, stop_value;
+    if (ir::is_const_int(start, &start_value) && ir::is_const_int(stop, &stop_value)) {
+      // Counted now, exactly: folding stop - start in the loop's type could wrap.
+      std::optional<int64_t> trips = trip_count(start_value, stop_value, step);
+      if (!trips) error_at(iter.loc, "this " + kind_name + " loop runs more than 2**63 - 1 times");
+      extent = to_expr_of(CtValue::of_int(*trips), t, iter.loc, "the trip count of this " + kind_name + " loop");
+    } else if (step == 1) {
+      extent = ir::simplify(ir::make_Sub(stop, start));
     } else {
       // ceil((stop - start) / step) iterations, for either sign of step.
       ir::Expr span = step > 0 ? ir::make_Sub(stop, start) : ir::make_Sub(start, stop);
-      int64_t s_abs = step > 0 ? step : -step;
-      extent = ir::make_FloorDiv(ir::make_Add(span, ir::make_int(s_abs - 1, t)), ir::make_int(s_abs, t));
+      int64_t s_abs = step > 0 ? step : negate_int(step, a.loc("step"));
+      extent = ir::simplify(
+          ir::make_FloorDiv(ir::make_Add(span, ir::make_int(s_abs - 1, t)), ir::make_int(s_abs, t)));
     }
-    dims.push_back({start, ir::simplify(extent), step});
+    dims.push_back({start, extent, step});
   }
 
   std::vector<const ast::Expr*> names;
@@ -570,8 +610,13 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     CtValue t = eval(*kw.value);
     std::vector<CtValue> parts = t.is_sequence() ? t.items : std::vector<CtValue>{t};
     int64_t product = 1;
-    for (const auto& p : parts) product *= to_int(p, kw.value->loc, "threads");
-    if (product < 1 || product > 1024)
+    for (const auto& p : parts) {
+      int64_t n = to_int(p, kw.value->loc, "threads");
+      if (n < 1 || n > 1024)
+        error_at(kw.value->loc, "threads must be between 1 and 1024, not " + std::to_string(n));
+      product *= n;
+    }
+    if (product > 1024)
       error_at(kw.value->loc, "threads must be between 1 and 1024, not " + std::to_string(product));
     threads = static_cast<int>(product);
   }
@@ -579,9 +624,11 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     error_at(ctx.loc, "T.Kernel takes 1 to 3 grid extents, not " + std::to_string(call.positional.size()));
   std::vector<ir::Expr> grid;
   for (size_t i = 0; i < call.positional.size(); ++i) {
-    ir::Expr e = to_expr(call.positional[i], call.positional_locs[i], "grid extent");
+    const CtValue& extent = call.positional[i];
+    ir::Expr e = extent.kind == K::Int ? to_expr_of(extent, DType::Int32, call.positional_locs[i], "grid extent")
+                                       : to_expr(extent, call.positional_locs[i], "grid extent");
     if (!e->dtype.is_integer())
-      error_at(call.positional_locs[i], "grid extent must be an integer, not " + describe(call.positional[i]));
+      error_at(call.positional_locs[i], "grid extent must be an integer, not " + describe(extent));
     grid.push_back(ir::simplify(ir::make_cast(DType::Int32, e)));
   }
   std::vector<std::string> names;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/elaborate.h"
+#include "frontend/expr_size.h"
 #include "frontend/value.h"
 
 namespace tilec::frontend {
@@ -97,12 +98,28 @@ class Elaborator {
   void exec_with(const ast::Stmt& s);
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
+  // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
+  // counts) against kMaxCompileTimeIterations.
+  void spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc);
   void emit(ir::Stmt s);
   // Names that a runtime loop/branch assigns and that hold folded values now
   // become runtime variables first, so every iteration sees the updated value.
   void materialize_assigned(const ast::StmtList& body);
   ir::Buffer new_local_scalar(const std::string& name, DType dtype, const SourceLoc& loc);
   ir::Stmt collect(const std::function<void()>& body);  // runs body, returns what it emitted
+
+  // Counts one level of the elaborator's recursion (an expression or statement
+  // evaluated inside another, across calls) for as long as it lives.
+  class EvalDepth {
+   public:
+    EvalDepth(Elaborator& el, const SourceLoc& loc);
+    ~EvalDepth() { --el_.eval_depth_; }
+    EvalDepth(const EvalDepth&) = delete;
+    EvalDepth& operator=(const EvalDepth&) = delete;
+
+   private:
+    Elaborator& el_;
+  };
 
   // ---- state
   struct Frame {
@@ -133,6 +150,10 @@ class Elaborator {
   std::vector<Frame> frames_;
   std::vector<Block*> blocks_;
   int runtime_control_depth_ = 0;   // inside a runtime loop or branch
+  int64_t compile_time_iterations_ = 0;  // run so far, by all compile-time loops
+  int64_t calls_ = 0;                    // of kernel-source functions, so far
+  int eval_depth_ = 0;                   // EvalDepth levels now alive
+  ExprSizeCheck expr_sizes_;             // what to_expr hands out
   bool in_kernel_ = false;
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
@@ -166,6 +187,9 @@ class Elaborator {
                                 const SourceLoc& loc);
   std::string unique_buffer_name(const std::string& base);
 };
+
+// How many times range(start, stop, step) iterates (step != 0); nullopt past int64.
+std::optional<int64_t> trip_count(int64_t start, int64_t stop, int64_t step);
 
 // Every name assigned in `body` (targets of =, +=, for, with-as), not
 // descending into nested defs, with the number of assignment sites.

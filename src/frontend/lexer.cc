@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "frontend/limits.h"
+
 namespace tilec::frontend {
 namespace {
 
@@ -236,7 +238,8 @@ void Lexer::indent_to(int col, int alt_col, size_t pos) {
   if (col > indents_.back()) {
     if (alt_col <= alt_indents_.back()) fail(pos, kInconsistentTabs);
     // Python's own limit; it also bounds the parser's recursion over blocks.
-    if (indents_.size() >= 100) fail(pos, "too many levels of indentation (the limit is 100)");
+    if (static_cast<int>(indents_.size()) >= kMaxIndentLevels)
+      fail(pos, "too many levels of indentation (the limit is " + std::to_string(kMaxIndentLevels) + ")");
     indents_.push_back(col);
     alt_indents_.push_back(alt_col);
     emit_marker(TokenKind::Indent, pos);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "frontend/lexer.h"
+#include "frontend/limits.h"
 
 namespace tilec::frontend {
 namespace {
@@ -81,11 +82,6 @@ const std::vector<std::vector<std::string_view>> kBinaryLevels = {
 
 const std::set<std::string_view> kAugAssignOps = {
     "+=", "-=", "*=", "/=", "//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>=", "@="};
-
-// How deep an expression tree may grow (nesting and chained operators
-// together): deeper trees would exhaust the stack of the recursive passes
-// that walk them.
-constexpr int kMaxExpressionDepth = 500;
 
 class Parser {
  public:
@@ -932,7 +928,8 @@ ExprPtr Parser::parse_power() {
   } else {
     base = parse_primary();
   }
-  if (!accept_op("**")) return base;
+  if (!at_op("**")) return base;
+  Depth depth(*this, next().loc);  // a chain of ** nests to the right
   ExprPtr e = make_expr(ExprKind::BinOp, loc);
   e->op = "**";
   e->lhs = std::move(base);

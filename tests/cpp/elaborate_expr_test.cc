@@ -1,5 +1,6 @@
-// Expressions at compile time: Python's results when they fold, and located
-// errors where Python's result has no int64 (or no value at all).
+// Expressions at compile time: Python's results when they fold, located
+// errors where Python's result has no int64 (or no value at all), and the
+// limits on what compile time may build (frontend/limits.h).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,6 +46,7 @@ TEST(ElaborateExpr, IntegersFoldAsPythonComputesThem) {
       {"int(True) + int(' -1_000 ')", "-999"},
       {"abs(-9223372036854775807)", "9223372036854775807"},
       {"bool('False') + bool(0.0)", "1"},
+      {"len(3 * (1, 2)) + len((1,) * -4)", "6"},
   };
   for (const auto& [expr, value] : cases) EXPECT_EQ(store_of(expr), "T.int64(" + value + ")") << expr;
 }
@@ -95,6 +97,49 @@ TEST(ElaborateExpr, ConstantsMustFitTheTypeTheyReachTheIRAs) {
   EXPECT_EQ(store_of("-128", "int8"), "T.int8(-128)");
   EXPECT_EQ(store_of("255", "uint8"), "T.uint8(255)");
   EXPECT_EQ(store_of("127.9", "int8"), "T.int8(127)");
+}
+
+TEST(ElaborateExpr, CompileTimeSequencesAreLimited) {
+  // Was a hang building a billion items.
+  expect_store_error("len((1,) * 10**9)", "6:20: error: tuple * 1000000000 makes more than the 100000 items a "
+                                          "compile-time tuple, list or string may have");
+  expect_store_error("len((1, 2) * 4611686018427387904)", "6:20: error: tuple * 4611686018427387904 makes more");
+  expect_error(kernel_text("        A[0] = len(s)\n", "int64",
+                           "    s = 'ab'\n"
+                           "    for _ in range(17):\n"
+                           "        s = s + s\n"),
+               "7:13: error: this concatenation makes more than the 100000 items");
+}
+
+TEST(ElaborateExpr, RuntimeExpressionsAreLimited) {
+  // A value grown through a tuple, one level an iteration: was a stack overflow
+  // in the passes after 20000 levels.
+  expect_error(kernel_text("        t = (A[1],)\n"
+                           "        for _ in (0,) * 20000:\n"
+                           "            t = (t[0] + 1,)\n"
+                           "        A[0] = t[0]\n"),
+               "8:18: error: this expression is too large to compile: it nests 2001 levels deep (the limit "
+               "is 2000); assign parts of it to names inside the kernel");
+  // Doubling: 40 iterations make a tree of 2**40 nodes, which every pass walked as a tree (a hang).
+  expect_error(kernel_text("        t = (A[1],)\n"
+                           "        for _ in (0,) * 40:\n"
+                           "            t = (t[0] + t[0],)\n"
+                           "        A[0] = t[0]\n"),
+               "8:18: error: this expression is too large to compile: written out, it has more than 100000 "
+               "operations and operands");
+  // Inside both limits (1992 levels; some 40000 nodes as a tree), every stage compiles it.
+  std::string deep = kernel_text("        t = (A[1],)\n"
+                                 "        for _ in (0,) * 1990:\n"
+                                 "            t = (t[0] * A[2],)\n"
+                                 "        u = (A[1],)\n"
+                                 "        for _ in (0,) * 13:\n"
+                                 "            u = (u[0] + u[0] * A[2],)\n"
+                                 "        A[0] = t[0] + u[0]\n");
+  for (EmitStage stage : {EmitStage::IR, EmitStage::Source})
+    for (const char* target : {"cpu", "cuda"}) {
+      test_support::Compiled c = compile_text(deep, stage, target);
+      EXPECT_TRUE(c.error.empty()) << target << ": " << c.error;
+    }
 }
 
 }  // namespace

@@ -1014,5 +1014,21 @@ TEST(ParserError, Expressions) {
   EXPECT_PARSE_ERROR("x = 'abc\n", 1, 5, "unterminated string literal");
 }
 
+std::string power_chain(int operators) {
+  std::string text = "x = 1";
+  for (int i = 0; i < operators; ++i) text += " ** 1";
+  return text + "\n";
+}
+
+TEST(ParserError, PowerChainsAreDepthLimited) {
+  // ** nests to the right; a chain of 14000 overflowed the stack.
+  const std::string message = "expression nested too deeply (more than 500 levels of operators and brackets)";
+  // One level is the expression itself: the 500th ** is one too many, at column 7 + 5 * 499.
+  EXPECT_PARSE_ERROR(power_chain(14000), 1, 7 + 5 * 499, message);
+  EXPECT_PARSE_ERROR(power_chain(500), 1, 7 + 5 * 499, message);
+  EXPECT_EQ(expr("1 ** 2 ** 3"), "(** 1 (** 2 3))");
+  parse_text(power_chain(499));
+}
+
 }  // namespace
 }  // namespace tilec::frontend

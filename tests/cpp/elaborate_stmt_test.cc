@@ -1,0 +1,125 @@
+// Statements at compile time: loops that run while elaborating are counted
+// against a budget, loop bounds and kernel launch sizes are checked before they
+// reach the IR, and calls are limited.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernel_text.h"
+
+namespace tilec {
+namespace {
+
+using test_support::compile_text;
+using test_support::expect_error;
+using test_support::kernel_text;
+
+// `text` with its first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+std::string ir_of(const std::string& text) {
+  test_support::Compiled c = compile_text(text);
+  EXPECT_TRUE(c.error.empty()) << c.error;
+  return c.text;
+}
+
+TEST(ElaborateStmt, CompileTimeLoopsRunWithinABudget) {
+  // Was a hang: a trillion iterations before the kernel.
+  expect_error(kernel_text("        A[0] = x\n", "int64",
+                           "    x = 0\n"
+                           "    for i in range(10**12):\n"
+                           "        x = i\n"),
+               "6:14: error: this compile-time loop would run 1000000000000 times, past the 100000 that "
+               "compile-time loops may run in one kernel; a loop this long belongs inside T.Kernel");
+  // The budget is for the whole kernel: the outer loop takes 1000, each inner one 1000 more.
+  expect_error(kernel_text("        A[0] = x\n", "int64",
+                           "    x = 0\n"
+                           "    for i in range(1000):\n"
+                           "        for j in range(1000):\n"
+                           "            x = j\n"),
+               "7:18: error: this compile-time loop would run 1000 times after 100000 iterations of others, "
+               "past the 100000");
+  // Loops over tuples count too.
+  expect_error(kernel_text("        for v in (1,) * 60000:\n"
+                           "            for w in (1,) * 60000:\n"
+                           "                A[0] = v\n"),
+               "7:22: error: this compile-time loop would run 60000 times after 60000 iterations of others");
+  EXPECT_NE(ir_of(kernel_text("        A[0] = x\n", "int64",
+                              "    x = 0\n"
+                              "    for i in range(99999):\n"
+                              "        x = x + i\n"))
+                .find("A[0] = T.int64(4999850001)"),
+            std::string::npos);
+}
+
+TEST(ElaborateStmt, ARangeWhoseStepPassesInt64StopsAtItsEnd) {
+  // `i += step` wrapped past the stop and looped for ever.
+  EXPECT_NE(ir_of(kernel_text("        A[0] = x\n", "int64",
+                              "    x = 0\n"
+                              "    for i in range(1, 9223372036854775807, 9223372036854775807):\n"
+                              "        x = x + i\n"))
+                .find("A[0] = T.int64(1)"),
+            std::string::npos);
+  EXPECT_NE(ir_of(kernel_text("        A[0] = x\n", "int64",
+                              "    x = 0\n"
+                              "    for i in range(9223372036854775807, -9223372036854775807, -9223372036854775807):\n"
+                              "        x = x + 1\n"))
+                .find("A[0] = T.int64(2)"),
+            std::string::npos);
+}
+
+TEST(ElaborateStmt, KernelLoopTripCountsAreCountedExactly) {
+  // stop - start folded in the loop's type wrapped.
+  std::string ir = ir_of(kernel_text("        for i in T.serial(-9223372036854775807, 9223372036854775807, 4611686018427387904):\n"
+                                     "            A[0] = i\n"));
+  EXPECT_NE(ir.find("T.serial(T.int64(4))"), std::string::npos) << ir;
+  expect_error(kernel_text("        for i in T.serial(-9223372036854775807 - 1, 9223372036854775807):\n"
+                           "            A[0] = i\n"),
+               "6:18: error: this T.serial loop runs more than 2**63 - 1 times");
+  expect_error(kernel_text("        for i in range(0, 100, 2**40):\n"
+                           "            A[0] = i\n"),
+               "6:32: error: the integer 1099511627776 does not fit in int32 (range step)");
+}
+
+TEST(ElaborateStmt, LaunchSizesAreCheckedBeforeTheyReachTheIR) {
+  // Was a grid of 0 blocks (2**40 wrapped to int32).
+  expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(2**40)"),
+               "5:19: error: the integer 1099511627776 does not fit in int32 (grid extent)");
+  // Was accepted as 4 threads (the product wrapped).
+  expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(1, threads=(2**62 + 1, 4))"),
+               "5:30: error: threads must be between 1 and 1024, not 4611686018427387905");
+  expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(1, threads=(64, 32))"),
+               "5:30: error: threads must be between 1 and 1024, not 2048");
+}
+
+TEST(ElaborateStmt, CallsAreLimited) {
+  std::string deep_recursion = kernel_text("        A[0] = f(100)\n", "int64",
+                                           "    def f(n):\n"
+                                           "        return 0 if n == 0 else f(n - 1)\n");
+  expect_error(deep_recursion, "6:33: error: calls nest more than 64 deep (recursion is not supported in kernels)");
+  // Two calls a level, 20 levels: a million calls.
+  expect_error(kernel_text("        A[0] = f(20)\n", "int64",
+                           "    def f(n):\n"
+                           "        return 0 if n == 0 else f(n - 1) + f(n - 1)\n"),
+               "6:33: error: more than 100000 calls of kernel functions in one kernel");
+}
+
+TEST(ElaborateStmt, EvaluationDepthIsLimitedAcrossCalls) {
+  // Each call nests 30 levels, and calls nest 64 deep: past what one expression may.
+  std::string body = "return ";
+  for (int i = 0; i < 30; ++i) body += "-(";
+  body += "f(x, n - 1)";
+  for (int i = 0; i < 30; ++i) body += ")";
+  expect_error(kernel_text("        A[0] = f(A[1], 64)\n", "int64",
+                           "    def f(x, n):\n"
+                           "        if n == 0:\n"
+                           "            return x\n"
+                           "        " + body + "\n"),
+               "8:40: error: evaluation nested too deeply (more than 2000 levels of expressions, statements "
+               "and calls inside one another)");
+}
+
+}  // namespace
+}  // namespace tilec
