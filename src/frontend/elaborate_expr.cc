@@ -70,7 +70,7 @@ ir::Expr Elaborator::to_expr(const CtValue& v, const SourceLoc& loc, const std::
       // Every runtime value on its way into IR passes here.
       expr_sizes_.check(v.expr, loc);
       return v.expr;
-    case K::MutableVar: return ir::make_load(v.buffer, {ir::make_int(0)});
+    case K::MutableVar: return ir::with_loc(ir::make_load(v.buffer, {ir::make_int(0)}), loc);
     case K::Region: {
       const RegionValue& r = *v.region;
       if (!r.all_points())
@@ -79,7 +79,7 @@ ir::Expr Elaborator::to_expr(const CtValue& v, const SourceLoc& loc, const std::
                           "-dim buffer, not a single element (index every dim to read one)");
       std::vector<ir::Expr> idx;
       for (auto& range : r.ranges) idx.push_back(range.min);
-      return ir::make_load(r.buffer, idx);
+      return ir::with_loc(ir::make_load(r.buffer, idx), r.loc);
     }
     case K::PendingDim:
       error_at(loc, "T.const dim '" + v.text + "' has no value yet: declare a tensor whose "
@@ -543,6 +543,7 @@ CtValue Elaborator::eval_subscript(const ast::Expr& e) {
                         std::to_string(indices.size()));
   auto region = std::make_shared<RegionValue>();
   region->buffer = buffer;
+  region->loc = e.loc;
   for (size_t d = 0; d < indices.size(); ++d) {
     const ast::Expr& index = *indices[d];
     if (index.kind == ast::ExprKind::Slice) {

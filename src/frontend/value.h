@@ -45,6 +45,7 @@ struct TensorTypeValue {
 struct RegionValue {
   ir::Buffer buffer;
   std::vector<ir::Range> ranges;  // extent null => point index
+  SourceLoc loc;                  // the subscript
   bool all_points() const;
 };
 

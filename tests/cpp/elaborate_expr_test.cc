@@ -142,5 +142,21 @@ TEST(ElaborateExpr, RuntimeExpressionsAreLimited) {
     }
 }
 
+TEST(ElaborateExpr, ALoadIsLocatedAtItsSubscript) {
+  // A pass that rejects a load can point at it: this was "error: fragment 'acc' ..." with no location.
+  std::string text = "import tilec.language as T\n"
+                     "\n"
+                     "@T.prim_func\n"
+                     "def main(A: T.Tensor((32, 32), \"bfloat16\"), out: T.Tensor((1,), \"float32\")):\n"
+                     "    with T.Kernel(1, threads=128) as bx:\n"
+                     "        A_s = T.alloc_shared((32, 32), \"bfloat16\")\n"
+                     "        acc = T.alloc_fragment((32, 32), \"float32\")\n"
+                     "        T.copy(A, A_s)\n"
+                     "        T.gemm(A_s, A_s, acc, clear_accum=True)\n"
+                     "        out[0] = acc[0, 0] * 2.0\n";
+  test_support::Compiled c = compile_text(text, EmitStage::Source, "cuda");
+  EXPECT_EQ(c.error.rfind("k.py:10:18: error: fragment 'acc' is used outside a T.Parallel loop", 0), 0u) << c.error;
+}
+
 }  // namespace
 }  // namespace tilec
