@@ -6,6 +6,7 @@
 
 #include "frontend/elaborator.h"
 #include "frontend/parser.h"
+#include "passes/verify.h"
 
 namespace tilec::frontend {
 
@@ -358,9 +359,7 @@ FunctionStyle function_style(const FunctionSource& source) {
   return FunctionStyle::Eager;
 }
 
-ir::PrimFunc elaborate(const FunctionSource& source) {
-  Elaborator el;
-  FunctionValue f = el.parse_function(source);
+static ir::PrimFunc elaborate_function(Elaborator& el, const FunctionValue& f) {
   if (f.is_prim_func()) return el.prim_func(f, "");
   std::map<std::string, CtValue> args(f.closure->begin(), f.closure->end());
   if (defines_prim_func(f.def->body)) {
@@ -368,6 +367,15 @@ ir::PrimFunc elaborate(const FunctionSource& source) {
     return el.prim_func(kernel, "");
   }
   return el.eager(f, args);
+}
+
+ir::PrimFunc elaborate(const FunctionSource& source) {
+  Elaborator el;
+  ir::PrimFunc func = elaborate_function(el, el.parse_function(source));
+  // What elaboration can't see at a name's use (a value that carried a block's
+  // buffer or index out of it, a symbolic dim no tensor gives) is reported here.
+  passes::verify_source(func);
+  return func;
 }
 
 }  // namespace tilec::frontend

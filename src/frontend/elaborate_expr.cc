@@ -36,11 +36,17 @@ CtValue Elaborator::lookup(const std::string& name, const SourceLoc& loc) {
     }
   }
   auto gone = f.out_of_scope.find(name);
-  if (gone != f.out_of_scope.end())
-    error_at(loc, "'" + name + "' is assigned inside a block at line " +
-                      std::to_string(gone->second.line + gone->second.file->first_line - 1) +
+  if (gone != f.out_of_scope.end()) {
+    const SourceLoc& where = gone->second.loc;
+    std::string line = std::to_string(where.line + where.file->first_line - 1);
+    if (gone->second.kernel_local)
+      error_at(loc, "'" + name + "' belongs to the T.Kernel block at line " + line +
+                        " and is not visible after it; each T.Kernel block allocates its own "
+                        "buffers and has its own block indices");
+    error_at(loc, "'" + name + "' is assigned inside a block at line " + line +
                       " and is not visible here; assign it before that block (or make it a "
                       "buffer with T.alloc_local)");
+  }
   for (const char* b : python_builtins)
     if (name == b) return CtValue::builtin(name);
   error_at(loc, "name '" + name + "' is not defined");

@@ -81,7 +81,7 @@ ir::Stmt Elaborator::collect(const std::function<void()>& body) {
       auto bound = f.names.find(it->name);
       if (bound != f.names.end() && bound->second.kind == K::Expr && bound->second.expr.same_as(it->var)) {
         f.names.erase(bound);
-        f.out_of_scope[it->name] = it->loc;
+        f.out_of_scope[it->name] = {it->loc};
       }
     }
   }
@@ -539,7 +539,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   for (const auto* name : names) {
     frame().loop_vars.erase(name->id);
     frame().names.erase(name->id);
-    frame().out_of_scope[name->id] = name->loc;
+    frame().out_of_scope[name->id] = {name->loc};
   }
   for (size_t i = dims.size(); i-- > 0;) {
     ir::Expr min = dims[i].step == 1 ? dims[i].min : ir::make_int(0, vars[i]->dtype);
@@ -671,12 +671,33 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   frame().control_depth_at_entry = saved_depth;
   for (auto it = kernel_allocs_.rbegin(); it != kernel_allocs_.rend(); ++it)
     body = ir::make_allocate(*it, body);
+  end_kernel_names(*launch, s.loc);
   kernel_allocs_.clear();
   in_kernel_ = false;
   kernel_ = nullptr;
   for (size_t i = 0; i < targets.size(); ++i) frame().loop_vars.erase(names[i]);
   launch->body = body;
   emit(ir::Stmt(launch));
+}
+
+void Elaborator::end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc) {
+  auto kernel_local = [&](const CtValue& v) {
+    ir::Buffer b = v.kind == K::Buffer || v.kind == K::MutableVar ? v.buffer
+                   : v.kind == K::Region                          ? v.region->buffer
+                                                                  : nullptr;
+    if (b) return std::find(kernel_allocs_.begin(), kernel_allocs_.end(), b) != kernel_allocs_.end();
+    return v.kind == K::Expr && std::any_of(launch.block_vars.begin(), launch.block_vars.end(),
+                                            [&](const ir::Expr& var) { return var.same_as(v.expr); });
+  };
+  Frame& f = frame();
+  for (auto it = f.names.begin(); it != f.names.end();) {
+    if (!kernel_local(it->second)) {
+      ++it;
+      continue;
+    }
+    f.out_of_scope[it->first] = {loc, true};
+    it = f.names.erase(it);
+  }
 }
 
 void Elaborator::use_block_swizzle(int64_t panel, bool columns, const SourceLoc& loc) {

@@ -96,6 +96,9 @@ class Elaborator {
   void assign_name(const std::string& name, const CtValue& value, const SourceLoc& loc);
   void exec_for(const ast::Stmt& s);
   void exec_with(const ast::Stmt& s);
+  // Unbinds the names of the frame that hold the finished T.Kernel block's
+  // buffers (kernel_allocs_) and block indices.
+  void end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc);
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
   // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
@@ -127,7 +130,13 @@ class Elaborator {
     std::shared_ptr<std::map<std::string, CtValue>> closure;
     std::set<std::string> multi_assigned;  // names with more than one assignment site
     std::set<std::string> loop_vars;
-    std::map<std::string, SourceLoc> out_of_scope;  // let-bound in a finished block
+    // Names whose block is over: let-bound or loop variables (where they were
+    // bound), and a T.Kernel block's buffers and block indices (where it is).
+    struct OutOfScope {
+      SourceLoc loc;
+      bool kernel_local = false;
+    };
+    std::map<std::string, OutOfScope> out_of_scope;
     std::optional<CtValue> return_value;
     bool returned = false;
     bool is_macro = false;

@@ -1,6 +1,6 @@
 // Statements at compile time: loops that run while elaborating are counted
 // against a budget, loop bounds and kernel launch sizes are checked before they
-// reach the IR, and calls are limited.
+// reach the IR, calls are limited, and a T.Kernel block's names end with it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -119,6 +119,26 @@ TEST(ElaborateStmt, EvaluationDepthIsLimitedAcrossCalls) {
                            "        " + body + "\n"),
                "8:40: error: evaluation nested too deeply (more than 2000 levels of expressions, statements "
                "and calls inside one another)");
+}
+
+TEST(ElaborateStmt, AKernelBlocksNamesEndWithIt) {
+  // Were internal compiler errors in pass verify, with an IR dump and no location.
+  std::string two_kernels = "import tilec.language as T\n"
+                            "\n"
+                            "@T.prim_func\n"
+                            "def main(A: T.Tensor((8,), \"float32\")):\n"
+                            "    with T.Kernel(1) as bx:\n"
+                            "        S = T.alloc_shared((8,), \"float32\")\n"
+                            "        T.copy(A, S)\n"
+                            "    with T.Kernel(1) as by:\n"
+                            "        USE\n";
+  auto with_use = [&](const std::string& use) { return replaced(two_kernels, "USE", use); };
+  expect_error(with_use("T.copy(S, A)"),
+               "9:16: error: 'S' belongs to the T.Kernel block at line 5 and is not visible after it; each "
+               "T.Kernel block allocates its own buffers and has its own block indices");
+  expect_error(with_use("A[bx] = 1.0"), "9:11: error: 'bx' belongs to the T.Kernel block at line 5");
+  // A new allocation under the same name is a new buffer.
+  EXPECT_TRUE(compile_text(with_use("S = T.alloc_shared((8,), \"float32\")\n        T.copy(S, A)")).error.empty());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // verify: well-formed IR passes unchanged; each kind of breakage is reported.
+// verify_source: what a kernel's source can break is a located error.
 #include <gtest/gtest.h>
 
+#include "kernel_text.h"
 #include "passes/verify.h"
 
 namespace {
@@ -42,7 +44,9 @@ TEST(Verify, RejectsAVariableUsedOutsideItsLoop) {
     passes::verify(body, f.ctx);
     FAIL();
   } catch (const std::logic_error& e) {
-    EXPECT_STREQ(e.what(), "variable 'i' is used where it is not defined");
+    EXPECT_STREQ(e.what(), "'i' has no value here: it is not defined by any loop or block around this use, and "
+                           "no tensor parameter's shape uses it (a symbolic dim gets its value from the shape "
+                           "of a tensor argument)");
   }
 }
 
@@ -62,7 +66,7 @@ TEST(Verify, RejectsAnOnChipBufferOutsideItsAllocation) {
     passes::verify(body, f.ctx);
     FAIL();
   } catch (const std::logic_error& e) {
-    EXPECT_STREQ(e.what(), "buffer 's' is used outside its allocation");
+    EXPECT_STREQ(e.what(), "buffer 's' is used outside the block that allocates it");
   }
   EXPECT_NO_THROW(passes::verify(f.kernel(bx, ir::make_allocate(s, ir::make_store(s, {ir::make_int(0)},
                                                                                      ir::make_float(1)))),
@@ -74,6 +78,90 @@ TEST(Verify, RejectsAStoreOfTheWrongType) {
   ir::Expr bx = ir::make_var("bx");
   ir::Stmt body = f.kernel(bx, ir::make_store(f.a, {bx}, ir::make_int(1)));
   EXPECT_THROW(passes::verify(body, f.ctx), std::logic_error);
+}
+
+TEST(Verify, NamesTheLoopAVariableEscaped) {
+  Fixture f;
+  ir::Expr bx = ir::make_var("bx"), i = ir::make_var("i");
+  ir::Stmt loop = ir::make_for(i, ir::make_int(0), ir::make_int(8), ir::ForKind::Serial,
+                               ir::make_store(f.a, {i}, ir::make_float(1)));
+  ir::Stmt body = f.kernel(bx, ir::make_seq({loop, ir::make_store(f.a, {i}, ir::make_float(2))}));
+  try {
+    passes::verify(body, f.ctx);
+    FAIL();
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "'i' is used outside the loop or block that defines it");
+  }
+}
+
+// verify_source reports at the innermost located node, with a note where the
+// name is defined.
+TEST(VerifySource, ReportsAtTheConstructWithANote) {
+  Fixture f;
+  auto file = std::make_shared<SourceFile>();
+  file->name = "k.py";
+  file->text = "S = T.alloc_shared((4,), 'float32')\nS[0] = 1.0\n";
+  ir::Expr bx = ir::make_var("bx");
+  ir::Buffer s = ir::make_buffer("S", DType::Float32, {ir::make_int(4)}, {}, ir::MemoryScope::Shared,
+                                 SourceLoc{file, 1, 5});
+  f.func.body = f.kernel(bx, ir::with_loc(ir::make_store(s, {ir::make_int(0)}, ir::make_float(1)),
+                                          SourceLoc{file, 2, 1}));
+  try {
+    passes::verify_source(f.func);
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_STREQ(e.what(),
+                 "k.py:2:1: error: buffer 'S' is used outside the block that allocates it\n"
+                 "    S[0] = 1.0\n"
+                 "    ^\n"
+                 "k.py:1:5: note: 'S' is allocated here\n"
+                 "    S = T.alloc_shared((4,), 'float32')\n"
+                 "        ^");
+  }
+}
+
+// The ways source reached "internal compiler error in pass verify".
+TEST(VerifySource, ABuffersValueCarriedIntoTheNextKernel) {
+  test_support::expect_error("import tilec.language as T\n"
+                             "\n"
+                             "@T.prim_func\n"
+                             "def main(A: T.Tensor((8,), \"float32\")):\n"
+                             "    with T.Kernel(1) as bx:\n"
+                             "        S = T.alloc_shared((8,), \"float32\")\n"
+                             "        T.copy(A, S)\n"
+                             "        kept = (S, bx)\n"
+                             "    with T.Kernel(1) as by:\n"
+                             "        T.copy(kept[0], A)\n"
+                             "        A[kept[1]] = 1.0\n",
+                             "10:9: error: buffer 'S' is used outside the block that allocates it");
+  test_support::expect_error("import tilec.language as T\n"
+                             "\n"
+                             "@T.prim_func\n"
+                             "def main(A: T.Tensor((8,), \"float32\")):\n"
+                             "    with T.Kernel(1) as bx:\n"
+                             "        kept = (bx,)\n"
+                             "    with T.Kernel(1) as by:\n"
+                             "        A[kept[0]] = 1.0\n",
+                             "8:9: error: 'bx' is used outside the loop or block that defines it");
+}
+
+TEST(VerifySource, ASymbolicDimNoTensorShapeUses) {
+  test_support::expect_error(test_support::kernel_text("        A[0] = n + 1\n", "int64", "    n = T.symbolic(\"n\")\n"),
+                             "7:16: error: 'n' has no value here: it is not defined by any loop or block around "
+                             "this use, and no tensor parameter's shape uses it");
+  // A tensor whose shape uses it gives it a value.
+  std::string used = "import tilec\n"
+                     "import tilec.language as T\n"
+                     "\n"
+                     "@tilec.jit\n"
+                     "def main():\n"
+                     "    n = T.symbolic(\"n\")\n"
+                     "    @T.prim_func\n"
+                     "    def kernel(A: T.Tensor((8,), \"int64\"), B: T.Tensor((n,), \"int64\")):\n"
+                     "        with T.Kernel(1) as bx:\n"
+                     "            A[0] = n + 1\n"
+                     "    return kernel\n";
+  EXPECT_TRUE(test_support::compile_text(used).error.empty()) << test_support::compile_text(used).error;
 }
 
 }  // namespace
