@@ -14,7 +14,8 @@ struct SourceFile {
   std::string text;
   int first_line = 1;
 
-  // Text of the 1-based line `line` of `text` (without the newline).
+  // Text of the 1-based line `line` of `text`, without its line break: lines
+  // end at "\n", "\r\n" or a lone "\r", as Python reads them.
   std::string line_text(int line) const;
 };
 
@@ -56,7 +57,9 @@ class ArgumentTypeError : public ArgumentError {
 };
 
 // Formats a located diagnostic; `note` lines are appended as further located
-// notes (used for conflicts that have two sides).
+// notes (used for conflicts that have two sides). Control characters other than
+// newline and tab, in the message or the source line, are written as \xNN (a NUL
+// would end the text where C strings are printed).
 std::string format_diagnostic(const SourceLoc& loc, const std::string& severity,
                               const std::string& message);
 

@@ -82,12 +82,23 @@ void append_utf8(std::string& out, uint32_t cp) {
   }
 }
 
+// The text with each lone "\r" (old Mac line ends) made "\n": the same length,
+// lines and columns, and the rest of the lexer knows "\n" and "\r\n" only.
+std::string with_newlines(std::string text) {
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) text[i] = '\n';
+  return text;
+}
+
 class Lexer {
  public:
-  explicit Lexer(const SourceFilePtr& file) : file_(file), text_(file->text) {
+  explicit Lexer(const SourceFilePtr& file) : file_(file), text_(with_newlines(file->text)) {
     line_starts_.push_back(0);
     for (size_t i = 0; i < text_.size(); ++i)
       if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    // As Python: a NUL would end the text for any C-string reader of it.
+    size_t nul = text_.find('\0');
+    if (nul != std::string::npos) fail(nul, "source code cannot contain null bytes");
   }
 
   std::vector<Token> run();
@@ -117,7 +128,7 @@ class Lexer {
   void lex_operator();
 
   SourceFilePtr file_;
-  const std::string& text_;
+  const std::string text_;
   std::vector<size_t> line_starts_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;

@@ -227,9 +227,19 @@ TEST(Lexer, TabsAndSpacesMustAgree) {
 }
 
 TEST(Lexer, CarriageReturnLineEndings) {
-  EXPECT_EQ(kinds("if x:\r\n    y = 'a'\r\n\r\nz\r\n"),
-            "KW:if NAME:x OP:: NEWLINE INDENT NAME:y OP:= STR:'a' NEWLINE DEDENT NAME:z NEWLINE "
-            "END");
+  const char* expected =
+      "KW:if NAME:x OP:: NEWLINE INDENT NAME:y OP:= STR:'a' NEWLINE DEDENT NAME:z NEWLINE END";
+  EXPECT_EQ(kinds("if x:\r\n    y = 'a'\r\n\r\nz\r\n"), expected);
+  // A lone CR ends a line, as in Python: a file of old Mac line ends read as one
+  // line, here all of it a comment.
+  EXPECT_EQ(kinds("# c\rif x:\r    y = 'a'\r\rz\r"), expected);
+  EXPECT_EQ(kinds("x = 1 + \\\r    2\r"), "NAME:x OP:= INT:1 OP:+ INT:2 NEWLINE END");
+  EXPECT_EQ(only_token(lex("'''a\rb'''")).str_value, "a\nb");
+  EXPECT_EQ(lex("x\ry\r\nz")[4].loc.line, 3);  // x NEWLINE y NEWLINE z
+  EXPECT_EQ(lex_error("x = 1\ry = $\r"),
+            "k.py:2:5: error: invalid character '$'\n"
+            "    y = $\n"
+            "        ^");
 }
 
 TEST(Lexer, KeywordsAndNames) {
@@ -443,8 +453,21 @@ TEST(Lexer, CharacterErrors) {
             "k.py:1:7: error: invalid character '$'\n    x = a $ b\n          ^");
   EXPECT_EQ(lex_error("a ? b"), "k.py:1:3: error: invalid character '?'\n    a ? b\n      ^");
   EXPECT_EQ(lex_error("a ! b"), "k.py:1:3: error: invalid character '!'\n    a ! b\n      ^");
+  // The character shows escaped, and the caret sits under the escape.
   EXPECT_EQ(lex_error(std::string("a \x01 b")),
-            "k.py:1:3: error: invalid non-printable character U+0001\n    a \x01 b\n      ^");
+            "k.py:1:3: error: invalid non-printable character U+0001\n    a \\x01 b\n      ^");
+}
+
+TEST(Lexer, NulBytesAreAnErrorWithTheWholeMessage) {
+  // As in Python. The message, the line and the caret all come before any NUL
+  // a C-string reader would stop at (it cut the message off before the caret).
+  std::string text("x = 1\ny = 'a\0b'  # c\0\n", 22);
+  std::string error = lex_error(text);
+  EXPECT_EQ(error,
+            "k.py:2:7: error: source code cannot contain null bytes\n"
+            "    y = 'a\\x00b'  # c\\x00\n"
+            "          ^");
+  EXPECT_EQ(error.find('\0'), std::string::npos);
 }
 
 TEST(Lexer, ContinuationErrors) {

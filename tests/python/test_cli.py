@@ -65,6 +65,40 @@ def test_compile_error_exits_1_with_location_and_caret(tmp_path):
     assert "        T.copyy(A, A)" in done.stderr and "^" in done.stderr
 
 
+KERNEL_WITH_ERROR_ON_LINE_6 = ("import tilec.language as T\n\n@T.prim_func\n"
+                               "def main(A: T.Tensor((8,), \"float32\")):\n"
+                               "    with T.Kernel(1) as bx:\n"
+                               "        T.copyy(A, A)\n")
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_files_with_cr_or_crlf_line_ends_compile(tmp_path, newline):
+    # A CR-only file read as one line: "has 0 jit/prim_func functions".
+    good = tmp_path / "good.py"
+    good.write_bytes(KERNEL_WITH_ERROR_ON_LINE_6.replace("T.copyy(A, A)", "A[0] = 1.0")
+                     .replace("\n", newline).encode())
+    done = tilec("compile", str(good), "--emit", "ir")
+    assert done.returncode == 0, done.stderr
+    assert "A[0] = 1.0" in done.stdout
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(KERNEL_WITH_ERROR_ON_LINE_6.replace("\n", newline).encode())
+    done = tilec("compile", str(bad))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"{bad}:6:9: error: unknown primitive 'T.copyy'")
+    assert "\n            T.copyy(A, A)\n            ^" in done.stderr
+
+
+def test_a_nul_byte_is_an_error_printed_whole(tmp_path):
+    # The message was cut off at the NUL, before the source line and the caret.
+    bad = tmp_path / "nul.py"
+    bad.write_bytes(KERNEL_WITH_ERROR_ON_LINE_6.replace("T.copyy(A, A)", "A[0] = 1.0  # \0").encode())
+    done = tilec("compile", str(bad))
+    assert done.returncode == 1
+    assert done.stderr == (f"{bad}:6:23: error: source code cannot contain null bytes\n"
+                           "            A[0] = 1.0  # \\x00\n"
+                           + " " * (4 + 22) + "^\n")
+
+
 def test_usage_error_exits_2():
     done = tilec("compile")
     assert done.returncode == 2
