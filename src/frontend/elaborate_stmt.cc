@@ -475,8 +475,13 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     }
     if (step == 0) error_at(a.loc("step"), kind_name + " step must not be zero");
     if (a.has("num_stages")) {
-      num_stages = static_cast<int>(to_int(a["num_stages"], a.loc("num_stages"), "num_stages"));
-      if (num_stages < 0) error_at(a.loc("num_stages"), "num_stages must not be negative");
+      int64_t stages = to_int(a["num_stages"], a.loc("num_stages"), "num_stages");
+      if (stages < 0) error_at(a.loc("num_stages"), "num_stages must not be negative");
+      if (stages > kMaxPipelineStages)
+        error_at(a.loc("num_stages"), "num_stages is " + std::to_string(stages) + "; the most is " +
+                                          std::to_string(kMaxPipelineStages) + " (each stage holds its own "
+                                          "copy of the loop's shared tiles)");
+      num_stages = static_cast<int>(stages);
     }
     ir::Expr extent;
     int64_t start_value, stop_value;

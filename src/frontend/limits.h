@@ -26,6 +26,9 @@ constexpr int64_t kMaxCalls = 100000;
 constexpr int64_t kMaxCompileTimeIterations = 100000;
 // Items of one tuple or list, characters of one string made at compile time.
 constexpr int64_t kMaxSequenceLength = 100000;
+// Stages of one T.Pipelined loop: the pipeline's prologue and shared tiles grow
+// with them (GPU kernels use a handful).
+constexpr int kMaxPipelineStages = 32;
 
 // The IR of one runtime expression: its nesting, and its nodes counting a
 // shared subexpression once for every use (what printing it would write).

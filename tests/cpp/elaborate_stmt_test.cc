@@ -83,6 +83,19 @@ TEST(ElaborateStmt, KernelLoopTripCountsAreCountedExactly) {
                "6:32: error: the integer 1099511627776 does not fit in int32 (range step)");
 }
 
+TEST(ElaborateStmt, PipelineStagesAreLimited) {
+  std::string loop = "        S = T.alloc_shared((8,), \"int64\")\n"
+                     "        for k in T.Pipelined(4, num_stages=STAGES):\n"
+                     "            T.copy(A, S)\n";
+  // A million stages hung the CUDA pipeline; 2**40 was cut to an int (0 stages) without a word.
+  for (const char* stages : {"1000000", "2**40"})
+    expect_error(replaced(kernel_text(loop), "STAGES", stages),
+                 std::string("7:33: error: num_stages is ") + (stages[0] == '2' ? "1099511627776" : stages) +
+                     "; the most is 32 (each stage holds its own copy of the loop's shared tiles)");
+  test_support::Compiled c = compile_text(replaced(kernel_text(loop), "STAGES", "32"), EmitStage::Source, "cuda");
+  EXPECT_TRUE(c.error.empty()) << c.error;
+}
+
 TEST(ElaborateStmt, LaunchSizesAreCheckedBeforeTheyReachTheIR) {
   // Was a grid of 0 blocks (2**40 wrapped to int32).
   expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(2**40)"),
