@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "base/stack_guard.h"
 #include "ir/intrinsics.h"
 
 namespace tilec::codegen {
@@ -303,6 +304,7 @@ CExpr CFamilyPrinter::convert(const CExpr& code, DType from, DType to) const {
 
 CExpr CFamilyPrinter::print(const ir::Expr& e) {
   if (!e) fail("null expression");
+  check_stack(e->loc);
   switch (e.kind()) {
     case ir::ExprKind::IntImm:
       return int_literal(e.as<ir::IntImm>()->value, e->dtype);
@@ -544,6 +546,7 @@ std::vector<Stride> CFamilyPrinter::declare_row_major_strides(const ir::Buffer& 
 
 void CFamilyPrinter::emit_stmt(const ir::Stmt& s) {
   if (!s) return;
+  check_stack(s->loc);
   emit_source_comment(s->loc);
   switch (s.kind()) {
 #define TILEC_STMT_CASE(n)                               \

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/stack_guard.h"
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
@@ -730,6 +731,7 @@ CtValue Elaborator::call_function(const FunctionValue& f, const EvaluatedCall& c
 // ---------------------------------------------------------------- dispatch
 
 Elaborator::EvalDepth::EvalDepth(Elaborator& el, const SourceLoc& loc) : el_(el) {
+  check_stack(loc);
   if (++el_.eval_depth_ > kMaxEvalDepth) {
     --el_.eval_depth_;
     error_at(loc, "evaluation nested too deeply (more than " + std::to_string(kMaxEvalDepth) +

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/stack_guard.h"
 #include "frontend/lexer.h"
 #include "frontend/limits.h"
 
@@ -93,6 +94,7 @@ class Parser {
     Depth(Parser& parser, const SourceLoc& loc, int levels = 1) : parser_(parser) { add(loc, levels); }
     ~Depth() { parser_.depth_ -= levels_; }
     void add(const SourceLoc& loc, int levels = 1) {
+      check_stack(loc);
       levels_ += levels;
       parser_.depth_ += levels;
       if (parser_.depth_ > kMaxExpressionDepth)

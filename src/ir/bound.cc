@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "base/stack_guard.h"
 #include "ir/simplify.h"
 
 namespace tilec::ir {
@@ -110,6 +111,7 @@ bool BoundAnalyzer::can_prove(const Expr& condition) const { return prove(condit
 // `may_wrap` is set when some arithmetic inside e might have left its dtype's
 // range: e's value then need not be the mathematical one.
 std::optional<Interval> BoundAnalyzer::eval(const Expr& e, bool* may_wrap) const {
+  check_stack(e->loc);
   DType t = e->dtype;
   if (!analyzable(t)) return std::nullopt;
   if (auto* imm = e.as<IntImm>()) return Interval{imm->value, imm->value};

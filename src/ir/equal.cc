@@ -3,6 +3,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "base/stack_guard.h"
+
 namespace tilec::ir {
 
 namespace {
@@ -13,6 +15,7 @@ class StructuralEqual {
 
   bool eq(const Expr& a, const Expr& b) {
     if (!a || !b) return !a && !b;
+    check_stack(a->loc);
     if (a.kind() != b.kind() || a->dtype != b->dtype) return false;
     switch (a.kind()) {
 #define TILEC_DISPATCH(n) \

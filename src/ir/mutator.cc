@@ -1,5 +1,7 @@
 #include "ir/mutator.h"
 
+#include "base/stack_guard.h"
+
 namespace tilec::ir {
 
 namespace {
@@ -37,6 +39,7 @@ Expr mutate_binary(IRMutator& m, const Node* op, const Expr& self) {
 
 Expr IRMutator::mutate(const Expr& e) {
   if (!e) return e;
+  check_stack(e->loc);
   switch (e.kind()) {
 #define TILEC_DISPATCH(n) \
   case ExprKind::n: return mutate_##n(static_cast<const n*>(e.get()), e);
@@ -48,6 +51,7 @@ Expr IRMutator::mutate(const Expr& e) {
 
 Stmt IRMutator::mutate(const Stmt& s) {
   if (!s) return s;
+  check_stack(s->loc);
   switch (s.kind()) {
 #define TILEC_DISPATCH(n) \
   case StmtKind::n: return mutate_##n(static_cast<const n*>(s.get()), s);

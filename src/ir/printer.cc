@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/stack_guard.h"
 #include "ir/layout.h"
 
 namespace tilec::ir {
@@ -102,6 +103,7 @@ class IRPrinter {
 
   void stmt(const Stmt& s, int indent) {
     if (!s) return;
+    check_stack(s->loc);
     switch (s.kind()) {
 #define TILEC_DISPATCH(n) \
   case StmtKind::n: return print_##n(static_cast<const n*>(s.get()), indent);
@@ -177,6 +179,7 @@ class IRPrinter {
 
   Text print(const Expr& e) {
     if (!e) return {"None"};
+    check_stack(e->loc);
     switch (e.kind()) {
 #define TILEC_DISPATCH(n) \
   case ExprKind::n: return print_##n(static_cast<const n*>(e.get()));

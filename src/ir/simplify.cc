@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/stack_guard.h"
 #include "ir/equal.h"
 #include "ir/mutator.h"
 #include "ir/substitute.h"
@@ -169,6 +170,7 @@ struct LinearCounts {
 };
 
 bool accumulate(const Expr& e, int64_t coef, LinearSum* out, LinearCounts* counts) {
+  check_stack(e->loc);
   if (auto* imm = e.as<IntImm>()) {
     if (e->dtype == DType::UInt64 && imm->value < 0) return false;
     int64_t p;

@@ -1,9 +1,12 @@
 #include "ir/visitor.h"
 
+#include "base/stack_guard.h"
+
 namespace tilec::ir {
 
 void IRVisitor::visit(const Expr& e) {
   if (!e) return;
+  check_stack(e->loc);
   switch (e.kind()) {
 #define TILEC_DISPATCH(n) \
   case ExprKind::n: return visit_##n(static_cast<const n*>(e.get()));
@@ -14,6 +17,7 @@ void IRVisitor::visit(const Expr& e) {
 
 void IRVisitor::visit(const Stmt& s) {
   if (!s) return;
+  check_stack(s->loc);
   switch (s.kind()) {
 #define TILEC_DISPATCH(n) \
   case StmtKind::n: return visit_##n(static_cast<const n*>(s.get()));
