@@ -115,6 +115,12 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
   Frame& f = frame();
   if (f.loop_vars.count(name))
     error_at(loc, "cannot assign to loop variable '" + name + "'");
+  auto fixed = f.fixed_in_runtime_control.find(name);
+  if (fixed != f.fixed_in_runtime_control.end() && runtime_control_depth_ >= fixed->second)
+    error_at(loc, "'" + name + "' holds a " + describe(f.names[name]) + ", a value known only at compile "
+                  "time, and cannot be assigned again inside a runtime loop or branch (what it holds "
+                  "afterwards would depend on run time; only numbers and runtime scalars can change "
+                  "there): give the new value another name");
   CtValue value = value_in;
   if (value.kind == K::Region && value.region->all_points())
     value = CtValue::of_expr(to_expr(value, loc, "value"));
@@ -204,11 +210,14 @@ void Elaborator::materialize_assigned(const ast::StmtList& body) {
   if (!in_kernel_) return;
   Frame& f = frame();
   for (const auto& [name, count] : assigned_names(body)) {
-    if (!f.multi_assigned.count(name)) continue;
     auto it = f.names.find(name);
-    if (it == f.names.end()) continue;
+    if (it == f.names.end()) continue;  // not bound before the loop or branch
     CtValue& v = it->second;
-    if (!(v.is_number() || v.kind == K::Expr)) continue;
+    if (!(v.is_number() || v.kind == K::Expr)) {
+      if (v.kind != K::MutableVar) f.fixed_in_runtime_control[name] = runtime_control_depth_ + 1;
+      continue;
+    }
+    f.fixed_in_runtime_control.erase(name);
     ir::Expr e = to_expr(v, body.front()->loc, "value");
     CtValue var;
     var.kind = K::MutableVar;

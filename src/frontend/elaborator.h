@@ -105,8 +105,9 @@ class Elaborator {
   // counts) against kMaxCompileTimeIterations.
   void spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc);
   void emit(ir::Stmt s);
-  // Names that a runtime loop/branch assigns and that hold folded values now
-  // become runtime variables first, so every iteration sees the updated value.
+  // Names that a runtime loop/branch assigns and that are bound now become
+  // runtime variables first, so every iteration sees the updated value; those
+  // whose values cannot (tuples, buffers, ...) may not be assigned there.
   void materialize_assigned(const ast::StmtList& body);
   ir::Buffer new_local_scalar(const std::string& name, DType dtype, const SourceLoc& loc);
   ir::Stmt collect(const std::function<void()>& body);  // runs body, returns what it emitted
@@ -129,6 +130,10 @@ class Elaborator {
     std::map<std::string, CtValue> names;
     std::shared_ptr<std::map<std::string, CtValue>> closure;
     std::set<std::string> multi_assigned;  // names with more than one assignment site
+    // Names bound, before a runtime loop or branch that assigns them, to values
+    // that cannot become runtime variables (tuples, strings, buffers, ...): the
+    // runtime control depth inside that loop or branch.
+    std::map<std::string, int> fixed_in_runtime_control;
     std::set<std::string> loop_vars;
     // Names whose block is over: let-bound or loop variables (where they were
     // bound), and a T.Kernel block's buffers and block indices (where it is).

@@ -107,6 +107,37 @@ TEST(ElaborateStmt, LaunchSizesAreCheckedBeforeTheyReachTheIR) {
                "5:30: error: threads must be between 1 and 1024, not 2048");
 }
 
+TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {
+  // The body is elaborated once: a tuple or string it reassigned kept one
+  // elaboration's value (len(t) was 2 after 4 iterations, s was "b" whatever A[1] held).
+  expect_error(kernel_text("        t = (1,)\n"
+                           "        for k in T.serial(4):\n"
+                           "            t = t + (2,)\n"
+                           "        A[0] = len(t)\n"),
+               "8:13: error: 't' holds a tuple, a value known only at compile time, and cannot be assigned "
+               "again inside a runtime loop or branch");
+  expect_error(kernel_text("        s = 'a'\n"
+                           "        if A[1] > 0:\n"
+                           "            s = 'b'\n"
+                           "        A[2] = len(s)\n"),
+               "8:13: error: 's' holds a str, a value known only at compile time");
+  // A new name, or one bound inside, is fine.
+  EXPECT_TRUE(compile_text(kernel_text("        for k in T.serial(4):\n"
+                                       "            t = (k, k + 1)\n"
+                                       "            t = (t[1], t[0])\n"
+                                       "            A[t[0]] = t[1]\n"))
+                  .error.empty());
+  // A parameter is bound before the loop: the running sum is a runtime variable
+  // (each iteration read the parameter's value).
+  std::string ir = ir_of(kernel_text("        m(0)\n", "int64",
+                                     "    def m(x):\n"
+                                     "        for k in T.serial(4):\n"
+                                     "            x = x + A[k]\n"
+                                     "            A[k] = x\n"));
+  EXPECT_NE(ir.find("x = T.alloc_local((1,), \"int32\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("x[0] = T.cast(T.cast(x[0], \"int64\") + A[k], \"int32\")"), std::string::npos) << ir;
+}
+
 TEST(ElaborateStmt, CallsAreLimited) {
   std::string deep_recursion = kernel_text("        A[0] = f(100)\n", "int64",
                                            "    def f(n):\n"
