@@ -116,8 +116,10 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
   if (f.loop_vars.count(name))
     error_at(loc, "cannot assign to loop variable '" + name + "'");
   auto fixed = f.fixed_in_runtime_control.find(name);
-  if (fixed != f.fixed_in_runtime_control.end() && runtime_control_depth_ >= fixed->second)
-    error_at(loc, "'" + name + "' holds a " + describe(f.names[name]) + ", a value known only at compile "
+  auto bound = f.names.find(name);
+  if (fixed != f.fixed_in_runtime_control.end() && runtime_control_depth_ >= fixed->second &&
+      bound != f.names.end())
+    error_at(loc, "'" + name + "' holds a " + describe(bound->second) + ", a value known only at compile "
                   "time, and cannot be assigned again inside a runtime loop or branch (what it holds "
                   "afterwards would depend on run time; only numbers and runtime scalars can change "
                   "there): give the new value another name");
@@ -626,12 +628,10 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     int64_t product = 1;
     for (const auto& p : parts) {
       int64_t n = to_int(p, kw.value->loc, "threads");
-      if (n < 1 || n > 1024)
-        error_at(kw.value->loc, "threads must be between 1 and 1024, not " + std::to_string(n));
-      product *= n;
+      if (n < 1 || n > 1024 || (product *= n) > 1024)
+        error_at(kw.value->loc, "threads must be between 1 and 1024, not " +
+                                    std::to_string(n < 1 || n > 1024 ? n : product));
     }
-    if (product > 1024)
-      error_at(kw.value->loc, "threads must be between 1 and 1024, not " + std::to_string(product));
     threads = static_cast<int>(product);
   }
   if (call.positional.empty() || call.positional.size() > 3)

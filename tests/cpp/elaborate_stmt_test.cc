@@ -105,6 +105,8 @@ TEST(ElaborateStmt, LaunchSizesAreCheckedBeforeTheyReachTheIR) {
                "5:30: error: threads must be between 1 and 1024, not 4611686018427387905");
   expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(1, threads=(64, 32))"),
                "5:30: error: threads must be between 1 and 1024, not 2048");
+  expect_error(replaced(kernel_text("        A[0] = 1\n"), "T.Kernel(1)", "T.Kernel(1, threads=(1024,) * 7)"),
+               "5:30: error: threads must be between 1 and 1024, not 1048576");
 }
 
 TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {
