@@ -412,7 +412,7 @@ static CtValue min_max(Elaborator& el, const EvaluatedCall& call, bool is_max) {
   if (!call.keywords.empty())
     error_at(call.keyword_locs[0], call.callee_name + "() takes no keyword arguments");
   if (values.size() == 1 && values[0].is_sequence()) {
-    values = values[0].items;
+    values = values[0].items.vector();
     locs.assign(values.size(), call.positional_locs[0]);
   }
   if (values.size() < 2 && !(values.size() == 1 && call.callee_name.find("T.") != 0))
@@ -513,7 +513,7 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
       CallArgs a = el.bind(c, {"shape", "dtype=\"float32\"", "strides=None"});
       auto type = std::make_shared<TensorTypeValue>();
       const CtValue& shape = a["shape"];
-      type->shape = shape.is_sequence() ? shape.items : std::vector<CtValue>{shape};
+      type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
       type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "tensor dtype");
       if (a["strides"].kind != K::None)
         error_at(a.loc("strides"), "tensor strides are read from the arguments; declare the shape only");
@@ -637,7 +637,7 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
         error_at(c.node->loc, "T.empty creates an output of an eager jit function, outside its T.Kernel block");
       auto type = std::make_shared<TensorTypeValue>();
       const CtValue& shape = a["shape"];
-      type->shape = shape.is_sequence() ? shape.items : std::vector<CtValue>{shape};
+      type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
       type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.empty dtype");
       std::string name = el.name_hint_.empty() ? "out" : el.name_hint_;
       ir::Buffer b = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));

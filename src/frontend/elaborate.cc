@@ -146,7 +146,7 @@ void Elaborator::declare_tensor(const std::string& name, const TensorTypeValue& 
                           name + "' is declared " + type.dtype.name() + " (at " + loc.str() + ")");
     if (spec.items.size() != type.shape.size())
       throw ArgumentError("argument '" + name + "' has " + std::to_string(spec.items.size()) +
-                          " dims " + shape_text(spec.items) + " but '" + name + "' is declared with " +
+                          " dims " + shape_text(spec.items.vector()) + " but '" + name + "' is declared with " +
                           std::to_string(type.shape.size()) + " (at " + loc.str() + ")");
     for (size_t d = 0; d < type.shape.size(); ++d) {
       CtValue& dim = type.shape[d];
@@ -158,7 +158,7 @@ void Elaborator::declare_tensor(const std::string& name, const TensorTypeValue& 
         st.const_dims.push_back({param_index, static_cast<int>(d), actual});
         st.pending_dim_sources[dim_name] = {param_index, static_cast<int>(d)};
       } else if (dim.kind == K::Int && dim.int_value != actual) {
-        throw ArgumentError("argument '" + name + "' has shape " + shape_text(spec.items) +
+        throw ArgumentError("argument '" + name + "' has shape " + shape_text(spec.items.vector()) +
                             " but dim " + std::to_string(d) + " must be " +
                             std::to_string(dim.int_value) + " (declared at " + loc.str() + ")");
       }
@@ -299,7 +299,7 @@ ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::strin
   std::vector<ir::Buffer> returned;
   if (frame().return_value) {
     const CtValue& r = *frame().return_value;
-    std::vector<CtValue> items = r.is_sequence() ? r.items : std::vector<CtValue>{r};
+    std::vector<CtValue> items = r.is_sequence() ? r.items.vector() : std::vector<CtValue>{r};
     for (const auto& item : items) {
       if (item.kind == K::None && items.size() == 1) break;
       bool is_output = item.kind == K::Buffer &&

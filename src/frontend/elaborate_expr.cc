@@ -179,7 +179,7 @@ DType Elaborator::to_dtype(const CtValue& v, const SourceLoc& loc, const std::st
 std::vector<ir::Expr> Elaborator::to_shape(const CtValue& v, const SourceLoc& loc,
                                            const std::string& what) {
   std::vector<CtValue> dims;
-  if (v.is_sequence()) dims = v.items;
+  if (v.is_sequence()) dims = v.items.vector();
   else dims = {v};
   std::vector<ir::Expr> shape;
   for (const auto& d : dims) {
@@ -292,7 +292,10 @@ static CtValue repeat_sequence(const CtValue& seq, int64_t count, const SourceLo
   int64_t length;
   bool overflows = __builtin_mul_overflow(static_cast<int64_t>(seq.items.size()), count, &length);
   check_length(length, overflows, loc, describe(seq) + " * " + std::to_string(count));
-  for (int64_t i = 0; i < count; ++i) r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
+  std::vector<CtValue> items;
+  items.reserve(static_cast<size_t>(length));
+  for (int64_t i = 0; i < count; ++i) items.insert(items.end(), seq.items.begin(), seq.items.end());
+  r.items = std::move(items);
   return r;
 }
 
@@ -346,7 +349,7 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
   if (op == "+" && a.is_sequence() && b.is_sequence()) {
     check_length(static_cast<int64_t>(a.items.size() + b.items.size()), false, loc, "this concatenation");
     CtValue r = a;
-    r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    r.items.append(b.items);
     return r;
   }
   if (op == "*" && a.is_sequence() && b.kind == K::Int) return repeat_sequence(a, b.int_value, loc);
@@ -792,6 +795,9 @@ CtValue Elaborator::eval(const ast::Expr& e) {
       }
       CtValue r = CtValue::tuple(std::move(items));
       if (e.kind == E::List) r.kind = K::List;
+      if (r.items.depth() > kMaxValueNesting)
+        error_at(e.loc, "tuples and lists nest more than " + std::to_string(kMaxValueNesting) +
+                            " deep here (a tuple inside a tuple inside ...)");
       return r;
     }
     case E::Slice: error_at(e.loc, "a slice is only allowed inside [ ]");

@@ -624,7 +624,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
       error_at(kw.loc, "T.Kernel() got an unexpected keyword argument '" + kw.name +
                            "' (it takes grid extents and threads=)");
     CtValue t = eval(*kw.value);
-    std::vector<CtValue> parts = t.is_sequence() ? t.items : std::vector<CtValue>{t};
+    std::vector<CtValue> parts = t.is_sequence() ? t.items.vector() : std::vector<CtValue>{t};
     int64_t product = 1;
     for (const auto& p : parts) {
       int64_t n = to_int(p, kw.value->loc, "threads");

@@ -24,8 +24,10 @@ constexpr int64_t kMaxCalls = 100000;
 // Iterations of compile-time loops (range() outside a kernel, loops over a
 // tuple) in one compile, in all.
 constexpr int64_t kMaxCompileTimeIterations = 100000;
-// Items of one tuple or list, characters of one string made at compile time.
+// Items of one tuple or list, characters of one string made at compile time,
+// and tuples and lists inside one another.
 constexpr int64_t kMaxSequenceLength = 100000;
+constexpr int kMaxValueNesting = 100;
 // Stages of one T.Pipelined loop: the pipeline's prologue and shared tiles grow
 // with them (GPU kernels use a handful).
 constexpr int kMaxPipelineStages = 32;

@@ -1,5 +1,7 @@
 #include "frontend/value.h"
 
+#include <algorithm>
+
 namespace tilec::frontend {
 
 bool FunctionValue::has_decorator(const std::string& attr) const {
@@ -14,6 +16,56 @@ bool FunctionValue::has_decorator(const std::string& attr) const {
 
 bool FunctionValue::is_prim_func() const { return has_decorator("prim_func"); }
 bool FunctionValue::is_macro() const { return has_decorator("macro"); }
+
+struct ItemList::Shared {
+  std::vector<CtValue> items;
+  int depth = 1;
+};
+
+static int nesting_of(const CtValue& item) { return item.is_sequence() ? item.items.depth() : 0; }
+
+ItemList::ItemList(std::vector<CtValue> items) {
+  if (items.empty()) return;
+  shared_ = std::make_shared<Shared>();
+  for (const CtValue& item : items) shared_->depth = std::max(shared_->depth, 1 + nesting_of(item));
+  shared_->items = std::move(items);
+}
+
+size_t ItemList::size() const { return shared_ ? shared_->items.size() : 0; }
+
+const std::vector<CtValue>& ItemList::vector() const {
+  static const std::vector<CtValue> none;
+  return shared_ ? shared_->items : none;
+}
+
+std::vector<CtValue>::const_iterator ItemList::begin() const { return vector().begin(); }
+std::vector<CtValue>::const_iterator ItemList::end() const { return vector().end(); }
+
+int ItemList::depth() const { return shared_ ? shared_->depth : 1; }
+
+ItemList::Shared& ItemList::own() {
+  if (!shared_) shared_ = std::make_shared<Shared>();
+  else if (shared_.use_count() > 1) shared_ = std::make_shared<Shared>(*shared_);
+  return *shared_;
+}
+
+void ItemList::push_back(CtValue item) {
+  Shared& s = own();
+  s.depth = std::max(s.depth, 1 + nesting_of(item));
+  s.items.push_back(std::move(item));
+}
+
+void ItemList::append(const ItemList& other) {
+  if (other.empty()) return;
+  if (empty()) {
+    shared_ = other.shared_;
+    return;
+  }
+  ItemList keep = other;  // `other` may be this list
+  Shared& s = own();
+  s.depth = std::max(s.depth, keep.depth());
+  s.items.insert(s.items.end(), keep.begin(), keep.end());
+}
 
 bool RegionValue::all_points() const {
   if (ranges.size() != buffer->shape.size()) return false;

@@ -22,6 +22,31 @@ namespace tilec::frontend {
 struct CtValue;
 using CtValuePtr = std::shared_ptr<CtValue>;
 
+// The items of a tuple or list. Copies of a value share its items until one of
+// them changes them: a value is copied at every use of a name, and a long
+// tuple read in a compile-time loop was copied whole each time.
+class ItemList {
+ public:
+  ItemList() = default;
+  ItemList(std::vector<CtValue> items);  // NOLINT(google-explicit-constructor): a vector is a list
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  const CtValue& operator[](size_t i) const { return vector()[i]; }
+  std::vector<CtValue>::const_iterator begin() const;
+  std::vector<CtValue>::const_iterator end() const;
+  const std::vector<CtValue>& vector() const;
+  // Tuples and lists inside one another, this one counted: 1 + its items' deepest.
+  int depth() const;
+  void push_back(CtValue item);
+  void append(const ItemList& other);
+  void clear() { shared_.reset(); }
+
+ private:
+  struct Shared;
+  Shared& own();  // the items, copied first when another value shares them
+  std::shared_ptr<Shared> shared_;  // null: no items
+};
+
 // A function defined in kernel source or handed in by the Python face: its
 // definition, the module that owns the AST, and the names it closes over.
 struct FunctionValue {
@@ -71,7 +96,7 @@ struct CtValue {
   double float_value = 0;
   std::string text;
   DType dtype;
-  std::vector<CtValue> items;
+  ItemList items;
   ir::Expr expr;
   ir::Buffer buffer;
   std::shared_ptr<RegionValue> region;
