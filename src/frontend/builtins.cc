@@ -414,6 +414,7 @@ static CtValue min_max(Elaborator& el, const EvaluatedCall& call, bool is_max) {
   if (values.size() == 1 && values[0].is_sequence()) {
     values = values[0].items.vector();
     locs.assign(values.size(), call.positional_locs[0]);
+    el.spend_sequence_work(static_cast<int64_t>(values.size()), call.positional_locs[0]);
   }
   if (values.size() < 2 && !(values.size() == 1 && call.callee_name.find("T.") != 0))
     error_at(call.node->loc, call.callee_name + "() needs at least two values");

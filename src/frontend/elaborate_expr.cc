@@ -285,6 +285,15 @@ static void check_length(int64_t length, bool overflows, const SourceLoc& loc, c
                       "in a buffer, long loops in a runtime loop)");
 }
 
+void Elaborator::spend_sequence_work(int64_t items, const SourceLoc& loc) {
+  sequence_work_ += items;
+  if (sequence_work_ > kMaxSequenceWork)
+    error_at(loc, "compile-time operations on tuples, lists and strings have handled more than " +
+                      std::to_string(kMaxSequenceWork) + " items in this kernel (each comparison, "
+                      "search, slice, concatenation and repetition counts the items it handles); large "
+                      "data belongs in a buffer, and loops over it in a runtime loop");
+}
+
 static CtValue repeat_sequence(const CtValue& seq, int64_t count, const SourceLoc& loc) {
   CtValue r = seq;
   r.items.clear();
@@ -348,14 +357,20 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
   if (a.is_number() && b.is_number()) return fold_numbers(op, a, b, loc);
   if (op == "+" && a.is_sequence() && b.is_sequence()) {
     check_length(static_cast<int64_t>(a.items.size() + b.items.size()), false, loc, "this concatenation");
+    spend_sequence_work(static_cast<int64_t>(a.items.size() + b.items.size()), loc);
     CtValue r = a;
     r.items.append(b.items);
     return r;
   }
-  if (op == "*" && a.is_sequence() && b.kind == K::Int) return repeat_sequence(a, b.int_value, loc);
-  if (op == "*" && a.kind == K::Int && b.is_sequence()) return repeat_sequence(b, a.int_value, loc);
+  if (op == "*" && (a.is_sequence() || b.is_sequence()) && (a.kind == K::Int || b.kind == K::Int)) {
+    const CtValue& seq = a.is_sequence() ? a : b;
+    CtValue r = repeat_sequence(seq, a.is_sequence() ? b.int_value : a.int_value, loc);
+    spend_sequence_work(static_cast<int64_t>(r.items.size()), loc);
+    return r;
+  }
   if (op == "+" && a.kind == K::String && b.kind == K::String) {
     check_length(static_cast<int64_t>(a.text.size() + b.text.size()), false, loc, "this concatenation");
+    spend_sequence_work(static_cast<int64_t>(a.text.size() + b.text.size()), loc);
     return CtValue::of_string(a.text + b.text);
   }
 
@@ -424,7 +439,9 @@ CtValue Elaborator::eval_unary(const std::string& op, const CtValue& a, const So
   return CtValue::of_expr(ir::make_Sub(zero, e));
 }
 
-static bool values_equal(const CtValue& a, const CtValue& b) {
+// a == b of compile-time values; `compared` counts the items compared.
+static bool values_equal(const CtValue& a, const CtValue& b, int64_t* compared) {
+  ++*compared;
   if (a.is_number() && b.is_number()) return number(a) == number(b);
   if (a.kind != b.kind) return false;
   switch (a.kind) {
@@ -434,7 +451,7 @@ static bool values_equal(const CtValue& a, const CtValue& b) {
     case K::Tuple: case K::List:
       if (a.items.size() != b.items.size()) return false;
       for (size_t i = 0; i < a.items.size(); ++i)
-        if (!values_equal(a.items[i], b.items[i])) return false;
+        if (!values_equal(a.items[i], b.items[i], compared)) return false;
       return true;
     case K::Buffer: return a.buffer == b.buffer;
     default: return false;
@@ -450,8 +467,9 @@ CtValue Elaborator::eval_compare(const ast::Expr& e) {
     CtValue right = eval(*e.items[i + 1]);
     const SourceLoc& loc = e.items[i]->loc;
     CtValue r;
+    int64_t compared = 0;
     if (op == "is" || op == "is not") {
-      bool same = left.kind == right.kind && (left.kind == K::None || values_equal(left, right));
+      bool same = left.kind == right.kind && (left.kind == K::None || values_equal(left, right, &compared));
       if (!left.is_constant() && left.kind != K::None && right.kind != K::None)
         error_at(loc, "'" + op + "' compares compile-time values only");
       r = CtValue::of_bool(op == "is" ? same : !same);
@@ -459,7 +477,7 @@ CtValue Elaborator::eval_compare(const ast::Expr& e) {
       if (!right.is_sequence() || !left.is_constant())
         error_at(loc, "'" + op + "' needs a compile-time value and a tuple or list");
       bool found = false;
-      for (auto& item : right.items) found = found || values_equal(left, item);
+      for (auto& item : right.items) found = found || values_equal(left, item, &compared);
       r = CtValue::of_bool(op == "in" ? found : !found);
     } else if (left.is_number() && right.is_number()) {
       double x = number(left), y = number(right);
@@ -473,11 +491,12 @@ CtValue Elaborator::eval_compare(const ast::Expr& e) {
       }
       r = CtValue::of_bool(v);
     } else if ((op == "==" || op == "!=") && left.is_constant() && right.is_constant()) {
-      bool eq = values_equal(left, right);
+      bool eq = values_equal(left, right, &compared);
       r = CtValue::of_bool(op == "==" ? eq : !eq);
     } else {
       r = eval_binop(op, left, right, loc);
     }
+    spend_sequence_work(compared, loc);
     if (!have_result) {
       result = r;
       have_result = true;
@@ -525,6 +544,7 @@ CtValue Elaborator::eval_subscript(const ast::Expr& e) {
       int64_t lo = bound(index.lower, 0), hi = bound(index.upper, n);
       CtValue r = base;
       r.items.clear();
+      spend_sequence_work(std::max<int64_t>(hi - lo, 0), index.loc);
       for (int64_t i = lo; i < hi; ++i) r.items.push_back(base.items[i]);
       return r;
     }
@@ -654,6 +674,7 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
     if (arg->kind == ast::ExprKind::Starred) {
       CtValue seq = eval(*arg->value);
       if (!seq.is_sequence()) error_at(arg->loc, "*-argument must be a tuple or list, not " + describe(seq));
+      spend_sequence_work(static_cast<int64_t>(seq.items.size()), arg->loc);
       for (auto& item : seq.items) {
         call.positional.push_back(item);
         call.positional_locs.push_back(arg->loc);
@@ -788,6 +809,7 @@ CtValue Elaborator::eval(const ast::Expr& e) {
         if (item->kind == E::Starred) {
           CtValue seq = eval(*item->value);
           if (!seq.is_sequence()) error_at(item->loc, "cannot unpack " + describe(seq));
+          spend_sequence_work(static_cast<int64_t>(seq.items.size()), item->loc);
           items.insert(items.end(), seq.items.begin(), seq.items.end());
         } else {
           items.push_back(eval(*item));

@@ -104,6 +104,9 @@ class Elaborator {
   // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
   // counts) against kMaxCompileTimeIterations.
   void spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc);
+  // Counts `items` handled by an operation on tuples, lists or strings against
+  // kMaxSequenceWork.
+  void spend_sequence_work(int64_t items, const SourceLoc& loc);
   void emit(ir::Stmt s);
   // Names that a runtime loop/branch assigns and that are bound now become
   // runtime variables first, so every iteration sees the updated value; those
@@ -166,6 +169,7 @@ class Elaborator {
   int runtime_control_depth_ = 0;   // inside a runtime loop or branch
   int64_t compile_time_iterations_ = 0;  // run so far, by all compile-time loops
   int64_t calls_ = 0;                    // of kernel-source functions, so far
+  int64_t sequence_work_ = 0;            // items handled by sequence operations, so far
   int eval_depth_ = 0;                   // EvalDepth levels now alive
   ExprSizeCheck expr_sizes_;             // what to_expr hands out
   bool in_kernel_ = false;

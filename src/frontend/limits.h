@@ -28,6 +28,10 @@ constexpr int64_t kMaxCompileTimeIterations = 100000;
 // and tuples and lists inside one another.
 constexpr int64_t kMaxSequenceLength = 100000;
 constexpr int kMaxValueNesting = 100;
+// Items that operations on tuples, lists and strings compare, search or copy
+// (==, in, slices, +, *, min/max, unpacking), in one compile, in all: each is
+// bounded by the length limit, but a compile-time loop repeats them.
+constexpr int64_t kMaxSequenceWork = 100000000;
 // Stages of one T.Pipelined loop: the pipeline's prologue and shared tiles grow
 // with them (GPU kernels use a handful).
 constexpr int kMaxPipelineStages = 32;

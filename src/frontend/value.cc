@@ -17,17 +17,23 @@ bool FunctionValue::has_decorator(const std::string& attr) const {
 bool FunctionValue::is_prim_func() const { return has_decorator("prim_func"); }
 bool FunctionValue::is_macro() const { return has_decorator("macro"); }
 
+// The items, with what is known of them all (kept as items are added: the
+// items of a list never change once made).
 struct ItemList::Shared {
   std::vector<CtValue> items;
   int depth = 1;
-};
+  bool all_constant = true;
 
-static int nesting_of(const CtValue& item) { return item.is_sequence() ? item.items.depth() : 0; }
+  void note(const CtValue& item) {
+    depth = std::max(depth, 1 + (item.is_sequence() ? item.items.depth() : 0));
+    all_constant = all_constant && item.is_constant();
+  }
+};
 
 ItemList::ItemList(std::vector<CtValue> items) {
   if (items.empty()) return;
   shared_ = std::make_shared<Shared>();
-  for (const CtValue& item : items) shared_->depth = std::max(shared_->depth, 1 + nesting_of(item));
+  for (const CtValue& item : items) shared_->note(item);
   shared_->items = std::move(items);
 }
 
@@ -43,6 +49,8 @@ std::vector<CtValue>::const_iterator ItemList::end() const { return vector().end
 
 int ItemList::depth() const { return shared_ ? shared_->depth : 1; }
 
+bool ItemList::all_constant() const { return !shared_ || shared_->all_constant; }
+
 ItemList::Shared& ItemList::own() {
   if (!shared_) shared_ = std::make_shared<Shared>();
   else if (shared_.use_count() > 1) shared_ = std::make_shared<Shared>(*shared_);
@@ -51,7 +59,7 @@ ItemList::Shared& ItemList::own() {
 
 void ItemList::push_back(CtValue item) {
   Shared& s = own();
-  s.depth = std::max(s.depth, 1 + nesting_of(item));
+  s.note(item);
   s.items.push_back(std::move(item));
 }
 
@@ -64,6 +72,7 @@ void ItemList::append(const ItemList& other) {
   ItemList keep = other;  // `other` may be this list
   Shared& s = own();
   s.depth = std::max(s.depth, keep.depth());
+  s.all_constant = s.all_constant && keep.all_constant();
   s.items.insert(s.items.end(), keep.begin(), keep.end());
 }
 
@@ -136,9 +145,7 @@ bool CtValue::is_constant() const {
     case Kind::DType:
       return true;
     case Kind::Tuple: case Kind::List:
-      for (const auto& i : items)
-        if (!i.is_constant()) return false;
-      return true;
+      return items.all_constant();
     default:
       return false;
   }

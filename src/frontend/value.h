@@ -37,6 +37,8 @@ class ItemList {
   const std::vector<CtValue>& vector() const;
   // Tuples and lists inside one another, this one counted: 1 + its items' deepest.
   int depth() const;
+  // Whether every item is a Python-level constant (CtValue::is_constant).
+  bool all_constant() const;
   void push_back(CtValue item);
   void append(const ItemList& other);
   void clear() { shared_.reset(); }

@@ -132,6 +132,20 @@ TEST(ElaborateExpr, TuplesAreSharedNotCopiedAtEachUse) {
                "7:13: error: tuples and lists nest more than 100 deep here");
 }
 
+TEST(ElaborateExpr, WorkOnTuplesIsBudgeted) {
+  // Each comparison is bounded by the length limit, but a loop repeated it:
+  // 100000 compares of two 100000-item tuples ran for minutes.
+  expect_error(kernel_text("        A[0] = x\n", "int64",
+                           "    t = (1,) * 100000\n"
+                           "    u = (1,) * 100000\n"
+                           "    x = 0\n"
+                           "    for i in range(99999):\n"
+                           "        x = x + (1 if t == u else 0) + (1 if 2 in t else 0)\n"),
+               "9:23: error: compile-time operations on tuples, lists and strings have handled more than "
+               "100000000 items in this kernel");
+  EXPECT_EQ(store_of("(1, (2, 'a')) == (1, (2, 'a')) and 3 in (1, 2, 3)"), "T.int64(1)");
+}
+
 TEST(ElaborateExpr, RuntimeExpressionsAreLimited) {
   // A value grown through a tuple, one level an iteration: was a stack overflow
   // in the passes after 20000 levels.
