@@ -674,6 +674,8 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
     if (arg->kind == ast::ExprKind::Starred) {
       CtValue seq = eval(*arg->value);
       if (!seq.is_sequence()) error_at(arg->loc, "*-argument must be a tuple or list, not " + describe(seq));
+      check_length(static_cast<int64_t>(call.positional.size() + seq.items.size()), false, arg->loc,
+                   "this call's argument list");
       spend_sequence_work(static_cast<int64_t>(seq.items.size()), arg->loc);
       for (auto& item : seq.items) {
         call.positional.push_back(item);
@@ -809,9 +811,13 @@ CtValue Elaborator::eval(const ast::Expr& e) {
         if (item->kind == E::Starred) {
           CtValue seq = eval(*item->value);
           if (!seq.is_sequence()) error_at(item->loc, "cannot unpack " + describe(seq));
+          check_length(static_cast<int64_t>(items.size() + seq.items.size()), false, item->loc,
+                       "this unpacking");
           spend_sequence_work(static_cast<int64_t>(seq.items.size()), item->loc);
           items.insert(items.end(), seq.items.begin(), seq.items.end());
         } else {
+          check_length(static_cast<int64_t>(items.size() + 1), false, item->loc,
+                       e.kind == E::List ? "this list" : "this tuple");
           items.push_back(eval(*item));
         }
       }

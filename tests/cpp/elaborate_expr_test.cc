@@ -105,6 +105,13 @@ TEST(ElaborateExpr, CompileTimeSequencesAreLimited) {
   expect_store_error("len((1,) * 10**9)", "6:20: error: tuple * 1000000000 makes more than the 100000 items a "
                                           "compile-time tuple, list or string may have");
   expect_store_error("len((1, 2) * 4611686018427387904)", "6:20: error: tuple * 4611686018427387904 makes more");
+  // Unpacking is counted as the items pile up (a thousand *t of 100000 items each took memory past any check).
+  std::string stars;
+  for (int i = 0; i < 1000; ++i) stars += "*t, ";
+  expect_error(kernel_text("        A[0] = len(u)\n", "int64", "    t = (1,) * 100000\n    u = (" + stars + ")\n"),
+               "6:14: error: this unpacking makes more than the 100000 items");
+  expect_error(kernel_text("        A[0] = max(" + stars + ")\n", "int64", "    t = (1,) * 100000\n"),
+               "7:24: error: this call's argument list makes more than the 100000 items");
   expect_error(kernel_text("        A[0] = len(s)\n", "int64",
                            "    s = 'ab'\n"
                            "    for _ in range(17):\n"
