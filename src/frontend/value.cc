@@ -39,6 +39,8 @@ ItemList::ItemList(std::vector<CtValue> items) {
 
 size_t ItemList::size() const { return shared_ ? shared_->items.size() : 0; }
 
+const CtValue& ItemList::operator[](size_t i) const { return vector()[i]; }
+
 const std::vector<CtValue>& ItemList::vector() const {
   static const std::vector<CtValue> none;
   return shared_ ? shared_->items : none;

@@ -31,7 +31,7 @@ class ItemList {
   ItemList(std::vector<CtValue> items);  // NOLINT(google-explicit-constructor): a vector is a list
   size_t size() const;
   bool empty() const { return size() == 0; }
-  const CtValue& operator[](size_t i) const { return vector()[i]; }
+  const CtValue& operator[](size_t i) const;
   std::vector<CtValue>::const_iterator begin() const;
   std::vector<CtValue>::const_iterator end() const;
   const std::vector<CtValue>& vector() const;
