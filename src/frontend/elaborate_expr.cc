@@ -693,7 +693,7 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
   }
   switch (callee.kind) {
     case K::Builtin: return call_builtin(callee.text, call);
-    case K::Function: return call_function(*callee.function, call);
+    case K::Function: return call_function(callee, call);
     case K::DType: {
       if (call.positional.size() != 1 || !call.keywords.empty())
         error_at(e.loc, std::string("T.") + callee.dtype.name() + "() takes one value");
@@ -706,7 +706,8 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
   }
 }
 
-CtValue Elaborator::call_function(const FunctionValue& f, const EvaluatedCall& call) {
+CtValue Elaborator::call_function(const CtValue& function, const EvaluatedCall& call) {
+  const FunctionValue& f = *function.function;
   const ast::Stmt& def = *f.def;
   if (static_cast<int>(frames_.size()) > kMaxCallDepth)
     error_at(call.node->loc, "calls nest more than " + std::to_string(kMaxCallDepth) +
@@ -748,6 +749,7 @@ CtValue Elaborator::call_function(const FunctionValue& f, const EvaluatedCall& c
       error_at(call.node->loc, "'" + def.name + "' is missing argument '" + p.name + "'");
     frame().names[p.name] = eval(*p.default_value);
   }
+  frame().names.emplace(def.name, function);  // a parameter of that name hides it
   exec_block(def.body);
   CtValue result = frame().return_value.value_or(CtValue::none());
   frames_.pop_back();
@@ -778,7 +780,10 @@ CtValue Elaborator::eval(const ast::Expr& e) {
     case E::Attribute: return eval_attribute(e);
     case E::Subscript: return eval_subscript(e);
     case E::Call: return eval_call(e);
-    case E::BinOp: return eval_binop(e.op, eval(*e.lhs), eval(*e.rhs), e.loc);
+    case E::BinOp: {
+      CtValue lhs = eval(*e.lhs);  // before rhs, as Python does (arguments have no order in C++)
+      return eval_binop(e.op, lhs, eval(*e.rhs), e.loc);
+    }
     case E::UnaryOp: return eval_unary(e.op, eval(*e.value), e.loc);
     case E::Compare: return eval_compare(e);
     case E::BoolOp: {

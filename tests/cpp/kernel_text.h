@@ -3,7 +3,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <functional>
 #include <string>
 
 #include "tilec/tilec.h"
@@ -21,6 +23,35 @@ inline std::string kernel_text(const std::string& lines, const std::string& dtyp
          "def main(A: T.Tensor((8,), \"" + dtype + "\")):\n" +
          before +
          "    with T.Kernel(1) as bx:\n" + lines;
+}
+
+// How much more stack the compiler needs in this build: AddressSanitizer's redzones make its
+// frames about four times larger, so the stack sizes the limits are made for scale by it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kStackScale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr size_t kStackScale = 4;
+#else
+constexpr size_t kStackScale = 1;
+#endif
+#else
+constexpr size_t kStackScale = 1;
+#endif
+
+// Runs `body` on a new thread with a stack of `bytes`.
+inline void on_thread_with_stack(size_t bytes, const std::function<void()>& body) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  pthread_t thread;
+  auto run = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, run, const_cast<std::function<void()>*>(&body)), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
 }
 
 struct Compiled {

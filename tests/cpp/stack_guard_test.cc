@@ -4,7 +4,6 @@
 #include "base/stack_guard.h"
 
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <functional>
 #include <string>
@@ -17,21 +16,8 @@ namespace {
 using test_support::Compiled;
 using test_support::compile_text;
 using test_support::kernel_text;
-
-// Runs `body` on a new thread with a stack of `bytes`.
-void on_thread_with_stack(size_t bytes, const std::function<void()>& body) {
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
-  pthread_t thread;
-  auto run = [](void* arg) -> void* {
-    (*static_cast<const std::function<void()>*>(arg))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&thread, &attr, run, const_cast<std::function<void()>*>(&body)), 0);
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
-}
+using test_support::kStackScale;
+using test_support::on_thread_with_stack;
 
 std::string repeated(const std::string& s, int n) {
   std::string out;
@@ -91,7 +77,7 @@ TEST(StackGuard, TooSmallAStackIsAnErrorNotACrash) {
 TEST(StackGuard, TheDeepestProgramsCompileOnA4MiBStack) {
   for (const auto& [name, text] : deepest_programs())
     for (const char* target : {"cpu", "cuda"})
-      on_thread_with_stack(size_t{4} << 20, [&, name = name, text = text] {
+      on_thread_with_stack((size_t{4} << 20) * kStackScale, [&, name = name, text = text] {
         Compiled c = compile_text(text, EmitStage::Source, target);
         EXPECT_TRUE(c.error.empty()) << name << " on " << target << ":\n" << c.error.substr(0, 400);
       });
