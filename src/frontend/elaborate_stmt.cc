@@ -246,7 +246,6 @@ void Elaborator::exec(const ast::Stmt& s) {
       CtValue v;
       v.kind = K::Function;
       v.function = fv;
-      (*closure)[s.name] = v;  // lets a function refer to itself by name
       frame().names[s.name] = v;
       if (fv->is_prim_func()) defined_prim_funcs_.push_back(*fv);
       return;

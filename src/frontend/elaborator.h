@@ -63,7 +63,9 @@ class Elaborator {
   CtValue eval_subscript(const ast::Expr& e);
   CtValue eval_attribute(const ast::Expr& e);
   CtValue eval_call(const ast::Expr& e);
-  CtValue call_function(const FunctionValue& f, const EvaluatedCall& call);
+  // `callee` is the Function value called; its body sees it under its own name (kept out of
+  // its closure, which would then hold the function and never be freed).
+  CtValue call_function(const CtValue& callee, const EvaluatedCall& call);
   // A runtime value (or a number) as an IR expression; `what` names it in errors.
   ir::Expr to_expr(const CtValue& v, const SourceLoc& loc, const std::string& what);
   ir::Expr to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc, const std::string& what);

@@ -1,7 +1,7 @@
 #!func factory
 #!bind n = 8
-# A prim_func defined inside a factory the core evaluates: its closure holds
-# itself, a shared_ptr cycle, so the compile leaks (LeakSanitizer).
+# A prim_func defined inside a factory the core evaluates: its closure held
+# itself, a shared_ptr cycle, so the compile leaked (LeakSanitizer).
 import tilec as tilelang
 import tilec.language as T
 
