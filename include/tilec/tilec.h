@@ -192,7 +192,8 @@ FunctionSource load_function(const std::string& file_text, const std::string& fi
                              const std::string& name,
                              const std::map<std::string, Value>& defines = {});
 
-// Parses a -D value: an int, float, True/False, None, a dtype name, or else a string.
+// Parses a -D value: an int, float, True/False, None, a dtype name, or else a string. An int
+// past int64 throws std::invalid_argument.
 Value parse_define_value(const std::string& text);
 
 // How a jit function is written: a factory (runs in Python, returns or defines

@@ -1,7 +1,9 @@
 // Reading a kernel from a Python file without Python: the command line's way
 // in. The file's module-level imports and constant assignments become the
 // function's bindings.
+#include <cerrno>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "frontend/parser.h"
 #include "tilec/tilec.h"
@@ -112,8 +114,13 @@ Value parse_define_value(const std::string& text) {
   if (text == "False") return Value::of_bool(false);
   if (text == "None") return Value::none();
   char* end = nullptr;
+  errno = 0;
   long long i = std::strtoll(text.c_str(), &end, 0);
-  if (!text.empty() && end && *end == '\0') return Value::of_int(i);
+  if (!text.empty() && end && *end == '\0') {
+    if (errno == ERANGE)
+      throw std::invalid_argument("-D value " + text + " does not fit in 64 bits (kernel constants are int64)");
+    return Value::of_int(i);
+  }
   double f = std::strtod(text.c_str(), &end);
   if (!text.empty() && end && *end == '\0') return Value::of_float(f);
   if (auto t = DType::from_name(text)) return Value::of_dtype(*t);

@@ -99,6 +99,14 @@ def test_a_nul_byte_is_an_error_printed_whole(tmp_path):
                            + " " * (4 + 22) + "^\n")
 
 
+def test_a_define_past_int64_is_an_error():
+    # strtoll's saturated value used to become the constant silently.
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", "-D", "M=99999999999999999999",
+                 "-D", "N=64", "-D", "K=64", "--target", "cpu")
+    assert done.returncode == 1
+    assert "-D value 99999999999999999999 does not fit in 64 bits" in done.stderr
+
+
 def test_usage_error_exits_2():
     done = tilec("compile")
     assert done.returncode == 2
