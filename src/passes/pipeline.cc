@@ -9,6 +9,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "base/env_switch.h"
 #include "base/log.h"
 #include "ir/printer.h"
 #include "passes/cuda/infer_layout.h"
@@ -56,19 +57,14 @@ std::vector<PassEntry> passes_for(const std::string& target) {
   throw std::invalid_argument("unknown target '" + target + "' (targets: cpu, cuda)");
 }
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
-
 }  // namespace
 
 ir::PrimFunc run_pipeline(ir::PrimFunc func, const PassContext& ctx_in) {
   PassContext ctx = ctx_in;
   if (ctx.contiguous_args) func = specialize_contiguous(func);
   ctx.func = &func;
-  bool dump = env_flag("TILEC_DUMP_IR");
-  bool time = env_flag("TILEC_TIME_PASSES");
+  bool dump = env_switch("TILEC_DUMP_IR");
+  bool time = env_switch("TILEC_TIME_PASSES");
   for (const PassEntry& pass : passes_for(ctx.target)) {
     auto start = std::chrono::steady_clock::now();
     ir::Stmt before = func.body;

@@ -1,11 +1,11 @@
 // The compile driver: source -> elaborated IR -> target passes -> target
 // source -> built module, with each stage logged and timed.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 
+#include "base/env_switch.h"
 #include "base/log.h"
 #include "codegen/cpu/codegen_cpu.h"
 #include "codegen/cuda/codegen_cuda.h"
@@ -66,25 +66,12 @@ std::string cuda_arch(const CompileOptions& options) {
   }
 }
 
-// The pass config "tilec.bounds_check", else $TILEC_BOUNDS_CHECK: check the kernel's buffer
-// accesses (codegen/cpu/codegen_cpu.h, codegen/cuda/codegen_cuda.h). The variable is true as 1,
-// true, yes or on and false as 0, false, no, off or empty, in any case; anything else is an
-// error, so that a misspelling does not silently build unchecked kernels.
+// The pass config "tilec.bounds_check", else the switch $TILEC_BOUNDS_CHECK (base/env_switch.h):
+// check the kernel's buffer accesses (codegen/cpu/codegen_cpu.h, codegen/cuda/codegen_cuda.h).
 bool bounds_check(const CompileOptions& options) {
   auto it = options.pass_configs.find("tilec.bounds_check");
   if (it != options.pass_configs.end()) return it->second == "1" || it->second == "true" || it->second == "True";
-  const char* env = std::getenv("TILEC_BOUNDS_CHECK");
-  if (env == nullptr) return false;
-  std::string value = env;
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* yes : {"1", "true", "yes", "on"})
-    if (value == yes) return true;
-  for (const char* no : {"", "0", "false", "no", "off"})
-    if (value == no) return false;
-  throw std::invalid_argument("TILEC_BOUNDS_CHECK='" + std::string(env) +
-                              "' is not a switch: set it to 1, true, yes or on to check bounds, or "
-                              "to 0, false, no, off or nothing not to");
+  return env_switch("TILEC_BOUNDS_CHECK");
 }
 
 // `options` with the bounds-check switch read once, from the environment when no pass config

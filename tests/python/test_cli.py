@@ -120,3 +120,20 @@ def test_dump_ir_prints_the_ir_after_every_pass():
     assert done.returncode == 0, done.stderr
     for name in ("verify", "lower_tile_ops", "simplify"):
         assert f"// after {name}" in done.stderr
+
+
+@pytest.mark.parametrize("value,dumps", [("off", False), ("False", False), ("yes", True)])
+def test_dump_ir_is_a_switch(value, dumps):
+    env = dict(os.environ, TILEC_DUMP_IR=value)
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", "-D", "M=32", "-D", "N=32",
+                 "-D", "K=32", "--emit", "ir", env=env)
+    assert done.returncode == 0, done.stderr
+    assert ("// after verify" in done.stderr) == dumps
+
+
+def test_time_passes_takes_only_switch_values():
+    env = dict(os.environ, TILEC_TIME_PASSES="sometimes")
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", "-D", "M=32", "-D", "N=32",
+                 "-D", "K=32", "--emit", "ir", env=env)
+    assert done.returncode == 1
+    assert "TILEC_TIME_PASSES='sometimes' is not a switch" in done.stderr
