@@ -151,6 +151,8 @@ TEST(FuzzInput, LocatedErrorHasPositionSourceLineAndCaret) {
   EXPECT_FALSE(has_source_line_and_caret("k.py:3:5: error: bad\n    x = y\n"));
   EXPECT_FALSE(has_source_line_and_caret("k.py:3:5: error: bad"));
   EXPECT_FALSE(has_source_line_and_caret("k.py:3:5: error: bad\n    ^"));  // no line above
+  // A source line that is itself a lone caret (found by the fuzzer: "^" after a CR).
+  EXPECT_TRUE(has_source_line_and_caret("k.py:2:1: error: unexpected token '^'\n    ^\n    ^"));
 }
 
 TEST(FuzzInput, FailureSignatureLeavesOutNumbersAndNames) {

@@ -256,7 +256,7 @@ bool has_location(const std::string& what) {
 
 bool has_source_line_and_caret(const std::string& what) {
   // The message may run over lines (a quoted multi-line token): the source
-  // line is the one above the first caret line.
+  // line is the indented one above the caret line (itself maybe a lone '^').
   std::string previous;
   for (size_t start = what.find('\n'); start != std::string::npos && start + 1 < what.size();) {
     ++start;
@@ -264,8 +264,8 @@ bool has_source_line_and_caret(const std::string& what) {
     std::string line = what.substr(start, end == std::string::npos ? std::string::npos : end - start);
     size_t caret = line.find_first_not_of(" \t");
     if (line.rfind("    ", 0) == 0 && caret != std::string::npos && line[caret] == '^' &&
-        caret + 1 == line.size())
-      return previous.rfind("    ", 0) == 0;
+        caret + 1 == line.size() && previous.rfind("    ", 0) == 0)
+      return true;
     previous = std::move(line);
     start = end;
   }
