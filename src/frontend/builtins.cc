@@ -96,11 +96,21 @@ TileOperand Elaborator::operand(const CtValue& v, const SourceLoc& loc, const st
                 "not " + describe(v));
 }
 
+// A bound of a tile operand's region in int32, as regions are indexed. A constant past int32
+// is an error at the operand: the cast would wrap it (and leave an extent of 1 unrecognized).
+static ir::Expr region_bound(const ir::Expr& e, const TileOperand& op) {
+  int64_t v;
+  if (!ir::is_const_int(e, &v)) return ir::make_cast(DType::Int32, e);
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    error_at(op.loc, "index " + std::to_string(v) + " into '" + op.buffer->name +
+                         "' does not fit in int32, which tile operands are indexed in");
+  return ir::make_int(v, DType::Int32);
+}
+
 ir::BufferRegion Elaborator::region_of(const TileOperand& op) const {
   ir::BufferRegion r{op.buffer, {}};
   for (const auto& range : op.ranges)
-    r.region.push_back({ir::make_cast(DType::Int32, range.min),
-                        range.extent ? ir::make_cast(DType::Int32, range.extent) : ir::make_int(1)});
+    r.region.push_back({region_bound(range.min, op), range.extent ? region_bound(range.extent, op) : ir::make_int(1)});
   return r;
 }
 
