@@ -5,10 +5,11 @@
 #
 #   bench/gpu_check.sh            # from the repository root
 #
-# TILEC_BENCH=0 leaves out the benchmarks. compute-sanitizer's memcheck, racecheck and
-# synccheck then run over the GPU tests (pytest -m gpu) that TILEC_SANITIZE_K selects (a -k
-# expression; default: all), each under TILEC_SANITIZE_SECONDS (default 240);
-# TILEC_SANITIZE=0 leaves them out, TILEC_TESTS=0 the test suites before them.
+# TILEC_BENCH=0 leaves out the benchmarks. compute-sanitizer's TILEC_SANITIZE_TOOLS (default
+# memcheck racecheck synccheck) then run over the GPU tests, through bench/sanitize.sh in
+# TILEC_SANITIZE_SHARDS processes (default 8; TILEC_SANITIZE_K and TILEC_SANITIZE_SECONDS
+# as that script says); TILEC_SANITIZE=0 leaves them out, TILEC_TESTS=0 the test suites
+# before them.
 #
 # GoogleTest is built from .gtest/ when the machine has no package for it
 # (copy Debian's /usr/src/googletest there and carry it).
@@ -60,10 +61,8 @@ fi
 eval "pytest_args=(${TILEC_PYTEST_ARGS:-})"
 [[ ${TILEC_TESTS:-1} == 1 ]] && step python_tests_cuda env TILEC_TEST_TARGET=cuda "$python" -m pytest -q \
   -p no:cacheprovider --timeout=600 tests/python "${pytest_args[@]}"
-[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in memcheck racecheck synccheck; do
-  step "sanitize_$tool" timeout "${TILEC_SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" \
-    --target-processes all --error-exitcode 1 "$python" -m pytest -q -p no:cacheprovider -m gpu \
-    tests/python ${TILEC_SANITIZE_K:+-k "$TILEC_SANITIZE_K"}
+[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in ${TILEC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+  step "sanitize_$tool" env LOGS="$LOGS" bash bench/sanitize.sh "$tool" "${TILEC_SANITIZE_SHARDS:-8}"
 done
 
 echo "== machine"; cat "$LOGS/machine.txt"
@@ -84,9 +83,8 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   tail -1 "$LOGS/compile_time.log"
 fi
 echo "== compute-sanitizer (GPU tests; errors found)"
-[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in memcheck racecheck synccheck; do
-  printf '%-10s %s | %s\n' "$tool" "$(grep -hE '^[0-9]+ (passed|failed)|(passed|failed).* in ' "$LOGS/sanitize_$tool.log" | tail -1)" \
-    "$(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize_$tool.log" | sort | uniq -c | tr -s ' \n' ' ')"
+[[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in ${TILEC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+  tail -1 "$LOGS/sanitize_$tool.log"
 done
 echo "== summary (logs in $LOGS)"
 cat "$LOGS/summary.txt"

@@ -10,6 +10,8 @@ import pytest
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a usable CUDA device (skipped elsewhere)")
+    config.addinivalue_line("markers", "deliberate_fault: the kernel traps on purpose (left out "
+                                       "of compute-sanitizer runs, which report the trap)")
     config.addinivalue_line("markers", "runs_last: runs after every other test (it uses what "
                                        "they recorded)")
     target = os.environ.get("TILEC_TEST_TARGET", "cpu")

@@ -295,6 +295,7 @@ def run_on_gpu(tmp_path, body):
 
 
 @pytest.mark.gpu
+@pytest.mark.deliberate_fault
 @pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("make,size,marker,description", [
     ("shifted_store(8)", 8, "# GLOBAL OUT OF BOUNDS",

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the GPU tests, split over processes that run at once (the tools'
+# slowdown is mostly host-side, so shards overlap well on one GPU).
+#
+#   bench/sanitize.sh TOOL [SHARDS]     # TOOL: memcheck, racecheck, synccheck, initcheck
+#
+# Runs every test marked gpu, except those marked deliberate_fault (they trap on purpose, and
+# the tool rightly reports the trap). TILEC_SANITIZE_K narrows them (a pytest -k expression);
+# TILEC_SANITIZE_SECONDS bounds each shard (default 540). Logs: $LOGS (default ./gpu-logs)
+# /sanitize_TOOL_N.log. Prints one line: tests passed/failed and the tool's error counts;
+# exits non-zero on any test failure, tool error or shard that ran out of time.
+set -uo pipefail
+tool=${1:?usage: bench/sanitize.sh TOOL [SHARDS]}
+shards=${2:-8}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LOGS=${LOGS:-$ROOT/gpu-logs}
+mkdir -p "$LOGS"
+python=$(command -v python3)
+select=(-m "gpu and not deliberate_fault")
+[[ -n ${TILEC_SANITIZE_K:-} ]] && select+=(-k "$TILEC_SANITIZE_K")
+
+mapfile -t tests < <("$python" -m pytest -q -p no:cacheprovider --collect-only "${select[@]}" \
+  tests/python 2>/dev/null | grep '::')
+if (( ${#tests[@]} == 0 )); then
+  echo "$tool: no tests selected"; exit 1
+fi
+# The tools slow kernels by 10-100x; the pipeline matrix's watchdog allows that much more.
+export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
+pids=()
+for ((s = 0; s < shards; s++)); do
+  part=()
+  for ((i = s; i < ${#tests[@]}; i += shards)); do part+=("${tests[i]}"); done
+  (( ${#part[@]} )) || continue
+  # Each shard its own kernel cache: concurrent first compiles don't wait on one another.
+  TILEC_CACHE_DIR=$(mktemp -d) timeout "${TILEC_SANITIZE_SECONDS:-540}" compute-sanitizer \
+    --tool "$tool" --target-processes all --error-exitcode 1 \
+    "$python" -m pytest -q -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+
+logs=("$LOGS"/sanitize_"${tool}"_*.log)
+# pytest -q's last line, e.g. "70 passed, 2 skipped in 81.20s"
+count() { grep -hE ' in [0-9.]+s' "${logs[@]}" | grep -oE "[0-9]+ $1" | awk '{n += $1} END {print n + 0}'; }
+errors=$(grep -hoE '(ERROR|RACECHECK) SUMMARY: [0-9]+ (errors?|hazards?)' "${logs[@]}" \
+  | awk '{n += $3} END {print n + 0}')
+printf '%-10s %d tests in %d shards: %d passed, %d skipped, %d failed, %d errors; tool errors %d; shards not clean %d\n' \
+  "$tool" "${#tests[@]}" "${#pids[@]}" "$(count passed)" "$(count skipped)" "$(count failed)" "$(count error)" \
+  "$errors" "$failed"
+(( failed == 0 ))
