@@ -46,7 +46,7 @@ class Watchdog:
             self._died(f"{function}({kwargs})")
         ready, _, _ = select.select([self._replies], [], [], self.seconds)
         if not ready:
-            self.close()
+            self._kill()
             raise Hang(f"{function}({kwargs}) did not finish in {self.seconds} s (the GPU hung or "
                        f"the kernel never ended); its worker was killed")
         line = self._replies.readline()
@@ -54,11 +54,23 @@ class Watchdog:
             self._died(f"{function}({kwargs})")
         reply = json.loads(line)
         if "error" in reply:
-            self.close()
+            self._kill()
             raise WorkerError(f"{function}({kwargs}) raised in the worker:\n{reply['error']}")
         return reply["result"]
 
     def close(self):
+        """Ends the worker as a normal exit (end of its input), so tools watching it, such as
+        compute-sanitizer, get to report; one that doesn't end in 30 s is killed."""
+        if self._worker is None:
+            return
+        try:
+            self._worker.stdin.close()
+            self._worker.wait(timeout=30)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            pass
+        self._kill()
+
+    def _kill(self):
         if self._worker is not None:
             self._worker.kill()
             self._worker.wait()
@@ -75,7 +87,7 @@ class Watchdog:
 
     def _died(self, what):
         code = self._worker.wait()
-        self.close()
+        self._kill()
         raise WorkerError(f"{what}: the worker died (exit status {code}); its output is above")
 
 
