@@ -31,6 +31,14 @@ export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
 # kernels (torch's matmuls in float64) took minutes each. It checks tilec's kernels only.
 filter=()
 [[ $tool == racecheck ]] && filter=(--kernel-name kns=tilec_kernel)
+if [[ $tool == racecheck ]]; then
+  compute-sanitizer --tool racecheck "${filter[@]}" "$python" bench/race_control.py \
+    >"$LOGS/racecheck_control.log" 2>&1
+  if ! grep -qE 'RACECHECK SUMMARY: [1-9]|Race reported' "$LOGS/racecheck_control.log"; then
+    echo "racecheck reported no hazard in bench/race_control.py's racy kernel: it checks nothing"
+    exit 1
+  fi
+fi
 pids=()
 for ((s = 0; s < shards; s++)); do
   part=()
