@@ -29,10 +29,15 @@ namespace tilec::ir {
   TILEC_FOR_EACH_BINARY_EXPR(X)                              \
   X(Not) X(Select) X(Cast) X(Call) X(BufferLoad)
 
+// The tile ops: each has its unit under src/op/ (op/op.h), which says what it reads and
+// writes; the passes that need that ask the unit.
+#define TILEC_FOR_EACH_TILE_OP(X) \
+  X(Copy) X(Gemm) X(Gemv) X(Fill) X(Reduce) X(AtomicAdd)
+
 #define TILEC_FOR_EACH_STMT(X)                                          \
   X(BufferStore) X(For) X(While) X(IfThenElse) X(Seq) X(LetStmt)        \
   X(Allocate) X(Evaluate) X(KernelLaunch)                               \
-  X(Copy) X(Gemm) X(Gemv) X(Fill) X(Reduce) X(AtomicAdd)
+  TILEC_FOR_EACH_TILE_OP(X)
 
 enum class ExprKind {
 #define TILEC_ENUM(n) n,

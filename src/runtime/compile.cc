@@ -12,8 +12,8 @@
 #include "frontend/ast.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
-#include "ir/buffer_accesses.h"
 #include "ir/printer.h"
+#include "op/accesses.h"
 #include "passes/pipeline.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_module.h"
@@ -115,7 +115,7 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const s
 
 // `tile`'s params, as elaborated.
 std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
-  ir::BufferAccesses accesses(ir::MemoryScope::Global);
+  op::Accesses accesses(ir::MemoryScope::Global);
   accesses.visit(tile.body);
   std::vector<ParamInfo> infos;
   for (const auto& p : tile.params) {

@@ -89,6 +89,33 @@ TEST(InsertBarriers, SharedHandedBetweenThreadsGetsOneBarrier) {
   EXPECT_LT(ir.find("T.copy(X"), ir.find("T.cuda.sync_threads()")) << ir;
 }
 
+TEST(InsertBarriers, AGemvIntoSharedIsSeparatedFromItsReadersByItsRegions) {
+  // y is the gemv's write (op/gemv.h): its readers wait at a barrier; a and x, only read,
+  // need none before the plain read of x.
+  std::string ir = after(kernel("        a = T.alloc_shared((128, 64), \"float32\")\n"
+                                "        x = T.alloc_shared((64,), \"float32\")\n"
+                                "        y = T.alloc_shared((128,), \"float32\")\n"
+                                "        T.copy(W, a)\n"
+                                "        T.copy(X, x)\n"
+                                "        T.gemv(a, x, y)\n"
+                                "        for i in T.Parallel(64):\n"
+                                "            Y[i] = x[63 - i]\n"
+                                "        for i in T.Parallel(128):\n"
+                                "            Y[i] = y[127 - i]\n",
+                                "W: T.Tensor((128, 64), \"float32\"), X: T.Tensor((64,), \"float32\"), "
+                                "Y: T.Tensor((128,), \"float32\")"),
+                         passes::insert_barriers);
+  EXPECT_EQ(count(ir, "T.cuda.sync_threads()"), 2u) << ir;
+  size_t gemv = ir.find("T.gemv(");
+  size_t read_x = ir.find("x[63 - i]"), read_y = ir.find("y[127 - i]");
+  ASSERT_NE(gemv, std::string::npos) << ir;
+  // One barrier after the copies (the gemv reads what they wrote), one after the gemv.
+  EXPECT_LT(ir.find("T.cuda.sync_threads()"), gemv) << ir;
+  size_t second = ir.find("T.cuda.sync_threads()", gemv);
+  EXPECT_LT(read_x, second) << ir;
+  EXPECT_LT(second, read_y) << ir;
+}
+
 TEST(InsertBarriers, FragmentsAndGlobalsNeedNone) {
   std::string ir = after(kernel("        f = T.alloc_fragment((128,), \"float32\")\n"
                                 "        T.copy(X, f)\n"
@@ -299,6 +326,60 @@ TEST(WarpSpecialize, ATripCountTheProducerCannotKnowKeepsTheCopiesInThread0) {
     EXPECT_NE(ir.find("full_barriers"), std::string::npos) << ir;
     EXPECT_EQ(ir.find("empty_barriers"), std::string::npos) << ir;
   }
+}
+
+TEST(WarpSpecialize, AGemvSettingTheTripCountKeepsTheCopiesInThread0) {
+  // The gemv rewrites n after the store the producer would replay: a producer that ran only
+  // that store would fill stages for min(N[bx], 8) iterations while the consumers run more.
+  std::string ir = warp_specialized(warpgroup_gemm(
+      128, "n[0]",
+      "        n = T.alloc_local((1,), \"int32\")\n"
+      "        W = T.alloc_local((1, 4), \"int32\")\n"
+      "        v = T.alloc_local((4,), \"int32\")\n"
+      "        T.fill(W, 1)\n"
+      "        T.fill(v, 1)\n"
+      "        n[0] = T.min(N[bx], 4)\n"
+      "        T.gemv(W, v, n, accumulate=True)\n"));
+  EXPECT_EQ(ir.find("warp-specialized"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("full_barriers"), std::string::npos) << ir;
+}
+
+TEST(WarpSpecialize, AGemvWritingAStagedTileKeepsTheLoopUnspecialized) {
+  // TMA fills B_s's stages through the async proxy; a consumer writing it with generic stores
+  // (here a gemv into its first row) would race with the refill of its stage.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((512, 512), \"bfloat16\"), B: T.Tensor((512, 512), \"bfloat16\"),\n"
+      "         C: T.Tensor((512, 512), \"float32\")):\n"
+      "    with T.Kernel(4, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 128), \"bfloat16\")\n"
+      "        W_s = T.alloc_shared((128, 64), \"bfloat16\")\n"
+      "        x_s = T.alloc_shared((64,), \"bfloat16\")\n"
+      "        C_l = T.alloc_fragment((64, 128), \"float32\")\n"
+      "        T.clear(C_l)\n"
+      "        for k in T.Pipelined(8, num_stages=2):\n"
+      "            T.copy(A[0, k * 64], A_s)\n"
+      "            T.copy(B[k * 64, bx * 128], B_s)\n"
+      "            T.gemm(A_s, B_s, C_l)\n"
+      "            T.gemv(W_s, x_s, B_s[0, 0:128])\n"
+      "        T.copy(C_l, C[0, bx * 128])\n";
+  std::string ir = warp_specialized(
+      passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main"))));
+  EXPECT_EQ(ir.find("full_barriers"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for k in T.Pipelined(8, num_stages=2):"), std::string::npos) << ir;
+}
+
+TEST(WarpSpecialize, ATensorTheStatementsBeforeTheLoopOnlyReadIsKnownToTheProducer) {
+  // The copy before the loop reads N and writes a fragment; N is unchanged, so the producer
+  // can compute the trip count from it.
+  std::string ir = warp_specialized(warpgroup_gemm(
+      128, "n[0]",
+      "        n_f = T.alloc_fragment((4,), \"int32\")\n"
+      "        T.copy(N, n_f)\n"
+      "        n = T.alloc_local((1,), \"int32\")\n"
+      "        n[0] = T.min(N[bx], 8)\n"));
+  EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
 }
 
 TEST(WarpSpecialize, ThreadsThatAreNotWholeWarpgroupsHaveNoProducerWarpgroup) {

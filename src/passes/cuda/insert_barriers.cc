@@ -2,13 +2,14 @@
 
 #include "ir/mutator.h"
 #include "passes/cuda/device_calls.h"
+#include "op/accesses.h"
 #include "passes/cuda/plan_shared_memory.h"
-#include "passes/cuda/shared_accesses.h"
 
 namespace tilec::passes {
 namespace {
 
 using ir::Stmt;
+using op::BufferSet;
 
 // Buffers filled by async copies: pipeline_loops synchronizes them itself.
 class AsyncTargets : public ir::IRVisitor {
@@ -122,7 +123,7 @@ class BarrierPlacer {
       return ir::make_seq({cond_barrier, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
-    SharedAccesses acc;
+    op::Accesses acc(ir::MemoryScope::Shared);
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
     // wgmma and TMA stores (tma_copies.h) read panel tiles through the async proxy: the
@@ -161,14 +162,14 @@ class BarrierPlacer {
   }
 
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
-    SharedAccesses acc;
+    op::Accesses acc(ir::MemoryScope::Shared);
     acc.visit(e);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
   }
 
-  bool needs_barrier(const SharedAccesses& acc, const Pending& pending) const {
+  bool needs_barrier(const op::Accesses& acc, const Pending& pending) const {
     return overlap_.any(acc.reads, pending.writes) || overlap_.any(acc.writes, pending.writes) ||
            overlap_.any(acc.writes, pending.reads);
   }

@@ -1,6 +1,9 @@
 #include "passes/cuda/pipeline_stages.h"
 
+#include <algorithm>
+
 #include "ir/visitor.h"
+#include "op/accesses.h"
 
 namespace tilec::passes {
 
@@ -37,25 +40,11 @@ std::unordered_map<const ir::BufferNode*, int> count_uses(const Stmt& s) {
   return uses.count;
 }
 
-namespace {
-
-class ReadsOnChip : public ir::IRVisitor {
- public:
-  bool found = false;
-
- protected:
-  void visit_BufferLoad(const ir::BufferLoad* op) override {
-    if (op->buffer->scope != ir::MemoryScope::Global) found = true;
-    IRVisitor::visit_BufferLoad(op);
-  }
-};
-
-}  // namespace
-
 bool reads_on_chip(const Expr& e) {
-  ReadsOnChip reads;
-  reads.visit(e);
-  return reads.found;
+  op::Accesses accesses;
+  accesses.visit(e);
+  return std::any_of(accesses.reads.begin(), accesses.reads.end(),
+                     [](const ir::BufferNode* b) { return b->scope != ir::MemoryScope::Global; });
 }
 
 bool is_producer(const Stmt& s) {

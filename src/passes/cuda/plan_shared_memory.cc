@@ -6,7 +6,7 @@
 
 #include "ir/mutator.h"
 #include "ir/substitute.h"
-#include "passes/cuda/shared_accesses.h"
+#include "op/accesses.h"
 
 namespace tilec::passes {
 namespace {
@@ -42,7 +42,7 @@ class Lifetimes {
         walk(w->body);
       });
     } else {
-      SharedAccesses acc;
+      op::Accesses acc(ir::MemoryScope::Shared);
       acc.visit(s);
       touch(acc);
     }
@@ -61,13 +61,13 @@ class Lifetimes {
   }
 
   void touch_expr(const ir::Expr& e) {
-    SharedAccesses acc;
+    op::Accesses acc(ir::MemoryScope::Shared);
     acc.visit(e);
     touch(acc);
   }
 
-  void touch(const SharedAccesses& acc) {
-    for (const BufferSet* set : {&acc.reads, &acc.writes})
+  void touch(const op::Accesses& acc) {
+    for (const op::BufferSet* set : {&acc.reads, &acc.writes})
       for (const ir::BufferNode* b : *set) {
         auto [it, fresh] = spans.try_emplace(b, Span{clock_, clock_});
         if (!fresh) it->second.last = clock_;

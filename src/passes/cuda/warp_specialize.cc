@@ -7,6 +7,7 @@
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
+#include "op/accesses.h"
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
@@ -42,23 +43,10 @@ std::optional<int> consumer_registers(int consumer_threads) {
 
 // Whether a statement writes one of `buffers`.
 bool writes_any(const Stmt& s, const ir::BufferMap& buffers) {
-  struct Writes : ir::IRVisitor {
-    const ir::BufferMap* buffers;
-    bool found = false;
-    void note(const ir::Buffer& b) { found |= b && buffers->count(b.get()) > 0; }
-    void visit_BufferStore(const ir::BufferStore* op) override {
-      note(op->buffer);
-      IRVisitor::visit_BufferStore(op);
-    }
-    void visit_Copy(const ir::Copy* op) override { note(op->dst.buffer); }
-    void visit_Fill(const ir::Fill* op) override { note(op->dst.buffer); }
-    void visit_Gemm(const ir::Gemm* op) override { note(op->c.buffer); }
-    void visit_Reduce(const ir::Reduce* op) override { note(op->dst.buffer); }
-    void visit_AtomicAdd(const ir::AtomicAdd* op) override { note(op->dst.buffer); }
-  } writes;
-  writes.buffers = &buffers;
-  writes.visit(s);
-  return writes.found;
+  op::Accesses accesses;
+  accesses.visit(s);
+  return std::any_of(accesses.writes.begin(), accesses.writes.end(),
+                     [&](const ir::BufferNode* b) { return buffers.count(b) > 0; });
 }
 
 // Pipelined loops anywhere in a statement.
@@ -276,36 +264,17 @@ class Specializer {
   // when the bounds read another on-chip buffer, or a scalar that is set some other way too.
   static std::optional<std::vector<Stmt>> producer_prelude(const ir::For& loop, const std::vector<Stmt>& before) {
     if (!reads_on_chip(loop.min) && !reads_on_chip(loop.extent)) return std::vector<Stmt>{};
-    ir::BufferMap written;  // the tensors statements before the loop write
-    for (const Stmt& s : before) {
-      struct Tensors : ir::IRVisitor {
-        ir::BufferMap* written;
-        void visit_BufferStore(const ir::BufferStore* op) override {
-          if (op->buffer->scope == ir::MemoryScope::Global) (*written)[op->buffer.get()] = op->buffer;
-        }
-        void visit_region(const ir::BufferRegion& r) override {
-          if (r.buffer && r.buffer->scope == ir::MemoryScope::Global) (*written)[r.buffer.get()] = r.buffer;
-        }
-      } tensors;
-      tensors.written = &written;
-      tensors.visit(s);
-    }
+    op::Accesses tensors(ir::MemoryScope::Global);
+    for (const Stmt& s : before) tensors.visit(s);
+    const op::BufferSet& written = tensors.writes;  // the tensors statements before the loop write
     std::vector<Stmt> prelude;
     ir::BufferMap replayed;  // the scalars the prelude sets
     auto known = [&](const Expr& e) {
-      struct Reads : ir::IRVisitor {
-        const ir::BufferMap *replayed, *written;
-        bool unknown = false;
-        void visit_BufferLoad(const ir::BufferLoad* op) override {
-          const ir::BufferNode* b = op->buffer.get();
-          unknown |= b->scope == ir::MemoryScope::Global ? written->count(b) > 0 : replayed->count(b) == 0;
-          IRVisitor::visit_BufferLoad(op);
-        }
-      } reads;
-      reads.replayed = &replayed;
-      reads.written = &written;
-      reads.visit(e);
-      return !reads.unknown;
+      op::Accesses accesses;
+      accesses.visit(e);
+      return std::none_of(accesses.reads.begin(), accesses.reads.end(), [&](const ir::BufferNode* b) {
+        return b->scope == ir::MemoryScope::Global ? written.count(b) > 0 : replayed.count(b) == 0;
+      });
     };
     for (const Stmt& s : before) {
       const auto* store = s.as<ir::BufferStore>();

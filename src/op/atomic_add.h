@@ -1,0 +1,12 @@
+// T.atomic_add (ir::AtomicAdd): dst += src elementwise and atomically, or dst += a scalar.
+#pragma once
+
+#include "op/op.h"
+
+namespace tilec::op {
+
+// An add reads dst as well as writing it. The scalar form's value is an expression: its
+// loads are reads of the statement (op/accesses.h), not regions of the op.
+Regions regions(const ir::AtomicAdd& op);
+
+}  // namespace tilec::op

@@ -1,0 +1,29 @@
+// A tile op (T.copy, T.gemm, ...) as a unit: each op kind of TILEC_FOR_EACH_TILE_OP (ir/ir.h)
+// has its file here, op/<op>.{h,cc}, that says what the op means independently of any
+// target. This header is what every unit provides, and the dispatch over the kinds.
+//
+// Regions: what an op reads and writes, over all of a block's threads. A read-modify-write
+// (a gemm that accumulates, a reduction combined with what its destination held) lists its
+// destination among the reads too. Barriers, shared-memory liveness, warp specialization and
+// the runtime's check that outputs are writable take every op's accesses from here
+// (op/accesses.h), so a new op gets its barriers by saying what it touches.
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tilec::op {
+
+struct Regions {
+  std::vector<ir::BufferRegion> reads, writes;
+};
+
+bool is_tile_op(ir::StmtKind kind);
+
+// The regions of `op`, a tile op (is_tile_op), as its unit gives them. Each unit defines
+// `Regions regions(const ir::<Op>&)`; the dispatch calls it by the op's own type, so a tile
+// op kind without one does not compile.
+Regions regions_of(const ir::StmtNode& op);
+
+}  // namespace tilec::op
