@@ -1,5 +1,6 @@
-// The T namespace and the Python builtins kernels may call: argument
-// checking, shape checking, and the tile-op IR each call makes.
+// The T namespace and the Python builtins kernels may call: their arguments parsed and
+// checked, and the tile-op IR each call makes. What a tile op's operands must be (shapes,
+// dims, dtypes) its unit checks (src/op/).
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -9,9 +10,11 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "ir/intrinsics.h"
-#include "ir/printer.h"
-#include "ir/region.h"
-#include "ir/simplify.h"
+#include "op/atomic_add.h"
+#include "op/copy.h"
+#include "op/gemm.h"
+#include "op/gemv.h"
+#include "op/reduce.h"
 
 namespace tilec::frontend {
 
@@ -114,26 +117,6 @@ ir::BufferRegion Elaborator::region_of(const TileOperand& op) const {
   return r;
 }
 
-static std::string extents_text(const std::vector<ir::Expr>& extents) {
-  std::string s = "(";
-  for (size_t i = 0; i < extents.size(); ++i)
-    s += (i ? ", " : "") + ir::to_string(ir::simplify(extents[i]));
-  return s + (extents.size() == 1 ? ",)" : ")");
-}
-
-// Whether two extents are provably equal; `definitely_different` when both are
-// constants that differ.
-static bool same_extent(const ir::Expr& a, const ir::Expr& b, bool* definitely_different) {
-  ir::Expr diff = ir::simplify(ir::make_Sub(ir::make_cast(DType::Int64, a), ir::make_cast(DType::Int64, b)));
-  int64_t v;
-  if (ir::is_const_int(diff, &v)) {
-    *definitely_different = v != 0;
-    return v == 0;
-  }
-  *definitely_different = false;
-  return false;
-}
-
 static std::string operand_text(const TileOperand& op) {
   return "'" + op.buffer->name + "'";
 }
@@ -154,30 +137,6 @@ static void take_shape_from(TileOperand& point, const TileOperand& other, const 
   point.point_only = false;
 }
 
-static void check_same_tile(const ir::BufferRegion& a, const SourceLoc& a_loc, const ir::BufferRegion& b,
-                            const SourceLoc& b_loc, const std::string& fn, const std::string& a_name,
-                            const std::string& b_name) {
-  auto ea = ir::squeezed_extents(a), eb = ir::squeezed_extents(b);
-  bool mismatch = ea.size() != eb.size();
-  bool unknown = false;
-  for (size_t i = 0; !mismatch && i < ea.size(); ++i) {
-    bool different;
-    if (!same_extent(ea[i], eb[i], &different)) {
-      if (different) mismatch = true;
-      else unknown = true;
-    }
-  }
-  if (mismatch)
-    error_at(a_loc, fn + ": shapes differ: " + a_name + " '" + a.buffer->name + "' is " +
-                        extents_text(ea) + " but " + b_name + " '" + b.buffer->name + "' is " +
-                        extents_text(eb));
-  if (unknown)
-    error_at(a_loc, fn + ": cannot prove that " + a_name + " '" + a.buffer->name + "' " +
-                        extents_text(ea) + " and " + b_name + " '" + b.buffer->name + "' " +
-                        extents_text(eb) + " have the same shape; write both with the same extents");
-  (void)b_loc;
-}
-
 // ---------------------------------------------------------------- tile ops
 
 static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
@@ -193,53 +152,23 @@ static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
   node->src = el.region_of(src);
   node->dst = el.region_of(dst);
   node->loc = call.node->loc;
-  check_same_tile(node->src, src.loc, node->dst, dst.loc, "T.copy", "source", "destination");
+  op::check(*node, src.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
 
-static void require_2d(const ir::BufferRegion& r, const SourceLoc& loc, const std::string& fn,
-                       const std::string& name, size_t dims) {
-  size_t n = ir::squeezed_dims(r).size();
-  if (n > dims || r.region.size() < dims)
-    error_at(loc, fn + ": '" + name + "' (" + r.buffer->name + ") must be a " + std::to_string(dims) +
-                      "-D tile, but its tile is " + extents_text(ir::squeezed_extents(r)));
-}
-
-// The last `dims` extents of a region (its tile), after squeezing extent-1 dims;
-// extent-1 dims are kept when fewer than `dims` remain.
-static std::vector<ir::Expr> tile_extents(const ir::BufferRegion& r, size_t dims) {
-  std::vector<ir::Expr> ext = ir::squeezed_extents(r);
-  if (ext.size() < dims) {
-    ext.clear();
-    for (size_t i = r.region.size() - dims; i < r.region.size(); ++i) ext.push_back(r.region[i].extent);
-  }
-  return ext;
-}
-
-static void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc,
-                      const std::string& message) {
-  bool different;
-  if (!same_extent(a, b, &different) && different)
-    error_at(loc, message + " (" + ir::to_string(ir::simplify(a)) + " vs " +
-                      ir::to_string(ir::simplify(b)) + ")");
-}
-
-// An operand of gemm/gemv: a tile (not a single element) of `dims` dims,
-// after dropping extent-1 dims.
+// An operand of gemm/gemv: a tile, not a single element (op/gemm.h, op/gemv.h check its dims).
 struct MatrixOperand {
   ir::BufferRegion region;
   SourceLoc loc;
 };
 
 static MatrixOperand matrix_operand(Elaborator& el, const CallArgs& a, const std::string& name,
-                                    const std::string& fn, size_t dims) {
+                                    const std::string& fn) {
   TileOperand op = el.operand(a[name], a.loc(name), fn + "() argument '" + name + "'");
   if (op.point_only)
     error_at(op.loc, fn + ": operands are tiles (buffers or slices), not single elements");
-  MatrixOperand m{el.region_of(op), op.loc};
-  require_2d(m.region, m.loc, fn, name, dims);
-  return m;
+  return MatrixOperand{el.region_of(op), op.loc};
 }
 
 // T.gemm's policy=: T.GemmWarpPolicy.Square / FullRow / FullCol, or the name as a string.
@@ -255,9 +184,9 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
                               "clear_accum=False", "policy=None"});
   auto node = std::make_shared<ir::Gemm>();
   node->loc = call.node->loc;
-  MatrixOperand A = matrix_operand(el, a, "A", "T.gemm", 2);
-  MatrixOperand B = matrix_operand(el, a, "B", "T.gemm", 2);
-  MatrixOperand C = matrix_operand(el, a, "C", "T.gemm", 2);
+  MatrixOperand A = matrix_operand(el, a, "A", "T.gemm");
+  MatrixOperand B = matrix_operand(el, a, "B", "T.gemm");
+  MatrixOperand C = matrix_operand(el, a, "C", "T.gemm");
   node->a = A.region;
   node->b = B.region;
   node->c = C.region;
@@ -265,15 +194,7 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   node->transpose_b = el.truthy(a["transpose_B"], a.loc("transpose_B"));
   node->clear_accum = el.truthy(a["clear_accum"], a.loc("clear_accum"));
   node->policy = warp_policy(a["policy"], a.loc("policy"));
-  auto ea = tile_extents(node->a, 2), eb = tile_extents(node->b, 2), ec = tile_extents(node->c, 2);
-  ir::Expr M = node->transpose_a ? ea[1] : ea[0], KA = node->transpose_a ? ea[0] : ea[1];
-  ir::Expr KB = node->transpose_b ? eb[1] : eb[0], N = node->transpose_b ? eb[0] : eb[1];
-  check_dim(KA, KB, call.node->loc, "T.gemm: the K dims of A and B differ");
-  check_dim(M, ec[0], C.loc, "T.gemm: C's rows differ from A's M dim");
-  check_dim(N, ec[1], C.loc, "T.gemm: C's columns differ from B's N dim");
-  if (!node->c.buffer->dtype.is_float() && node->c.buffer->dtype != DType::Int32)
-    error_at(C.loc, std::string("T.gemm: the accumulator C must be a float or int32 buffer, not ") +
-                        node->c.buffer->dtype.name());
+  op::check(*node, A.loc, B.loc, C.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
@@ -282,16 +203,14 @@ static CtValue gemv_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"A", "x", "y", "accumulate=False"});
   auto node = std::make_shared<ir::Gemv>();
   node->loc = call.node->loc;
-  MatrixOperand A = matrix_operand(el, a, "A", "T.gemv", 2);
-  MatrixOperand x = matrix_operand(el, a, "x", "T.gemv", 1);
-  MatrixOperand y = matrix_operand(el, a, "y", "T.gemv", 1);
+  MatrixOperand A = matrix_operand(el, a, "A", "T.gemv");
+  MatrixOperand x = matrix_operand(el, a, "x", "T.gemv");
+  MatrixOperand y = matrix_operand(el, a, "y", "T.gemv");
   node->a = A.region;
   node->x = x.region;
   node->y = y.region;
   node->accumulate = el.truthy(a["accumulate"], a.loc("accumulate"));
-  auto ea = tile_extents(node->a, 2), ex = tile_extents(node->x, 1), ey = tile_extents(node->y, 1);
-  check_dim(ea[1], ex[0], x.loc, "T.gemv: x's length differs from A's columns");
-  check_dim(ea[0], ey[0], y.loc, "T.gemv: y's length differs from A's rows");
+  op::check(*node, A.loc, x.loc, y.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
@@ -324,24 +243,8 @@ static CtValue reduce_op(Elaborator& el, const EvaluatedCall& call, ir::ReduceKi
   node->src = el.region_of(src);
   node->dst = el.region_of(dst);
   node->clear = el.truthy(a["clear"], a.loc("clear"));
-  int64_t rank = static_cast<int64_t>(node->src.region.size());
-  int64_t dim = el.to_int(a["dim"], a.loc("dim"), "dim");
-  if (dim < -rank || dim >= rank)
-    error_at(a.loc("dim"), fn + ": dim " + std::to_string(dim) + " is out of range for the " +
-                               std::to_string(rank) + "-D buffer '" + src.buffer->name + "'");
-  node->dim = static_cast<int>(dim < 0 ? dim + rank : dim);
-  ir::BufferRegion expected = node->src;
-  expected.region.erase(expected.region.begin() + node->dim);
-  auto ee = ir::squeezed_extents(expected), ed = ir::squeezed_extents(node->dst);
-  bool ok = ee.size() == ed.size();
-  for (size_t i = 0; ok && i < ee.size(); ++i) {
-    bool different;
-    if (!same_extent(ee[i], ed[i], &different)) ok = false;
-  }
-  if (!ok)
-    error_at(dst.loc, fn + ": 'out' (" + dst.buffer->name + ") is " + extents_text(ed) +
-                          " but reducing '" + src.buffer->name + "' over dim " +
-                          std::to_string(node->dim) + " gives " + extents_text(ee));
+  node->dim = op::normalized_dim(*node, el.to_int(a["dim"], a.loc("dim"), "dim"), a.loc("dim"));
+  op::check(*node, dst.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
@@ -365,10 +268,8 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
     if (dst.point_only) take_shape_from(dst, src, "T.atomic_add");
     node->dst = el.region_of(dst);
     node->src = el.region_of(src);
-    check_same_tile(node->dst, dst.loc, node->src, src.loc, "T.atomic_add", "destination", "value");
   }
-  if (dst.buffer->dtype.is_bool())
-    error_at(dst.loc, "T.atomic_add: bool buffers cannot be added to");
+  op::check(*node, dst.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }

@@ -7,4 +7,8 @@ namespace tilec::op {
 
 Regions regions(const ir::Copy& op);
 
+// That src and dst are tiles of one shape (extent-1 dims aside); the error is at the source
+// operand, `src_loc`.
+void check(const ir::Copy& op, const SourceLoc& src_loc);
+
 }  // namespace tilec::op

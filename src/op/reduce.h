@@ -8,4 +8,11 @@ namespace tilec::op {
 // Without clear the reduction is combined with what dst held: dst is read too.
 Regions regions(const ir::Reduce& op);
 
+// `dim` (Python's: negative counts from the end) as an index into op.src's dims; an error at
+// `dim_loc` when src has no such dim.
+int normalized_dim(const ir::Reduce& op, int64_t dim, const SourceLoc& dim_loc);
+
+// That dst has src's tile without the reduced dim; the error is at dst's location.
+void check(const ir::Reduce& op, const SourceLoc& dst_loc);
+
 }  // namespace tilec::op
