@@ -35,16 +35,23 @@ std::string printable(const std::string& text) {
 }  // namespace
 
 std::string SourceFile::line_text(int line) const {
-  size_t start = 0;
-  for (int i = 1; i < line; ++i) {
-    size_t p = start;
-    while (p < text.size() && !line_break_at(text, p)) ++p;
-    if (p >= text.size()) return "";
-    start = p + line_break_at(text, p);
-  }
-  size_t end = start;
-  while (end < text.size() && !line_break_at(text, end)) ++end;
-  return text.substr(start, end - start);
+  std::call_once(lines_found_, [this] {
+    size_t start = 0;
+    for (size_t p = 0; p < text.size();) {
+      if (size_t n = line_break_at(text, p)) {
+        line_starts_.push_back(start);
+        line_ends_.push_back(p);
+        p += n;
+        start = p;
+      } else {
+        ++p;
+      }
+    }
+    line_starts_.push_back(start);
+    line_ends_.push_back(text.size());
+  });
+  if (line < 1 || static_cast<size_t>(line) > line_starts_.size()) return "";
+  return text.substr(line_starts_[line - 1], line_ends_[line - 1] - line_starts_[line - 1]);
 }
 
 std::string SourceLoc::str() const {

@@ -1,9 +1,12 @@
 // Source locations and compile errors with a caret under the offending column.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tilec {
 
@@ -15,8 +18,14 @@ struct SourceFile {
   int first_line = 1;
 
   // Text of the 1-based line `line` of `text`, without its line break: lines
-  // end at "\n", "\r\n" or a lone "\r", as Python reads them.
+  // end at "\n", "\r\n" or a lone "\r", as Python reads them. Codegen asks it once
+  // a statement, so the line starts are found once, on the first call (`text` must
+  // not change after it).
   std::string line_text(int line) const;
+
+ private:
+  mutable std::once_flag lines_found_;
+  mutable std::vector<size_t> line_starts_, line_ends_;
 };
 
 using SourceFilePtr = std::shared_ptr<const SourceFile>;

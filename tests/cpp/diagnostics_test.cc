@@ -32,6 +32,16 @@ TEST(Diagnostics, LinesEndAsPythonEndsThem) {
   }
 }
 
+TEST(Diagnostics, EveryLineOfALongFileIsFoundInAnyOrder) {
+  std::string text;
+  for (int i = 1; i <= 20000; ++i) text += "line" + std::to_string(i) + (i % 3 ? "\n" : "\r\n");
+  auto file = file_of(text);
+  for (int i : {20000, 1, 777, 19999, 2, 20000}) EXPECT_EQ(file->line_text(i), "line" + std::to_string(i));
+  EXPECT_EQ(file->line_text(20001), "");
+  EXPECT_EQ(file->line_text(0), "");
+  EXPECT_EQ(file_of("")->line_text(1), "");
+}
+
 TEST(Diagnostics, TheCaretStandsUnderItsColumn) {
   EXPECT_EQ(diagnostic("x = y + z\n", 1, 9, "m"), "k.py:1:9: error: m\n    x = y + z\n            ^");
   // Tabs stay tabs above and below.
