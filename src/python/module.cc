@@ -408,5 +408,7 @@ NB_MODULE(_core, m) {
   m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,
         "Why cuda_available() is False ('' when it is True).");
   m.def("set_log_level", &tilec::set_log_level, nb::arg("level"));
+  m.def("set_leak_warnings", [](bool on) { nb::set_leak_warnings(on); }, nb::arg("on"),
+        "Whether nanobind reports tilec objects still alive when the interpreter ends.");
   m.def("version", [] { return std::string(tilec::version()); });
 }
