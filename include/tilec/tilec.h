@@ -70,9 +70,10 @@ struct FunctionSource {
 };
 
 struct CompileOptions {
-  std::string target = "cpu";  // "cpu" or "cuda"
-  // The GPU architecture of target "cuda" ("sm_80", "sm_90a"); "" takes the current
-  // device's. With an explicit arch, compile() needs no GPU: launching does.
+  std::string target = "cpu";  // "cpu" or "cuda" ("hip" is known but not yet compiled)
+  // The GPU architecture of target "cuda" ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a");
+  // "" takes the current device's. With an explicit arch, compile() needs no GPU: launching
+  // does. src/target/target.cc has the table.
   std::string arch;
   // Switches by name ("1", "true" or "True"; "0", "false" or "False"), as docs/language.md
   // lists them. Without "tilec.bounds_check", $TILEC_BOUNDS_CHECK decides, read by compile()
@@ -174,9 +175,10 @@ class Kernel {
   std::shared_ptr<Impl> impl_;
 };
 
-// Throws std::invalid_argument when `options` name a target, pass config or
-// config value this build doesn't know, or an arch for a target other than
-// "cuda": the check compile() and emit() make before reading any source.
+// Throws std::invalid_argument when `options` name a target, arch, pass config or
+// config value this build doesn't know or can't compile for, or an arch of another
+// target (the message lists the valid ones): the check compile() and emit() make
+// before reading any source.
 void check_options(const CompileOptions& options);
 
 // Parses, elaborates, lowers and builds one kernel. `func` is a @T.prim_func,

@@ -3,16 +3,17 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "ir/ir.h"
+#include "target/target.h"
 
 namespace tilec::passes {
 
 struct PassContext {
-  std::string target;  // "cpu", "cuda", ...
-  std::string arch;    // for "cuda": "sm_90a", "sm_80", ...; "" when not known (emitting source)
+  Target target;  // what the kernel is compiled for (target/target.h)
   std::map<std::string, std::string> pass_configs;
   const ir::PrimFunc* func = nullptr;  // the function being lowered
   // Lower the variant for calls whose tensors are all contiguous with 16-byte aligned
@@ -31,26 +32,29 @@ inline bool config_on(const PassContext& ctx, const std::string& name, bool fall
   return it->second == "1" || it->second == "true" || it->second == "True";
 }
 
-// Whether Hopper's machinery (sm_90a) may be used: wgmma (config "tilec.wgmma"), TMA loads
+// Whether Hopper's machinery may be used: wgmma (config "tilec.wgmma"), TMA loads
 // ("tilec.tma"), warp specialization ("tilec.warp_specialize"), register reallocation
 // ("tilec.setmaxnreg"), the TMA-store epilogue ("tilec.tma_store") and persistent blocks
-// ("tilec.persistent"); each is on by default and needs the one it builds on.
+// ("tilec.persistent"). Each needs the target's instruction it uses and the feature it
+// builds on (so all of them need wgmma: sm_90a), and is on by default where it can be.
 inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
   struct Feature {
     const char* name;
+    std::optional<TargetFeature> uses;
     const char* needs;
   };
-  static constexpr Feature kFeatures[] = {
-      {"tilec.wgmma", nullptr},
-      {"tilec.tma", "tilec.wgmma"},
-      {"tilec.warp_specialize", "tilec.tma"},
-      {"tilec.setmaxnreg", "tilec.warp_specialize"},
-      {"tilec.tma_store", "tilec.tma"},
-      {"tilec.persistent", "tilec.warp_specialize"},
+  static const Feature kFeatures[] = {
+      {"tilec.wgmma", TargetFeature::Wgmma, nullptr},
+      {"tilec.tma", TargetFeature::Tma, "tilec.wgmma"},
+      {"tilec.warp_specialize", std::nullopt, "tilec.tma"},
+      {"tilec.setmaxnreg", TargetFeature::Setmaxnreg, "tilec.warp_specialize"},
+      {"tilec.tma_store", TargetFeature::Tma, "tilec.tma"},
+      {"tilec.persistent", std::nullopt, "tilec.warp_specialize"},
   };
-  if (ctx.arch != "sm_90a") return false;
   for (const Feature& f : kFeatures)
-    if (feature == f.name) return config_on(ctx, f.name, true) && (!f.needs || hopper_feature(ctx, f.needs));
+    if (feature == f.name)
+      return (!f.uses || ctx.target.has(*f.uses)) && config_on(ctx, f.name, true) &&
+             (!f.needs || hopper_feature(ctx, f.needs));
   throw std::logic_error("hopper_feature: unknown feature '" + feature + "'");
 }
 

@@ -31,8 +31,8 @@ struct PassEntry {
   PassFunction run;
 };
 
-std::vector<PassEntry> passes_for(const std::string& target) {
-  if (target == "cpu") {
+std::vector<PassEntry> passes_for(const Target& target) {
+  if (target.is_cpu()) {
     return {
         {"verify", verify},
         {"lower_tile_ops", lower_tile_ops},
@@ -40,7 +40,7 @@ std::vector<PassEntry> passes_for(const std::string& target) {
         {"verify", verify},
     };
   }
-  if (target == "cuda") {
+  if (target.is_cuda()) {
     return {
         {"verify", verify},
         {"warp_specialize", warp_specialize},
@@ -54,7 +54,7 @@ std::vector<PassEntry> passes_for(const std::string& target) {
         {"verify", verify},
     };
   }
-  throw std::invalid_argument("unknown target '" + target + "' (targets: cpu, cuda)");
+  throw std::invalid_argument("target '" + target.name + "' has no pass list (pipeline.cc has cpu and cuda)");
 }
 
 }  // namespace

@@ -42,28 +42,50 @@ void check_pass_configs(const CompileOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// The Target options.target and options.arch name, if tilec can compile for it.
+Target requested_target(const CompileOptions& options) {
+  Target target = parse_target(options.target, options.arch);
+  if (target.is_hip())
+    throw std::invalid_argument("target 'hip' is not available in this build yet: it has no passes, code "
+                                "generator or runtime (targets that compile: cpu, cuda)");
+  return target;
+}
+
+}  // namespace
+
 void check_options(const CompileOptions& options) {
   check_pass_configs(options);
-  if (options.target != "cpu" && options.target != "cuda")
-    throw std::invalid_argument("target '" + options.target +
-                                "' is not available in this build (targets: cpu, cuda)");
-  if (options.target != "cuda" && !options.arch.empty())
-    throw std::invalid_argument("arch '" + options.arch + "' is for target 'cuda', not '" +
-                                options.target + "'");
+  requested_target(options);
 }
 
 namespace {
 
-// The architecture to build a CUDA kernel for: options.arch, else the current device's.
-std::string cuda_arch(const CompileOptions& options) {
-  if (!options.arch.empty()) return options.arch;
+// The Target to build for: the requested one, where a cuda arch not given is the current
+// device's.
+Target build_target(const CompileOptions& options) {
+  Target target = requested_target(options);
+  if (!target.is_cuda() || !target.arch.empty()) return target;
+  std::string arch;
   try {
-    return runtime::CudaModule::device_arch();
+    arch = runtime::CudaModule::device_arch();
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(
         "target 'cuda' needs a GPU architecture and there is no CUDA device to take it from (" +
         std::string(e.what()) + "); pass one, e.g. arch \"sm_90a\" (H100, H200) or \"sm_80\" (A100)");
   }
+  try {
+    return parse_target(options.target, arch);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("this machine's GPU is " + arch + ", an arch tilec does not know (" + e.what() +
+                                "); pass one of those as arch to build for it");
+  }
+}
+
+// The line --emit output starts with, in the stage's comment syntax.
+std::string target_header(const Target& target, const char* comment) {
+  return std::string(comment) + " target: " + target.to_string() + "\n";
 }
 
 // The pass config "tilec.bounds_check", else the switch $TILEC_BOUNDS_CHECK (base/env_switch.h):
@@ -94,7 +116,7 @@ struct Lowered {
   ir::PrimFunc lowered;
 };
 
-Lowered lower(const FunctionSource& func, const CompileOptions& options, const std::string& arch,
+Lowered lower(const FunctionSource& func, const CompileOptions& options, const Target& target,
               bool contiguous_args) {
   Lowered r;
   {
@@ -102,12 +124,11 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const s
     r.tile = frontend::elaborate(func);
   }
   passes::PassContext ctx;
-  ctx.target = options.target;
-  ctx.arch = arch;
+  ctx.target = target;
   ctx.pass_configs = options.pass_configs;
   ctx.contiguous_args = contiguous_args;
   {
-    StageTimer t(std::string("passes (") + options.target + (contiguous_args ? ", contiguous" : "") + ")");
+    StageTimer t("passes (" + target.name + (contiguous_args ? ", contiguous" : "") + ")");
     r.lowered = passes::run_pipeline(r.tile, ctx);
   }
   return r;
@@ -141,15 +162,15 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
 }
 
 // Generates and builds the target code of `lowered`.
-KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const std::string& arch) {
+KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const Target& target) {
   KernelVariant v;
   v.ir = ir::to_string(lowered);
   v.abi = codegen::make_kernel_abi(lowered);
   v.func = std::move(lowered);
-  if (options.target == "cpu") {
+  if (target.is_cpu()) {
     {
       StageTimer t("codegen (cpu)");
-      v.source = codegen::generate_cpu_source(v.func, v.abi, bounds_check(options));
+      v.source = codegen::generate_cpu_source(v.func, v.abi, target, bounds_check(options));
     }
     StageTimer t("build (cpu)");
     v.cpu_module = runtime::CpuModule::load(v.source, codegen::kernel_entry_name());
@@ -158,12 +179,12 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const s
   }
   {
     StageTimer t("codegen (cuda)");
-    codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, arch, bounds_check(options));
+    codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, target, bounds_check(options));
     v.source = std::move(generated.source);
     v.cuda_launch = std::move(generated.launch);
   }
-  StageTimer t("build (cuda " + arch + ")");
-  v.cuda_module = runtime::CudaModule::load(v.source, codegen::cuda_kernel_name(), arch);
+  StageTimer t("build (cuda " + target.arch + ")");
+  v.cuda_module = runtime::CudaModule::load(v.source, codegen::cuda_kernel_name(), target.arch);
   return v;
 }
 
@@ -172,51 +193,50 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const s
 const KernelVariant& general_variant(Kernel::Impl& impl) {
   std::call_once(impl.general_once, [&] {
     log(LogLevel::Debug, "building the general (strided or unaligned tensors) variant of '" + impl.name + "'");
-    Lowered l = lower(impl.source, impl.options, impl.arch, /*contiguous_args=*/false);
-    impl.general = std::make_unique<KernelVariant>(build(std::move(l.lowered), impl.options, impl.arch));
+    Lowered l = lower(impl.source, impl.options, impl.target, /*contiguous_args=*/false);
+    impl.general = std::make_unique<KernelVariant>(build(std::move(l.lowered), impl.options, impl.target));
   });
   return *impl.general;
 }
 
 Kernel compile(const FunctionSource& func, const CompileOptions& given_options) {
   auto start = std::chrono::steady_clock::now();
-  check_options(given_options);
+  check_pass_configs(given_options);
   const CompileOptions options = with_bounds_check_fixed(given_options);
   auto impl = std::make_shared<Kernel::Impl>();
-  impl->target = options.target;
-  if (options.target == "cuda") impl->arch = cuda_arch(options);
+  impl->target = build_target(options);
   impl->first_is_contiguous = specialize_contiguous(options);
-  Lowered l = lower(func, options, impl->arch, impl->first_is_contiguous);
+  Lowered l = lower(func, options, impl->target, impl->first_is_contiguous);
   impl->name = l.lowered.name;
   impl->params = param_infos(l.tile);
   impl->out_idx = l.lowered.out_idx;
   for (const auto& cd : l.lowered.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);
   impl->tile = std::move(l.tile);
-  impl->first = build(std::move(l.lowered), options, impl->arch);
+  impl->first = build(std::move(l.lowered), options, impl->target);
   impl->source = func;
   impl->options = options;
   impl->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log(LogLevel::Debug, "compiled '" + impl->name + "' for " + impl->target +
-                           (impl->arch.empty() ? "" : " " + impl->arch) + " in " +
+  log(LogLevel::Debug, "compiled '" + impl->name + "' for " + impl->target.to_string() + " in " +
                            std::to_string(impl->compile_seconds * 1e3) + " ms");
   return Kernel(impl);
 }
 
 std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage) {
-  check_options(options);
-  if (stage == EmitStage::TileIR) return ir::to_string(frontend::elaborate(func));
-  if (stage == EmitStage::PTX && options.target != "cuda")
-    throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + options.target + "'");
-  const std::string arch = stage == EmitStage::PTX ? cuda_arch(options) : options.arch;
-  Lowered l = lower(func, options, arch, specialize_contiguous(options));
-  if (stage == EmitStage::IR) return ir::to_string(l.lowered);
+  check_pass_configs(options);
+  const Target requested = requested_target(options);
+  if (stage == EmitStage::TileIR) return target_header(requested, "#") + ir::to_string(frontend::elaborate(func));
+  if (stage == EmitStage::PTX && !requested.is_cuda())
+    throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + requested.name + "'");
+  const Target target = stage == EmitStage::PTX ? build_target(options) : requested;
+  Lowered l = lower(func, options, target, specialize_contiguous(options));
+  if (stage == EmitStage::IR) return target_header(target, "#") + ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
-  if (options.target == "cpu") return codegen::generate_cpu_source(l.lowered, abi, bounds_check(options));
-  std::string source = codegen::generate_cuda_source(l.lowered, abi, arch, bounds_check(options)).source;
+  if (target.is_cpu()) return codegen::generate_cpu_source(l.lowered, abi, target, bounds_check(options));
+  std::string source = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options)).source;
   if (stage == EmitStage::Source) return source;
-  return runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), arch);
+  return target_header(target, "//") + runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), target.arch);
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }

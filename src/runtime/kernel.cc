@@ -97,8 +97,8 @@ void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vecto
 }  // namespace
 
 const std::string& Kernel::name() const { return impl_->name; }
-const std::string& Kernel::target() const { return impl_->target; }
-const std::string& Kernel::arch() const { return impl_->arch; }
+const std::string& Kernel::target() const { return impl_->target.name; }
+const std::string& Kernel::arch() const { return impl_->target.arch; }
 const std::vector<ParamInfo>& Kernel::params() const { return impl_->params; }
 const std::vector<int>& Kernel::out_idx() const { return impl_->out_idx; }
 const std::vector<ConstDimInfo>& Kernel::const_dims() const { return impl_->const_dims; }
@@ -115,10 +115,10 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   Impl& k = *impl_;
   runtime::check_launch_args(k, args);
-  const int device = k.target == "cuda" ? cuda_device(k, args) : -1;
+  const int device = k.target.is_cuda() ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
   runtime::LaunchArgs packed = runtime::pack_launch_args(v.abi, args, k.name);
-  if (k.target == "cuda") launch_cuda(k, v, args, packed, device, stream);
+  if (k.target.is_cuda()) launch_cuda(k, v, args, packed, device, stream);
   else launch_cpu(k, v, packed);
 }
 

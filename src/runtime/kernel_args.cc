@@ -212,10 +212,10 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
     throw ArgumentError("argument '" + p.name + "' has " + std::to_string(view.shape.size()) +
                         " dims " + shape_text(view.shape) + " but kernel '" + k.name + "' expects " +
                         std::to_string(b->shape.size()));
-  if (k.target == "cpu" && view.device != DeviceType::CPU)
+  if (k.target.is_cpu() && view.device != DeviceType::CPU)
     throw ArgumentError("argument '" + p.name + "' is on a GPU but kernel '" + k.name +
                         "' was compiled for the CPU");
-  if (k.target == "cuda" && view.device != DeviceType::CUDA)
+  if (k.target.is_cuda() && view.device != DeviceType::CUDA)
     throw ArgumentError("argument '" + p.name + "' is in CPU memory but kernel '" + k.name +
                         "' was compiled for CUDA: pass a tensor on the GPU");
   if (view.strides.size() != view.shape.size())

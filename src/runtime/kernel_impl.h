@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "runtime/cpu/cpu_module.h"
 #include "runtime/cuda/cuda_module.h"
+#include "target/target.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -37,8 +38,7 @@ struct KernelVariant {
 
 struct Kernel::Impl {
   std::string name;
-  std::string target;
-  std::string arch;  // target "cuda"
+  Target target;  // built for: a cuda arch is always known here
   std::vector<ParamInfo> params;
   std::vector<int> out_idx;
   std::vector<ConstDimInfo> const_dims;

@@ -7,10 +7,12 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "target/target.h"
 #include "tilec/tilec.h"
 
 namespace {
@@ -91,12 +93,15 @@ CompileCommand parse_compile(const std::vector<std::string>& args) {
     }
   }
   if (command.file.empty()) throw UsageError{"compile needs a FILE"};
-  if (!command.options.arch.empty() && command.options.target != "cuda")
-    throw UsageError{"--arch is for --target cuda"};
-  if (command.stage == tilec::EmitStage::PTX && command.options.target != "cuda")
-    throw UsageError{"--emit ptx is for --target cuda"};
-  if (command.options.target == "cuda" && command.options.arch.empty() && !tilec::cuda_available())
-    command.options.arch = kDefaultArchWithoutGpu;
+  tilec::Target target;
+  try {
+    tilec::check_options(command.options);
+    target = tilec::parse_target(command.options.target, command.options.arch);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what()};
+  }
+  if (command.stage == tilec::EmitStage::PTX && !target.is_cuda()) throw UsageError{"--emit ptx is for --target cuda"};
+  if (target.is_cuda() && target.arch.empty() && !tilec::cuda_available()) command.options.arch = kDefaultArchWithoutGpu;
   return command;
 }
 

@@ -25,6 +25,7 @@
 #include "codegen/cpu/codegen_cpu.h"
 #include "codegen/kernel_abi.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 #ifndef TILEC_SOURCE_DIR
 #error "TILEC_SOURCE_DIR must name the repository root"
@@ -93,7 +94,7 @@ PrimFunc function(const std::string& name, std::vector<Param> params, Stmt body)
 class Kernel {
  public:
   explicit Kernel(const PrimFunc& func) : func_(func), abi_(make_kernel_abi(func)) {
-    source = generate_cpu_source(func, abi_);
+    source = generate_cpu_source(func, abi_, parse_target("cpu", ""));
     char dir_template[] = "/tmp/tilec_codegen_cpu_XXXXXX";
     if (!mkdtemp(dir_template)) throw std::runtime_error("mkdtemp failed");
     dir_ = dir_template;
@@ -209,7 +210,7 @@ struct Elementwise {
 
 TEST(CodegenCpu, ElementwiseMatchesGolden) {
   Elementwise k;
-  std::string source = generate_cpu_source(k.func, make_kernel_abi(k.func));
+  std::string source = generate_cpu_source(k.func, make_kernel_abi(k.func), parse_target("cpu", ""));
   std::string path =
       std::string(TILEC_SOURCE_DIR) + "/tests/golden/codegen_cpu_elementwise.cc.golden";
   if (std::getenv("TILEC_UPDATE_GOLDEN")) std::ofstream(path) << source;
@@ -600,7 +601,7 @@ TEST(CodegenCpu, UnloweredOpsAndUnknownCallsThrow) {
   PrimFunc f = function("stray", {param(a)},
                         launch({i32(1)}, {bx}, make_allocate(s, Stmt(copy))));
   try {
-    generate_cpu_source(f, make_kernel_abi(f));
+    generate_cpu_source(f, make_kernel_abi(f), parse_target("cpu", ""));
     FAIL() << "no error";
   } catch (const std::logic_error& e) {
     EXPECT_HAS(std::string(e.what()), "Copy");
@@ -610,10 +611,10 @@ TEST(CodegenCpu, UnloweredOpsAndUnknownCallsThrow) {
   tile_add->src = {s, {{i32(0), i32(16)}}};
   PrimFunc g = function("stray", {param(a)},
                         launch({i32(1)}, {bx}, make_allocate(s, Stmt(tile_add))));
-  EXPECT_THROW(generate_cpu_source(g, make_kernel_abi(g)), std::logic_error);
+  EXPECT_THROW(generate_cpu_source(g, make_kernel_abi(g), parse_target("cpu", "")), std::logic_error);
   Expr unknown = make_call(DType::Float32, "frobnicate", {f32(1)});
   PrimFunc h = function("stray", {param(a)}, launch({i32(1)}, {bx}, make_store(a, {bx}, unknown)));
-  EXPECT_THROW(generate_cpu_source(h, make_kernel_abi(h)), std::logic_error);
+  EXPECT_THROW(generate_cpu_source(h, make_kernel_abi(h), parse_target("cpu", "")), std::logic_error);
 }
 
 }  // namespace

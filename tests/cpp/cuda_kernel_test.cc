@@ -84,6 +84,7 @@ TEST_F(CudaKernelTest, EmitsSourceWithoutArchAndPtxForAnArch) {
   EXPECT_NE(source.find("__global__"), std::string::npos) << source;
   const std::string ptx = emit(scale_source(2), {.target = "cuda", .arch = "sm_80"}, EmitStage::PTX);
   EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_EQ(ptx.rfind("// target: cuda sm_80 (warp 32, smem 163 KiB, ", 0), 0u) << ptx.substr(0, 400);
   EXPECT_NE(ptx.find(".entry tilec_kernel"), std::string::npos) << ptx.substr(0, 400);
   EXPECT_THROW(emit(scale_source(2), {.target = "cpu"}, EmitStage::PTX), std::invalid_argument);
 }

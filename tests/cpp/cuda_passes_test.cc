@@ -27,7 +27,7 @@ ir::PrimFunc kernel(const std::string& body, const std::string& params) {
 
 std::string after(ir::PrimFunc f, ir::Stmt (*pass)(const ir::Stmt&, const passes::PassContext&)) {
   passes::PassContext ctx;
-  ctx.target = "cuda";
+  ctx.target = parse_target("cuda", "");
   ctx.func = &f;
   f.body = pass(f.body, ctx);
   return ir::to_string(f);
@@ -152,7 +152,7 @@ TEST(InsertBarriers, LoopIterationsAreSeparatedBothWays) {
 TEST(InsertBarriers, PipelinedStagesAreLeftToThePipeline) {
   ir::PrimFunc f = kernel(kPipelinedGemm, kTensors);
   passes::PassContext ctx;
-  ctx.target = "cuda";
+  ctx.target = parse_target("cuda", "");
   ctx.func = &f;
   f.body = passes::pipeline_loops(f.body, ctx);
   std::string ir = after(f, passes::insert_barriers);
@@ -180,7 +180,7 @@ TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
                               "        T.copy(t, Y)\n",
                           kLoopTensors);
   passes::PassContext ctx;
-  ctx.target = "cuda";
+  ctx.target = parse_target("cuda", "");
   ctx.func = &f;
   f.body = passes::plan_shared_memory(f.body, ctx);
   auto offsets = shared_offsets(f);
@@ -211,10 +211,10 @@ constexpr const char* kSharedEpilogue =
     "        T.copy(C_l, C_s)\n"
     "        T.copy(C_s, C[by * 128, bx * 256])\n";
 
-std::string warp_specialized(ir::PrimFunc f, std::map<std::string, std::string> configs = {}) {
+std::string warp_specialized(ir::PrimFunc f, std::map<std::string, std::string> configs = {},
+                             const std::string& arch = "sm_90a") {
   passes::PassContext ctx;
-  ctx.target = "cuda";
-  ctx.arch = "sm_90a";
+  ctx.target = parse_target("cuda", arch);
   ctx.contiguous_args = true;
   ctx.pass_configs = std::move(configs);
   ctx.func = &f;
@@ -234,6 +234,17 @@ TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
   size_t consumers = ir.find("else:");
   ASSERT_NE(consumers, std::string::npos) << ir;
   EXPECT_LT(ir.find("for tile_iter", consumers), ir.find("T.copy(C_s", consumers)) << ir;
+}
+
+TEST(WarpSpecialize, OnlyATargetWithWgmmaAndTmaGetsIt) {
+  EXPECT_NE(warp_specialized(hopper_gemm(3, kSharedEpilogue), {}, "sm_90a").find("warp-specialized"),
+            std::string::npos);
+  // sm_90 has TMA but no wgmma; the others neither; an unknown arch is not assumed to be sm_90a.
+  for (const char* arch : {"sm_90", "sm_89", "sm_80", ""}) {
+    std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue), {}, arch);
+    EXPECT_EQ(ir.find("warp-specialized"), std::string::npos) << arch << "\n" << ir;
+    EXPECT_EQ(ir.find("full_barriers"), std::string::npos) << arch << "\n" << ir;
+  }
 }
 
 TEST(WarpSpecialize, PersistenceIsOffWithItsConfigOrWithoutWarpSpecialization) {

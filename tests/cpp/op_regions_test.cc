@@ -194,7 +194,7 @@ ir::PrimFunc around_op(ir::PrimFunc f, const ir::Stmt& before, const ir::Stmt& a
 // Whether insert_barriers puts a barrier into `f`.
 bool barriered(ir::PrimFunc f) {
   passes::PassContext ctx;
-  ctx.target = "cuda";
+  ctx.target = parse_target("cuda", "");
   ctx.func = &f;
   std::string ir = ir::to_string(passes::insert_barriers(f.body, ctx));
   return ir.find("T.cuda.sync_threads()") != std::string::npos;

@@ -44,13 +44,35 @@ def test_compile_for_cuda_needs_no_gpu(stage, arch, marker):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--arch", "sm_80"], "--arch is for --target cuda"),
+    (["--arch", "sm_80"], "arch 'sm_80' is for target 'cuda', not 'cpu'"),
     (["--emit", "ptx"], "--emit ptx is for --target cuda"),
 ])
 def test_cuda_options_without_target_cuda_are_usage_errors(args, message):
     done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", *args)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--target", "gpu"], "tilec: unknown target 'gpu' (targets: cpu, cuda, hip)"),
+    (["--target", "cuda", "--arch", "sm_75"],
+     "tilec: unknown arch 'sm_75' for target 'cuda' (cuda arches: sm_80, sm_86, sm_89, sm_90, sm_90a)"),
+    (["--target", "cuda", "--arch", "gfx90a"], "tilec: arch 'gfx90a' is for target 'hip', not 'cuda'"),
+    (["--target", "hip"], "tilec: target 'hip' needs an arch (hip arches: gfx90a, gfx940, gfx906)"),
+    (["--target", "hip", "--arch", "gfx90a"], "tilec: target 'hip' is not available in this build yet"),
+])
+def test_a_bad_target_or_arch_is_a_usage_error_naming_the_valid_ones(args, message):
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", *args)
+    assert done.returncode == 2
+    assert done.stderr.startswith(message), done.stderr
+    assert done.stdout == ""
+
+
+def test_emitted_stages_start_with_the_target():
+    done = tilec("compile", str(SEED_MATMUL), "--func", "matmul_kernel", "-D", "M=64", "-D", "N=64",
+                 "-D", "K=64", "--target", "cuda", "--arch", "sm_86", "--emit", "ir")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# target: cuda sm_86 (warp 32, smem 99 KiB, mma.f16 ")
 
 
 def test_compile_error_exits_1_with_location_and_caret(tmp_path):

@@ -88,6 +88,17 @@ def test_arch_is_for_cuda():
         tilec.jit(_scale_add, target="cpu", arch="sm_80")(128)
 
 
+@pytest.mark.parametrize("target,arch,message", [
+    ("gpu", None, "unknown target 'gpu' (targets: cpu, cuda, hip)"),
+    ("cuda", "sm_75", "unknown arch 'sm_75' for target 'cuda' (cuda arches: sm_80, sm_86, sm_89, sm_90, sm_90a)"),
+    ("hip", "gfx90a", "target 'hip' is not available in this build yet"),
+])
+def test_a_bad_target_or_arch_names_the_valid_ones(target, arch, message):
+    with pytest.raises(ValueError) as error:
+        tilec.jit(_scale_add, target=target, arch=arch)(128)
+    assert str(error.value).startswith(message)
+
+
 # --- on a GPU --------------------------------------------------------------------
 
 @pytest.fixture

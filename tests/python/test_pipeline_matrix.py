@@ -273,7 +273,7 @@ def test_gemm_pipeline_source(kind, threads, stages, config):
     # would wait for them forever).
     specialized = expected_pipeline(config, kind) == "warp_specialized"
     grown = {128: None, 256: 232, 384: 152}[threads] if specialized else None
-    assert ("setmaxnreg_inc<%s>" % grown in source) if grown else "setmaxnreg" not in source
+    assert ("setmaxnreg_inc<%s>" % grown in source) if grown else "setmaxnreg_" not in source
 
 
 @pytest.mark.parametrize("causal,threads,stages,config", list(attention_cases()))

@@ -11,17 +11,19 @@
 
 #include "codegen/kernel_abi.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 namespace tilec::codegen {
 
-// The C++ source of `func`, reading its arguments as `abi` lays them out.
+// The C++ source of `func` for `target` (the cpu one, named in its header), reading its
+// arguments as `abi` lays them out.
 // Throws std::logic_error when a tile operation (Copy, Gemm, ...) is left.
 //
 // With `bounds_check`, every buffer access checks its indices; the first access
 // out of bounds is recorded (and reads a scratch element, so memory stays
 // intact) and the unit exports `extern "C" const char* <kernel_error_name()>()`
 // returning its description (tensor, index, shape, kernel source line) once.
-std::string generate_cpu_source(const ir::PrimFunc& func, const KernelAbi& abi,
+std::string generate_cpu_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check = false);
 
 inline const char* kernel_error_name() { return "tilec_kernel_error"; }

@@ -18,6 +18,7 @@
 
 #include "codegen/kernel_abi.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 namespace tilec::codegen {
 
@@ -38,9 +39,9 @@ struct CudaSource {
   CudaLaunch launch;
 };
 
-// The CUDA source of `func` (one KernelLaunch) for `arch` ("sm_90a"; "" checks
-// against the largest limits), reading its arguments as `abi` lays them out.
-// A CompileError when its shared memory exceeds what a block may have on `arch`
+// The CUDA source of `func` (one KernelLaunch) for `target` (a cuda one, named in the
+// source's header), reading its arguments as `abi` lays them out.
+// A CompileError when its shared memory exceeds target.max_shared_bytes
 // or an on-chip buffer has no constant size; std::logic_error when a tile
 // operation is left.
 //
@@ -51,7 +52,7 @@ struct CudaSource {
 // operations hand to device calls (cp.async, ldmatrix, TMA, wgmma, vector copies) are not
 // checked: those operations predicate their own accesses, and a predicated-off address may lie
 // outside its tensor. Fragments and locals, each thread's registers, are not checked.
-CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& arch,
+CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check = false);
 
 inline const char* cuda_kernel_name() { return "tilec_kernel"; }

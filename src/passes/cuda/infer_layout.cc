@@ -556,11 +556,10 @@ bool whole_fragment(const ir::BufferRegion& r) {
   return true;
 }
 
-// fp8 mma.sync needs sm_89 or later (an unknown arch counts as sm_90a).
-bool fp8_mma_available(const PassContext& ctx) {
-  if (ctx.arch.empty()) return true;
-  int number = std::atoi(ctx.arch.c_str() + (ctx.arch.rfind("sm_", 0) == 0 ? 3 : 0));
-  return number >= 89;
+// The mma.sync kind for operands of type t (tensor_core_k says which types have one).
+TargetFeature mma_kind(DType t) {
+  if (t.bytes() == 1) return TargetFeature::MmaFp8;
+  return t == DType::Float32 ? TargetFeature::MmaTf32 : TargetFeature::MmaF16;
 }
 
 }  // namespace
@@ -639,7 +638,7 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
   const int64_t kstep = tensor_core_k(t);
-  if (kstep == 0 || (t.bytes() == 1 && !fp8_mma_available(ctx))) return std::nullopt;
+  if (kstep == 0 || !ctx.target.has(mma_kind(t))) return std::nullopt;
   auto shape = gemm_shape(op);
   if (!shape || shape->k % kstep != 0) return std::nullopt;
   const int64_t m = shape->m, n = shape->n;

@@ -35,8 +35,8 @@ struct WarpGrid {
 // Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory), gemm_rs
 // (A a 16-bit fragment, all warps along M) or gemm_sr (B a 16-bit fragment, all warps along
 // N) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
-// warps along M or along N; as many warps as split the tile that way). fp8 operands need
-// ctx.arch sm_89 or later (or unknown).
+// warps along M or along N; as many warps as split the tile that way). The target must have the
+// mma.sync kind of the operands (ctx.target's features: fp8 needs sm_89 on).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
 
 // A gemm's M, N and K, when its A tile has constant 2-D extents and C is a whole 2-D buffer of

@@ -82,9 +82,10 @@ class ThreadLowering : public TileLowering {
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     // Warp shuffles, barriers and tensor-core ops take whole warps.
-    if (op->threads % 32 != 0)
-      error_at(op->loc, "threads=" + std::to_string(op->threads) +
-                            ": on a GPU a block is whole warps, so threads must be a multiple of 32");
+    const int warp = ctx_.target.warp_size;
+    if (op->threads % warp != 0)
+      error_at(op->loc, "threads=" + std::to_string(op->threads) + ": on a GPU a block is whole warps, so threads must "
+                            "be a multiple of " + std::to_string(warp) + " on " + ctx_.target.name);
     threads_ = op->threads;
     tid_ = ir::make_var("tx");
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
@@ -605,8 +606,9 @@ class ThreadLowering : public TileLowering {
     for (const auto& d : src.digits()) {
       if (!d.on_thread || d.dim != op.dim) continue;
       bool pow2 = (d.radix & (d.radix - 1)) == 0;
+      const int64_t warp = ctx_.target.warp_size;
       int64_t in_warp = 1;  // how much of the digit shuffles cover
-      if (pow2 && d.stride < 32) in_warp = std::min<int64_t>(d.radix, 32 / d.stride);
+      if (pow2 && d.stride < warp) in_warp = std::min<int64_t>(d.radix, warp / d.stride);
       for (int64_t offset = d.stride; offset < d.stride * in_warp; offset *= 2)
         out.push_back(for_each_slot(partial, [&](const Expr& p) {
           Expr v = ir::make_load(partial, {p});

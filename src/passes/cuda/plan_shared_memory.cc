@@ -1,7 +1,6 @@
 #include "passes/cuda/plan_shared_memory.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <unordered_map>
 
 #include "ir/mutator.h"
@@ -162,14 +161,6 @@ int64_t shared_footprint(const ir::BufferNode& b) {
     count *= v;
   }
   return round_up(count * b.dtype.bytes(), b.swizzled || b.panels ? 128 : 16);
-}
-
-int64_t shared_memory_limit(const std::string& arch) {
-  if (arch.empty()) return 227 * 1024;
-  int number = std::atoi(arch.c_str() + (arch.rfind("sm_", 0) == 0 ? 3 : 0));
-  if (number >= 90) return 227 * 1024;
-  if (number == 80 || number == 87) return 163 * 1024;
-  return 99 * 1024;  // sm_86, sm_89
 }
 
 int64_t shared_alignment(const ir::BufferNode& b) { return b.swizzled || b.panels ? 1024 : 128; }

@@ -22,7 +22,5 @@ int64_t shared_footprint(const ir::BufferNode& b);
 // Where it may start: a multiple of 1024 bytes when swizzled (whole swizzle periods), else 128.
 int64_t shared_alignment(const ir::BufferNode& b);
 int64_t round_up(int64_t x, int64_t to);
-// The most dynamic shared memory one block may use on `arch` ("sm_90a", "sm_80", ...).
-int64_t shared_memory_limit(const std::string& arch);
 
 }  // namespace tilec::passes

@@ -309,7 +309,7 @@ class Specializer {
       if (footprint < 0) return false;
       bytes += round_up(footprint, 1024);  // at most every buffer a swizzled tile
     }
-    return bytes <= shared_memory_limit(ctx_.arch);
+    return bytes <= ctx_.target.max_shared_bytes;
   }
 
   // Whether `e` (an expression or statement) uses one of the launch's block vars.
