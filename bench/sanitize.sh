@@ -28,9 +28,10 @@ fi
 # The tools slow kernels by 10-100x; the pipeline matrix's watchdog allows that much more.
 export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
 # racecheck slows a kernel by its shared accesses times its blocks: the tests' reference
-# kernels (torch's matmuls in float64) took minutes each. It checks tilec's kernels only.
+# kernels (torch's matmuls in float64) took minutes each. It checks tilec's kernels only
+# (each is named tilec_<function>).
 filter=()
-[[ $tool == racecheck ]] && filter=(--kernel-name kns=tilec_kernel)
+[[ $tool == racecheck ]] && filter=(--kernel-name kns=tilec_)
 if [[ $tool == racecheck ]]; then
   compute-sanitizer --tool racecheck "${filter[@]}" "$python" bench/race_control.py \
     >"$LOGS/racecheck_control.log" 2>&1

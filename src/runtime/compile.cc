@@ -177,14 +177,16 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const T
     v.bounds_error = reinterpret_cast<const char* (*)()>(v.cpu_module->symbol(codegen::kernel_error_name()));
     return v;
   }
+  std::string kernel_name;
   {
     StageTimer t("codegen (cuda)");
     codegen::CudaSource generated = codegen::generate_cuda_source(v.func, v.abi, target, bounds_check(options));
     v.source = std::move(generated.source);
     v.cuda_launch = std::move(generated.launch);
+    kernel_name = std::move(generated.kernel_name);
   }
   StageTimer t("build (cuda " + target.arch + ")");
-  v.cuda_module = runtime::CudaModule::load(v.source, codegen::cuda_kernel_name(), target.arch);
+  v.cuda_module = runtime::CudaModule::load(v.source, kernel_name, target.arch);
   return v;
 }
 
@@ -234,9 +236,9 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::IR) return target_header(target, "#") + ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
   if (target.is_cpu()) return codegen::generate_cpu_source(l.lowered, abi, target, bounds_check(options));
-  std::string source = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options)).source;
-  if (stage == EmitStage::Source) return source;
-  return target_header(target, "//") + runtime::CudaModule::ptx(source, codegen::cuda_kernel_name(), target.arch);
+  codegen::CudaSource generated = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options));
+  if (stage == EmitStage::Source) return generated.source;
+  return target_header(target, "//") + runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch);
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }

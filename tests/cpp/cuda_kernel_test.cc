@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda/codegen_cuda.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "test_support.h"
@@ -75,8 +76,15 @@ TEST_F(CudaKernelTest, CompilesForAnExplicitArchWithoutAGpu) {
     Kernel kernel = compile(scale_source(2), {.target = "cuda", .arch = arch});
     EXPECT_EQ(kernel.target(), "cuda");
     EXPECT_EQ(kernel.arch(), arch);
-    EXPECT_NE(kernel.source().find("tilec_kernel"), std::string::npos) << kernel.source();
+    EXPECT_NE(kernel.source().find("tilec_main(const tilec_args"), std::string::npos) << kernel.source();
   }
+}
+
+TEST(CudaKernelName, IsTheFunctionsNameSpelledAsACIdentifier) {
+  EXPECT_EQ(codegen::cuda_kernel_name("main"), "tilec_main");
+  EXPECT_EQ(codegen::cuda_kernel_name("flash_fwd2"), "tilec_flash_fwd2");
+  // Python names may hold any letter; UTF-8 bytes become '_' (two for each of these).
+  EXPECT_EQ(codegen::cuda_kernel_name("\xce\xbb_k"), "tilec____k");
 }
 
 TEST_F(CudaKernelTest, EmitsSourceWithoutArchAndPtxForAnArch) {
@@ -85,7 +93,7 @@ TEST_F(CudaKernelTest, EmitsSourceWithoutArchAndPtxForAnArch) {
   const std::string ptx = emit(scale_source(2), {.target = "cuda", .arch = "sm_80"}, EmitStage::PTX);
   EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx.substr(0, 400);
   EXPECT_EQ(ptx.rfind("// target: cuda sm_80 (warp 32, smem 163 KiB, ", 0), 0u) << ptx.substr(0, 400);
-  EXPECT_NE(ptx.find(".entry tilec_kernel"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_NE(ptx.find(".entry tilec_main("), std::string::npos) << ptx.substr(0, 400);
   EXPECT_THROW(emit(scale_source(2), {.target = "cpu"}, EmitStage::PTX), std::invalid_argument);
 }
 

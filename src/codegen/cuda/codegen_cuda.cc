@@ -1,6 +1,7 @@
 #include "codegen/cuda/codegen_cuda.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -63,8 +64,9 @@ class CudaPrinter final : public CFamilyPrinter {
     const int block_threads = launch->threads + launch->producer_threads;
     // Tensor maps must be read from the parameter space where they were passed.
     std::string param = abi.tensor_maps.empty() ? "const tilec_args " : "const __grid_constant__ tilec_args ";
+    kernel_name_ = cuda_kernel_name(func.name);
     open_block(std::string("extern \"C\" __global__ void __launch_bounds__(") + std::to_string(block_threads) +
-               ") " + cuda_kernel_name() + "(" + param + args + ")");
+               ") " + kernel_name_ + "(" + param + args + ")");
     emit_line("extern __shared__ __align__(1024) unsigned char " + shared_pool_ + "[];");
     emit_abi_prologue(func, abi, args + ".tensors", args + ".ints", args + ".floats");
     shared_top_ = planned_shared_bytes(func.body);
@@ -79,6 +81,7 @@ class CudaPrinter final : public CFamilyPrinter {
                                 "; use smaller tiles or fewer pipeline stages");
     CudaSource out;
     out.source = source();
+    out.kernel_name = kernel_name_;
     out.launch.grid = launch->grid;
     out.launch.threads = block_threads;
     out.launch.persistent = launch->persistent;
@@ -281,6 +284,7 @@ class CudaPrinter final : public CFamilyPrinter {
   const Target& target_;
   const bool bounds_check_;
   std::string kernel_name_literal_;  // the kernel's name as a C++ string literal
+  std::string kernel_name_;          // its __global__ symbol
   std::string tensor_maps_;
   std::string shared_pool_;
   int64_t shared_top_ = 0;
@@ -288,6 +292,12 @@ class CudaPrinter final : public CFamilyPrinter {
 };
 
 }  // namespace
+
+std::string cuda_kernel_name(const std::string& func_name) {
+  std::string name = "tilec_";
+  for (char c : func_name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
 
 CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check) {

@@ -2,7 +2,7 @@
 // translation unit for NVRTC.
 //
 // The unit includes "cuda/tilec_cuda.h" from device/ and defines
-//   extern "C" __global__ void <cuda_kernel_name()>(tilec_args args)
+//   extern "C" __global__ void <kernel_name>(tilec_args args)
 // where `tilec_args` is a struct of 8-byte words in kernel ABI order:
 //   void* tensors[max(1, T)]; int64_t ints[max(1, I)]; double floats[max(1, F)];
 // (T, I, F: the sizes of the KernelAbi's tensor_params, int_slots, float_params),
@@ -36,6 +36,7 @@ struct CudaLaunch {
 
 struct CudaSource {
   std::string source;
+  std::string kernel_name;  // the __global__ function's name (cuda_kernel_name)
   CudaLaunch launch;
 };
 
@@ -55,6 +56,9 @@ struct CudaSource {
 CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check = false);
 
-inline const char* cuda_kernel_name() { return "tilec_kernel"; }
+// The __global__ symbol of the kernel `func_name`: "tilec_" and the name, each byte C
+// can't spell in an identifier made '_', so profilers, compute-sanitizer and CUDA's
+// errors say which kernel it is.
+std::string cuda_kernel_name(const std::string& func_name);
 
 }  // namespace tilec::codegen

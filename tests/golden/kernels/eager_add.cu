@@ -8,7 +8,7 @@ struct tilec_args {
   double floats[1];
 };
 
-extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args args) {
+extern "C" __global__ void __launch_bounds__(128) tilec_add(const tilec_args args) {
   extern __shared__ __align__(1024) unsigned char tilec_shared[];
   tilec_cuda::half* __restrict__ A = static_cast<tilec_cuda::half*>(args.tensors[0]);
   tilec_cuda::half* __restrict__ B = static_cast<tilec_cuda::half*>(args.tensors[1]);

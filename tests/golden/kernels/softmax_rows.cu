@@ -8,7 +8,7 @@ struct tilec_args {
   double floats[1];
 };
 
-extern "C" __global__ void __launch_bounds__(128) tilec_kernel(const tilec_args args) {
+extern "C" __global__ void __launch_bounds__(128) tilec_main(const tilec_args args) {
   extern __shared__ __align__(1024) unsigned char tilec_shared[];
   float* __restrict__ X = static_cast<float*>(args.tensors[0]);
   float* __restrict__ Y = static_cast<float*>(args.tensors[1]);
