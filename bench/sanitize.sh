@@ -4,6 +4,9 @@
 #
 #   bench/sanitize.sh TOOL [SHARDS]     # TOOL: memcheck, racecheck, synccheck, initcheck
 #
+# TOOL none runs the same shards without a tool: the GPU tests in a fraction of their
+# one-process time.
+#
 # Runs every test marked gpu, except those marked deliberate_fault (they trap on purpose, and
 # the tool rightly reports the trap). TILEC_SANITIZE_K narrows them (a pytest -k expression);
 # TILEC_SANITIZE_SECONDS bounds each shard (default 540). Logs: $LOGS (default ./gpu-logs)
@@ -26,7 +29,7 @@ if (( ${#tests[@]} == 0 )); then
   echo "$tool: no tests selected"; exit 1
 fi
 # The tools slow kernels by 10-100x; the pipeline matrix's watchdog allows that much more.
-export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
+[[ $tool != none ]] && export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
 # racecheck slows a kernel by its shared accesses times its blocks: the tests' reference
 # kernels (torch's matmuls in float64) took minutes each. It checks tilec's kernels only
 # (each is named tilec_<function>).
@@ -46,8 +49,9 @@ for ((s = 0; s < shards; s++)); do
   for ((i = s; i < ${#tests[@]}; i += shards)); do part+=("${tests[i]}"); done
   (( ${#part[@]} )) || continue
   # Each shard its own kernel cache: concurrent first compiles don't wait on one another.
-  TILEC_CACHE_DIR=$(mktemp -d) timeout "${TILEC_SANITIZE_SECONDS:-540}" compute-sanitizer \
-    --tool "$tool" "${filter[@]}" --target-processes all --error-exitcode 1 \
+  sanitizer=(compute-sanitizer --tool "$tool" "${filter[@]}" --target-processes all --error-exitcode 1)
+  [[ $tool == none ]] && sanitizer=()
+  TILEC_CACHE_DIR=$(mktemp -d) timeout "${TILEC_SANITIZE_SECONDS:-540}" "${sanitizer[@]}" \
     "$python" -m pytest -q -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
   pids+=($!)
 done
