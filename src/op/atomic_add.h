@@ -13,4 +13,7 @@ Regions regions(const ir::AtomicAdd& op);
 // at dst's location.
 void check(const ir::AtomicAdd& op, const SourceLoc& dst_loc);
 
+// The op as element loops: one scalar atomic add per element (the scalar form guarded by its bounds).
+ir::Stmt lower(const ir::AtomicAdd& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op

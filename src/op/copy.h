@@ -11,4 +11,7 @@ Regions regions(const ir::Copy& op);
 // operand, `src_loc`.
 void check(const ir::Copy& op, const SourceLoc& src_loc);
 
+// The op as element loops: dst[i] = src[i] over the tile; reads outside src give 0, writes outside dst are dropped.
+ir::Stmt lower(const ir::Copy& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op

@@ -7,4 +7,7 @@ namespace tilec::op {
 
 Regions regions(const ir::Fill& op);
 
+// The op as element loops: every element of dst, where it is inside its buffer, set to the value.
+ir::Stmt lower(const ir::Fill& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op

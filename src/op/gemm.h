@@ -12,4 +12,7 @@ Regions regions(const ir::Gemm& op);
 // each error at its operand's location (the K dims' at the op's).
 void check(const ir::Gemm& op, const SourceLoc& a_loc, const SourceLoc& b_loc, const SourceLoc& c_loc);
 
+// The op as element loops: c[i, j] (+)= sum over k of a[i, k] * b[k, j], one thread an (i, j) when threaded.
+ir::Stmt lower(const ir::Gemm& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op

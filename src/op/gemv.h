@@ -12,4 +12,7 @@ Regions regions(const ir::Gemv& op);
 // operand's location.
 void check(const ir::Gemv& op, const SourceLoc& a_loc, const SourceLoc& x_loc, const SourceLoc& y_loc);
 
+// The op as element loops: y[n] = (accumulate ? y[n] : 0) + sum over k of a[n, k] * x[k].
+ir::Stmt lower(const ir::Gemv& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op

@@ -31,4 +31,14 @@ Regions regions_of(const ir::StmtNode& op) {
   }
 }
 
+ir::Stmt lower_of(const ir::Stmt& op, Lowering& l) {
+  switch (op.kind()) {
+#define TILEC_TILE_OP_LOWER(n) \
+  case ir::StmtKind::n: return lower(static_cast<const ir::n&>(*op), op, l);
+    TILEC_FOR_EACH_TILE_OP(TILEC_TILE_OP_LOWER)
+#undef TILEC_TILE_OP_LOWER
+    default: throw std::logic_error(std::string("lower_of: ") + ir::kind_name(op.kind()) + " is not a tile op");
+  }
+}
+
 }  // namespace tilec::op

@@ -2,6 +2,10 @@
 // has its file here, op/<op>.{h,cc}, that says what the op means independently of any
 // target. This header is what every unit provides, and the dispatch over the kinds.
 //
+// Lowering (`lower`): the op as loops of element loads and stores, for every target; the
+// loops are T.Parallel ones where a GPU target spreads them over its threads (op/lowering.h).
+// A target that runs an op some other way (tensor cores, warp shuffles) lowers it itself.
+//
 // Regions: what an op reads and writes, over all of a block's threads. A read-modify-write
 // (a gemm that accumulates, a reduction combined with what its destination held) lists its
 // destination among the reads too. Barriers, shared-memory liveness, warp specialization and
@@ -15,6 +19,8 @@
 
 namespace tilec::op {
 
+class Lowering;  // op/lowering.h
+
 struct Regions {
   std::vector<ir::BufferRegion> reads, writes;
 };
@@ -25,5 +31,9 @@ bool is_tile_op(ir::StmtKind kind);
 // `Regions regions(const ir::<Op>&)`; the dispatch calls it by the op's own type, so a tile
 // op kind without one does not compile.
 Regions regions_of(const ir::StmtNode& op);
+
+// `op` (a tile op) lowered by its unit's `ir::Stmt lower(const ir::<Op>&, const ir::Stmt& self,
+// Lowering&)`.
+ir::Stmt lower_of(const ir::Stmt& op, Lowering& l);
 
 }  // namespace tilec::op

@@ -15,4 +15,7 @@ int normalized_dim(const ir::Reduce& op, int64_t dim, const SourceLoc& dim_loc);
 // That dst has src's tile without the reduced dim; the error is at dst's location.
 void check(const ir::Reduce& op, const SourceLoc& dst_loc);
 
+// The op as element loops: each element of dst the combination of its row of src, with dst's old value unless clear.
+ir::Stmt lower(const ir::Reduce& op, const ir::Stmt& self, Lowering& l);
+
 }  // namespace tilec::op
