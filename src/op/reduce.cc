@@ -2,8 +2,12 @@
 
 #include "ir/region.h"
 #include "op/check.h"
+#include "op/lowering.h"
 
 namespace tilec::op {
+
+using ir::Expr;
+using ir::Stmt;
 
 Regions regions(const ir::Reduce& op) {
   Regions r{{op.src}, {op.dst}};
@@ -37,6 +41,56 @@ void check(const ir::Reduce& op, const SourceLoc& dst_loc) {
     error_at(dst_loc, call_name(op) + ": 'out' (" + op.dst.buffer->name + ") is " + extents_text(ed) +
                           " but reducing '" + op.src.buffer->name + "' over dim " + std::to_string(op.dim) +
                           " gives " + extents_text(ee));
+}
+
+Stmt lower(const ir::Reduce& op, const Stmt&, Lowering& l) {
+  const ir::BufferRegion& src = op.src;
+  DType t = op.dst.buffer->dtype;
+  std::vector<Expr> src_vars(src.region.size());
+  std::vector<int> kept;  // src dims (other than the reduced one) that are not extent 1
+  for (size_t d = 0; d < src.region.size(); ++d) {
+    if (static_cast<int>(d) == op.dim) continue;
+    if (!ir::is_one(src.region[d].extent)) kept.push_back(static_cast<int>(d));
+  }
+  std::vector<Expr> out_vars;
+  for (int d : kept) {
+    src_vars[d] = ir::make_var("i" + std::to_string(out_vars.size()));
+    out_vars.push_back(src_vars[d]);
+  }
+  Expr r = ir::make_var("r");
+  src_vars[op.dim] = r;
+  ir::BoundAnalyzer saved = l.bounds_;
+  for (size_t d = 0; d < src.region.size(); ++d)
+    if (src_vars[d]) l.bind_range(src_vars[d], ir::make_int(0), src.region[d].extent);
+  std::vector<Expr> src_idx;
+  Expr src_ok;
+  for (size_t d = 0; d < src.region.size(); ++d) {
+    Expr idx = src_vars[d] ? ir::make_Add(src.region[d].min, src_vars[d]) : src.region[d].min;
+    src_idx.push_back(idx);
+    src_ok = l.conjoin(src_ok, l.in_range(idx, src.buffer->shape[d]));
+  }
+  Lowering::Access dst = l.access(op.dst, out_vars);
+  l.bounds_ = saved;
+
+  ir::Buffer acc = ir::make_buffer("acc", t, {ir::make_int(1)}, {}, ir::MemoryScope::Local, op.loc);
+  std::vector<Expr> zero_idx = {ir::make_int(0)};
+  Expr acc_val = ir::make_load(acc, zero_idx);
+  Expr x = ir::make_cast(t, ir::make_load(src.buffer, src_idx));
+  if (op.reduce_kind == ir::ReduceKind::AbsSum || op.reduce_kind == ir::ReduceKind::AbsMax)
+    x = ir::make_call(t, "abs", {x});
+  Stmt step = ir::make_store(acc, zero_idx, l.combine(op.reduce_kind, acc_val, x));
+  if (src_ok) step = ir::make_if(src_ok, step);
+  Expr result = op.clear ? acc_val : l.combine(op.reduce_kind, ir::make_load(op.dst.buffer, dst.indices), acc_val);
+  Stmt body = ir::make_seq({
+      ir::make_store(acc, zero_idx, l.identity_of(op.reduce_kind, t)),
+      ir::make_for(r, ir::make_int(0), src.region[op.dim].extent, ir::ForKind::Serial, step),
+      ir::make_store(op.dst.buffer, dst.indices, result),
+  });
+  body = ir::make_allocate(acc, body);
+  if (dst.in_bounds) body = ir::make_if(dst.in_bounds, body);
+  std::vector<Expr> extents;
+  for (int d : kept) extents.push_back(src.region[d].extent);
+  return l.located(l.nest(out_vars, extents, body, ir::ForKind::Serial), op.loc);
 }
 
 }  // namespace tilec::op
