@@ -1,7 +1,8 @@
 // Replaces tile ops (Copy, Gemm, Gemv, Fill, Reduce, tile-form AtomicAdd)
-// with loops of element accesses. Reads outside a buffer give 0 and writes
-// outside are dropped; the bounds checks that do this are emitted only where
-// in-bounds can't be proven from the loop and block ranges.
+// with loops of element accesses, each by its unit's lowering (op/op.h: lower).
+// Reads outside a buffer give 0 and writes outside are dropped; the bounds
+// checks that do this are emitted only where in-bounds can't be proven from the
+// loop and block ranges.
 //
 // lower_tile_ops (the CPU's) makes the loops serial, the innermost vectorized.
 // lower_tile_ops_threaded (GPU targets) makes the loops over each op's elements
