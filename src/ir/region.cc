@@ -15,6 +15,20 @@ std::vector<Expr> squeezed_extents(const BufferRegion& region) {
   return extents;
 }
 
+std::vector<int> tile_dims(const BufferRegion& region, size_t dims) {
+  std::vector<int> squeezed = squeezed_dims(region);
+  if (squeezed.size() >= dims) return squeezed;
+  std::vector<int> last;
+  for (size_t d = region.region.size() - dims; d < region.region.size(); ++d) last.push_back(static_cast<int>(d));
+  return last;
+}
+
+std::vector<Expr> tile_extents(const BufferRegion& region, size_t dims) {
+  std::vector<Expr> extents;
+  for (int d : tile_dims(region, dims)) extents.push_back(region.region[d].extent);
+  return extents;
+}
+
 BufferRegion full_region(const Buffer& buffer) {
   BufferRegion r{buffer, {}};
   for (const auto& dim : buffer->shape) r.region.push_back({make_int(0, dim->dtype), dim});

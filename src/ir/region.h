@@ -12,6 +12,11 @@ namespace tilec::ir {
 std::vector<int> squeezed_dims(const BufferRegion& region);
 std::vector<Expr> squeezed_extents(const BufferRegion& region);
 
+// The dims a tile op of `dims` dims works on in `region`: its squeezed dims, or, when
+// fewer than `dims` remain, its last `dims` dims (kept extent-1 dims fill up).
+std::vector<int> tile_dims(const BufferRegion& region, size_t dims);
+std::vector<Expr> tile_extents(const BufferRegion& region, size_t dims);
+
 // The region covering all of `buffer`.
 BufferRegion full_region(const Buffer& buffer);
 

@@ -54,15 +54,6 @@ void require_tile_dims(const ir::BufferRegion& r, const SourceLoc& loc, const st
                       "-D tile, but its tile is " + extents_text(ir::squeezed_extents(r)));
 }
 
-std::vector<ir::Expr> tile_extents(const ir::BufferRegion& r, size_t dims) {
-  std::vector<ir::Expr> ext = ir::squeezed_extents(r);
-  if (ext.size() < dims) {
-    ext.clear();
-    for (size_t i = r.region.size() - dims; i < r.region.size(); ++i) ext.push_back(r.region[i].extent);
-  }
-  return ext;
-}
-
 void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc, const std::string& message) {
   bool different;
   if (!same_extent(a, b, &different) && different)

@@ -28,10 +28,6 @@ void check_same_tile(const ir::BufferRegion& a, const SourceLoc& a_loc, const ir
 void require_tile_dims(const ir::BufferRegion& r, const SourceLoc& loc, const std::string& fn,
                        const std::string& name, size_t dims);
 
-// The last `dims` extents of a region (its tile), after squeezing extent-1 dims;
-// extent-1 dims are kept when fewer than `dims` remain.
-std::vector<ir::Expr> tile_extents(const ir::BufferRegion& r, size_t dims);
-
 // An error `message (a vs b)` at `loc` when two extents are constants that differ.
 void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc, const std::string& message);
 

@@ -1,5 +1,6 @@
 #include "op/gemm.h"
 
+#include "ir/region.h"
 #include "op/check.h"
 #include "op/lowering.h"
 
@@ -18,7 +19,7 @@ void check(const ir::Gemm& op, const SourceLoc& a_loc, const SourceLoc& b_loc, c
   require_tile_dims(op.a, a_loc, "T.gemm", "A", 2);
   require_tile_dims(op.b, b_loc, "T.gemm", "B", 2);
   require_tile_dims(op.c, c_loc, "T.gemm", "C", 2);
-  auto ea = tile_extents(op.a, 2), eb = tile_extents(op.b, 2), ec = tile_extents(op.c, 2);
+  auto ea = ir::tile_extents(op.a, 2), eb = ir::tile_extents(op.b, 2), ec = ir::tile_extents(op.c, 2);
   ir::Expr M = op.transpose_a ? ea[1] : ea[0], KA = op.transpose_a ? ea[0] : ea[1];
   ir::Expr KB = op.transpose_b ? eb[1] : eb[0], N = op.transpose_b ? eb[0] : eb[1];
   check_dim(KA, KB, op.loc, "T.gemm: the K dims of A and B differ");
@@ -30,7 +31,7 @@ void check(const ir::Gemm& op, const SourceLoc& a_loc, const SourceLoc& b_loc, c
 }
 
 Stmt lower(const ir::Gemm& op, const Stmt&, Lowering& l) {
-  auto ea = l.tile_extents(op.a, 2), ec = l.tile_extents(op.c, 2);
+  auto ea = ir::tile_extents(op.a, 2), ec = ir::tile_extents(op.c, 2);
   Expr M = ec[0], N = ec[1];
   Expr K = op.transpose_a ? ea[0] : ea[1];
   Expr i = ir::make_var("i"), j = ir::make_var("j"), k = ir::make_var("k");

@@ -1,5 +1,6 @@
 #include "op/gemv.h"
 
+#include "ir/region.h"
 #include "op/check.h"
 #include "op/lowering.h"
 
@@ -18,13 +19,13 @@ void check(const ir::Gemv& op, const SourceLoc& a_loc, const SourceLoc& x_loc, c
   require_tile_dims(op.a, a_loc, "T.gemv", "A", 2);
   require_tile_dims(op.x, x_loc, "T.gemv", "x", 1);
   require_tile_dims(op.y, y_loc, "T.gemv", "y", 1);
-  auto ea = tile_extents(op.a, 2), ex = tile_extents(op.x, 1), ey = tile_extents(op.y, 1);
+  auto ea = ir::tile_extents(op.a, 2), ex = ir::tile_extents(op.x, 1), ey = ir::tile_extents(op.y, 1);
   check_dim(ea[1], ex[0], x_loc, "T.gemv: x's length differs from A's columns");
   check_dim(ea[0], ey[0], y_loc, "T.gemv: y's length differs from A's rows");
 }
 
 Stmt lower(const ir::Gemv& op, const Stmt&, Lowering& l) {
-  auto ea = l.tile_extents(op.a, 2);
+  auto ea = ir::tile_extents(op.a, 2);
   Expr n = ir::make_var("n"), k = ir::make_var("k");
   DType acc = op.y.buffer->dtype;
   Lowering::Access y = l.access_tile(op.y, {n}, 1);

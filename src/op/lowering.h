@@ -24,7 +24,6 @@ class Lowering : public passes::TileLowering {
   using TileLowering::in_range;
   using TileLowering::located;
   using TileLowering::loop_vars;
-  using TileLowering::tile_extents;
   using TileLowering::zero_of;
 
   // Whether the loops over an op's elements are T.Parallel loops (a GPU target's threads).

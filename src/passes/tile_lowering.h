@@ -152,23 +152,8 @@ class TileLowering : public ir::IRMutator {
     return a;
   }
 
-  // The last `dims` dims of the tile (after squeezing extent-1 dims; kept
-  // extent-1 dims fill up when fewer remain), matching elaboration's check.
-  static std::vector<int> tile_dims(const ir::BufferRegion& r, size_t dims) {
-    std::vector<int> sq = ir::squeezed_dims(r);
-    if (sq.size() >= dims) return sq;
-    std::vector<int> last;
-    for (size_t d = r.region.size() - dims; d < r.region.size(); ++d) last.push_back(static_cast<int>(d));
-    return last;
-  }
-  static std::vector<Expr> tile_extents(const ir::BufferRegion& r, size_t dims) {
-    std::vector<Expr> ext;
-    for (int d : tile_dims(r, dims)) ext.push_back(r.region[d].extent);
-    return ext;
-  }
-
   Access access_tile(const ir::BufferRegion& r, const std::vector<Expr>& vars, size_t dims) {
-    std::vector<int> td = tile_dims(r, dims);
+    std::vector<int> td = ir::tile_dims(r, dims);
     Access a;
     ir::BoundAnalyzer saved = bounds_;
     for (size_t d = 0; d < r.region.size(); ++d) {
