@@ -4,6 +4,10 @@ GEMM, in one run on one GPU.
     python bench/gemm.py [--quick] [--ladder] [--append bench/RESULTS.md]
 
 --ladder times bf16 8192^3 with each Hopper technique turned on in turn (pass configs).
+Every run also times the tile widths below 128-byte rows beside cuBLAS: bf16 with block_K = 32
+(64-byte rows, 64-byte swizzle) and float32 operands on tf32 tensor cores (cuBLAS with
+torch.backends.cuda.matmul.allow_tf32 = True), with the configuration fixed, not the best of a
+sweep.
 
 Every tilec configuration is first checked against a float64 reference on fresh random
 inputs with the output poisoned (relative Frobenius error under 1e-2 for 16-bit operands),
@@ -213,6 +217,52 @@ def bench_shape(M, N, K, dtype, configs, log):
     return row
 
 
+# (name, dtype, B stored [N, K], (bM, bN, bK, stages, threads, panel)): fixed tiles whose rows are
+# narrower than 128 bytes, or float32 (tf32; wgmma reads it K-major only, so B is [N, K]).
+TILE_WIDTHS = [
+    ("bf16, block_K = 32 (64-byte rows)", "bfloat16", False, (128, 256, 32, 4, 256, 8)),
+    ("bf16, 128 x 128 x 32, one warpgroup", "bfloat16", False, (128, 128, 32, 4, 128, 8)),
+    ("bf16, 64 x 64 x 32", "bfloat16", False, (64, 64, 32, 4, 128, 8)),
+    ("float32 (tf32), block_K = 32, B [N, K]", "float32", True, (128, 256, 32, 3, 256, 8)),
+    ("float32 (tf32), 128 x 128 x 32, B [N, K]", "float32", True, (128, 128, 32, 4, 128, 8)),
+]
+# tf32 keeps 10 bits of mantissa (wgmma truncates the rest): the error allowed for float32 operands.
+TF32_TOLERANCE = 5e-3
+
+
+def tile_widths(log, M=8192, N=8192, K=8192):
+    """The TILE_WIDTHS rows, each with cuBLAS on the same operands in the same run."""
+    lines = ["", f"Tile widths, {M}x{N}x{K}, fixed tiles (bM, bN, bK, stages, threads, panel); cuBLAS = "
+             "torch.matmul on the same operands (float32 with allow_tf32 = True), in the same run:", "",
+             "| kernel | tilec TFLOP/s | cuBLAS TFLOP/s | tilec / cuBLAS | rel err |", "|---|---|---|---|---|"]
+    flops = 2.0 * M * N * K
+    allow_tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        for name, dtype, nt, (bm, bn, bk, stages, threads, panel) in TILE_WIDTHS:
+            torch_dtype = getattr(torch, dtype)
+            a = torch.randn((M, K), device="cuda", dtype=torch_dtype)
+            b = torch.randn(((N, K) if nt else (K, N)), device="cuda", dtype=torch_dtype)
+            c = torch.full((M, N), float("nan"), device="cuda", dtype=torch_dtype)
+            kernel = kernels.matmul(M, N, K, block_M=bm, block_N=bn, block_K=bk, dtype=dtype, num_stages=stages,
+                                    threads=threads, panel=panel, trans_B=nt)
+            cublas = (lambda a=a, b=b: torch.matmul(a, b.t())) if nt else (lambda a=a, b=b: torch.matmul(a, b))
+            kernel(a, b, c)
+            err = rel_error(c, a, b.t() if nt else b)
+            if not err < (TF32_TOLERANCE if dtype == "float32" else 1e-2):
+                raise SystemExit(f"tilec {name} is wrong: rel err {err}")
+            on_wgmma = "wgmma_gemm_ss<" in kernel.get_kernel_source()
+            t = flops / time_ms(lambda: kernel(a, b, c)) / 1e9
+            t_cublas = flops / time_ms(cublas) / 1e9
+            print(f"  tile widths {name}: {t:.1f} TFLOP/s (cuBLAS {t_cublas:.1f}), rel err {err:.2e}, "
+                  f"{'wgmma' if on_wgmma else 'NOT on wgmma'}", file=log, flush=True)
+            lines.append(f"| {name}{'' if on_wgmma else ' (not on wgmma)'} | {t:.1f} | {t_cublas:.1f} | "
+                         f"{t / t_cublas:.2f} | {err:.1e} |")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="one config, 4096^3 and the odd shape")
@@ -251,6 +301,7 @@ def main():
     for r in rows:
         lines.append(f"| {r['shape']} | {r['dtype']} | {r['tilec']:.1f} | {r['cublas']:.1f} | "
                      f"{r.get('triton', float('nan')):.1f} | {r['tilec'] / r['cublas']:.2f} | {r['config']} |")
+    lines += tile_widths(sys.stdout)
     if args.ladder:
         lines += ladder(sys.stdout)
     table = "\n".join(lines)

@@ -1,5 +1,5 @@
 // tilec CUDA device support, part 7 (sm_90a): the warpgroup GEMM that `T.gemm` lowers to on
-// Hopper, on wgmma.mma_async, and the shared-memory layout its operands are stored in.
+// Hopper, on wgmma.mma_async.
 //
 // A warpgroup is four consecutive warps (threads 128g .. 128g + 127). wgmma_gemm_ss<...>(A, B,
 // C) computes C += op(A) op(B) for an M x N x K tile over GroupsM x GroupsN warpgroups
@@ -8,38 +8,20 @@
 // columns, and in each the four slots of frag_m16n8_c for its warp's 16 rows of the strip:
 // the compiler's wgmma accumulator Fragment (src/ir/layout.cc, wgmma_accumulator) is this map.
 //
-// Operands are tiles in panel_offset's layout: rows of Cols elements cut into panels 128 bytes
-// wide, each panel Rows x 128 bytes with 16-byte chunks swizzled by the row -- the layout TMA
-// writes with CU_TENSOR_MAP_SWIZZLE_128B one panel a box, and that wgmma reads through a
-// descriptor (start address, the byte distance between 8-row groups and between panels,
-// swizzle mode). A is M x K (K x M with TransA), B is K x N (N x K with TransB); fp8 operands
-// must be K-major (A not transposed, B transposed).
+// Operands are panel tiles (cuda/panels.h: rows cut into panels of PanelA / PanelB bytes,
+// swizzled as TMA writes them), which wgmma reads through descriptors (operand_part). A is
+// M x K (K x M with TransA), B is K x N (N x K with TransB); fp8 and tf32 (float) operands must
+// be K-major (A not transposed, B transposed).
 #pragma once
 
 #include "cuda/memory.h"
+#include "cuda/panels.h"
 #include "cuda/types.h"
 #include "cuda/wgmma_ops.h"
 
 namespace tilec_cuda {
 
-// The element offset of (row, col) in a Rows x Cols tile stored as 128-byte panels (see
-// above). Rows is a multiple of 8 and the tile starts on 1024 bytes, so every panel does too.
-template <int Rows, int Cols, int ElemBytes>
-__host__ __device__ __forceinline__ constexpr int panel_offset(int row, int col) {
-  constexpr int panel_cols = 128 / ElemBytes;
-  int byte = row * 128 + (col % panel_cols) * ElemBytes;
-  return (col / panel_cols) * Rows * panel_cols + (byte ^ ((row & 7) << 4)) / ElemBytes;
-}
-
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-
-// A wgmma shared-memory descriptor with 128-byte swizzle: start address, leading and stride
-// byte offsets (PTX ISA, "Matrix Descriptor Format").
-__device__ __forceinline__ uint64_t wgmma_descriptor(const void* smem, uint32_t leading_bytes,
-                                                     uint32_t stride_bytes) {
-  return uint64_t((shared_address(smem) & 0x3FFFF) >> 4) | (uint64_t(leading_bytes >> 4) << 16) |
-         (uint64_t(stride_bytes >> 4) << 32) | (uint64_t(1) << 62);
-}
 
 // wgmma.fence: the warpgroup's earlier register and shared-memory writes are seen by the
 // wgmmas that follow. commit_group closes a group of wgmmas; wait_group<N> waits until at
@@ -84,19 +66,23 @@ __host__ __device__ constexpr int wgmma_width(int n) {
   return w;
 }
 
-// Descriptor of the 64 x k (or k x 64 / N) operand part at (row, col) of a Rows x Cols panel
-// tile: K-major parts step 8-row groups by 1024 bytes; MN-major ones step panels by a panel's
-// bytes (leading) and 8-row groups along K by 1024 (stride).
-template <int Rows, int Cols, bool KMajor, class T>
-__device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int row, int col) {
-  const T* start = tile + panel_offset<Rows, Cols, sizeof(T)>(row, col);
-  return KMajor ? wgmma_descriptor(start, 16, 1024) : wgmma_descriptor(start, Rows * 128, 1024);
+// The descriptor of the operand part at (mn, k) of an MN x K operand tile in PanelBytes panels
+// (a 64-row strip of A, or an instruction's columns of B, at one k step): stored MN x K when
+// KMajor, else K x MN (so the part starts at row k, column mn). Only the layout taken is
+// instantiated: a K x MN tile may have panels too narrow for a K-major one.
+template <int MN, int K, int PanelBytes, bool KMajor, class T>
+__device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, int k) {
+  if constexpr (KMajor)
+    return operand_descriptor_bits(shared_address(tile), operand_part<MN, K, sizeof(T), PanelBytes, true>(mn, k));
+  else
+    return operand_descriptor_bits(shared_address(tile), operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn));
 }
 
 }  // namespace detail
 
 // C += op(A) op(B), A and B panel tiles in shared memory; waits for the result.
-template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, class TA, class TB>
+template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, int PanelA, int PanelB,
+          class TA, class TB>
 __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c) {
   static_assert(sizeof(TA) == sizeof(TB), "operands of one type width");
   constexpr int WM = M / GroupsM, WN = N / GroupsN, MI = WM / 64;
@@ -111,13 +97,11 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
   for (int k = 0; k < K; k += op::k) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      const uint64_t da = TransA ? detail::operand_descriptor<K, M, false>(a, k, m0 + mi * 64)
-                                 : detail::operand_descriptor<M, K, true>(a, m0 + mi * 64, k);
+      const uint64_t da = detail::operand_descriptor<M, K, PanelA, !TransA>(a, m0 + mi * 64, k);
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni) {
         const int n = n0 + ni * width;
-        const uint64_t db = TransB ? detail::operand_descriptor<N, K, true>(b, n, k)
-                                   : detail::operand_descriptor<K, N, false>(b, k, n);
+        const uint64_t db = detail::operand_descriptor<N, K, PanelB, TransB>(b, n, k);
         op::template ss<TransA, !TransB>(c + (mi * NI + ni) * (width / 2), da, db, 1);
       }
     }
@@ -129,7 +113,7 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
 
 // C += A op(B), A a 16-bit register tile in the accumulator layout of its M x K shape over
 // GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result.
-template <int M, int N, int K, int GroupsM, bool TransB, class TA, class TB>
+template <int M, int N, int K, int GroupsM, bool TransB, int PanelB, class TA, class TB>
 __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c) {
   static_assert(sizeof(TA) == 2, "register A operands are 16-bit");
   constexpr int WM = M / GroupsM, MI = WM / 64;
@@ -147,8 +131,7 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
 #pragma unroll
       for (int ni = 0; ni < NI; ++ni) {
         const int n = ni * width;
-        const uint64_t db = TransB ? detail::operand_descriptor<N, K, true>(b, n, k)
-                                   : detail::operand_descriptor<K, N, false>(b, k, n);
+        const uint64_t db = detail::operand_descriptor<N, K, PanelB, TransB>(b, n, k);
         op::template rs<!TransB>(c + (mi * NI + ni) * (width / 2), regs + (mi * K + k) / 4, db, 1);
       }
     }
@@ -169,10 +152,10 @@ __device__ __forceinline__ void stmatrix_x4(void* smem_row, uint32_t r0, uint32_
 }
 
 // The accumulator `c` of an M x N wgmma gemm over GroupsM x GroupsN warpgroups, rounded to T
-// (16-bit), into the M x N panel tile `tile`. Each group of 8 columns of a warp's 16 rows is
+// (16-bit), into the M x N tile `tile` in Panel-byte panels. Each group of 8 columns of a warp's 16 rows is
 // two 8x8 matrices (rows 0-7: slots 0-1, rows 8-15: slots 2-3), so a stmatrix_x4 stores 16
 // columns; with panels no two rows of a matrix share banks.
-template <int M, int N, int GroupsM, int GroupsN, class T>
+template <int M, int N, int GroupsM, int GroupsN, int Panel, class T>
 __device__ __forceinline__ void stmatrix_accumulator(const float* c, T* tile) {
   static_assert(sizeof(T) == 2, "stmatrix stores 16-bit elements");
   constexpr int WM = M / GroupsM, WN = N / GroupsN;
@@ -188,7 +171,7 @@ __device__ __forceinline__ void stmatrix_accumulator(const float* c, T* tile) {
 #pragma unroll
     for (int j = 0; j < WN / 8; j += 2) {
       const float* r = c + (mi * (WN / 8) + j) * 4;
-      stmatrix_x4(tile + panel_offset<M, N, 2>(row0 + mi * 64, col0 + j * 8), pack(r[0], r[1]), pack(r[2], r[3]),
+      stmatrix_x4(tile + panel_offset<M, N, 2, Panel>(row0 + mi * 64, col0 + j * 8), pack(r[0], r[1]), pack(r[2], r[3]),
                   pack(r[4], r[5]), pack(r[6], r[7]));
     }
   }

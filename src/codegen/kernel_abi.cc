@@ -77,7 +77,7 @@ KernelAbi make_kernel_abi(const ir::PrimFunc& func) {
                            [&](const ir::Param& p) { return p.buffer == spec.tensor; });
     if (it == func.params.end())
       throw std::logic_error("kernel ABI: a tensor map of '" + spec.tensor->name + "', which is not a param");
-    abi.tensor_maps.push_back({static_cast<int>(it - func.params.begin()), spec.box, spec.swizzle_128b});
+    abi.tensor_maps.push_back({static_cast<int>(it - func.params.begin()), spec.box, spec.swizzle_bytes});
   }
   return abi;
 }

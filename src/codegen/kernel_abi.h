@@ -43,7 +43,7 @@ struct KernelAbi {
   struct TensorMap {
     int param = -1;
     std::vector<int64_t> box;
-    bool swizzle_128b = false;
+    int64_t swizzle_bytes = 0;  // 128, 64 or 32: that CU_TENSOR_MAP_SWIZZLE_*B; 0: none
   };
   std::vector<TensorMap> tensor_maps;
 };

@@ -113,11 +113,12 @@ struct BufferNode {
   SourceLoc loc;  // where it was declared or allocated
   // Set by the CUDA pass infer_layout. Fragments: how the elements are spread
   // over threads. Shared tiles: element (.., r, c) lives at the swizzled
-  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h), or with `panels` at its
-  // offset in 128-byte panels (device/cuda/wgmma.h: what TMA writes and wgmma reads).
+  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h), or with `panel_bytes` (128, 64,
+  // 32 or 16) at its offset in panels that wide (device/cuda/panels.h: what TMA writes and
+  // wgmma reads); 0 is no panels.
   std::shared_ptr<const Fragment> fragment;
   bool swizzled = false;
-  bool panels = false;
+  int64_t panel_bytes = 0;
   // Shared buffers: the byte offset in the block's shared memory, set by the CUDA pass
   // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 leaves
   // the place to the code generator.
@@ -282,13 +283,14 @@ struct Evaluate : StmtNode {
 };
 
 // A TMA tensor map the kernel receives (built on the host for each call from the tensor):
-// the box one copy moves, innermost dim first, and the 128-byte swizzle of panel tiles.
+// the box one copy moves, innermost dim first, and the swizzle of the panel tile it fills
+// (128, 64 or 32 bytes, the panels' width; 0 for 16-byte panels, which have none).
 struct TensorMapSpec {
   Buffer tensor;  // a global (param) buffer
   std::vector<int64_t> box;
-  bool swizzle_128b = false;
+  int64_t swizzle_bytes = 0;
   bool operator==(const TensorMapSpec& o) const {
-    return tensor == o.tensor && box == o.box && swizzle_128b == o.swizzle_128b;
+    return tensor == o.tensor && box == o.box && swizzle_bytes == o.swizzle_bytes;
   }
 };
 

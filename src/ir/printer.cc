@@ -367,8 +367,11 @@ class IRPrinter {
   void print_Allocate(const Allocate* op, int indent) {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
+    std::string layout = op->buffer->swizzled      ? "  # swizzled"
+                         : op->buffer->panel_bytes ? "  # " + std::to_string(op->buffer->panel_bytes) + "-byte panels"
+                                                   : "";
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
-                 << op->buffer->dtype.name() << "\")" << (op->buffer->swizzled ? "  # swizzled" : op->buffer->panels ? "  # 128-byte panels" : "")
+                 << op->buffer->dtype.name() << "\")" << layout
                  << (op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "")
                  << "\n";
     stmt(op->body, indent);
@@ -388,6 +391,15 @@ class IRPrinter {
       line(indent + 1) << "# warp-specialized: " << std::to_string(op->producer_threads) << " producer threads past "
                        << std::to_string(op->threads) << "\n";
     if (op->persistent) line(indent + 1) << "# persistent: one wave of blocks, each looping over the grid's tiles\n";
+    for (size_t i = 0; i < op->tensor_maps.size(); ++i) {
+      const TensorMapSpec& map = op->tensor_maps[i];
+      std::string box;
+      for (int64_t extent : map.box) box += (box.empty() ? "" : ", ") + std::to_string(extent);
+      line(indent + 1) << "# TMA tensor map " << std::to_string(i) << ": " << buffer_name(map.tensor) << ", box ["
+                       << box << "] innermost first, "
+                       << (map.swizzle_bytes ? std::to_string(map.swizzle_bytes) + "-byte swizzle" : "no swizzle")
+                       << "\n";
+    }
     if (op->swizzle_panel > 0)
       line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
                        << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";

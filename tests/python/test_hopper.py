@@ -1,14 +1,18 @@
 """The Hopper GEMM path (sm_90a): T.gemm on wgmma, T.Pipelined copies on TMA, a warp-specialized
 producer warpgroup with setmaxnreg, persistent blocks, a stmatrix + TMA-store epilogue, each turned
-off by its pass config. The generated code is
-checked with NVRTC alone (no GPU); results are checked on an H100/H200 where there is one."""
+off by its pass config; shared tiles in 128-, 64-, 32- or 16-byte panels (the TMA swizzle and the
+wgmma descriptor mode of that width). The generated code is checked with NVRTC alone (no GPU);
+results are checked on an H100/H200 where there is one."""
 
+import pathlib
 import re
 
 import pytest
 
 import tilec
 import tilec.language as T
+from tilec import _core, capture
+from tilec.jit import core_pass_configs
 
 ARCH = "sm_90a"
 LADDER = {
@@ -22,11 +26,11 @@ LADDER = {
 
 
 def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat16", trans_b=False,
-           shared_epilogue=False, panel=0):
+           shared_epilogue=False, panel=0, out_dtype="bfloat16"):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), "bfloat16")):
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), out_dtype)):
         with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
             if panel:
                 T.use_swizzle(panel)
@@ -42,7 +46,7 @@ def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat1
                     T.copy(B[k * bK, bx * bN], B_s)
                 T.gemm(A_s, B_s, C_l, transpose_B=trans_b)
             if shared_epilogue:
-                C_s = T.alloc_shared((bM, bN), "bfloat16")
+                C_s = T.alloc_shared((bM, bN), out_dtype)
                 T.copy(C_l, C_s)
                 T.copy(C_s, C[by * bM, bx * bN])
             else:
@@ -60,6 +64,18 @@ def compile_or_skip(func, **kw):
         raise
 
 
+def emit(func, stage, pass_configs=None):
+    """`tilec compile --emit <stage>` of a prim_func for sm_90a: 'ir', 'source' or 'ptx'."""
+    source, filename, first_line, name, bindings = capture.function_value(func.func, func.source, func.scope)
+    try:
+        return _core.emit(source, filename, first_line, name, bindings, "cuda", ARCH,
+                          core_pass_configs(pass_configs), stage)
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+
+
 # --- no GPU needed: the source NVRTC built for sm_90a -----------------------------------
 
 @pytest.mark.parametrize("step", list(LADDER))
@@ -68,7 +84,7 @@ def test_each_technique_shows_in_the_source_and_its_config_turns_it_off(step):
     src = kernel.get_kernel_source()
     order = list(LADDER)
     on = lambda technique: order.index(step) >= order.index(technique)  # noqa: E731
-    assert ("wgmma_gemm_ss<128, 256, 64, 2, 1, false, false>" in src) == on("wgmma")
+    assert ("wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128>" in src) == on("wgmma")
     assert ("gemm_ss<" in src and not on("wgmma")) or on("wgmma")
     assert ("tma_load(" in src and "__grid_constant__" in src) == on("tma")
     assert ("__launch_bounds__(384)" in src and "mbarrier_arrive_per_warp" in src) == on("warp_specialized")
@@ -86,14 +102,98 @@ def test_fp8_gemm_runs_on_qgmma_k32_with_both_operands_k_major():
     kernel = compile_or_skip(matmul(512, 512, 512, bK=128, dtype="float8_e4m3", trans_b=True),
                              target="cuda", arch=ARCH)
     src = kernel.get_kernel_source()
-    assert "wgmma_gemm_ss<128, 256, 128, 2, 1, false, true>" in src and "tma_load(" in src
+    assert "wgmma_gemm_ss<128, 256, 128, 2, 1, false, true, 128, 128>" in src and "tma_load(" in src
 
 
-def test_tiles_whose_rows_are_not_128_bytes_stay_on_mma_sync():
-    # bK = 32 bf16 is 64-byte rows: no panel layout, so neither TMA nor wgmma.
-    src = compile_or_skip(matmul(512, 512, 512, bK=32), target="cuda", arch=ARCH).get_kernel_source()
-    # (The source's "// Target:" line names the arch's features, wgmma among them.)
-    assert "wgmma_gemm" not in src and "tma_load" not in src and "gemm_ss<" in src
+# (bM, bN, bK, threads, dtype, trans_b): the panel widths of A and B, the wgmma instruction, and
+# the TMA boxes (innermost first) with their swizzles. Rows of 128 bytes take 128-byte panels,
+# of 64 bytes (bK = 32 at 16 bits) 64-byte ones, and so on; B stored K x N of 8 or 24 columns
+# (16-byte multiples that no wider panel divides) takes unswizzled 16-byte panels.
+PANEL_SHAPES = {
+    "bf16_bK32_nn": ((128, 128, 32, 128, "bfloat16", False), (64, 128), "m64n128k16.f32.bf16.bf16",
+                     ["[32, 128] innermost first, 64-byte swizzle", "[64, 32] innermost first, 128-byte swizzle"]),
+    "bf16_bK32_nt": ((128, 128, 32, 128, "bfloat16", True), (64, 64), "m64n128k16.f32.bf16.bf16",
+                     ["[32, 128] innermost first, 64-byte swizzle"]),
+    "bf16_128x256x32_nn": ((128, 256, 32, 256, "bfloat16", False), (64, 128), "m64n256k16.f32.bf16.bf16",
+                           ["[32, 128] innermost first, 64-byte swizzle",
+                            "[64, 32] innermost first, 128-byte swizzle"]),
+    "bf16_64x64x32_nn": ((64, 64, 32, 128, "bfloat16", False), (64, 128), "m64n64k16.f32.bf16.bf16",
+                         ["[32, 64] innermost first, 64-byte swizzle", "[64, 32] innermost first, 128-byte swizzle"]),
+    "f16_bK32_nn": ((128, 128, 32, 128, "float16", False), (64, 128), "m64n128k16.f32.f16.f16",
+                    ["[32, 128] innermost first, 64-byte swizzle"]),
+    "bf16_bN16_nn": ((64, 16, 32, 128, "bfloat16", False), (64, 32), "m64n16k16.f32.bf16.bf16",
+                     ["[16, 32] innermost first, 32-byte swizzle"]),
+    "bf16_bN8_nn": ((64, 8, 32, 128, "bfloat16", False), (64, 16), "m64n8k16.f32.bf16.bf16",
+                    ["[8, 32] innermost first, no swizzle"]),
+    "bf16_bN24_nn": ((64, 24, 32, 128, "bfloat16", False), (64, 16), "m64n24k16.f32.bf16.bf16",
+                     ["[8, 32] innermost first, no swizzle"]),
+    "tf32_bK32_nt": ((128, 128, 32, 128, "float32", True), (128, 128), "m64n128k8.f32.tf32.tf32",
+                     ["[32, 128] innermost first, 128-byte swizzle"]),
+    "tf32_bK16_nt": ((128, 256, 16, 256, "float32", True), (64, 64), "m64n256k8.f32.tf32.tf32",
+                     ["[16, 128] innermost first, 64-byte swizzle", "[16, 256] innermost first, 64-byte swizzle"]),
+    "fp8_bK64_nt": ((128, 256, 64, 256, "float8_e4m3", True), (64, 64), "m64n256k32.f32.e4m3.e4m3",
+                    ["[64, 128] innermost first, 64-byte swizzle"]),
+    "fp8_bK32_nt": ((128, 128, 32, 128, "float8_e4m3", True), (32, 32), "m64n128k32.f32.e4m3.e4m3",
+                    ["[32, 128] innermost first, 32-byte swizzle"]),
+}
+
+
+def panel_matmul(bM, bN, bK, threads, dtype, trans_b, M=512, N=512, K=512):
+    out = "float32" if dtype == "float32" else "bfloat16"
+    return matmul(M, N, K, bM=bM, bN=bN, bK=bK, threads=threads, dtype=dtype, trans_b=trans_b, out_dtype=out)
+
+
+@pytest.mark.parametrize("name", list(PANEL_SHAPES))
+def test_every_tile_width_runs_on_wgmma_and_tma(name):
+    (bM, bN, bK, threads, dtype, trans_b), (panel_a, panel_b), instruction, boxes = PANEL_SHAPES[name]
+    func = panel_matmul(bM, bN, bK, threads, dtype, trans_b)
+    src = emit(func, "source")
+    groups_m = min(threads // 128, bM // 64)
+    gemm = (f"wgmma_gemm_ss<{bM}, {bN}, {bK}, {groups_m}, {threads // 128 // groups_m}, false, "
+            f"{'true' if trans_b else 'false'}, {panel_a}, {panel_b}>")
+    assert gemm in src and "tma_load(" in src and "gemm_ss<" not in src.replace("wgmma_gemm_ss<", "")
+    ir = emit(func, "ir")
+    for box in boxes:
+        assert box in ir, ir[:3000]
+    ptx = emit(func, "ptx")
+    assert f"wgmma.mma_async.sync.aligned.{instruction}" in ptx
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" in ptx or "cp.async.bulk.tensor.2d" in ptx
+    assert "mma.sync" not in ptx
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float8_e4m3"])
+def test_tf32_and_fp8_with_b_stored_k_by_n_fall_back_and_say_why(dtype, capfd):
+    # wgmma reads tf32 and fp8 operands K-major only: B stored K x N can't be fed to it, so the
+    # gemm runs on mma.sync (tf32 m16n8k8, fp8 m16n8k32) and a DEBUG line names the T.gemm.
+    func = panel_matmul(128, 128, 32, 128, dtype, False)
+    tilec.set_log_level("DEBUG")
+    try:
+        capfd.readouterr()
+        src = emit(func, "source")
+        err = capfd.readouterr().err
+    finally:
+        tilec.set_log_level("WARNING")
+    assert "wgmma_gemm" not in src and "gemm_ss<" in src
+    lines = pathlib.Path(__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "T.gemm(A_s, B_s, C_l, transpose_B=trans_b)" in text)
+    kind = "tf32" if dtype == "float32" else "fp8"
+    assert (f"{__file__}:{line}:" in err and
+            f"T.gemm runs on mma.sync, not wgmma: {kind} wgmma reads K-major operands only" in err and
+            "B is stored K x N" in err), err
+
+
+def test_a_gemm_on_wgmma_logs_nothing_and_other_fallbacks_say_why(capfd):
+    tilec.set_log_level("DEBUG")
+    try:
+        capfd.readouterr()
+        emit(panel_matmul(128, 128, 32, 128, "bfloat16", False), "source")
+        on_wgmma = capfd.readouterr().err
+        emit(matmul(512, 512, 512, bM=128, bN=128, bK=32, threads=192), "source")
+        odd_threads = capfd.readouterr().err
+    finally:
+        tilec.set_log_level("WARNING")
+    assert "not wgmma" not in on_wgmma, on_wgmma
+    assert "not wgmma: the block's 192 threads are not whole warpgroups of 128" in odd_threads, odd_threads
 
 
 def test_a_shared_epilogue_in_the_consumers_synchronizes_them_only():
@@ -117,7 +217,7 @@ def test_a_shared_epilogue_stores_with_stmatrix_and_tma(configs):
                              pass_configs=EPILOGUES[configs])
     src = kernel.get_kernel_source()
     tma_store = configs in ("tma_store", "not_persistent")
-    assert ("stmatrix_accumulator<128, 256, 2, 1>" in src) == tma_store
+    assert ("stmatrix_accumulator<128, 256, 2, 1, 128>" in src) == tma_store
     assert (src.count("tma_store(") == 4 and "tma_store_commit_and_wait_read" in src) == tma_store
     if tma_store:
         # The consumers' stmatrix writes reach the async proxy before thread 0 stores them.
@@ -147,7 +247,7 @@ def test_persistent_blocks_walk_the_tiles_in_the_rasterized_order():
 
 def test_other_archs_keep_the_ampere_path():
     src = compile_or_skip(matmul(512, 512, 512), target="cuda", arch="sm_80").get_kernel_source()
-    assert "wgmma" not in src and "tma_load" not in src
+    assert "wgmma_gemm" not in src and "tma_load" not in src
 
 
 # --- on an H100 / H200 -------------------------------------------------------------------
@@ -160,15 +260,22 @@ def hopper_or_skip():
     return torch
 
 
-def check(kernel, M, N, K, dtype, trans_b, torch):
-    td = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float8_e4m3": torch.float8_e4m3fn}[dtype]
-    a = torch.randn(M, K, device="cuda").to(td)
-    b = torch.randn(*((N, K) if trans_b else (K, N)), device="cuda").to(td)
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+# Relative (Frobenius) error allowed by operand type: 16-bit and fp8 operands are exact in the
+# products, the bf16 output rounds to 2^-9; tf32 (float32 operands on tensor cores) keeps 10 bits of
+# mantissa (wgmma truncates, mma.sync rounds), into a float32 output.
+TOLERANCE = {"bfloat16": 1e-2, "float16": 1e-2, "float8_e4m3": 1e-2, "float32": 5e-3}
+
+
+def check(kernel, M, N, K, dtype, trans_b, torch, out_dtype="bfloat16"):
+    td = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float8_e4m3": torch.float8_e4m3fn,
+          "float32": torch.float32}
+    a = torch.randn(M, K, device="cuda").to(td[dtype])
+    b = torch.randn(*((N, K) if trans_b else (K, N)), device="cuda").to(td[dtype])
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=td[out_dtype])
     kernel(a, b, c)
     ref = a.double() @ (b.double().t() if trans_b else b.double())
     err = ((c.double() - ref).norm() / ref.norm()).item()
-    assert err < 1e-2, f"relative error {err}"
+    assert err < TOLERANCE[dtype], f"relative error {err}"
 
 
 @pytest.mark.gpu
@@ -234,7 +341,7 @@ def matmul_register_a(M, N, K, bM=128, bN=128, bK=64, threads=256):
 
 def test_a_register_operand_runs_on_wgmma_rs():
     src = compile_or_skip(matmul_register_a(512, 512, 512), target="cuda", arch=ARCH).get_kernel_source()
-    assert "wgmma_gemm_rs<128, 128, 64, 2, false>" in src and "tma_load(" in src
+    assert "wgmma_gemm_rs<128, 128, 64, 2, false, 128>" in src and "tma_load(" in src
 
 
 @pytest.mark.gpu
@@ -242,3 +349,39 @@ def test_a_register_operand_runs_on_wgmma_rs():
 def test_a_register_operand_computes_the_product(M, N, K):
     torch = hopper_or_skip()
     check(tilec.compile(matmul_register_a(M, N, K)), M, N, K, "bfloat16", False, torch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(PANEL_SHAPES))
+@pytest.mark.parametrize("M,N,K", [(1024, 1024, 1024), (1000, 1096, 960)])
+def test_every_tile_width_computes_the_product(name, M, N, K):
+    # 64-, 32- and 16-byte panels (bK = 32, narrow B tiles, tf32, fp8) on wgmma and TMA; ragged
+    # M and N tiles, which TMA fills with zeros past the edge.
+    torch = hopper_or_skip()
+    (bM, bN, bK, threads, dtype, trans_b), _, _, _ = PANEL_SHAPES[name]
+    kernel = tilec.compile(panel_matmul(bM, bN, bK, threads, dtype, trans_b, M=M, N=N, K=K))
+    assert "wgmma_gemm_ss<" in kernel.get_kernel_source()
+    check(kernel, M, N, K, dtype, trans_b, torch, out_dtype="float32" if dtype == "float32" else "bfloat16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float8_e4m3"])
+def test_tf32_and_fp8_with_b_stored_k_by_n_compute_the_product_on_mma_sync(dtype):
+    torch = hopper_or_skip()
+    M, N, K = 1000, 1096, 960
+    kernel = tilec.compile(panel_matmul(128, 128, 32, 128, dtype, False, M=M, N=N, K=K))
+    assert "wgmma_gemm" not in kernel.get_kernel_source()
+    check(kernel, M, N, K, dtype, False, torch, out_dtype="float32" if dtype == "float32" else "bfloat16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bM,bN,bK,threads", [(64, 32, 32, 128), (128, 64, 32, 128), (128, 128, 32, 256)])
+def test_a_shared_epilogue_in_narrow_panels(bM, bN, bK, threads):
+    # C tiles of 64- and 128-byte rows: stmatrix into 64-byte (and 128-byte) panels, then TMA
+    # stores of that swizzle.
+    torch = hopper_or_skip()
+    M, N, K = 1000, 1096, 960
+    kernel = tilec.compile(matmul(M, N, K, bM=bM, bN=bN, bK=bK, threads=threads, shared_epilogue=True))
+    src = kernel.get_kernel_source()
+    assert "stmatrix_accumulator<" in src and "tma_store(" in src
+    check(kernel, M, N, K, "bfloat16", False, torch)

@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 
+import tilec
 from tilec import ops
 from tilec.jit import resolve_target
 
@@ -41,6 +42,20 @@ def test_gemm(M, N, K, dtype, rng):
     a, b = rand((M, K), dtype, rng), rand((K, N), dtype, rng)
     c = to_numpy(ops.gemm(*on_target(a, b), block_M=64, block_N=64), dtype)
     op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    assert_close(c, op_a @ op_b, dtype, scale=np.abs(op_a) @ np.abs(op_b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_library_matmul_with_b_stored_n_by_k(dtype, rng):
+    # trans_B: C = A @ B^T, B [N, K] (the layout Hopper's tf32 tensor cores read); on the CPU
+    # backend, ragged in M and N.
+    from tilec.ops.gemm import matmul
+
+    kernel = tilec.jit(matmul.__wrapped__, out_idx=[-1], target="cpu")(
+        96, 80, 64, block_M=64, block_N=32, block_K=32, dtype=dtype, trans_B=True)
+    a, b = rand((96, 64), dtype, rng), rand((80, 64), dtype, rng)
+    c = kernel(a, b)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64).T
     assert_close(c, op_a @ op_b, dtype, scale=np.abs(op_a) @ np.abs(op_b))
 
 

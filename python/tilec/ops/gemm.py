@@ -28,21 +28,28 @@ def _default_config(tensor):
 
 @tilec.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="bfloat16", accum_dtype="float32",
-           num_stages=3, threads=128, panel=0, shared_epilogue=False):
+           num_stages=3, threads=128, panel=0, shared_epilogue=False, trans_B=False):
     # shared_epilogue: C goes out through a shared tile (on Hopper: stmatrix, then a TMA store).
+    # trans_B: C = A @ B^T with B [N, K] (both operands K-major, as Hopper's tensor cores need
+    # for float32 (tf32) and fp8 operands).
+    B_shape, B_tile = ((N, K), (block_N, block_K)) if trans_B else ((K, N), (block_K, block_N))
+
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             if panel:
                 T.use_swizzle(panel)
             A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            B_shared = T.alloc_shared(B_tile, dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
+                if trans_B:
+                    T.copy(B[bx * block_N, k * block_K], B_shared)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=trans_B)
             if shared_epilogue:
                 C_shared = T.alloc_shared((block_M, block_N), dtype)
                 T.copy(C_local, C_shared)

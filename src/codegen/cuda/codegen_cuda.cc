@@ -172,16 +172,17 @@ class CudaPrinter final : public CFamilyPrinter {
 
   // `name[offset]`, with the swizzled or paneled offset of such shared tiles.
   std::string unchecked_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
-    if (!(buffer->swizzled || buffer->panels) || indices.size() < 2)
+    if (!(buffer->swizzled || buffer->panel_bytes) || indices.size() < 2)
       return CFamilyPrinter::buffer_element(buffer, indices);
     size_t rank = indices.size();
     int64_t rows, cols;
     if (!ir::is_const_int(buffer->shape[rank - 2], &rows) || !ir::is_const_int(buffer->shape[rank - 1], &cols))
       throw std::logic_error("codegen: swizzled buffer '" + buffer->name + "' has a symbolic tile");
-    std::string offset = (buffer->panels ? "tilec_cuda::panel_offset<" + std::to_string(rows) + ", "
-                                         : std::string("tilec_cuda::swizzled_offset<")) +
-                         std::to_string(cols) + ", " + std::to_string(buffer->dtype.bytes()) + ">(" +
-                         print_expr(indices[rank - 2]) + ", " + print_expr(indices[rank - 1]) + ")";
+    const std::string arguments = std::to_string(cols) + ", " + std::to_string(buffer->dtype.bytes());
+    std::string offset = (buffer->panel_bytes ? "tilec_cuda::panel_offset<" + std::to_string(rows) + ", " + arguments +
+                                                    ", " + std::to_string(buffer->panel_bytes)
+                                              : "tilec_cuda::swizzled_offset<" + arguments) +
+                         ">(" + print_expr(indices[rank - 2]) + ", " + print_expr(indices[rank - 1]) + ")";
     if (rank > 2) {
       std::vector<ir::Expr> lead(indices.begin(), indices.end() - 2);
       std::string tile = "(" + print_flat(buffer, lead) + ") * " + std::to_string(rows * cols);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "base/diagnostics.h"
+#include "base/log.h"
 #include "ir/region.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
@@ -234,7 +235,7 @@ class LayoutInference {
     }
     for (const auto* b : panels_) {
       auto n = std::make_shared<ir::BufferNode>(*b);
-      n->panels = true;
+      n->panel_bytes = panel_bytes_of(*b);
       replaced[b] = n;
     }
     return ir::replace_buffers(body, replaced);
@@ -287,13 +288,18 @@ class LayoutInference {
         if (op->src.buffer) self->tile_site(op->dst, {op->src, op->dst}, op->loc);
       }
       void visit_Gemm(const ir::Gemm* op) override {
-        if (auto grid = wgmma_grid(*op, self->threads_, self->ctx_)) {
+        std::string why_not;
+        if (auto grid = wgmma_grid(*op, self->threads_, self->ctx_, &why_not)) {
           self->wgmma_gemms_.push_back({op, *grid});
           return;
         }
         auto panels = [&](const ir::BufferRegion& r) { return self->panels_.count(r.buffer.get()) > 0; };
         auto grid = mma_warp_grid(*op, self->threads_, self->ctx_);
-        if (grid && !panels(op->a) && !panels(op->b)) {
+        const bool on_mma = grid && !panels(op->a) && !panels(op->b);
+        if (log_enabled(LogLevel::Debug) && hopper_feature(self->ctx_, "tilec.wgmma"))
+          log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
+                                   ", not wgmma: " + why_not);
+        if (on_mma) {
           self->mma_gemms_.push_back({op, *grid});
           return;
         }
@@ -336,7 +342,7 @@ class LayoutInference {
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
       void visit_Allocate(const ir::Allocate* op) override {
-        if (op->buffer->panels) self->panels_.insert(op->buffer.get());
+        if (op->buffer->panel_bytes) self->panels_.insert(op->buffer.get());
         IRVisitor::visit_Allocate(op);
       }
       void visit_Gemm(const ir::Gemm* op) override {
@@ -615,7 +621,7 @@ std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
   return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
 }
 
-// The K of one tensor-core instruction for operands of type t (fp32: tf32 on mma.sync only),
+// The K of one tensor-core instruction (mma.sync or wgmma) for operands of type t (fp32: tf32),
 // or 0 when there is none.
 int64_t tensor_core_k(DType t) {
   switch (t.code()) {
@@ -662,32 +668,85 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   return std::nullopt;
 }
 
-bool panel_tile(const ir::BufferNode& b) {
+int64_t panel_bytes_of(const ir::BufferNode& b) {
   size_t rank = b.shape.size();
   int64_t rows, cols;
   if (b.scope != ir::MemoryScope::Shared || rank < 2 || !ir::is_const_int(ir::simplify(b.shape[rank - 2]), &rows) ||
       !ir::is_const_int(ir::simplify(b.shape[rank - 1]), &cols))
-    return false;
+    return 0;
   for (size_t d = 0; d + 2 < rank; ++d)
-    if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return false;
-  return rows % 8 == 0 && cols * b.dtype.bytes() % 128 == 0;
+    if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return 0;
+  if (rows % 8 != 0) return 0;
+  for (int64_t width : {128, 64, 32, 16})
+    if (cols * b.dtype.bytes() % width == 0) return width;
+  return 0;
 }
 
-std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
-  if (!hopper_feature(ctx, "tilec.wgmma") || threads % 128 != 0) return std::nullopt;
-  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
+namespace {
+
+std::string gemm_operand_name(const ir::BufferRegion& r, bool a) {
+  return std::string(a ? "A" : "B") + " ('" + r.buffer->name + "')";
+}
+
+// Why shared operand `r` of a gemm can't be read by wgmma, or "".
+std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
+  if (!whole_shared_tile(r)) return gemm_operand_name(r, a) + " is not a whole shared tile";
+  if (!panel_bytes_of(*r.buffer))
+    return gemm_operand_name(r, a) + " can't be stored in panels (its tile needs constant dims, rows a multiple "
+                                     "of 8 and a row of whole 16-byte chunks)";
+  return "";
+}
+
+}  // namespace
+
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx, std::string* why_not) {
+  std::string ignored;
+  std::string& why = why_not ? *why_not : ignored;
+  if (!hopper_feature(ctx, "tilec.wgmma")) {
+    why = "wgmma needs a target that has it (sm_90a) and the pass config tilec.wgmma on";
+    return std::nullopt;
+  }
+  if (threads % 128 != 0) {
+    why = "the block's " + std::to_string(threads) + " threads are not whole warpgroups of 128";
+    return std::nullopt;
+  }
+  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) {
+    why = "the accumulator C ('" + op.c.buffer->name + "') is not a float32 fragment";
+    return std::nullopt;
+  }
   const bool a_in_registers = whole_fragment(op.a);
   DType t = op.a.buffer->dtype;
-  if (op.b.buffer->dtype != t || !whole_shared_tile(op.b) || !panel_tile(*op.b.buffer)) return std::nullopt;
-  if (a_in_registers ? op.transpose_a || t.bytes() != 2 : !whole_shared_tile(op.a) || !panel_tile(*op.a.buffer))
+  if (op.b.buffer->dtype != t) {
+    why = std::string("A and B have different dtypes (") + t.name() + ", " + op.b.buffer->dtype.name() + ")";
     return std::nullopt;
-  // wgmma has no tf32 here; fp8 operands must be K-major.
-  const int64_t kstep = t == DType::Float32 ? 0 : tensor_core_k(t);
-  if (kstep == 0 || (t.bytes() == 1 && (op.transpose_a || !op.transpose_b))) return std::nullopt;
+  }
+  // fp16 / bf16 k16, tf32 (float32 operands) k8 and fp8 k32: each k step is 32 bytes of a row.
+  const int64_t kstep = tensor_core_k(t);
+  if (kstep == 0) {
+    why = std::string("wgmma has no ") + t.name() + " operands";
+    return std::nullopt;
+  }
+  why = wgmma_operand_problem(op.b, false);
+  if (why.empty() && a_in_registers && (op.transpose_a || t.bytes() != 2))
+    why = "A ('" + op.a.buffer->name + "') in registers must be 16-bit and not transposed";
+  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true);
+  if (!why.empty()) return std::nullopt;
+  // Only 16-bit operands may be MN-major (imm-trans-a / imm-trans-b).
+  if (t.bytes() != 2 && (op.transpose_a || !op.transpose_b)) {
+    why = std::string(t == DType::Float32 ? "tf32" : "fp8") + " wgmma reads K-major operands only: A stored M x K "
+          "and B stored N x K (transpose_B=True)" + (op.transpose_a ? "; A is stored K x M" : "; B is stored K x N");
+    return std::nullopt;
+  }
   auto shape = gemm_shape(op);
-  if (!shape || shape->k % kstep != 0) return std::nullopt;
+  if (!shape || shape->k % kstep != 0) {
+    why = shape ? "K = " + std::to_string(shape->k) + " is not a multiple of the instruction's k (" +
+                      std::to_string(kstep) + ")"
+                : std::string("the gemm's shape is not constant");
+    return std::nullopt;
+  }
   const int64_t m = shape->m, n = shape->n;
-  const int64_t panel = 128 / t.bytes(), groups = threads / 128;
+  // A B stored K x N is read by each instruction from the first column of a panel.
+  const int64_t panel = op.transpose_b ? 0 : panel_bytes_of(*op.b.buffer) / t.bytes(), groups = threads / 128;
   auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width
     int64_t w = std::min<int64_t>(cols, 256);
     while (w > 0 && cols % w != 0) w -= 8;
@@ -702,10 +761,14 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
     if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
     if ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)) continue;
     int64_t wn = n / gn, w = width(wn);
-    // A B stored K x N is read in whole panels by every instruction past the first column.
-    if (!op.transpose_b && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
+    if (panel && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
     return WarpgroupGrid{gm, gn};
   }
+  why = "no grid of the " + std::to_string(groups) + " warpgroups splits the " + std::to_string(m) + " x " +
+        std::to_string(n) + " tile into m64 strips" + (a_in_registers ? " (A in registers: all along M)" : "") +
+        (panel ? " with each instruction's columns starting a " + std::to_string(panel) +
+                     "-column panel of B (stored K x N)"
+               : "");
   return std::nullopt;
 }
 
@@ -723,7 +786,7 @@ ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, b
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
-      op.src.buffer->panels ||
+      op.src.buffer->panel_bytes ||
       dst->dtype.bytes() != 2 || op.src.buffer->dtype != dst->dtype)
     return std::nullopt;
   auto shape = const_shape(dst);
@@ -740,7 +803,7 @@ std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads)
   const ir::Buffer& src = op.src.buffer;
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.src) || !whole_shared_tile(op.dst) || op.dst.region.size() != 2 || !src->fragment ||
-      !dst->panels || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
+      !dst->panel_bytes || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
     return std::nullopt;
   auto shape = const_shape(src);
   if (shape.size() != 2) return std::nullopt;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/layout.h"
@@ -53,15 +54,19 @@ struct WarpgroupGrid {
 
 // Whether T.gemm `op` runs on wgmma (wgmma_gemm_ss / wgmma_gemm_rs of device/cuda/wgmma.h) and
 // over which warpgroups: sm_90a with the pass config "tilec.wgmma" on; threads whole
-// warpgroups; fp16/bf16 (A in shared memory or, not transposed, in registers) or fp8 (both
-// K-major) operands into a float32 accumulator; shared operands panel tiles (panel_tile);
-// each warpgroup's part of C whole m64 strips and columns of 8 (for a B stored K x N, whole
-// panels when split).
-std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
+// warpgroups; fp16/bf16 (A in shared memory or, not transposed, in registers), fp8 or tf32
+// (float32; both K-major, in shared memory) operands into a float32 accumulator; shared
+// operands panel tiles (panel_bytes_of); each warpgroup's part of C whole m64 strips and
+// columns of 8 (for a B stored K x N, each instruction's columns starting a panel). When it
+// doesn't, `why_not` (if given) says why in a phrase.
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx,
+                                        std::string* why_not = nullptr);
 
-// Whether shared buffer `b` can be stored in 128-byte panels (device/cuda/wgmma.h): its last
-// two dims constant, rows a multiple of 8, row bytes a multiple of 128.
-bool panel_tile(const ir::BufferNode& b);
+// The width of the panels that shared buffer `b` is stored in when TMA or wgmma use it
+// (device/cuda/panels.h): the widest of 128, 64, 32 and 16 bytes that divides its rows' bytes
+// (so TMA's box and wgmma's swizzle mode span a panel), or 0 when it can't be stored so (dims
+// not constant, rows not a multiple of 8, rows not whole 16-byte chunks).
+int64_t panel_bytes_of(const ir::BufferNode& b);
 
 // The layout of gemm `op`'s A (`a`) or B operand when it is a fragment (gemm_rs / gemm_sr).
 ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a);

@@ -131,7 +131,7 @@ class BarrierPlacer {
     const auto* copy = s.as<ir::Copy>();
     if (barrier && (s.as<ir::Gemm>() || (copy && copy->dst.buffer->scope == ir::MemoryScope::Global)))
       for (const auto* b : acc.reads)
-        if (b->panels) {
+        if (b->panel_bytes) {
           barrier = ir::make_seq({device_call("fence_proxy_async", {}, s->loc), barrier});
           break;
         }

@@ -31,7 +31,7 @@ bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope:
 // tensor cores unless it runs on wgmma or reads a panel tile (whose layout ldmatrix addressing
 // doesn't know).
 bool mma_path(const ir::Gemm& op, int threads, const PassContext& ctx) {
-  return !wgmma_grid(op, threads, ctx) && !op.a.buffer->panels && !op.b.buffer->panels &&
+  return !wgmma_grid(op, threads, ctx) && !op.a.buffer->panel_bytes && !op.b.buffer->panel_bytes &&
          mma_warp_grid(op, threads, ctx).has_value();
 }
 
@@ -180,10 +180,12 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
-    if (op->barrier || (op->src.buffer->panels && is_tma_store(*op, ctx_))) return tma_copy(*op);
+    if (op->barrier || (op->src.buffer->panel_bytes && is_tma_store(*op, ctx_))) return tma_copy(*op);
     if (auto groups = stmatrix_copy_grid(*op, threads_))
       return matrix_copy("stmatrix_accumulator", op->src, op->dst,
-                         {std::to_string(groups->groups_m), std::to_string(groups->groups_n)}, op->loc);
+                         {std::to_string(groups->groups_m), std::to_string(groups->groups_n),
+                          std::to_string(op->dst.buffer->panel_bytes)},
+                         op->loc);
     if (auto grid = ldmatrix_copy_grid(*op, threads_))
       return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
                          {std::to_string(grid->warps_m), std::to_string(grid->warps_n),
@@ -236,11 +238,14 @@ class ThreadLowering : public TileLowering {
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
     std::string shape = shape_arguments(op);
     const bool a_in_registers = is_fragment(op.a.buffer);
+    const std::string panel_b = std::to_string(op.b.buffer->panel_bytes);
     std::string name = a_in_registers
-                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) + ">"
+                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) +
+                                 ", " + panel_b + ">"
                            : "wgmma_gemm_ss<" + shape + std::to_string(groups.groups_m) + ", " +
                                  std::to_string(groups.groups_n) + ", " + flag(op.transpose_a) + ", " +
-                                 flag(op.transpose_b) + ">";
+                                 flag(op.transpose_b) + ", " + std::to_string(op.a.buffer->panel_bytes) + ", " +
+                                 panel_b + ">";
     Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
@@ -249,8 +254,8 @@ class ThreadLowering : public TileLowering {
     return located(ir::make_seq(out), op.loc);
   }
 
-  // A TMA copy, one instruction a 128-byte panel of the shared tile, the box of the tensor map
-  // being the panel's rows x 128 bytes (1 along the region's other dims). A load
+  // A TMA copy, one instruction a panel of the shared tile, the box of the tensor map being the
+  // panel's rows x its width (1 along the region's other dims), swizzled as the panel is. A load
   // (warp_specialize made it) is issued by the thread that reaches it and completes on its
   // barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
   // read before going on to the barrier that lets the tile be written again.
@@ -261,8 +266,9 @@ class ThreadLowering : public TileLowering {
     const size_t rank = global.region.size(), srank = shared.region.size();
     int64_t cols;
     ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
-    const int64_t panel = 128 / shared.buffer->dtype.bytes();
-    ir::TensorMapSpec spec{global.buffer, {}, true};
+    const int64_t panel_bytes = shared.buffer->panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
+    if (panel_bytes == 0) throw std::logic_error("lower_to_threads: a TMA copy of a tile not in panels");
+    ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
     for (size_t d = rank; d-- > 0;) {
       int64_t extent;
       if (!ir::is_const_int(ir::simplify(global.region[d].extent), &extent))

@@ -160,10 +160,10 @@ int64_t shared_footprint(const ir::BufferNode& b) {
     if (!ir::is_const_int(d, &v)) return -1;
     count *= v;
   }
-  return round_up(count * b.dtype.bytes(), b.swizzled || b.panels ? 128 : 16);
+  return round_up(count * b.dtype.bytes(), b.swizzled || b.panel_bytes ? 128 : 16);
 }
 
-int64_t shared_alignment(const ir::BufferNode& b) { return b.swizzled || b.panels ? 1024 : 128; }
+int64_t shared_alignment(const ir::BufferNode& b) { return b.swizzled || b.panel_bytes ? 1024 : 128; }
 
 ir::Stmt plan_shared_memory(const ir::Stmt& body, const PassContext&) { return KernelPlans().mutate(body); }
 

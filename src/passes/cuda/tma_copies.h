@@ -1,5 +1,5 @@
 // Which copies the Tensor Memory Accelerator moves (cp.async.bulk.tensor, sm_90a): a whole 2-D
-// shared panel tile (infer_layout.h, panel_tile) and a tile of a global tensor of at most 5
+// shared panel tile (infer_layout.h, panel_bytes_of) and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
 // 1) whose strides are constant multiples of 16 bytes, in the same dtype. Loads are made by
 // warp_specialize; a store is a T.copy of such a shared tile to global memory, issued by one

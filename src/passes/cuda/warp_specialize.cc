@@ -132,7 +132,7 @@ class Specializer {
       std::vector<Expr> shape = dst->shape;
       shape.insert(shape.begin(), ir::make_int(stages));
       auto staged = std::make_shared<ir::BufferNode>(*ir::make_buffer(dst->name, dst->dtype, shape, {}, dst->scope, dst->loc));
-      staged->panels = true;
+      staged->panel_bytes = panel_bytes_of(*dst);
       staged_[dst.get()] = staged;
     }
     if (producers.empty()) return Stmt();

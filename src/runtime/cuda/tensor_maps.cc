@@ -22,7 +22,18 @@ int tensor_map_type(DType t) {
   }
 }
 
-constexpr int kInterleaveNone = 0, kSwizzleNone = 0, kSwizzle128B = 3, kL2Promotion256B = 3, kOobFillZeros = 0;
+constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillZeros = 0;
+
+// CUtensorMapSwizzle of cuda.h for a swizzle of `bytes` (0: none).
+int tensor_map_swizzle(int64_t bytes) {
+  switch (bytes) {
+    case 0: return 0;    // CU_TENSOR_MAP_SWIZZLE_NONE
+    case 32: return 1;   // CU_TENSOR_MAP_SWIZZLE_32B
+    case 64: return 2;   // CU_TENSOR_MAP_SWIZZLE_64B
+    case 128: return 3;  // CU_TENSOR_MAP_SWIZZLE_128B
+    default: throw std::logic_error("tensor map: no swizzle of " + std::to_string(bytes) + " bytes");
+  }
+}
 
 }  // namespace
 
@@ -48,7 +59,7 @@ void append_tensor_maps(const CudaDriver& driver, const codegen::KernelAbi& abi,
     uint64_t encoded[16] = {};
     const int result = driver.cuTensorMapEncodeTiled(
         encoded, tensor_map_type(view.dtype), static_cast<unsigned>(rank), view.data, dims.data(), strides.data(),
-        box.data(), element_strides.data(), kInterleaveNone, map.swizzle_128b ? kSwizzle128B : kSwizzleNone,
+        box.data(), element_strides.data(), kInterleaveNone, tensor_map_swizzle(map.swizzle_bytes),
         kL2Promotion256B, kOobFillZeros);
     if (result != CUDA_SUCCESS)
       throw std::runtime_error("kernel '" + kernel_name + "': the TMA tensor map of argument '" +
