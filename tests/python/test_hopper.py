@@ -147,12 +147,14 @@ def panel_matmul(bM, bN, bK, threads, dtype, trans_b, M=512, N=512, K=512):
 def test_every_tile_width_runs_on_wgmma_and_tma(name):
     (bM, bN, bK, threads, dtype, trans_b), (panel_a, panel_b), instruction, boxes = PANEL_SHAPES[name]
     func = panel_matmul(bM, bN, bK, threads, dtype, trans_b)
-    src = emit(func, "source")
+    # Built into a cubin (NVRTC runs ptxas, which checks the wgmma operands), then its PTX.
+    kernel = compile_or_skip(func, target="cuda", arch=ARCH)
+    src = kernel.get_kernel_source()
     groups_m = min(threads // 128, bM // 64)
     gemm = (f"wgmma_gemm_ss<{bM}, {bN}, {bK}, {groups_m}, {threads // 128 // groups_m}, false, "
             f"{'true' if trans_b else 'false'}, {panel_a}, {panel_b}>")
     assert gemm in src and "tma_load(" in src and "gemm_ss<" not in src.replace("wgmma_gemm_ss<", "")
-    ir = emit(func, "ir")
+    ir = kernel.get_ir()
     for box in boxes:
         assert box in ir, ir[:3000]
     ptx = emit(func, "ptx")
