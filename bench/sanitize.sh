@@ -5,7 +5,8 @@
 #   bench/sanitize.sh TOOL [SHARDS]     # TOOL: memcheck, racecheck, synccheck, initcheck
 #
 # TOOL none runs the same shards without a tool: the GPU tests in a fraction of their
-# one-process time.
+# one-process time. TILEC_SANITIZE_MARK replaces the -m expression, e.g. "not deliberate_fault"
+# with TILEC_TEST_TARGET=cuda for the whole Python suite on the GPU.
 #
 # Runs every test marked gpu, except those marked deliberate_fault (they trap on purpose, and
 # the tool rightly reports the trap). TILEC_SANITIZE_K narrows them (a pytest -k expression);
@@ -20,7 +21,7 @@ cd "$ROOT"
 LOGS=${LOGS:-$ROOT/gpu-logs}
 mkdir -p "$LOGS"
 python=$(command -v python3)
-select=(-m "gpu and not deliberate_fault")
+select=(-m "${TILEC_SANITIZE_MARK:-gpu and not deliberate_fault}")
 [[ -n ${TILEC_SANITIZE_K:-} ]] && select+=(-k "$TILEC_SANITIZE_K")
 
 mapfile -t tests < <("$python" -m pytest -q -p no:cacheprovider --collect-only "${select[@]}" \
