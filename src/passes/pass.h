@@ -3,7 +3,6 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -35,25 +34,26 @@ inline bool config_on(const PassContext& ctx, const std::string& name, bool fall
 // Whether Hopper's machinery may be used: wgmma (config "tilec.wgmma"), TMA loads
 // ("tilec.tma"), warp specialization ("tilec.warp_specialize"), register reallocation
 // ("tilec.setmaxnreg"), the TMA-store epilogue ("tilec.tma_store") and persistent blocks
-// ("tilec.persistent"). Each needs the target's instruction it uses and the feature it
+// ("tilec.persistent"). Each needs the target's instructions it uses and the feature it
 // builds on (so all of them need wgmma: sm_90a), and is on by default where it can be.
 inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
   struct Feature {
     const char* name;
-    std::optional<TargetFeature> uses;
+    TargetFeatures uses;
     const char* needs;
   };
-  static const Feature kFeatures[] = {
-      {"tilec.wgmma", TargetFeature::Wgmma, nullptr},
-      {"tilec.tma", TargetFeature::Tma, "tilec.wgmma"},
-      {"tilec.warp_specialize", std::nullopt, "tilec.tma"},
-      {"tilec.setmaxnreg", TargetFeature::Setmaxnreg, "tilec.warp_specialize"},
-      {"tilec.tma_store", TargetFeature::Tma, "tilec.tma"},
-      {"tilec.persistent", std::nullopt, "tilec.warp_specialize"},
+  using F = TargetFeature;
+  static constexpr Feature kFeatures[] = {
+      {"tilec.wgmma", {F::Wgmma}, nullptr},
+      {"tilec.tma", {F::Tma}, "tilec.wgmma"},
+      {"tilec.warp_specialize", {}, "tilec.tma"},
+      {"tilec.setmaxnreg", {F::Setmaxnreg}, "tilec.warp_specialize"},
+      {"tilec.tma_store", {F::Tma, F::Stmatrix}, "tilec.tma"},  // stmatrix_accumulator, then TMA stores
+      {"tilec.persistent", {}, "tilec.warp_specialize"},
   };
   for (const Feature& f : kFeatures)
     if (feature == f.name)
-      return (!f.uses || ctx.target.has(*f.uses)) && config_on(ctx, f.name, true) &&
+      return ctx.target.features.has_all(f.uses) && config_on(ctx, f.name, true) &&
              (!f.needs || hopper_feature(ctx, f.needs));
   throw std::logic_error("hopper_feature: unknown feature '" + feature + "'");
 }

@@ -39,6 +39,7 @@ class TargetFeatures {
     for (TargetFeature f : features) bits_ |= bit(f);
   }
   constexpr bool has(TargetFeature f) const { return (bits_ & bit(f)) != 0; }
+  constexpr bool has_all(TargetFeatures s) const { return (bits_ & s.bits_) == s.bits_; }
   constexpr TargetFeatures with(TargetFeatures more) const {
     TargetFeatures r = *this;
     r.bits_ |= more.bits_;

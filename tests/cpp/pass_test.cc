@@ -43,12 +43,17 @@ TEST(HopperFeature, ConfigsSwitchThemOffWithWhatBuildsOnThem) {
   EXPECT_TRUE(hopper_feature(no_setmaxnreg, "tilec.persistent"));
 }
 
-TEST(HopperFeature, ATargetWithoutSetmaxnregKeepsTheRest) {
+TEST(HopperFeature, EachNeedsTheInstructionsItUses) {
+  // A made-up target with wgmma and TMA only: no register reallocation, and no TMA-store
+  // epilogue, which writes the accumulator to shared memory with stmatrix.
   PassContext ctx = context("cuda", "sm_90a");
   ctx.target.features = TargetFeatures{TargetFeature::Wgmma, TargetFeature::Tma};
   EXPECT_TRUE(hopper_feature(ctx, "tilec.warp_specialize"));
-  EXPECT_TRUE(hopper_feature(ctx, "tilec.tma_store"));
+  EXPECT_TRUE(hopper_feature(ctx, "tilec.persistent"));
   EXPECT_FALSE(hopper_feature(ctx, "tilec.setmaxnreg"));
+  EXPECT_FALSE(hopper_feature(ctx, "tilec.tma_store"));
+  ctx.target.features = ctx.target.features.with({TargetFeature::Stmatrix});
+  EXPECT_TRUE(hopper_feature(ctx, "tilec.tma_store"));
 }
 
 TEST(HopperFeature, AnUnknownNameIsAnInternalError) {

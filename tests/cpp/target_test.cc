@@ -138,6 +138,9 @@ TEST(TargetFeatures, SetOperations) {
   EXPECT_FALSE(s.has(F::Wgmma));
   EXPECT_EQ(s.to_string(), "tma mfma");
   EXPECT_EQ(s.with({F::Wgmma}).to_string(), "tma wgmma mfma");
+  EXPECT_TRUE(s.has_all({F::Mfma}));
+  EXPECT_TRUE(s.has_all({}));
+  EXPECT_FALSE(s.has_all({F::Tma, F::Wgmma}));
   EXPECT_EQ(TargetFeatures{}.to_string(), "");
   EXPECT_STREQ(feature_name(F::CpAsync), "cp.async");
 }
