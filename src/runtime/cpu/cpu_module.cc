@@ -20,6 +20,7 @@
 #include "runtime/cache.h"
 #include "runtime/cpu/host_compiler.h"
 #include "runtime/embedded_headers.h"
+#include "runtime/embedded_headers_dir.h"
 #include "runtime/module_cache.h"
 
 namespace tilec::runtime {
@@ -27,18 +28,6 @@ namespace {
 
 // Keyed by cache key and entry name.
 ModuleCache<CpuModule> modules;
-
-// Writes the device headers under <cache>/include/<their hash>/ and returns that directory.
-// Each file is checked and, if missing or different, replaced atomically, so compilers in
-// other processes only ever see whole headers.
-std::string write_embedded_headers() {
-  const std::string dir = cache_subdir("include") + "/" + embedded_headers_hash();
-  for (const EmbeddedHeader& header : embedded_headers()) {
-    const std::string path = dir + "/" + header.path;
-    if (read_file(path) != header.text) write_atomically(path, header.text);
-  }
-  return dir;
-}
 
 // Parsing the kernel header and the standard headers it includes is most of a small kernel's
 // build time, so it is precompiled once per header set and compiler (into a directory of its

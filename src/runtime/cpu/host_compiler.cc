@@ -1,10 +1,5 @@
 #include "runtime/cpu/host_compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -16,92 +11,10 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "runtime/cache.h"
-
-extern char** environ;
+#include "runtime/process.h"
 
 namespace tilec::runtime {
 namespace {
-
-struct ProcessResult {
-  int status = 0;      // as waitpid reports it
-  std::string output;  // stdout and stderr together
-  std::string spawn_error;
-
-  bool ok() const { return spawn_error.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-  std::string describe() const {
-    if (!spawn_error.empty()) return "could not start: " + spawn_error;
-    if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-    return "wait status " + std::to_string(status);
-  }
-};
-
-ProcessResult run(const std::vector<std::string>& argv) {
-  ProcessResult result;
-  int pipe_fds[2];
-  // Close-on-exec, so children spawned by other threads do not hold our pipe open.
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    result.spawn_error = std::strerror(errno);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  if (error != 0) {
-    ::close(pipe_fds[0]);
-    result.spawn_error = std::strerror(error);
-    return result;
-  }
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n > 0) {
-      result.output.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(pipe_fds[0]);
-  while (waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
-  }
-  return result;
-}
-
-std::vector<std::string> split_words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
-  return words;
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& word : words) {
-    if (!out.empty()) out += ' ';
-    const bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\$`") == std::string::npos;
-    out += plain ? word : "'" + word + "'";
-  }
-  return out;
-}
-
-std::string first_lines(const std::string& text, int count) {
-  size_t end = 0;
-  for (int i = 0; i < count; ++i) {
-    end = text.find('\n', end);
-    if (end == std::string::npos) return text;
-    ++end;
-  }
-  return end == text.size() ? text : text.substr(0, end) + "[...]\n";
-}
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -142,7 +55,7 @@ bool openmp_builds(const std::vector<std::string>& command, const std::vector<st
   std::vector<std::string> argv = command;
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source, "-o", library});
-  const bool builds = run(argv).ok();
+  const bool builds = run_process(argv).ok();
   std::remove(source.c_str());
   std::remove(library.c_str());
   store_verified(answer_path, builds ? "yes" : "no");
@@ -162,7 +75,7 @@ HostCompiler HostCompiler::find() {
   for (size_t i = 0; i < candidates.size(); ++i) {
     std::vector<std::string> argv = candidates[i];
     argv.push_back("--version");
-    const ProcessResult version = run(argv);
+    const ProcessResult version = run_process(argv);
     tried.push_back(join(candidates[i]) + " (" + version.describe() + ")");
     if (!version.ok()) {
       if (i == 0 && !env("CXX").empty()) {
@@ -209,7 +122,7 @@ void HostCompiler::compile(const std::string& source_path, const std::string& ou
   for (const std::string& dir : include_dirs) argv.push_back("-I" + dir);
   argv.insert(argv.end(), {source_path, "-o", output_path});
   log(LogLevel::Debug, "compiling: " + join(argv));
-  const ProcessResult result = run(argv);
+  const ProcessResult result = run_process(argv);
   if (!result.ok()) {
     throw std::runtime_error("host compiler failed (" + result.describe() + "): " + join(argv) +
                              "\n" + first_lines(result.output, 40));
@@ -225,7 +138,7 @@ bool HostCompiler::precompile_header(const std::string& header_path,
     if (flag != "-shared") argv.push_back(flag);
   argv.insert(argv.end(), {"-x", "c++-header", header_path, "-o", output_path});
   log(LogLevel::Debug, "building the precompiled header: " + join(argv));
-  const ProcessResult result = run(argv);
+  const ProcessResult result = run_process(argv);
   if (!result.ok()) log(LogLevel::Debug, "precompiled header not built: " + first_lines(result.output, 5));
   return result.ok();
 }
