@@ -70,10 +70,10 @@ struct FunctionSource {
 };
 
 struct CompileOptions {
-  std::string target = "cpu";  // "cpu" or "cuda" ("hip" is known but not yet compiled)
-  // The GPU architecture of target "cuda" ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a");
-  // "" takes the current device's. With an explicit arch, compile() needs no GPU: launching
-  // does. src/target/target.cc has the table.
+  std::string target = "cpu";  // "cpu", "cuda" or "hip"
+  // The GPU architecture of target "cuda" ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a") or
+  // "hip" ("gfx906", "gfx90a", "gfx940"; needed); "" takes the current CUDA device's. With an
+  // explicit arch, compile() needs no GPU: launching does. src/target/target.cc has the table.
   std::string arch;
   // Switches by name ("1", "true" or "True"; "0", "false" or "False"), as docs/language.md
   // lists them. Without "tilec.bounds_check", $TILEC_BOUNDS_CHECK decides, read by compile()
@@ -204,9 +204,10 @@ enum class FunctionStyle { Factory, Eager };
 FunctionStyle function_style(const FunctionSource& func);
 
 // The stages of compile() printed as text, for `tilec compile --emit` and tests.
-// Source needs no GPU for target "cuda"; PTX (target "cuda" only) needs the arch
-// (options.arch, else the current device's) and NVRTC.
-enum class EmitStage { TileIR, IR, Source, PTX };
+// Source needs no GPU for target "cuda" or "hip"; PTX (target "cuda" only) needs the arch
+// (options.arch, else the current device's) and NVRTC; Asm is PTX on "cuda" and AMDGCN
+// assembly on "hip", built with hipcc (runtime/hip/hipcc.h).
+enum class EmitStage { TileIR, IR, Source, PTX, Asm };
 std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage);
 
 // A CUDA driver loads here and sees at least one device; otherwise

@@ -25,10 +25,11 @@ log = logging.getLogger("tilec")
 def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None):
     """@jit, @jit(out_idx=..., target=...), or jit(f, target="cpu").
 
-    target: "cpu", "cuda", or "auto" (cuda when a GPU is present, else cpu).
-    arch: the GPU architecture of target cuda ("sm_80", "sm_90a", ...); None
-    takes the current device's. With an arch, compiling needs no GPU (only
-    NVRTC); running does. Ignored when "auto" picks the CPU."""
+    target: "cpu", "cuda", "hip", or "auto" (cuda when a GPU is present, else cpu).
+    arch: the GPU architecture of target cuda ("sm_80", "sm_90a", ...; None
+    takes the current device's) or hip ("gfx90a", "gfx940", "gfx906"; needed).
+    With an arch, compiling needs no GPU (only NVRTC); running does. Ignored
+    when "auto" picks the CPU."""
 
     def wrap(f):
         if not (isinstance(f, PrimFunc) or inspect.isfunction(f)):

@@ -23,6 +23,21 @@ struct PassContext {
 
 using PassFunction = ir::Stmt (*)(const ir::Stmt&, const PassContext&);
 
+// Whether a block of `threads` is whole warps (target.warp_size), as shuffles and barriers
+// need: a multiple of the warp size, or on hip one partial wave of a power of two lanes (a
+// shuffle then never reaches a lane past the block, which a partial second wave would).
+inline bool whole_warps(int threads, const PassContext& ctx) {
+  const int warp = ctx.target.warp_size;
+  return threads % warp == 0 || (ctx.target.is_hip() && threads < warp && (threads & (threads - 1)) == 0);
+}
+// What whole_warps asks, for its error.
+inline std::string whole_warps_rule(const PassContext& ctx) {
+  if (ctx.target.is_hip())
+    return "on hip a block is whole 64-lane waves or one wave's first 1, 2, 4, .. 32 lanes";
+  return "on a GPU a block is whole warps, so threads must be a multiple of " + std::to_string(ctx.target.warp_size) +
+         " on " + ctx.target.name;
+}
+
 // A switch among ctx.pass_configs ("1"/"true"/"True" on, "0"/"false"/"False" off; checked
 // when the kernel is compiled), or `fallback` when it isn't given.
 inline bool config_on(const PassContext& ctx, const std::string& name, bool fallback) {

@@ -54,7 +54,22 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"verify", verify},
     };
   }
-  throw std::invalid_argument("target '" + target.name + "' has no pass list (pipeline.cc has cpu and cuda)");
+  // CUDA's passes without Hopper's warp specialization; the target's hooks (passes/pass.h)
+  // give the 64-lane wave, and its features leave out the mma.sync path.
+  if (target.is_hip()) {
+    return {
+        {"verify", verify},
+        {"pipeline_loops", pipeline_loops},
+        {"infer_layout", infer_layout},
+        {"plan_shared_memory", plan_shared_memory},
+        {"insert_barriers", insert_barriers},
+        {"lower_tile_ops", lower_tile_ops_for_threads},
+        {"lower_to_threads", lower_to_threads},
+        {"simplify", simplify},
+        {"verify", verify},
+    };
+  }
+  throw std::invalid_argument("target '" + target.name + "' has no pass list (pipeline.cc has cpu, cuda and hip)");
 }
 
 }  // namespace

@@ -266,8 +266,9 @@ tilec::EmitStage stage_named(const std::string& name) {
   if (name == "ir") return tilec::EmitStage::IR;
   if (name == "source") return tilec::EmitStage::Source;
   if (name == "ptx") return tilec::EmitStage::PTX;
+  if (name == "asm") return tilec::EmitStage::Asm;
   throw nb::value_error(
-      ("unknown stage '" + name + "': expected tile-ir, ir, source or ptx").c_str());
+      ("unknown stage '" + name + "': expected tile-ir, ir, source, ptx or asm").c_str());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "codegen/cpu/codegen_cpu.h"
 #include "codegen/cuda/codegen_cuda.h"
+#include "codegen/hip/codegen_hip.h"
 #include "frontend/ast.h"
 #include "frontend/elaborate.h"
 #include "frontend/parser.h"
@@ -17,6 +18,7 @@
 #include "passes/pipeline.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/hip/hipcc.h"
 #include "runtime/kernel_impl.h"
 
 namespace tilec {
@@ -47,9 +49,11 @@ namespace {
 // The Target options.target and options.arch name, if tilec can compile for it.
 Target requested_target(const CompileOptions& options) {
   Target target = parse_target(options.target, options.arch);
-  if (target.is_hip())
-    throw std::invalid_argument("target 'hip' is not available in this build yet: it has no passes, code "
-                                "generator or runtime (targets that compile: cpu, cuda)");
+  auto bounds = options.pass_configs.find("tilec.bounds_check");
+  if (target.is_hip() && bounds != options.pass_configs.end() &&
+      (bounds->second == "1" || bounds->second == "true" || bounds->second == "True"))
+    throw std::invalid_argument("pass config 'tilec.bounds_check' is not available on target 'hip' (use target "
+                                "'cpu' to check a kernel's accesses)");
   return target;
 }
 
@@ -90,7 +94,9 @@ std::string target_header(const Target& target, const char* comment) {
 
 // The pass config "tilec.bounds_check", else the switch $TILEC_BOUNDS_CHECK (base/env_switch.h):
 // check the kernel's buffer accesses (codegen/cpu/codegen_cpu.h, codegen/cuda/codegen_cuda.h).
+// Target "hip" has no checked build: the switch is off there (check_options refuses the config).
 bool bounds_check(const CompileOptions& options) {
+  if (options.target == "hip") return false;
   auto it = options.pass_configs.find("tilec.bounds_check");
   if (it != options.pass_configs.end()) return it->second == "1" || it->second == "true" || it->second == "True";
   return env_switch("TILEC_BOUNDS_CHECK");
@@ -177,6 +183,13 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const T
     v.bounds_error = reinterpret_cast<const char* (*)()>(v.cpu_module->symbol(codegen::kernel_error_name()));
     return v;
   }
+  if (target.is_hip()) {
+    StageTimer t("codegen (hip " + target.arch + ")");
+    codegen::CudaSource generated = codegen::generate_hip_source(v.func, v.abi, target);
+    v.source = std::move(generated.source);
+    v.cuda_launch = std::move(generated.launch);
+    return v;
+  }
   std::string kernel_name;
   {
     StageTimer t("codegen (cuda)");
@@ -231,11 +244,22 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   if (stage == EmitStage::TileIR) return target_header(requested, "#") + ir::to_string(frontend::elaborate(func));
   if (stage == EmitStage::PTX && !requested.is_cuda())
     throw std::invalid_argument("PTX is emitted for target 'cuda', not '" + requested.name + "'");
-  const Target target = stage == EmitStage::PTX ? build_target(options) : requested;
+  if (stage == EmitStage::Asm && requested.is_cpu())
+    throw std::invalid_argument("assembly is emitted for targets 'cuda' (PTX) and 'hip' (AMDGCN), not 'cpu'");
+  const bool ptx = requested.is_cuda() && (stage == EmitStage::PTX || stage == EmitStage::Asm);
+  const Target target = ptx ? build_target(options) : requested;
   Lowered l = lower(func, options, target, specialize_contiguous(options));
   if (stage == EmitStage::IR) return target_header(target, "#") + ir::to_string(l.lowered);
   codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
   if (target.is_cpu()) return codegen::generate_cpu_source(l.lowered, abi, target, bounds_check(options));
+  if (target.is_hip()) {
+    std::string source = codegen::generate_hip_source(l.lowered, abi, target).source;
+    if (stage == EmitStage::Source) return source;
+    const runtime::Hipcc* hipcc = runtime::Hipcc::get();
+    if (!hipcc)
+      throw std::runtime_error("AMDGCN assembly needs hipcc, and " + runtime::Hipcc::unavailable_reason());
+    return target_header(target, "//") + hipcc->assembly(source, target.arch);
+  }
   codegen::CudaSource generated = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options));
   if (stage == EmitStage::Source) return generated.source;
   return target_header(target, "//") + runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch);

@@ -114,6 +114,10 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
 
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   Impl& k = *impl_;
+  if (k.target.is_hip())
+    throw std::runtime_error("kernel '" + k.name + "' was compiled for hip " + k.target.arch +
+                             " (source only): tilec does not launch hip kernels yet; run it with target 'cpu' "
+                             "for results");
   runtime::check_launch_args(k, args);
   const int device = k.target.is_cuda() ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);

@@ -1,7 +1,7 @@
 // The `tilec` command line: compiles a kernel of a Python file and prints a stage.
 //
-//   tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda]
-//                         [--arch sm_80|sm_90a|...] [--emit tile-ir|ir|source|ptx]
+//   tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda|hip]
+//                         [--arch sm_80|sm_90a|gfx90a|...] [--emit tile-ir|ir|source|ptx|asm]
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,8 +18,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda]\n"
-    "                             [--arch sm_80|sm_90a|...] [--emit tile-ir|ir|source|ptx]\n"
+    "usage: tilec compile FILE.py [--func NAME] [-D NAME=VALUE ...] [--target cpu|cuda|hip]\n"
+    "                             [--arch sm_80|sm_90a|gfx90a|...] [--emit tile-ir|ir|source|ptx|asm]\n"
     "       tilec --version\n"
     "       tilec --help\n";
 
@@ -29,9 +29,11 @@ constexpr const char* kHelp =
     "         generated source): the function NAME, or the one top-level\n"
     "         @jit / @T.prim_func function. -D sets a module-level constant\n"
     "         (an int, float, True/False, None, a dtype name or a string).\n"
-    "         --target is cpu (default) or cuda; --arch is the GPU architecture\n"
-    "         of cuda (default: this machine's GPU, else sm_90a). No GPU is\n"
-    "         needed: ptx (cuda only) is compiled with NVRTC.\n";
+    "         --target is cpu (default), cuda or hip; --arch is the GPU\n"
+    "         architecture: of cuda (default: this machine's GPU, else sm_90a),\n"
+    "         of hip gfx90a, gfx940 or gfx906 (needed). No GPU is needed: ptx\n"
+    "         (cuda only) is compiled with NVRTC; asm is PTX for cuda and AMDGCN\n"
+    "         assembly for hip, built with hipcc.\n";
 
 // The architecture of --target cuda without --arch.
 constexpr const char* kDefaultArchWithoutGpu = "sm_90a";
@@ -53,7 +55,8 @@ tilec::EmitStage stage_named(const std::string& name) {
   if (name == "ir") return tilec::EmitStage::IR;
   if (name == "source") return tilec::EmitStage::Source;
   if (name == "ptx") return tilec::EmitStage::PTX;
-  throw UsageError{"--emit takes tile-ir, ir, source or ptx, not '" + name + "'"};
+  if (name == "asm") return tilec::EmitStage::Asm;
+  throw UsageError{"--emit takes tile-ir, ir, source, ptx or asm, not '" + name + "'"};
 }
 
 void add_define(CompileCommand& command, const std::string& definition) {
@@ -101,6 +104,7 @@ CompileCommand parse_compile(const std::vector<std::string>& args) {
     throw UsageError{e.what()};
   }
   if (command.stage == tilec::EmitStage::PTX && !target.is_cuda()) throw UsageError{"--emit ptx is for --target cuda"};
+  if (command.stage == tilec::EmitStage::Asm && target.is_cpu()) throw UsageError{"--emit asm is for --target cuda or hip"};
   if (target.is_cuda() && target.arch.empty() && !tilec::cuda_available()) command.options.arch = kDefaultArchWithoutGpu;
   return command;
 }

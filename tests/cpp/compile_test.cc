@@ -33,16 +33,25 @@ TEST(CheckOptions, UnknownArchListsTheArches) {
             "unknown arch 'sm_75' for target 'cuda' (cuda arches: sm_80, sm_86, sm_89, sm_90, sm_90a)");
 }
 
-TEST(CheckOptions, HipIsKnownButNotYetCompiled) {
-  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx90a"}),
-            "target 'hip' is not available in this build yet: it has no passes, code generator or runtime "
-            "(targets that compile: cpu, cuda)");
-  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx942"}),
-            "unknown arch 'gfx942' for target 'hip' (hip arches: gfx90a, gfx940, gfx906)");
-}
-
 TEST(CheckOptions, ArchOutsideCudaIsNamed) {
   EXPECT_EQ(option_error({.target = "cpu", .arch = "sm_80"}), "arch 'sm_80' is for target 'cuda', not 'cpu'");
+}
+
+TEST(CheckOptions, HipTakesItsOwnArchs) {
+  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx90a"}), "");
+  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx940"}), "");
+  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx906"}), "");
+  EXPECT_EQ(option_error({.target = "hip"}), "target 'hip' needs an arch (hip arches: gfx90a, gfx940, gfx906)");
+  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx942"}),
+            "unknown arch 'gfx942' for target 'hip' (hip arches: gfx90a, gfx940, gfx906)");
+  EXPECT_EQ(option_error({.target = "hip", .arch = "sm_80"}), "arch 'sm_80' is for target 'cuda', not 'hip'");
+  EXPECT_EQ(option_error({.target = "cuda", .arch = "gfx90a"}), "arch 'gfx90a' is for target 'hip', not 'cuda'");
+}
+
+TEST(CheckOptions, HipHasNoBoundsCheckedBuild) {
+  EXPECT_EQ(option_error({.target = "hip", .arch = "gfx90a", .pass_configs = {{"tilec.bounds_check", "true"}}}),
+            "pass config 'tilec.bounds_check' is not available on target 'hip' (use target 'cpu' to check a "
+            "kernel's accesses)");
 }
 
 TEST(CheckOptions, UnknownPassConfigListsTheKnownOnes) {

@@ -91,7 +91,7 @@ def test_arch_is_for_cuda():
 @pytest.mark.parametrize("target,arch,message", [
     ("gpu", None, "unknown target 'gpu' (targets: cpu, cuda, hip)"),
     ("cuda", "sm_75", "unknown arch 'sm_75' for target 'cuda' (cuda arches: sm_80, sm_86, sm_89, sm_90, sm_90a)"),
-    ("hip", "gfx90a", "target 'hip' is not available in this build yet"),
+    ("hip", "gfx1100", "unknown arch 'gfx1100' for target 'hip' (hip arches: gfx90a, gfx940, gfx906)"),
 ])
 def test_a_bad_target_or_arch_names_the_valid_ones(target, arch, message):
     with pytest.raises(ValueError) as error:

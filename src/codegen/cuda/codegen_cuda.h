@@ -61,4 +61,18 @@ CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, 
 // errors say which kernel it is.
 std::string cuda_kernel_name(const std::string& func_name);
 
+// What differs between the GPU dialects this printer writes. For what tilec prints, HIP C++ is
+// CUDA C++ (threadIdx, __shared__, __launch_bounds__, __align__, __int_as_float): the
+// device support's namespace and header differ, and each calls its own functions by the same
+// names (codegen/hip/codegen_hip.h).
+struct GpuDialect {
+  std::string language;          // "CUDA (NVRTC)", in the first line's comment
+  std::string device_namespace;  // of the device support: "tilec_cuda"
+  std::string header;            // that the unit includes: "cuda/tilec_cuda.h"
+};
+
+// generate_cuda_source for `dialect`.
+CudaSource generate_gpu_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
+                               bool bounds_check, const GpuDialect& dialect);
+
 }  // namespace tilec::codegen

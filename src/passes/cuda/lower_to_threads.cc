@@ -82,10 +82,8 @@ class ThreadLowering : public TileLowering {
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     // Warp shuffles, barriers and tensor-core ops take whole warps.
-    const int warp = ctx_.target.warp_size;
-    if (op->threads % warp != 0)
-      error_at(op->loc, "threads=" + std::to_string(op->threads) + ": on a GPU a block is whole warps, so threads must "
-                            "be a multiple of " + std::to_string(warp) + " on " + ctx_.target.name);
+    if (!whole_warps(op->threads, ctx_))
+      error_at(op->loc, "threads=" + std::to_string(op->threads) + ": " + whole_warps_rule(ctx_));
     threads_ = op->threads;
     tid_ = ir::make_var("tx");
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
@@ -186,7 +184,7 @@ class ThreadLowering : public TileLowering {
                          {std::to_string(groups->groups_m), std::to_string(groups->groups_n),
                           std::to_string(op->dst.buffer->panel_bytes)},
                          op->loc);
-    if (auto grid = ldmatrix_copy_grid(*op, threads_))
+    if (auto grid = ctx_.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(*op, threads_) : std::nullopt)
       return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
                          {std::to_string(grid->warps_m), std::to_string(grid->warps_n),
                           op->src.buffer->swizzled ? "true" : "false"},
@@ -788,7 +786,8 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
         const auto& copy = static_cast<const ir::Copy&>(op);
         return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
                (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
-               ldmatrix_copy_grid(copy, threads).has_value() || stmatrix_copy_grid(copy, threads).has_value();
+               (ctx.target.has(TargetFeature::Ldmatrix) && ldmatrix_copy_grid(copy, threads).has_value()) ||
+               stmatrix_copy_grid(copy, threads).has_value();
       }
       case ir::StmtKind::Gemm: {
         const auto& gemm = static_cast<const ir::Gemm&>(op);

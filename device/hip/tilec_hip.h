@@ -1,0 +1,20 @@
+// Support code that every generated HIP kernel includes: thin wrappers of HIP intrinsics for
+// tilec's HIP backend (gfx906, gfx90a, gfx940; wave64), in namespace tilec_hip, with the
+// names and meaning of device/cuda/'s where the two share a lowering.
+// C++17, compiled by hipcc or hipRTC from the copies embedded in libtilec (#include "hip/...").
+//
+//   hip/types.h   int8_t..uint64_t, half, bfloat16, float8_e4m3, float8_e5m2 (their bits);
+//                 to_float, from_float<T> (round to nearest even, the CPU backend's rules)
+//   hip/math.h    floordiv, floormod, the math functions of device/cpu/tilec_cpu.h,
+//                 atomic_add, shfl_xor over the 64-lane wave
+//   hip/memory.h  sync_threads, the 16-byte copies of lowered T.copy
+//   hip/blocks.h  rasterized_block (T.use_swizzle)
+//
+// Call everything qualified (tilec_hip::exp(x)): HIP declares exp, min, max, abs, ... in the
+// global namespace too.
+#pragma once
+
+#include "hip/types.h"
+#include "hip/math.h"
+#include "hip/memory.h"
+#include "hip/blocks.h"
