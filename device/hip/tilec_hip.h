@@ -9,6 +9,7 @@
 //                 atomic_add, shfl_xor over the 64-lane wave
 //   hip/memory.h  sync_threads, the 16-byte copies of lowered T.copy
 //   hip/blocks.h  rasterized_block (T.use_swizzle)
+//   hip/mfma.h    mfma_gemm_ss (T.gemm on the matrix cores), on gfx90a and gfx940 only
 //
 // Call everything qualified (tilec_hip::exp(x)): HIP declares exp, min, max, abs, ... in the
 // global namespace too.
@@ -18,3 +19,6 @@
 #include "hip/math.h"
 #include "hip/memory.h"
 #include "hip/blocks.h"
+#if defined(__gfx90a__) || defined(__gfx940__)
+#include "hip/mfma.h"
+#endif

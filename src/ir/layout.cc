@@ -194,6 +194,21 @@ Fragment wgmma_accumulator(int64_t m, int64_t n, int64_t groups_m, int64_t group
                           });
 }
 
+Fragment mfma_accumulator(int64_t m, int64_t n, int64_t waves_m, int64_t waves_n) {
+  int64_t mi = m / waves_m / 16, ni = n / waves_n / 16;
+  if (mi * waves_m * 16 != m || ni * waves_n * 16 != n)
+    throw std::logic_error("mfma_accumulator: tile does not split into 16 x 16 parts over the waves");
+  return Fragment({m, n}, {
+                              {0, 4, 1, false, 1},
+                              {0, 4, 4, true, 16},
+                              {0, mi, 16, false, 4 * ni},
+                              {0, waves_m, m / waves_m, true, 64},
+                              {1, 16, 1, true, 1},
+                              {1, ni, 16, false, 4},
+                              {1, waves_n, n / waves_n, true, 64 * waves_m},
+                          });
+}
+
 Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vector) {
   std::vector<FragmentDigit> digits;
   int64_t free_threads = threads, thread_stride = 1, slot_stride = 1;

@@ -79,6 +79,11 @@ Fragment mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n)
 // groups_m x groups_n grid of warpgroups: m64 strips, 8-column groups, frag_m16n8_c slots.
 Fragment wgmma_accumulator(int64_t m, int64_t n, int64_t groups_m, int64_t groups_n);
 
+// The accumulator of mfma_gemm_ss (device/hip/mfma.h) for an M x N tile over a
+// waves_m x waves_n grid of 64-lane waves: 16 x 16 tiles of v_mfma_f32_16x16x*, lane l holding
+// column l % 16 and rows 4 * (l / 16) + r (r < 4, consecutive slots). docs/hip_backend.md.
+Fragment mfma_accumulator(int64_t m, int64_t n, int64_t waves_m, int64_t waves_n);
+
 // The layout of a tile nobody constrains: thread-major and contiguous in the last dim,
 // `vector` elements a thread at a time (a divisor of the last extent), over `threads`.
 Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, int64_t vector);

@@ -71,6 +71,44 @@ TEST(HipSource, ABlockIsWholeWaves) {
   EXPECT_NO_THROW(emit_for(kernel(kRowSumParams, kRowSum, 32), "hip", "gfx90a"));
 }
 
+std::string gemm_kernel(const std::string& dtype, int m, int n, int k, bool transpose_b, int threads = 128) {
+  auto shape = [](int a, int b) { return "(" + std::to_string(a) + ", " + std::to_string(b) + ")"; };
+  const std::string b_shape = transpose_b ? shape(n, k) : shape(k, n);
+  return kernel("A: T.Tensor(" + shape(m, k) + ", \"" + dtype + "\"), B: T.Tensor(" + b_shape + ", \"" + dtype +
+                    "\"), C: T.Tensor(" + shape(m, n) + ", \"float32\")",
+                "        A_s = T.alloc_shared(" + shape(m, k) + ", \"" + dtype + "\")\n"
+                "        B_s = T.alloc_shared(" + b_shape + ", \"" + dtype + "\")\n"
+                "        C_f = T.alloc_fragment(" + shape(m, n) + ", \"float32\")\n"
+                "        T.copy(A, A_s)\n"
+                "        T.copy(B, B_s)\n"
+                "        T.gemm(A_s, B_s, C_f, transpose_B=" + (transpose_b ? "True" : "False") +
+                    ", clear_accum=True)\n"
+                "        T.copy(C_f, C)\n",
+                threads);
+}
+
+TEST(HipSource, GemmRunsOnMfmaOnGfx90aAndGfx940) {
+  for (const char* arch : {"gfx90a", "gfx940"}) {
+    std::string f16 = emit_for(gemm_kernel("float16", 64, 64, 32, false), "hip", arch);
+    EXPECT_NE(f16.find("tilec_hip::mfma_gemm_ss<64, 64, 32, 1, 2, false, false>(("), std::string::npos) << f16;
+    std::string bf16 = emit_for(gemm_kernel("bfloat16", 128, 64, 32, true, 256), "hip", arch);
+    EXPECT_NE(bf16.find("tilec_hip::mfma_gemm_ss<128, 64, 32, 2, 2, false, true>(("), std::string::npos) << bf16;
+    std::string f32 = emit_for(gemm_kernel("float32", 32, 32, 8, false), "hip", arch);
+    EXPECT_NE(f32.find("tilec_hip::mfma_gemm_ss<32, 32, 8, 1, 2, false, false>(("), std::string::npos) << f32;
+  }
+  // The accumulator is mfma_accumulator's: a wave's 64 x 32 part holds 32 floats a thread.
+  std::string ir = emit_for(gemm_kernel("float16", 64, 64, 32, false), "hip", "gfx90a", EmitStage::IR);
+  EXPECT_NE(ir.find("C_f = T.alloc_local((32,), \"float32\")"), std::string::npos) << ir;
+}
+
+TEST(HipSource, GemmsMfmaCannotTakeRunOffIt) {
+  // fp8 operands, a K that is no multiple of 16 and gfx906 (no matrix cores) take the generic
+  // gemm (fused multiply-adds over a T.Parallel nest).
+  EXPECT_EQ(emit_for(gemm_kernel("float8_e4m3", 64, 64, 32, true), "hip", "gfx90a").find("mfma_gemm"), std::string::npos);
+  EXPECT_EQ(emit_for(gemm_kernel("float16", 64, 64, 24, false), "hip", "gfx90a").find("mfma_gemm"), std::string::npos);
+  EXPECT_EQ(emit_for(gemm_kernel("float16", 64, 64, 32, false), "hip", "gfx906").find("mfma_gemm"), std::string::npos);
+}
+
 TEST(HipSource, GemmRunsOffNvidiasTensorCores) {
   std::string text = kernel("A: T.Tensor((64, 32), \"float16\"), B: T.Tensor((32, 64), \"float16\"), "
                             "C: T.Tensor((64, 64), \"float32\")",

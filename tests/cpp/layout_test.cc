@@ -58,6 +58,38 @@ TEST(LayoutTest, MmaAccumulatorOverWarpsMatchesGemmSs) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(M * N));  // every element once
 }
 
+TEST(LayoutTest, MfmaAccumulatorIsTheDOfMfma16x16) {
+  // One wave, one 16x16 tile of v_mfma_f32_16x16x*: lane l, register r holds row
+  // 4 * (l / 16) + r, column l % 16.
+  Fragment f = mfma_accumulator(16, 16, 1, 1);
+  EXPECT_EQ(f.threads(), 64);
+  EXPECT_EQ(f.slots(), 4);
+  for (const auto& [ts, idx] : table(f, 64)) {
+    int64_t lane = ts.first, slot = ts.second;
+    EXPECT_EQ(idx[0], 4 * (lane / 16) + slot) << lane << " " << slot;
+    EXPECT_EQ(idx[1], lane % 16) << lane << " " << slot;
+  }
+}
+
+TEST(LayoutTest, MfmaAccumulatorOverWavesMatchesMfmaGemmSs) {
+  // mfma_gemm_ss: wave w at (w % WavesM, w / WavesM), slots (mi * NI + ni) * 4 + r.
+  const int64_t M = 64, N = 96, WM = 2, WN = 2, MI = M / WM / 16, NI = N / WN / 16;
+  Fragment f = mfma_accumulator(M, N, WM, WN);
+  EXPECT_EQ(f.threads(), 256);
+  EXPECT_EQ(f.slots(), MI * NI * 4);
+  std::set<std::vector<int64_t>> seen;
+  for (const auto& [ts, idx] : table(f, 256)) {
+    int64_t t = ts.first, s = ts.second, lane = t % 64, w = t / 64;
+    int64_t mi = s / 4 / NI, ni = (s / 4) % NI, r = s % 4;
+    EXPECT_EQ(idx[0], (w % WM) * (M / WM) + mi * 16 + 4 * (lane / 16) + r);
+    EXPECT_EQ(idx[1], (w / WM) * (N / WN) + ni * 16 + lane % 16);
+    seen.insert(idx);
+    EXPECT_EQ(constant(f.slot_of({make_int(idx[0]), make_int(idx[1])})), s);
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(M * N));  // every element once
+  EXPECT_THROW(mfma_accumulator(64, 40, 2, 2), std::logic_error);
+}
+
 TEST(LayoutTest, DefaultFragmentCoversOddShapesOncePerThreadGroup) {
   Fragment f = default_fragment({5, 33}, 128, 1);
   EXPECT_TRUE(f.covers_more());

@@ -17,6 +17,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "passes/cuda/tma_copies.h"
+#include "passes/hip/mfma.h"
 
 namespace tilec::passes {
 namespace {
@@ -198,6 +199,10 @@ class LayoutInference {
         demand(gemm->a.buffer, ir::wgmma_accumulator(a[0], a[1], grid.groups_m, 1), gemm->loc);
       }
     }
+    for (const auto& [gemm, grid] : mfma_gemms_) {
+      auto c = const_shape(gemm->c.buffer);
+      demand(gemm->c.buffer, ir::mfma_accumulator(c[0], c[1], grid.warps_m, grid.warps_n), gemm->loc);
+    }
     for (const auto& [gemm, grid] : mma_gemms_) {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
                                          grid.warps_m, grid.warps_n);
@@ -291,6 +296,10 @@ class LayoutInference {
         std::string why_not;
         if (auto grid = wgmma_grid(*op, self->threads_, self->ctx_, &why_not)) {
           self->wgmma_gemms_.push_back({op, *grid});
+          return;
+        }
+        if (auto grid = mfma_wave_grid(*op, self->threads_, self->ctx_)) {
+          self->mfma_gemms_.push_back({op, *grid});
           return;
         }
         auto panels = [&](const ir::BufferRegion& r) { return self->panels_.count(r.buffer.get()) > 0; };
@@ -511,6 +520,7 @@ class LayoutInference {
   std::vector<Site> sites_;
   std::vector<const ir::Reduce*> reduces_;
   std::vector<std::pair<const ir::Gemm*, WarpGrid>> mma_gemms_;
+  std::vector<std::pair<const ir::Gemm*, WarpGrid>> mfma_gemms_;
   std::vector<std::pair<const ir::Gemm*, WarpgroupGrid>> wgmma_gemms_;
   std::unordered_set<const ir::BufferNode*> panels_;
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
@@ -531,25 +541,6 @@ class KernelLayouts : public ir::IRMutator {
   const PassContext& ctx_;
 };
 
-// The two trailing dims of `r` when they are the whole of a shared buffer's last two
-// dims (any dims before them taken at one index).
-bool whole_shared_tile(const ir::BufferRegion& r) {
-  size_t rank = r.region.size();
-  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
-  for (size_t d = 0; d < rank; ++d) {
-    Expr extent = ir::simplify(r.region[d].extent);
-    if (d + 2 < rank) {
-      if (!ir::is_one(extent)) return false;
-      continue;
-    }
-    int64_t e, f;
-    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
-        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
-      return false;
-  }
-  return true;
-}
-
 // The whole of a 2-D fragment (a gemm operand held in registers).
 bool whole_fragment(const ir::BufferRegion& r) {
   if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
@@ -569,6 +560,23 @@ TargetFeature mma_kind(DType t) {
 }
 
 }  // namespace
+
+bool whole_shared_tile(const ir::BufferRegion& r) {
+  size_t rank = r.region.size();
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    Expr extent = ir::simplify(r.region[d].extent);
+    if (d + 2 < rank) {
+      if (!ir::is_one(extent)) return false;
+      continue;
+    }
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
 
 std::optional<ParallelNest> parallel_nest(const Stmt& s) {
   const auto* loop = s.as<ir::For>();

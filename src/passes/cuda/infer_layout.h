@@ -62,6 +62,10 @@ struct WarpgroupGrid {
 std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx,
                                         std::string* why_not = nullptr);
 
+// Whether the two trailing dims of `r` are the whole of a shared buffer's last two dims (any
+// dims before them taken at one index).
+bool whole_shared_tile(const ir::BufferRegion& r);
+
 // The width of the panels that shared buffer `b` is stored in when TMA or wgmma use it
 // (device/cuda/panels.h): the widest of 128, 64, 32 and 16 bytes that divides its rows' bytes
 // (so TMA's box and wgmma's swizzle mode span a panel), or 0 when it can't be stored so (dims

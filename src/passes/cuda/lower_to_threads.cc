@@ -12,6 +12,7 @@
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
 #include "passes/cuda/tma_copies.h"
+#include "passes/hip/mfma.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
@@ -144,6 +145,7 @@ class ThreadLowering : public TileLowering {
 
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
     if (auto groups = wgmma_grid(*op, threads_, ctx_)) return wgmma_gemm(*op, *groups);
+    if (auto waves = mfma_wave_grid(*op, threads_, ctx_)) return mfma_gemm(*op, *waves);
     auto grid = mma_warp_grid(*op, threads_, ctx_);
     if (!grid || !mma_path(*op, threads_, ctx_))
       throw std::logic_error("lower_to_threads: a gemm off the tensor-core paths was left");
@@ -227,6 +229,21 @@ class ThreadLowering : public TileLowering {
     auto shape = gemm_shape(op);
     if (!shape) throw std::logic_error("lower_to_threads: a tensor-core gemm of a symbolic shape");
     return std::to_string(shape->m) + ", " + std::to_string(shape->n) + ", " + std::to_string(shape->k) + ", ";
+  }
+
+  // ------------------------------------------------------------ AMD matrix cores
+
+  // mfma_gemm_ss (device/hip/mfma.h) over the waves of `waves`.
+  Stmt mfma_gemm(const ir::Gemm& op, const WarpGrid& waves) {
+    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    std::string name = "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
+                       std::to_string(waves.warps_n) + ", " + flag(op.transpose_a) + ", " + flag(op.transpose_b) + ">";
+    std::vector<Stmt> out;
+    if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
+    out.push_back(device_call(name, {tile_address(op.a), tile_address(op.b),
+                                     address_of(local_of(op.c.buffer), {ir::make_int(0)})},
+                              op.loc));
+    return located(ir::make_seq(out), op.loc);
   }
 
   // ------------------------------------------------------------ Hopper
@@ -791,7 +808,8 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
       }
       case ir::StmtKind::Gemm: {
         const auto& gemm = static_cast<const ir::Gemm&>(op);
-        return wgmma_grid(gemm, threads, ctx).has_value() || mma_path(gemm, threads, ctx);
+        return wgmma_grid(gemm, threads, ctx).has_value() || mma_path(gemm, threads, ctx) ||
+               mfma_wave_grid(gemm, threads, ctx).has_value();
       }
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
       default: return false;

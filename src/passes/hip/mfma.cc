@@ -1,0 +1,38 @@
+#include "passes/hip/mfma.h"
+
+#include <cstdlib>
+
+namespace tilec::passes {
+
+std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
+  if (!ctx.target.has(TargetFeature::Mfma) || threads % ctx.target.warp_size != 0) return std::nullopt;
+  if (op.c.buffer->scope != ir::MemoryScope::Fragment || op.c.buffer->dtype != DType::Float32) return std::nullopt;
+  if (!whole_shared_tile(op.a) || !whole_shared_tile(op.b)) return std::nullopt;
+  const DType t = op.a.buffer->dtype;
+  if (op.b.buffer->dtype != t) return std::nullopt;
+  int64_t kstep;
+  switch (t.code()) {
+    case DType::Float16: case DType::BFloat16: kstep = 16; break;
+    case DType::Float32: kstep = 4; break;
+    default: return std::nullopt;
+  }
+  auto shape = gemm_shape(op);
+  if (!shape || shape->m % 16 || shape->n % 16 || shape->k % kstep) return std::nullopt;
+  for (int64_t waves = threads / 64; waves >= 1; waves /= 2) {
+    std::optional<WarpGrid> best;
+    for (int64_t wm = 1; wm <= waves; ++wm) {
+      if (waves % wm) continue;
+      const int64_t wn = waves / wm;
+      if (shape->m % (16 * wm) || shape->n % (16 * wn)) continue;
+      if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
+        continue;
+      auto score = [&](const WarpGrid& g) { return std::abs(shape->m / g.warps_m - shape->n / g.warps_n); };
+      WarpGrid g{wm, wn};
+      if (!best || score(g) < score(*best)) best = g;
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tilec::passes
