@@ -18,6 +18,7 @@
 #include "passes/pipeline.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/hip/hip_library.h"
 #include "runtime/hip/hipcc.h"
 #include "runtime/kernel_impl.h"
 
@@ -256,8 +257,12 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
     std::string source = codegen::generate_hip_source(l.lowered, abi, target).source;
     if (stage == EmitStage::Source) return source;
     const runtime::Hipcc* hipcc = runtime::Hipcc::get();
+    if (!hipcc && runtime::Hiprtc::get())
+      throw std::runtime_error("AMDGCN assembly needs hipcc (hipRTC, " + runtime::Hiprtc::get()->library_path() +
+                               ", builds code objects, not assembly), and " + runtime::Hipcc::unavailable_reason());
     if (!hipcc)
-      throw std::runtime_error("AMDGCN assembly needs hipcc, and " + runtime::Hipcc::unavailable_reason());
+      throw std::runtime_error("AMDGCN assembly needs hipcc, and neither hipcc nor hipRTC is present: " +
+                               runtime::Hipcc::unavailable_reason() + "; " + runtime::Hiprtc::unavailable_reason());
     return target_header(target, "//") + hipcc->assembly(source, target.arch);
   }
   codegen::CudaSource generated = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options));

@@ -9,6 +9,7 @@
 #include "runtime/cuda/device_scope.h"
 #include "runtime/cuda/launch_grid.h"
 #include "runtime/cuda/tensor_maps.h"
+#include "runtime/hip/hip_library.h"
 #include "runtime/kernel_args.h"
 #include "runtime/kernel_impl.h"
 #include "runtime/launch_args.h"
@@ -114,10 +115,14 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
 
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   Impl& k = *impl_;
-  if (k.target.is_hip())
-    throw std::runtime_error("kernel '" + k.name + "' was compiled for hip " + k.target.arch +
-                             " (source only): tilec does not launch hip kernels yet; run it with target 'cpu' "
-                             "for results");
+  if (k.target.is_hip()) {
+    const std::string what = "kernel '" + k.name + "' was compiled for hip " + k.target.arch;
+    if (!runtime::HipRuntime::get())
+      throw std::runtime_error(what + " and can't run here: " + runtime::HipRuntime::unavailable_reason() +
+                               "; run it with target 'cpu' for results");
+    throw std::runtime_error(what + ": launching on an AMD GPU is not implemented yet (the HIP runtime loads, but "
+                             "tilec reads no ROCm tensors); run it with target 'cpu' for results");
+  }
   runtime::check_launch_args(k, args);
   const int device = k.target.is_cuda() ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
