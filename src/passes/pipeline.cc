@@ -42,6 +42,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   }
   if (target.is_cuda()) {
     return {
+        {"verify_one_launch", verify_one_launch},
         {"verify", verify},
         {"warp_specialize", warp_specialize},
         {"pipeline_loops", pipeline_loops},
@@ -58,6 +59,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   // give the 64-lane wave, and its features leave out the mma.sync path.
   if (target.is_hip()) {
     return {
+        {"verify_one_launch", verify_one_launch},
         {"verify", verify},
         {"pipeline_loops", pipeline_loops},
         {"infer_layout", infer_layout},

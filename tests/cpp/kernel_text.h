@@ -64,6 +64,7 @@ inline Compiled compile_text(const std::string& text, EmitStage stage = EmitStag
   CompileOptions options;
   options.target = target;
   if (target == "cuda") options.arch = "sm_90a";
+  if (target == "hip") options.arch = "gfx90a";
   try {
     return {emit(load_function(text, "k.py", "main"), options, stage), ""};
   } catch (const CompileError& e) {

@@ -164,4 +164,47 @@ TEST(VerifySource, ASymbolicDimNoTensorShapeUses) {
   EXPECT_TRUE(test_support::compile_text(used).error.empty()) << test_support::compile_text(used).error;
 }
 
+// A GPU kernel function is one T.Kernel block: what the CUDA code generator took for
+// granted (a second block ran with the first one's grid, code outside the block crashed it).
+TEST(VerifyOneLaunch, EachWayOutIsALocatedErrorOnGpuTargets) {
+  const std::string two_blocks = "import tilec.language as T\n"
+                                 "\n"
+                                 "@T.prim_func\n"
+                                 "def main(A: T.Tensor((8,), \"float32\")):\n"
+                                 "    with T.Kernel(1) as bx:\n"
+                                 "        A[0] = 1.0\n"
+                                 "    with T.Kernel(4) as by:\n"
+                                 "        A[by] = 2.0\n";
+  const std::string outside = "import tilec.language as T\n"
+                              "\n"
+                              "@T.prim_func\n"
+                              "def main(A: T.Tensor((8,), \"float32\")):\n"
+                              "    A[0] = 1.0\n"
+                              "    with T.Kernel(1) as bx:\n"
+                              "        A[1] = 2.0\n";
+  const std::string none = "import tilec.language as T\n"
+                           "\n"
+                           "@T.prim_func\n"
+                           "def main(A: T.Tensor((8,), \"float32\")):\n"
+                           "    32\n";
+  for (const std::string target : {"cuda", "hip"}) {
+    test_support::Compiled c = test_support::compile_text(two_blocks, EmitStage::IR, target);
+    EXPECT_EQ(c.error.rfind("k.py:7:5: error: a " + target + " kernel function has one `with T.Kernel(...)` block;", 0),
+              0u)
+        << c.error;
+    EXPECT_NE(c.error.find("k.py:5:5: note: the first block is here"), std::string::npos) << c.error;
+    c = test_support::compile_text(outside, EmitStage::IR, target);
+    EXPECT_EQ(c.error.rfind("k.py:5:5: error: code outside `with T.Kernel(...)` runs on no GPU thread (target " +
+                                target + "): move this statement into the kernel block\n        A[0] = 1.0\n        ^",
+                            0),
+              0u)
+        << c.error;
+    c = test_support::compile_text(none, EmitStage::IR, target);
+    EXPECT_EQ(c.error.rfind("k.py:4:1: error: function 'main' has no `with T.Kernel(...)` block", 0), 0u) << c.error;
+  }
+  // The CPU backend runs the blocks one after the other, and scalar code around them.
+  EXPECT_EQ(test_support::compile_text(two_blocks).error, "");
+  EXPECT_EQ(test_support::compile_text(outside).error, "");
+}
+
 }  // namespace
