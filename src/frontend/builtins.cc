@@ -280,7 +280,7 @@ static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemorySco
     error_at(call.node->loc, call.callee_name + " must be called inside a T.Kernel block");
   std::vector<ir::Expr> shape = el.to_shape(a["shape"], a.loc("shape"), call.callee_name + " shape");
   DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), call.callee_name + " dtype");
-  // On-chip memory is small (228 KiB of shared memory per block on Hopper); a
+  // On-chip memory is small (227 KiB of shared memory per block on Hopper); a
   // buffer past this bound is a mistake, and on the CPU it would exhaust memory.
   constexpr int64_t kMaxOnChipBytes = int64_t{64} << 20;
   int64_t bytes = dtype.bytes();
@@ -290,7 +290,7 @@ static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemorySco
   }
   if (bytes > kMaxOnChipBytes)
     error_at(a.loc("shape"), call.callee_name + ": this buffer needs more than 64 MiB; on-chip buffers "
-                             "are far smaller (shared memory is 228 KiB per block on Hopper)");
+                             "are far smaller (shared memory is 227 KiB per block on Hopper)");
   std::string base = el.name_hint_.empty() ? std::string(ir::scope_name(scope)) + "_buf" : el.name_hint_;
   ir::Buffer b = ir::make_buffer(el.unique_buffer_name(base), dtype, shape, {}, scope, call.node->loc);
   el.kernel_allocs_.push_back(b);

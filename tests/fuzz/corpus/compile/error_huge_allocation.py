@@ -1,5 +1,5 @@
 #!func main
-# error: 7:28: T.alloc_shared: this buffer needs more than 64 MiB; on-chip buffers are far smaller (shared memory is 228 KiB per block on Hopper)
+# error: 7:28: T.alloc_shared: this buffer needs more than 64 MiB; on-chip buffers are far smaller (shared memory is 227 KiB per block on Hopper)
 import tilec.language as T
 
 @T.prim_func
