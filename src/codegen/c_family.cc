@@ -688,6 +688,8 @@ void CFamilyPrinter::emit_Gemv(const ir::Gemv& op) { unlowered(op.kind, op.loc);
 void CFamilyPrinter::emit_Fill(const ir::Fill& op) { unlowered(op.kind, op.loc); }
 void CFamilyPrinter::emit_Reduce(const ir::Reduce& op) { unlowered(op.kind, op.loc); }
 
+void CFamilyPrinter::emit_CumSum(const ir::CumSum& op) { unlowered(op.kind, op.loc); }
+
 void CFamilyPrinter::emit_AtomicAdd(const ir::AtomicAdd& op) {
   bool scalar = !op.src.buffer && op.value && op.dst.buffer &&
                 op.dst.region.size() == op.dst.buffer->shape.size();

@@ -112,6 +112,7 @@ class CFamilyPrinter {
   virtual void emit_Gemv(const ir::Gemv& op);
   virtual void emit_Fill(const ir::Fill& op);
   virtual void emit_Reduce(const ir::Reduce& op);
+  virtual void emit_CumSum(const ir::CumSum& op);
   // The scalar form (every dst extent 1, src.buffer null); the tile form throws.
   virtual void emit_AtomicAdd(const ir::AtomicAdd& op);
 

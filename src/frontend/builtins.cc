@@ -11,7 +11,9 @@
 #include "frontend/int_ops.h"
 #include "ir/intrinsics.h"
 #include "op/atomic_add.h"
+#include "op/check.h"
 #include "op/copy.h"
+#include "op/cumsum.h"
 #include "op/gemm.h"
 #include "op/gemv.h"
 #include "op/reduce.h"
@@ -249,6 +251,25 @@ static CtValue reduce_op(Elaborator& el, const EvaluatedCall& call, ir::ReduceKi
   return CtValue::none();
 }
 
+// T.cumsum(src, dst=None, dim=0, reverse=False): without dst, src is scanned in place.
+static CtValue cumsum_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"src", "dst=None", "dim=0", "reverse=False"});
+  TileOperand src = el.operand(a["src"], a.loc("src"), "T.cumsum() argument 'src'");
+  const bool in_place = a["dst"].kind == K::None;
+  TileOperand dst = in_place ? src : el.operand(a["dst"], a.loc("dst"), "T.cumsum() argument 'dst'");
+  if (src.point_only || dst.point_only)
+    error_at(src.point_only ? src.loc : dst.loc, "T.cumsum: operands are tiles (buffers or slices), not single elements");
+  auto node = std::make_shared<ir::CumSum>();
+  node->loc = call.node->loc;
+  node->src = el.region_of(src);
+  node->dst = el.region_of(dst);
+  node->reverse = el.truthy(a["reverse"], a.loc("reverse"));
+  node->dim = op::normalized_dim(node->src, el.to_int(a["dim"], a.loc("dim"), "dim"), a.loc("dim"), "T.cumsum");
+  op::check(*node, src.loc, dst.loc);
+  el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
 static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"dst", "value"});
   TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.atomic_add() argument 'dst'");
@@ -362,6 +383,7 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
     t["T.reduce_min"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::Min); };
     t["T.reduce_abssum"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::AbsSum); };
     t["T.reduce_absmax"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::AbsMax); };
+    t["T.cumsum"] = cumsum_op;
     t["T.atomic_add"] = atomic_add_op;
     t["T.alloc_shared"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Shared); };
     t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };

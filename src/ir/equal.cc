@@ -208,6 +208,10 @@ bool StructuralEqual::eq_Reduce(const Reduce* a, const Reduce* b) {
          eq(a->src, b->src) && eq(a->dst, b->dst);
 }
 
+bool StructuralEqual::eq_CumSum(const CumSum* a, const CumSum* b) {
+  return a->dim == b->dim && a->reverse == b->reverse && eq(a->src, b->src) && eq(a->dst, b->dst);
+}
+
 bool StructuralEqual::eq_AtomicAdd(const AtomicAdd* a, const AtomicAdd* b) {
   return eq(a->dst, b->dst) && eq(a->src, b->src) && eq(a->value, b->value);
 }

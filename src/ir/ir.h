@@ -32,7 +32,7 @@ namespace tilec::ir {
 // The tile ops: each has its unit under src/op/ (op/op.h), which says what it reads and
 // writes; the passes that need that ask the unit.
 #define TILEC_FOR_EACH_TILE_OP(X) \
-  X(Copy) X(Gemm) X(Gemv) X(Fill) X(Reduce) X(AtomicAdd)
+  X(Copy) X(Gemm) X(Gemv) X(Fill) X(Reduce) X(CumSum) X(AtomicAdd)
 
 #define TILEC_FOR_EACH_STMT(X)                                          \
   X(BufferStore) X(For) X(While) X(IfThenElse) X(Seq) X(LetStmt)        \
@@ -381,6 +381,17 @@ struct Reduce : StmtNode {
   int dim = 0;
   bool clear = true;
   Reduce() : StmtNode(static_kind) {}
+};
+
+// The inclusive prefix sum of src along `dim` (a dim of src's region) into dst, which has
+// src's tile: dst[.., i, ..] = src[.., 0, ..] + ... + src[.., i, ..], or with `reverse` the sum
+// from i to the end. dst may be src itself (T.cumsum without dst).
+struct CumSum : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::CumSum;
+  BufferRegion src, dst;
+  int dim = 0;
+  bool reverse = false;
+  CumSum() : StmtNode(static_kind) {}
 };
 
 // dst += src elementwise and atomically (src region, or a scalar `value` when

@@ -287,6 +287,16 @@ Stmt IRMutator::mutate_Reduce(const Reduce* op, const Stmt& self) {
   return Stmt(n);
 }
 
+Stmt IRMutator::mutate_CumSum(const CumSum* op, const Stmt& self) {
+  BufferRegion src = mutate_region(op->src);
+  BufferRegion dst = mutate_region(op->dst);
+  if (same_region(src, op->src) && same_region(dst, op->dst)) return self;
+  auto n = std::make_shared<CumSum>(*op);
+  n->src = std::move(src);
+  n->dst = std::move(dst);
+  return Stmt(n);
+}
+
 Stmt IRMutator::mutate_AtomicAdd(const AtomicAdd* op, const Stmt& self) {
   BufferRegion dst = mutate_region(op->dst);
   BufferRegion src = mutate_region(op->src);

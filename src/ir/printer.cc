@@ -448,6 +448,13 @@ class IRPrinter {
                  << ", dim=" << std::to_string(op->dim) << (op->clear ? "" : ", clear=False") << ")\n";
   }
 
+  void print_CumSum(const CumSum* op, int indent) {
+    std::string src = region(op->src);
+    std::string dst = region(op->dst);
+    line(indent) << "T.cumsum(" << src << ", " << dst << ", dim=" << std::to_string(op->dim)
+                 << (op->reverse ? ", reverse=True" : "") << ")\n";
+  }
+
   void print_AtomicAdd(const AtomicAdd* op, int indent) {
     std::string dst = region(op->dst);
     std::string src = op->src.buffer ? region(op->src) : expr(op->value);

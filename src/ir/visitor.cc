@@ -134,6 +134,11 @@ void IRVisitor::visit_Reduce(const Reduce* op) {
   visit_region(op->dst);
 }
 
+void IRVisitor::visit_CumSum(const CumSum* op) {
+  visit_region(op->src);
+  visit_region(op->dst);
+}
+
 void IRVisitor::visit_AtomicAdd(const AtomicAdd* op) {
   visit_region(op->dst);
   visit_region(op->src);

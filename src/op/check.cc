@@ -54,6 +54,14 @@ void require_tile_dims(const ir::BufferRegion& r, const SourceLoc& loc, const st
                       "-D tile, but its tile is " + extents_text(ir::squeezed_extents(r)));
 }
 
+int normalized_dim(const ir::BufferRegion& r, int64_t dim, const SourceLoc& dim_loc, const std::string& fn) {
+  int64_t rank = static_cast<int64_t>(r.region.size());
+  if (dim < -rank || dim >= rank)
+    error_at(dim_loc, fn + ": dim " + std::to_string(dim) + " is out of range for the " + std::to_string(rank) +
+                          "-D buffer '" + r.buffer->name + "'");
+  return static_cast<int>(dim < 0 ? dim + rank : dim);
+}
+
 void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc, const std::string& message) {
   bool different;
   if (!same_extent(a, b, &different) && different)

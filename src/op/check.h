@@ -28,6 +28,10 @@ void check_same_tile(const ir::BufferRegion& a, const SourceLoc& a_loc, const ir
 void require_tile_dims(const ir::BufferRegion& r, const SourceLoc& loc, const std::string& fn,
                        const std::string& name, size_t dims);
 
+// `dim` (Python's: negative counts from the end) as an index into the dims of `r`; an error at
+// `dim_loc` when r's buffer has no such dim.
+int normalized_dim(const ir::BufferRegion& r, int64_t dim, const SourceLoc& dim_loc, const std::string& fn);
+
 // An error `message (a vs b)` at `loc` when two extents are constants that differ.
 void check_dim(const ir::Expr& a, const ir::Expr& b, const SourceLoc& loc, const std::string& message);
 

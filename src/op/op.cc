@@ -4,6 +4,7 @@
 
 #include "op/atomic_add.h"
 #include "op/copy.h"
+#include "op/cumsum.h"
 #include "op/fill.h"
 #include "op/gemm.h"
 #include "op/gemv.h"

@@ -21,11 +21,7 @@ static std::string call_name(const ir::Reduce& op) {
 }
 
 int normalized_dim(const ir::Reduce& op, int64_t dim, const SourceLoc& dim_loc) {
-  int64_t rank = static_cast<int64_t>(op.src.region.size());
-  if (dim < -rank || dim >= rank)
-    error_at(dim_loc, call_name(op) + ": dim " + std::to_string(dim) + " is out of range for the " +
-                          std::to_string(rank) + "-D buffer '" + op.src.buffer->name + "'");
-  return static_cast<int>(dim < 0 ? dim + rank : dim);
+  return op::normalized_dim(op.src, dim, dim_loc, call_name(op));
 }
 
 void check(const ir::Reduce& op, const SourceLoc& dst_loc) {

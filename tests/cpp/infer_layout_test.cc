@@ -1,8 +1,13 @@
-// Layout inference's choice of tensor-core instruction follows the Target's features.
+// Layout inference: its choice of tensor-core instruction follows the Target's features, and
+// the layouts it gives fragments meet what each op needs of them (IR before and after).
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "base/diagnostics.h"
+#include "frontend/elaborate.h"
+#include "ir/printer.h"
+#include "passes/cuda/infer_layout.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -34,6 +39,91 @@ TEST(InferLayout, Fp8GemmRunsOnMmaWhereTheTargetHasFp8Mma) {
   for (const char* arch : {"sm_80", "sm_86"}) {
     std::string ir = lowered_for(arch);
     EXPECT_EQ(ir.find("T.cuda.gemm_ss<"), std::string::npos) << arch << "\n" << ir;
+  }
+}
+
+// A kernel of 128 threads over A and B (float32, 64 x 32) with `body` (8 space indent).
+ir::PrimFunc kernel(const std::string& body) {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 32), \"float32\"), B: T.Tensor((64, 32), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n" + body;
+  return frontend::elaborate(load_function(source, "k.py", "main"));
+}
+
+std::string inferred(ir::PrimFunc f) {
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_80");
+  ctx.func = &f;
+  f.body = passes::infer_layout(f.body, ctx);
+  return ir::to_string(f);
+}
+
+constexpr const char* kScanBefore =
+    "@T.prim_func\n"
+    "def main(A: T.Tensor((64, 32), \"float32\"), B: T.Tensor((64, 32), \"float32\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n";
+
+TEST(InferLayout, AScanKeepsEachLineOfItsFragmentsOnOneThread) {
+  // Left alone, the copies would spread S's rows over threads too (thread-major layout); the
+  // scan along dim 1 wants each row whole on a thread, and the copies follow it.
+  ir::PrimFunc f = kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        D = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        T.copy(A, S)\n"
+                          "        T.cumsum(S, D, dim=1)\n"
+                          "        T.copy(D, B)\n");
+  const std::string ops =
+      "        T.copy(A[0:64, 0:32], S[0:64, 0:32])\n"
+      "        T.cumsum(S[0:64, 0:32], D[0:64, 0:32], dim=1)\n"
+      "        T.copy(D[0:64, 0:32], B[0:64, 0:32])\n";
+  EXPECT_EQ(ir::to_string(f), std::string(kScanBefore) +
+                                  "        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                                  "        D = T.alloc_fragment((64, 32), \"float32\")\n" + ops);
+  const std::string rows = "  # [64, 32] over 64 threads x 32 slots: s1=i1/1%32 t1=i0/1%64\n";
+  EXPECT_EQ(inferred(f), std::string(kScanBefore) + "        S = T.alloc_fragment((64, 32), \"float32\")" + rows +
+                             "        D = T.alloc_fragment((64, 32), \"float32\")" + rows + ops);
+}
+
+TEST(InferLayout, AScanAlongDim0KeepsColumnsWhole) {
+  std::string ir = inferred(kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                                   "        T.copy(A, S)\n"
+                                   "        T.cumsum(S, dim=0, reverse=True)\n"
+                                   "        T.copy(S, B)\n"));
+  EXPECT_NE(ir.find("S = T.alloc_fragment((64, 32), \"float32\")  # [64, 32] over 32 threads x 64 slots: "
+                    "s1=i0/1%64 t1=i1/1%32\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InferLayout, AScanOfAWholeOneDimFragmentGivesEveryThreadAllOfIt) {
+  std::string ir = inferred(kernel("        S = T.alloc_fragment((32,), \"float32\")\n"
+                                   "        T.copy(A[0, 0:32], S)\n"
+                                   "        T.cumsum(S)\n"
+                                   "        T.copy(S, B[1, 0:32])\n"));
+  EXPECT_NE(ir.find("S = T.alloc_fragment((32,), \"float32\")  # [32] over 1 threads x 32 slots: s1=i0/1%32\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InferLayout, AScanOfAFragmentSpreadAlongItsLinesIsAConflictAtTheScan) {
+  // The gemm lays C out as its mma.sync accumulator, a row's columns over 4 threads; the scan
+  // along those columns can't use it.
+  ir::PrimFunc f = kernel("        A_s = T.alloc_shared((64, 32), \"float32\")\n"
+                          "        B_s = T.alloc_shared((32, 32), \"float32\")\n"
+                          "        C = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        D = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        T.copy(A, A_s)\n"
+                          "        T.copy(A[0:32, 0:32], B_s)\n"
+                          "        T.gemm(A_s, B_s, C, clear_accum=True)\n"
+                          "        T.cumsum(C, D, dim=1)\n"
+                          "        T.copy(D, B)\n");
+  try {
+    inferred(f);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string text = e.what();
+    EXPECT_NE(text.find("k.py:13:9: error: layout conflict for fragment 'C'"), std::string::npos) << text;
+    EXPECT_NE(text.find("T.cumsum(C, D, dim=1)"), std::string::npos) << text;
   }
 }
 

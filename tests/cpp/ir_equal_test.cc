@@ -122,6 +122,16 @@ TEST(StructuralEqual, TileOpFlags) {
   EXPECT_TRUE(structural_equal(reduce(ReduceKind::Sum, 1), reduce(ReduceKind::Sum, 1)));
   EXPECT_FALSE(structural_equal(reduce(ReduceKind::Sum, 1), reduce(ReduceKind::Max, 1)));
   EXPECT_FALSE(structural_equal(reduce(ReduceKind::Sum, 1), reduce(ReduceKind::Sum, 0)));
+  auto cumsum = [&](int dim, bool reverse) {
+    auto scan = std::make_shared<CumSum>();
+    scan->src = scan->dst = r;
+    scan->dim = dim;
+    scan->reverse = reverse;
+    return Stmt(scan);
+  };
+  EXPECT_TRUE(structural_equal(cumsum(1, true), cumsum(1, true)));
+  EXPECT_FALSE(structural_equal(cumsum(1, true), cumsum(0, true)));
+  EXPECT_FALSE(structural_equal(cumsum(1, true), cumsum(1, false)));
   Stmt seq = make_seq({gemm(true), reduce(ReduceKind::Sum, 1)});
   EXPECT_TRUE(structural_equal(seq, make_seq({gemm(true), reduce(ReduceKind::Sum, 1)})));
   EXPECT_FALSE(structural_equal(seq, make_seq({reduce(ReduceKind::Sum, 1), gemm(true)})));

@@ -203,6 +203,10 @@ PrimFunc sample_func() {
   gemv->x = region(row, {full(32)});
   gemv->y = region(v, {{make_Mul(bx, i32(32)), i32(32)}});
   gemv->accumulate = true;
+  auto cumsum = std::make_shared<CumSum>();
+  cumsum->src = cumsum->dst = whole(c_l);
+  cumsum->dim = 1;
+  cumsum->reverse = true;
 
   Expr cij = make_load(c_l, {i, j});
   Stmt scale = make_store(c_l, {i, j}, make_Mul(cij, alpha));
@@ -226,7 +230,7 @@ PrimFunc sample_func() {
       x, make_FloorDiv(make_Add(bx, i32(1)), i32(2)),
       make_seq({make_while(make_LT(w, i32(4)), make_store(shadow, {i32(0)}, xf)), branch}));
   Stmt inner = make_allocate(shadow, let);
-  Stmt body = make_seq({Stmt(fill), pipelined, Stmt(reduce), Stmt(gemv), par, unrolled, inner});
+  Stmt body = make_seq({Stmt(fill), pipelined, Stmt(reduce), Stmt(gemv), Stmt(cumsum), par, unrolled, inner});
   body = make_allocate(a_s, make_allocate(b_s, make_allocate(c_l, make_allocate(row, body))));
 
   auto launch = std::make_shared<KernelLaunch>();
@@ -262,6 +266,7 @@ def main(A: T.Tensor((M, 1024), "float16"), B: T.Tensor((1024, 1024), "float16")
             T.gemm(A_shared[0:32, 0:32], B_shared[0:32, 0:32], C_local[0:32, 0:32], transpose_B=True)
         T.reduce_absmax(C_local[0:32, 0:32], row[0:32], dim=1, clear=False)
         T.gemv(C_local[0:32, 0:32], row[0:32], V[bx * 32:bx * 32 + 32], accumulate=True)
+        T.cumsum(C_local[0:32, 0:32], C_local[0:32, 0:32], dim=1, reverse=True)
         for i in T.Parallel(32):
             for j in T.vectorized(32):
                 C_local[i, j] = C_local[i, j] * alpha

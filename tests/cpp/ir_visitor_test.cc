@@ -40,6 +40,8 @@ Stmt every_node_stmt(const Expr& x) {
   auto reduce = std::make_shared<Reduce>();
   reduce->src = rx;
   reduce->dst = fx_region;
+  auto cumsum = std::make_shared<CumSum>();
+  cumsum->src = cumsum->dst = rx;
   auto atomic = std::make_shared<AtomicAdd>();
   atomic->dst = rx;
   atomic->src = rx;
@@ -59,6 +61,7 @@ Stmt every_node_stmt(const Expr& x) {
       Stmt(gemv),
       Stmt(fill),
       Stmt(reduce),
+      Stmt(cumsum),
       Stmt(atomic),
       Stmt(atomic_scalar),
   });

@@ -6,6 +6,7 @@
 
 #include "op/atomic_add.h"
 #include "op/copy.h"
+#include "op/cumsum.h"
 #include "op/gemm.h"
 #include "op/gemv.h"
 #include "op/reduce.h"
@@ -13,14 +14,15 @@
 namespace tilec {
 namespace {
 
-ir::BufferRegion whole(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::Float32) {
+ir::BufferRegion whole(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::Float32,
+                       ir::MemoryScope scope = ir::MemoryScope::Shared) {
   std::vector<ir::Expr> dims;
   ir::BufferRegion r;
   for (int64_t d : shape) {
     dims.push_back(ir::make_int(d));
     r.region.push_back({ir::make_int(0), ir::make_int(d)});
   }
-  r.buffer = ir::make_buffer(name, dtype, dims, {}, ir::MemoryScope::Shared);
+  r.buffer = ir::make_buffer(name, dtype, dims, {}, scope);
   return r;
 }
 
@@ -43,6 +45,28 @@ TEST(OpCheck, CopyNeedsOneTileShape) {
   copy.dst = whole("b", {32, 64});
   EXPECT_NE(failure([&] { op::check(copy, {}); })
                 .find("T.copy: shapes differ: source 'a' is (64, 32) but destination 'b' is (32, 64)"),
+            std::string::npos);
+}
+
+TEST(OpCheck, CumSumNeedsOnChipTilesOfOneShapeAndDtype) {
+  ir::CumSum scan;
+  scan.src = whole("s", {64, 32});
+  scan.dst = whole("d", {1, 64, 32}, DType::Float32, ir::MemoryScope::Fragment);
+  EXPECT_EQ(failure([&] { op::check(scan, {}, {}); }), "");
+  scan.dst = whole("d", {32, 64});
+  EXPECT_NE(failure([&] { op::check(scan, {}, {}); })
+                .find("T.cumsum: shapes differ: destination 'd' is (32, 64) but source 's' is (64, 32)"),
+            std::string::npos);
+  scan.dst = whole("d", {64, 32}, DType::Float16);
+  EXPECT_NE(failure([&] { op::check(scan, {}, {}); })
+                .find("T.cumsum: 'dst' (d) is float16 but 'src' (s) is float32; both must have one dtype"),
+            std::string::npos);
+  scan.dst = whole("g", {64, 32}, DType::Float32, ir::MemoryScope::Global);
+  EXPECT_NE(failure([&] { op::check(scan, {}, {}); })
+                .find("T.cumsum: 'dst' (g) is a global buffer; T.cumsum scans shared or fragment buffers"),
+            std::string::npos);
+  scan.src = scan.dst = whole("b", {64, 32}, DType::Bool);
+  EXPECT_NE(failure([&] { op::check(scan, {}, {}); }).find("T.cumsum: bool buffers cannot be summed"),
             std::string::npos);
 }
 

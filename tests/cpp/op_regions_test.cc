@@ -105,6 +105,15 @@ TEST(OpRegions, ReduceReadsItsOutputOnlyWithoutClear) {
   EXPECT_EQ(combined.writes, List{"x"});
 }
 
+TEST(OpRegions, CumSumReadsItsSourceAndWritesItsDestination) {
+  Names n = regions_in(std::string(kSharedTiles) + "        T.cumsum(a, b, dim=0, reverse=True)\n");
+  EXPECT_EQ(n.reads, List{"a"});
+  EXPECT_EQ(n.writes, List{"b"});
+  Names in_place = regions_in(std::string(kSharedTiles) + "        T.cumsum(x)\n");
+  EXPECT_EQ(in_place.reads, List{"x"});
+  EXPECT_EQ(in_place.writes, List{"x"});
+}
+
 TEST(OpRegions, AtomicAddReadsAndWritesItsDestination) {
   Names tile = regions_in(std::string(kSharedTiles) + "        T.atomic_add(X, a)\n");
   EXPECT_EQ(tile.reads, (List{"a", "X"}));
@@ -161,6 +170,10 @@ struct Sample<ir::Fill> {
 template <>
 struct Sample<ir::Reduce> {
   static constexpr const char* body = "        T.reduce_sum(a, x, dim=0, clear=False)\n";
+};
+template <>
+struct Sample<ir::CumSum> {
+  static constexpr const char* body = "        T.cumsum(a, b, dim=1)\n";
 };
 template <>
 struct Sample<ir::AtomicAdd> {

@@ -1,5 +1,6 @@
 """What the CUDA lowering makes of a kernel, checked in the generated source and IR (no GPU
-needed: compiled with NVRTC for sm_90a with the Hopper path off), and the errors it gives."""
+needed: compiled with NVRTC for sm_90a with the Hopper path off), and the errors it gives; the
+tests marked gpu run such kernels on the GPU against torch."""
 
 import re
 
@@ -7,8 +8,9 @@ import pytest
 
 import tilec
 import tilec.language as T
+from tilec import _core
 
-from test_tile_ops import matmul_operand_in_registers, matmul_rasterized, matmul_shared_epilogue
+from test_tile_ops import cumsum_kernel, matmul_operand_in_registers, matmul_rasterized, matmul_shared_epilogue
 
 ARCH = "sm_90a"
 
@@ -335,3 +337,51 @@ def test_symbolic_shared_buffer_is_an_error():
 
     with pytest.raises(tilec.CompileError, match="'s' needs a constant shape on the GPU"):
         cuda_compile(sized)
+
+
+def scan_section(source):
+    """The code of a kernel's T.cumsum: from its source-line comment to the next one."""
+    start = source.index("T.cumsum(")
+    return source[start:source.index("// ", start)]
+
+
+def test_a_shared_scan_runs_each_line_on_one_thread_between_barriers():
+    # 64 rows in place over 128 threads: a row a thread, and the 64 threads that would repeat
+    # a row sit out (running, they would read what the others already summed).
+    source = cuda_compile(cumsum_kernel.__wrapped__(64, 64, 1, False, "shared", True)).get_kernel_source()
+    scan = scan_section(source)
+    assert scan.count("tilec_cuda::sync_threads();") == 1 and "if (tx < 64) {" in scan, scan
+    assert "#pragma unroll" in scan and "for (int32_t i1 = 0; i1 < 64; ++i1)" in scan, scan
+    after = source[source.index("T.cumsum("):]
+    assert after.index("tilec_cuda::sync_threads();", len(scan)) < after.index("T.copy(S, B)") + 200
+
+
+def test_a_fragment_scan_stays_in_each_threads_registers():
+    # Each thread holds whole rows (the scan's layout constraint): no shared memory, no
+    # barrier, every replica of a row updating its own registers.
+    source = cuda_compile(cumsum_kernel.__wrapped__(64, 64, 1, True, "fragment", True)).get_kernel_source()
+    scan = scan_section(source)
+    assert "float S[64];" in source
+    assert "sync_threads" not in scan and "tilec_shared" not in scan and "if (tx" not in scan, scan
+    assert "S[((63 - r) & 63)] = S[((64 - r) & 63)] + S[((63 - r) & 63)];" in scan, scan
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("scope", ["shared", "fragment", "shared_into_fragment"])
+@pytest.mark.parametrize("M,N,dim,reverse", [(64, 64, 1, False), (64, 64, 0, True), (256, 8, 0, False),
+                                             (1, 128, 1, True), (48, 61, 1, True), (130, 3, 1, False)])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_gpu_cumsum_matches_torch(scope, M, N, dim, reverse, in_place):
+    # Fewer lines than threads (replicas sit out or keep their own registers), more lines
+    # than threads (a thread scans several), one line, lines not a power of two.
+    torch = pytest.importorskip("torch")
+    if in_place and scope == "shared_into_fragment":
+        pytest.skip("in place has one buffer")
+    kernel = tilec.compile(cumsum_kernel.__wrapped__(M, N, dim, reverse, scope, in_place), target="cuda")
+    a = torch.randn(M, N, device="cuda")
+    b = torch.full_like(a, float("nan"))
+    kernel(a, b)
+    x = a.double().flip(dim) if reverse else a.double()
+    expected = x.cumsum(dim).flip(dim) if reverse else x.cumsum(dim)
+    torch.testing.assert_close(b.double(), expected, rtol=1e-5, atol=1e-4)

@@ -244,6 +244,47 @@ def test_reduce_dim_out_of_range():
     check_diagnostic(compile_error(reduce_dim_out_of_range), HERE, "ERR:reduce-dim", "dim")
 
 
+@jit
+def cumsum_fault(fault):
+    @T.prim_func
+    def main(A: T.Tensor((8, 16), "float32"), B: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((8, 16), "float32")
+            B_f = T.alloc_fragment((8, 16), "float32")
+            H_s = T.alloc_shared((8, 16), "float16")
+            W_f = T.alloc_fragment((16, 8), "float32")
+            T.copy(A, A_s)
+            if fault == "dim":
+                T.cumsum(A_s, B_f, dim=2)  # ERR:cumsum-dim
+            elif fault == "negative-dim":
+                T.cumsum(A_s, dim=-3)  # ERR:cumsum-negative-dim
+            elif fault == "dtype":
+                T.cumsum(A_s, H_s)  # ERR:cumsum-dtype
+            elif fault == "shape":
+                T.cumsum(A_s, W_f, dim=1)  # ERR:cumsum-shape
+            elif fault == "global":
+                T.cumsum(A, A_s)  # ERR:cumsum-global
+            else:
+                T.cumsum(A_s[0, 0], B_f)  # ERR:cumsum-point
+            T.copy(B_f, B)
+
+    return main
+
+
+@pytest.mark.parametrize("fault,words,operand", [
+    ("dim", ["dim 2", "out of range", "2-D", "A_s"], "dim=2"),
+    ("negative-dim", ["dim -3", "out of range"], "dim=-3"),
+    ("dtype", ["float16", "float32", "dtype"], "H_s"),
+    ("shape", ["shapes differ", "(16, 8)", "(8, 16)"], "W_f"),
+    ("global", ["global", "shared or fragment"], "A"),
+    ("point", ["tiles", "single elements"], "A_s[0, 0]"),
+])
+def test_cumsum_errors_point_at_the_operand(fault, words, operand):
+    d = check_diagnostic(compile_error(cumsum_fault, fault), HERE, f"ERR:cumsum-{fault}", *words)
+    # The caret is at the operand (or dim) the error is about.
+    assert d["source"][d["caret_col"] - 1:].startswith(operand), d["text"]
+
+
 # --- dtypes --------------------------------------------------------------------
 
 @jit

@@ -657,6 +657,105 @@ def test_reduce_shapes(M, N, kind, dim, rng):
     check_reduce(M, N, kind, dim, True, rng)
 
 
+# --- T.cumsum --------------------------------------------------------------------
+
+@jit
+def cumsum_kernel(M, N, dim, reverse, scope, in_place, dtype="float32", threads=128):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, threads=threads) as bx:
+            if scope == "shared":
+                S = T.alloc_shared((M, N), dtype)
+                D = T.alloc_shared((M, N), dtype)
+            elif scope == "fragment":
+                S = T.alloc_fragment((M, N), dtype)
+                D = T.alloc_fragment((M, N), dtype)
+            else:  # a shared source into a fragment
+                S = T.alloc_shared((M, N), dtype)
+                D = T.alloc_fragment((M, N), dtype)
+            T.copy(A, S)
+            if in_place:
+                T.cumsum(S, dim=dim, reverse=reverse)
+                T.copy(S, B)
+            else:
+                T.cumsum(src=S, dst=D, dim=dim, reverse=reverse)
+                T.copy(D, B)
+
+    return main
+
+
+def cumsum_reference(a, dim, reverse):
+    a = a.astype(np.float64)
+    if reverse:
+        return np.flip(np.cumsum(np.flip(a, dim), dim), dim)
+    return np.cumsum(a, dim)
+
+
+def check_cumsum(M, N, dim, reverse, scope, in_place, rng, dtype="float32", threads=128):
+    a = rand((M, N), dtype, rng)
+    b = poison((M, N), dtype)
+    cumsum_kernel(M, N, dim, reverse, scope, in_place, dtype, threads)(a, b)
+    expected = cumsum_reference(a, dim, reverse)
+    what = f"cumsum {M}x{N} dim={dim} reverse={reverse} {scope} in_place={in_place}"
+    if dtype.startswith("int"):
+        assert_close(b, expected.astype(np_dtype(dtype)), dtype, what=what)
+    else:
+        # Each element a sum of up to M or N terms, in the dtype.
+        terms = cumsum_reference(np.abs(a), dim, reverse)
+        assert_close(b, expected, dtype, scale=terms, rtol=max(M, N) * RTOL[dtype], what=what)
+
+
+@pytest.mark.parametrize("scope", ["shared", "fragment"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_cumsum(scope, dim, reverse, in_place, rng):
+    check_cumsum(48, 61, dim, reverse, scope, in_place, rng)
+
+
+@pytest.mark.parametrize("M,N", [(64, 64), (256, 8), (1, 100), (100, 1), (3, 5)])
+@pytest.mark.parametrize("scope", ["shared", "fragment", "shared_into_fragment"])
+@pytest.mark.parametrize("dim,reverse", [(0, False), (1, True)])
+def test_cumsum_shapes(M, N, scope, dim, reverse, rng):
+    # More lines than threads (256 x 8 along dim 0, each thread scanning several), a single
+    # line (1 x 100 along dim 1), lines of one element.
+    check_cumsum(M, N, dim, reverse, scope, False, rng)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float16"])
+@pytest.mark.parametrize("scope", ["shared", "fragment"])
+def test_cumsum_dtypes(dtype, scope, rng):
+    check_cumsum(32, 16, 1, False, scope, True, rng, dtype=dtype)
+
+
+@jit
+def cumsum_rows_of_a_slice(M, N, block):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block), threads=64) as bx:
+            S = T.alloc_shared((block, N), "float32")
+            T.copy(A[bx * block, 0], S)
+            for r in T.serial(block):
+                if r % 2 == 1:
+                    T.cumsum(S[r, 0:N], dim=1, reverse=True)
+                else:
+                    T.cumsum(S[r, 0:N], dim=1)
+            T.copy(S, B[bx * block, 0])
+
+    return main
+
+
+def test_cumsum_of_one_row_of_a_buffer_in_a_loop(rng):
+    # A slice of one row (dim 1 of the 2-D buffer) at a loop index, each odd row summed from
+    # its end; the last block's tile partly past M.
+    M, N = 10, 24
+    a = rand((M, N), "float32", rng)
+    b = poison((M, N), "float32")
+    cumsum_rows_of_a_slice(M, N, 4)(a, b)
+    expected = np.stack([cumsum_reference(a[r], 0, (r % 4) % 2 == 1) for r in range(M)])
+    assert_close(b, expected, "float32", scale=np.abs(a).sum(axis=1, keepdims=True), rtol=N * RTOL["float32"])
+
+
 # --- T.atomic_add --------------------------------------------------------------
 
 @jit

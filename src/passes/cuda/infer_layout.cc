@@ -167,6 +167,22 @@ std::optional<Fragment> layout_from(const FragmentAccess& a, const Fragment& fra
   return ir::extend_fragment(frag.project(keep), site_dims, extents);
 }
 
+// The layout of fragment access `a` at a site that runs by `layout`: the site's layout on the
+// dims the access maps; each thread holds the whole of the other dims. Nothing when the
+// fragment's extents there differ from the site's.
+std::optional<Fragment> access_layout(const Fragment& layout, const FragmentAccess& a,
+                                      const std::vector<int64_t>& extents) {
+  std::vector<int64_t> shape = const_shape(a.buffer);
+  std::vector<int> keep, dims;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    if (a.dims[d] < 0) continue;
+    if (shape[d] != extents[a.dims[d]]) return std::nullopt;
+    keep.push_back(a.dims[d]);
+    dims.push_back(static_cast<int>(d));
+  }
+  return ir::extend_fragment(layout.project(keep), dims, shape);
+}
+
 std::optional<Fragment> site_layout(const Site& site,
                                     const std::function<const Fragment*(const ir::Buffer&)>& layout_of) {
   std::optional<Fragment> partial;
@@ -219,6 +235,7 @@ class LayoutInference {
       while (propagate()) {
       }
       const ir::Buffer* next = seed_of_constrained_site();
+      if (!next && seed_line_site()) continue;
       for (size_t i = 0; !next && i < fragments_.size(); ++i)
         if (!layouts_.count(fragments_[i].get())) next = &fragments_[i];
       if (!next) break;
@@ -331,6 +348,7 @@ class LayoutInference {
         site.accesses.push_back(tile_access(op->x, {-1}));
         self->sites_.push_back(site);
       }
+      void visit_CumSum(const ir::CumSum* op) override { self->scan_site(*op); }
       void visit_Reduce(const ir::Reduce* op) override {
         if (is_fragment(op->src.buffer)) {
           self->reduces_.push_back(op);
@@ -386,6 +404,23 @@ class LayoutInference {
     Site site{extents, {}, loc};
     for (const auto& r : operands) site.accesses.push_back(tile_access(r, iota(extents.size())));
     sites_.push_back(site);
+  }
+
+  // A scan runs each line along its dim on one thread (op/cumsum.h): its site is the tile
+  // without that dim, and each thread holds whole lines of its fragments.
+  void scan_site(const ir::CumSum& op) {
+    if (!is_fragment(op.src.buffer) && !is_fragment(op.dst.buffer)) return;
+    std::vector<int> squeezed = ir::squeezed_dims(op.src);
+    auto at = std::find(squeezed.begin(), squeezed.end(), op.dim);
+    if (at == squeezed.end()) return tile_site(op.dst, {op.src, op.dst}, op.loc);  // a copy
+    auto extents = const_extents(ir::squeezed_extents(op.src));
+    if (extents.size() != squeezed.size() || extents.size() == 1)
+      return require_replicated({op.src.buffer, op.dst.buffer}, op.loc);
+    const int scan = static_cast<int>(at - squeezed.begin());
+    extents.erase(extents.begin() + scan);
+    std::vector<int> site_dims;
+    for (int k = 0; k < static_cast<int>(squeezed.size()); ++k) site_dims.push_back(k < scan ? k : k == scan ? -1 : k - 1);
+    sites_.push_back(Site{extents, {tile_access(op.src, site_dims), tile_access(op.dst, site_dims)}, op.loc});
   }
 
   void require_replicated(const std::vector<ir::Buffer>& buffers, const SourceLoc& loc) {
@@ -456,6 +491,30 @@ class LayoutInference {
     return nullptr;
   }
 
+  // Next, a constrained site none of whose fragments covers it, each holding some dims whole
+  // (a scan's lines): its first fragment takes the site's default layout, extended over the
+  // dims the site doesn't spread. Whether one was laid out.
+  bool seed_line_site() {
+    for (const Site& site : sites_) {
+      auto has_layout = [this](const ir::Buffer& b) { return layout_of(b); };
+      if (site_layout(site, has_layout)) continue;
+      bool whole = false, constrained = false;
+      for (const auto& a : site.accesses) {
+        if (!is_fragment(a.buffer)) continue;
+        const bool lines = std::find(a.dims.begin(), a.dims.end(), -1) != a.dims.end();
+        constrained |= lines && !layout_of(a.buffer);
+        whole |= !lines && a.dims.size() == site.extents.size();
+      }
+      if (whole || !constrained) continue;
+      Fragment layout = ir::default_fragment(site.extents, threads_, 1);
+      for (const auto& a : site.accesses) {
+        if (!is_fragment(a.buffer) || layout_of(a.buffer)) continue;
+        if (auto l = access_layout(layout, a, site.extents)) return demand(a.buffer, *l, site.loc);
+      }
+    }
+    return false;
+  }
+
   bool propagate() {
     bool changed = false;
     for (const ir::Reduce* op : reduces_) {
@@ -477,19 +536,7 @@ class LayoutInference {
       if (!layout) continue;
       for (const auto& a : site.accesses) {
         if (!is_fragment(a.buffer) || layout_of(a.buffer)) continue;
-        // The site's layout on the dims the access maps; each thread holds the whole of
-        // the other dims.
-        std::vector<int64_t> shape = const_shape(a.buffer);
-        std::vector<int> keep, dims;
-        bool fits = true;
-        for (size_t d = 0; d < a.dims.size(); ++d) {
-          if (a.dims[d] < 0) continue;
-          fits &= shape[d] == site.extents[a.dims[d]];
-          keep.push_back(a.dims[d]);
-          dims.push_back(static_cast<int>(d));
-        }
-        if (!fits) continue;
-        changed |= demand(a.buffer, ir::extend_fragment(layout->project(keep), dims, shape), site.loc);
+        if (auto l = access_layout(*layout, a, site.extents)) changed |= demand(a.buffer, *l, site.loc);
       }
     }
     return changed;
