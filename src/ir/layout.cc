@@ -199,11 +199,11 @@ Fragment mfma_accumulator(int64_t m, int64_t n, int64_t waves_m, int64_t waves_n
   if (mi * waves_m * 16 != m || ni * waves_n * 16 != n)
     throw std::logic_error("mfma_accumulator: tile does not split into 16 x 16 parts over the waves");
   return Fragment({m, n}, {
-                              {0, 4, 1, false, 1},
-                              {0, 4, 4, true, 16},
+                              {0, 16, 1, true, 1},
                               {0, mi, 16, false, 4 * ni},
                               {0, waves_m, m / waves_m, true, 64},
-                              {1, 16, 1, true, 1},
+                              {1, 4, 1, false, 1},
+                              {1, 4, 4, true, 16},
                               {1, ni, 16, false, 4},
                               {1, waves_n, n / waves_n, true, 64 * waves_m},
                           });

@@ -80,8 +80,10 @@ Fragment mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n)
 Fragment wgmma_accumulator(int64_t m, int64_t n, int64_t groups_m, int64_t groups_n);
 
 // The accumulator of mfma_gemm_ss (device/hip/mfma.h) for an M x N tile over a
-// waves_m x waves_n grid of 64-lane waves: 16 x 16 tiles of v_mfma_f32_16x16x*, lane l holding
-// column l % 16 and rows 4 * (l / 16) + r (r < 4, consecutive slots). docs/hip_backend.md.
+// waves_m x waves_n grid of 64-lane waves: 16 x 16 tiles of v_mfma_f32_16x16x* (run with the
+// operands swapped, so transposed), lane l holding row l % 16 and columns 4 * (l / 16) + r
+// (r < 4, consecutive slots). Over waves_m x 1 waves it is also the register A of
+// mfma_gemm_rs. docs/hip_backend.md.
 Fragment mfma_accumulator(int64_t m, int64_t n, int64_t waves_m, int64_t waves_n);
 
 // The layout of a tile nobody constrains: thread-major and contiguous in the last dim,

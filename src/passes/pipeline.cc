@@ -18,6 +18,7 @@
 #include "passes/cuda/pipeline_loops.h"
 #include "passes/cuda/plan_shared_memory.h"
 #include "passes/cuda/warp_specialize.h"
+#include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
@@ -56,12 +57,14 @@ std::vector<PassEntry> passes_for(const Target& target) {
     };
   }
   // CUDA's passes without Hopper's warp specialization; the target's hooks (passes/pass.h)
-  // give the 64-lane wave, and its features leave out the mma.sync path.
+  // give the 64-lane wave, and its features leave out the mma.sync path. A gemm off MFMA
+  // reads a register operand through LDS.
   if (target.is_hip()) {
     return {
         {"verify_one_launch", verify_one_launch},
         {"verify", verify},
         {"pipeline_loops", pipeline_loops},
+        {"stage_register_operands", stage_register_operands},
         {"infer_layout", infer_layout},
         {"plan_shared_memory", plan_shared_memory},
         {"insert_barriers", insert_barriers},

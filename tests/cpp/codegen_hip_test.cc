@@ -90,15 +90,86 @@ std::string gemm_kernel(const std::string& dtype, int m, int n, int k, bool tran
 TEST(HipSource, GemmRunsOnMfmaOnGfx90aAndGfx940) {
   for (const char* arch : {"gfx90a", "gfx940"}) {
     std::string f16 = emit_for(gemm_kernel("float16", 64, 64, 32, false), "hip", arch);
-    EXPECT_NE(f16.find("tilec_hip::mfma_gemm_ss<64, 64, 32, 1, 2, false, false>(("), std::string::npos) << f16;
+    EXPECT_NE(f16.find("tilec_hip::mfma_gemm_ss<64, 64, 32, 2, 1, false, false>(("), std::string::npos) << f16;
     std::string bf16 = emit_for(gemm_kernel("bfloat16", 128, 64, 32, true, 256), "hip", arch);
-    EXPECT_NE(bf16.find("tilec_hip::mfma_gemm_ss<128, 64, 32, 2, 2, false, true>(("), std::string::npos) << bf16;
+    EXPECT_NE(bf16.find("tilec_hip::mfma_gemm_ss<128, 64, 32, 4, 1, false, true>(("), std::string::npos) << bf16;
     std::string f32 = emit_for(gemm_kernel("float32", 32, 32, 8, false), "hip", arch);
-    EXPECT_NE(f32.find("tilec_hip::mfma_gemm_ss<32, 32, 8, 1, 2, false, false>(("), std::string::npos) << f32;
+    EXPECT_NE(f32.find("tilec_hip::mfma_gemm_ss<32, 32, 8, 2, 1, false, false>(("), std::string::npos) << f32;
   }
-  // The accumulator is mfma_accumulator's: a wave's 64 x 32 part holds 32 floats a thread.
+  // The accumulator is mfma_accumulator's: a wave's 32 x 64 part holds 32 floats a thread.
   std::string ir = emit_for(gemm_kernel("float16", 64, 64, 32, false), "hip", "gfx90a", EmitStage::IR);
   EXPECT_NE(ir.find("C_f = T.alloc_local((32,), \"float32\")"), std::string::npos) << ir;
+}
+
+// Attention's register chain: S = Q K^T (the gemm's policy `policy1`), P = S * scale in 16
+// bits, O += P V (P in registers).
+std::string attention_chain(const std::string& policy1 = "Square") {
+  return kernel("Q: T.Tensor((64, 64), \"float16\"), K: T.Tensor((64, 64), \"float16\"), "
+                "V: T.Tensor((64, 64), \"float16\"), O: T.Tensor((64, 64), \"float32\")",
+                "        Q_s = T.alloc_shared((64, 64), \"float16\")\n"
+                "        K_s = T.alloc_shared((64, 64), \"float16\")\n"
+                "        V_s = T.alloc_shared((64, 64), \"float16\")\n"
+                "        S = T.alloc_fragment((64, 64), \"float32\")\n"
+                "        P = T.alloc_fragment((64, 64), \"float16\")\n"
+                "        acc = T.alloc_fragment((64, 64), \"float32\")\n"
+                "        T.copy(Q, Q_s)\n"
+                "        T.copy(K, K_s)\n"
+                "        T.copy(V, V_s)\n"
+                "        T.gemm(Q_s, K_s, S, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy." +
+                    policy1 + ")\n"
+                "        for i, j in T.Parallel(64, 64):\n"
+                "            P[i, j] = S[i, j] * 0.125\n"
+                "        T.gemm(P, V_s, acc, clear_accum=True)\n"
+                "        T.copy(acc, O)\n");
+}
+
+TEST(HipSource, AGemmsConvertedAccumulatorIsTheNextGemmsRegisterA) {
+  for (const char* arch : {"gfx90a", "gfx940"}) {
+    std::string source = emit_for(attention_chain(), "hip", arch);
+    EXPECT_NE(source.find("tilec_hip::mfma_gemm_ss<64, 64, 64, 2, 1, false, true>(("), std::string::npos) << source;
+    EXPECT_NE(source.find("tilec_hip::mfma_gemm_rs<64, 64, 64, 2, false>((&P[0]), "), std::string::npos) << source;
+    // P is converted where S's elements are: no exchange between lanes, no LDS copy.
+    EXPECT_EQ(source.find("P_shared"), std::string::npos) << source;
+    const size_t store = source.find("  P[");
+    ASSERT_NE(store, std::string::npos) << source;
+    const std::string line = source.substr(store + 4, source.find('\n', store) - store - 4);
+    const std::string slot = line.substr(0, line.find("] = "));
+    EXPECT_EQ(line, slot + "] = tilec_hip::from_float<tilec_hip::half>(S[" + slot + "] * 0x1p-3f);") << line;
+  }
+  std::string ir = emit_for(attention_chain(), "hip", "gfx90a", EmitStage::IR);
+  EXPECT_NE(ir.find("P = T.alloc_local((32,), \"float16\")"), std::string::npos) << ir;
+}
+
+TEST(HipSource, ATransposedRegisterAIsTheAccumulatorTransposed) {
+  // P stored K x M (transpose_A) and written as S transposed: the same registers.
+  std::string text = attention_chain();
+  const std::string store = "            P[i, j] = S[i, j] * 0.125\n";
+  const std::string gemm = "        T.gemm(P, V_s, acc, clear_accum=True)\n";
+  ASSERT_NE(text.find(store), std::string::npos);
+  text.replace(text.find(store), store.size(), "            P[j, i] = S[i, j] * 0.125\n");
+  text.replace(text.find(gemm), gemm.size(), "        T.gemm(P, V_s, acc, transpose_A=True, clear_accum=True)\n");
+  std::string source = emit_for(text, "hip", "gfx90a");
+  EXPECT_NE(source.find("tilec_hip::mfma_gemm_rs<64, 64, 64, 2, false>((&P[0]), "), std::string::npos) << source;
+  EXPECT_EQ(source.find("P_shared"), std::string::npos) << source;
+}
+
+TEST(HipSource, OffMfmaARegisterOperandIsReadThroughLds) {
+  std::string source = emit_for(attention_chain(), "hip", "gfx906");
+  EXPECT_EQ(source.find("mfma_gemm"), std::string::npos) << source;
+  EXPECT_NE(source.find("tilec_hip::half* const P_shared = "), std::string::npos) << source;
+  EXPECT_NE(source.find("float(P_shared["), std::string::npos) << source;
+}
+
+TEST(HipSource, ARegisterAOfAnotherWaveGridIsALocatedConflict) {
+  // S over 1 x 2 waves (FullCol) holds half of each row a wave; P V's waves need whole rows,
+  // so the loop converting S into P can't run as both lay them out.
+  try {
+    emit_for(attention_chain("FullCol"), "hip", "gfx90a");
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.py:16:9: error: layout conflict for fragment 'S': "), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HipSource, GemmsMfmaCannotTakeRunOffIt) {

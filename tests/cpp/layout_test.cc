@@ -59,15 +59,15 @@ TEST(LayoutTest, MmaAccumulatorOverWarpsMatchesGemmSs) {
 }
 
 TEST(LayoutTest, MfmaAccumulatorIsTheDOfMfma16x16) {
-  // One wave, one 16x16 tile of v_mfma_f32_16x16x*: lane l, register r holds row
-  // 4 * (l / 16) + r, column l % 16.
+  // One wave, one 16x16 tile of v_mfma_f32_16x16x* run as D = (A B)^T: D's lane l, register r
+  // (row 4 * (l / 16) + r, column l % 16) is C's row l % 16, column 4 * (l / 16) + r.
   Fragment f = mfma_accumulator(16, 16, 1, 1);
   EXPECT_EQ(f.threads(), 64);
   EXPECT_EQ(f.slots(), 4);
   for (const auto& [ts, idx] : table(f, 64)) {
     int64_t lane = ts.first, slot = ts.second;
-    EXPECT_EQ(idx[0], 4 * (lane / 16) + slot) << lane << " " << slot;
-    EXPECT_EQ(idx[1], lane % 16) << lane << " " << slot;
+    EXPECT_EQ(idx[0], lane % 16) << lane << " " << slot;
+    EXPECT_EQ(idx[1], 4 * (lane / 16) + slot) << lane << " " << slot;
   }
 }
 
@@ -81,8 +81,8 @@ TEST(LayoutTest, MfmaAccumulatorOverWavesMatchesMfmaGemmSs) {
   for (const auto& [ts, idx] : table(f, 256)) {
     int64_t t = ts.first, s = ts.second, lane = t % 64, w = t / 64;
     int64_t mi = s / 4 / NI, ni = (s / 4) % NI, r = s % 4;
-    EXPECT_EQ(idx[0], (w % WM) * (M / WM) + mi * 16 + 4 * (lane / 16) + r);
-    EXPECT_EQ(idx[1], (w / WM) * (N / WN) + ni * 16 + lane % 16);
+    EXPECT_EQ(idx[0], (w % WM) * (M / WM) + mi * 16 + lane % 16);
+    EXPECT_EQ(idx[1], (w / WM) * (N / WN) + ni * 16 + 4 * (lane / 16) + r);
     seen.insert(idx);
     EXPECT_EQ(constant(f.slot_of({make_int(idx[0]), make_int(idx[1])})), s);
   }

@@ -33,6 +33,7 @@ EXAMPLE_CONSTANTS = {
     ("demo.py", "cache_setup_probe"): {},
     ("seed_matmul.py", "matmul_kernel"): dict(M=64, N=64, K=64),
     ("seed_dsa_index.py", "dsa_index_kernel"): dict(h=4, d=16),
+    ("flash_attention.py", "flash_attention"): dict(batch=1, heads=2, seq_len=200, dim=64, causal=True),
 }
 
 

@@ -121,15 +121,43 @@ def test_hip_needs_an_arch_of_its_own():
         tilec.compile(scaled_sum, target="hip", arch="sm_90a")
 
 
+def tilec_command(*args):
+    return subprocess.run([str(pathlib.Path(tilec.__file__).parent / "bin" / "tilec"), "compile", *args],
+                          capture_output=True, text=True)
+
+
 @needs_hipcc
 @pytest.mark.parametrize("arch", ARCHS)
 def test_command_line_emits_amdgcn_assembly(arch):
-    done = subprocess.run([str(pathlib.Path(tilec.__file__).parent / "bin" / "tilec"), "compile",
-                           str(EXAMPLES / "seed_matmul.py"), "--func", "matmul_kernel", "-D", "M=64", "-D", "N=64",
-                           "-D", "K=64", "--target", "hip", "--arch", arch, "--emit", "asm"],
-                          capture_output=True, text=True)
+    done = tilec_command(str(EXAMPLES / "seed_matmul.py"), "--func", "matmul_kernel", "-D", "M=64", "-D", "N=64",
+                         "-D", "K=64", "--target", "hip", "--arch", arch, "--emit", "asm")
     assert done.returncode == 0, done.stderr
     assert f'.amdgcn_target "amdgcn-amd-amdhsa--{arch}"' in done.stdout
+
+
+ATTENTION = [str(EXAMPLES / "flash_attention.py"), "--func", "flash_attention", "-D", "batch=1", "-D", "heads=2",
+             "-D", "seq_len=200", "-D", "dim=64", "--target", "hip"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_command_line_emits_hip_for_the_attention_example(arch):
+    done = tilec_command(*ATTENTION, "--arch", arch, "--emit", "source")
+    assert done.returncode == 0, done.stderr
+    # The probabilities are the second gemm's A in registers on MFMA; off it they go through LDS.
+    if arch == "gfx906":
+        assert "mfma_gemm" not in done.stdout and "probs_shared" in done.stdout
+    else:
+        assert "tilec_hip::mfma_gemm_rs<64, 64, 64, 2, false>((&probs[0])," in done.stdout
+        assert "probs_shared" not in done.stdout
+
+
+@needs_hipcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_command_line_builds_the_attention_example(arch):
+    done = tilec_command(*ATTENTION, "--arch", arch, "--emit", "asm")
+    assert done.returncode == 0, done.stderr
+    assert f'.amdgcn_target "amdgcn-amd-amdhsa--{arch}"' in done.stdout
+    assert ("v_mfma_f32_16x16x16" in done.stdout) == (arch != "gfx906")
 
 
 @needs_hipcc
@@ -146,23 +174,6 @@ def test_a_broken_source_fails_the_build(tmp_path):
               tmp_path)
 
 
-# The kernels of the tests that target hip can't compile yet (by their file and a line of
-# their source), and why: their compile must fail with a located error saying so.
-LEFT_OUT = {
-    # T.gemm with an operand in registers runs on NVIDIA's mma.sync (gemm_rs); off it, the
-    # generic gemm needs each thread to hold whole rows of that operand, which the loop that
-    # wrote it does not give.
-    ("test_tile_ops.py", "T.gemm(P, V_s, acc)"): "layout conflict for fragment 'P'",
-}
-
-
-def left_out_reason(recorded):
-    for (file_name, line), reason in LEFT_OUT.items():
-        if os.path.basename(recorded.filename) == file_name and line in recorded.source:
-            return reason
-    return None
-
-
 @needs_hipcc
 @pytest.mark.runs_last
 @pytest.mark.parametrize("arch", ARCHS)
@@ -171,11 +182,6 @@ def test_every_kernel_the_tests_compiled_builds_with_hipcc(arch, tmp_path):
         pytest.skip("no kernels recorded: run this file together with the other tests")
     sources, failures = {}, []
     for recorded in RECORDED_KERNELS.values():
-        if reason := left_out_reason(recorded):
-            with pytest.raises(tilec.CompileError, match=re.escape(reason)):
-                _core.compile(recorded.source, recorded.filename, recorded.first_line, recorded.name,
-                              recorded.bindings, "hip", arch, core_pass_configs(recorded.pass_configs))
-            continue
         # hip has no bounds-checked build; the CPU runs of these kernels check their accesses.
         pass_configs = {k: v for k, v in recorded.pass_configs.items() if k != "tilec.bounds_check"}
         try:

@@ -218,6 +218,7 @@ class LayoutInference {
     for (const auto& [gemm, grid] : mfma_gemms_) {
       auto c = const_shape(gemm->c.buffer);
       demand(gemm->c.buffer, ir::mfma_accumulator(c[0], c[1], grid.warps_m, grid.warps_n), gemm->loc);
+      if (is_fragment(gemm->a.buffer)) demand(gemm->a.buffer, mfma_register_a_layout(*gemm, grid), gemm->loc);
     }
     for (const auto& [gemm, grid] : mma_gemms_) {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
@@ -588,7 +589,14 @@ class KernelLayouts : public ir::IRMutator {
   const PassContext& ctx_;
 };
 
-// The whole of a 2-D fragment (a gemm operand held in registers).
+// The mma.sync kind for operands of type t (tensor_core_k says which types have one).
+TargetFeature mma_kind(DType t) {
+  if (t.bytes() == 1) return TargetFeature::MmaFp8;
+  return t == DType::Float32 ? TargetFeature::MmaTf32 : TargetFeature::MmaF16;
+}
+
+}  // namespace
+
 bool whole_fragment(const ir::BufferRegion& r) {
   if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
   for (size_t d = 0; d < 2; ++d) {
@@ -599,14 +607,6 @@ bool whole_fragment(const ir::BufferRegion& r) {
   }
   return true;
 }
-
-// The mma.sync kind for operands of type t (tensor_core_k says which types have one).
-TargetFeature mma_kind(DType t) {
-  if (t.bytes() == 1) return TargetFeature::MmaFp8;
-  return t == DType::Float32 ? TargetFeature::MmaTf32 : TargetFeature::MmaF16;
-}
-
-}  // namespace
 
 bool whole_shared_tile(const ir::BufferRegion& r) {
   size_t rank = r.region.size();

@@ -66,6 +66,9 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
 // dims before them taken at one index).
 bool whole_shared_tile(const ir::BufferRegion& r);
 
+// Whether `r` is the whole of a 2-D fragment (a gemm operand held in registers).
+bool whole_fragment(const ir::BufferRegion& r);
+
 // The width of the panels that shared buffer `b` is stored in when TMA or wgmma use it
 // (device/cuda/panels.h): the widest of 128, 64, 32 and 16 bytes that divides its rows' bytes
 // (so TMA's box and wgmma's swizzle mode span a panel), or 0 when it can't be stored so (dims

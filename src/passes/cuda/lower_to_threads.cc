@@ -233,15 +233,19 @@ class ThreadLowering : public TileLowering {
 
   // ------------------------------------------------------------ AMD matrix cores
 
-  // mfma_gemm_ss (device/hip/mfma.h) over the waves of `waves`.
+  // mfma_gemm_ss / mfma_gemm_rs (device/hip/mfma.h) over the waves of `waves`.
   Stmt mfma_gemm(const ir::Gemm& op, const WarpGrid& waves) {
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    std::string name = "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
-                       std::to_string(waves.warps_n) + ", " + flag(op.transpose_a) + ", " + flag(op.transpose_b) + ">";
+    const bool a_in_registers = is_fragment(op.a.buffer);
+    std::string name = a_in_registers ? "mfma_gemm_rs<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
+                                            flag(op.transpose_b) + ">"
+                                      : "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
+                                            std::to_string(waves.warps_n) + ", " + flag(op.transpose_a) + ", " +
+                                            flag(op.transpose_b) + ">";
+    Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {tile_address(op.a), tile_address(op.b),
-                                     address_of(local_of(op.c.buffer), {ir::make_int(0)})},
+    out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
                               op.loc));
     return located(ir::make_seq(out), op.loc);
   }

@@ -7,7 +7,8 @@ namespace tilec::passes {
 std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!ctx.target.has(TargetFeature::Mfma) || threads % ctx.target.warp_size != 0) return std::nullopt;
   if (op.c.buffer->scope != ir::MemoryScope::Fragment || op.c.buffer->dtype != DType::Float32) return std::nullopt;
-  if (!whole_shared_tile(op.a) || !whole_shared_tile(op.b)) return std::nullopt;
+  const bool a_in_registers = whole_fragment(op.a);
+  if ((!a_in_registers && !whole_shared_tile(op.a)) || !whole_shared_tile(op.b)) return std::nullopt;
   const DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
   int64_t kstep;
@@ -16,6 +17,8 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
     case DType::Float32: kstep = 4; break;
     default: return std::nullopt;
   }
+  // A register A is read in the accumulator's 16-column blocks.
+  if (a_in_registers) kstep = 16;
   auto shape = gemm_shape(op);
   if (!shape || shape->m % 16 || shape->n % 16 || shape->k % kstep) return std::nullopt;
   for (int64_t waves = threads / 64; waves >= 1; waves /= 2) {
@@ -26,13 +29,23 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
       if (shape->m % (16 * wm) || shape->n % (16 * wn)) continue;
       if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
         continue;
+      if (a_in_registers && wn != 1) continue;
       auto score = [&](const WarpGrid& g) { return std::abs(shape->m / g.warps_m - shape->n / g.warps_n); };
+      // On a tie the grid with more waves along M, which a gemm reading this one's C
+      // converted (as its register A) has too.
       WarpGrid g{wm, wn};
-      if (!best || score(g) < score(*best)) best = g;
+      if (!best || score(g) <= score(*best)) best = g;
     }
     if (best) return best;
   }
   return std::nullopt;
+}
+
+ir::Fragment mfma_register_a_layout(const ir::Gemm& op, const WarpGrid& waves) {
+  auto shape = gemm_shape(op);
+  if (!shape || !whole_fragment(op.a)) throw std::logic_error("mfma_register_a_layout: A is no whole fragment");
+  ir::Fragment acc = ir::mfma_accumulator(shape->m, shape->k, waves.warps_m, 1);
+  return op.transpose_a ? acc.project({1, 0}) : acc;
 }
 
 }  // namespace tilec::passes
