@@ -16,6 +16,8 @@
 #include "ir/substitute.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "op/layout_constraints.h"
+#include "op/parallel.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/hip/mfma.h"
 
@@ -25,180 +27,20 @@ namespace {
 using ir::Expr;
 using ir::Fragment;
 using ir::Stmt;
-
-bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
-
-// The run of consecutive elements a thread takes at a time in the default layout of `shape`
-// over `threads`, so that its accesses of `bytes`-byte elements can be single vector ones
-// (nest_vectors.h): at most 16 bytes, a divisor of the last extent, and no longer than keeps
-// every thread busy.
-int64_t default_run(const std::vector<int64_t>& shape, int64_t threads, int64_t bytes) {
-  int64_t elements = 1;
-  for (int64_t e : shape) elements *= e;
-  int64_t run = 1;
-  while (run * 2 * std::max<int64_t>(bytes, 1) <= 16 && run * 2 * threads <= elements && !shape.empty() &&
-         shape.back() % (run * 2) == 0)
-    run *= 2;
-  return run;
-}
-
-
-std::vector<int64_t> const_shape(const ir::Buffer& b) {
-  std::vector<int64_t> shape;
-  for (const auto& d : b->shape) {
-    int64_t v;
-    if (!ir::is_const_int(d, &v))
-      error_at(b->loc, "fragment '" + b->name + "' needs a constant shape on the GPU (each thread holds "
-                       "a fixed part of it in registers)");
-    shape.push_back(v);
-  }
-  return shape;
-}
-
-// One fragment access of a site: buffer dim d is site dim dims[d], or -1 when its index
-// is not one of the site's loop indices.
-struct FragmentAccess {
-  ir::Buffer buffer;
-  std::vector<int> dims;
-};
-
-// A statement whose elements are spread over threads as one loop nest: a T.Parallel nest
-// or a tile op seen as one.
-struct Site {
-  std::vector<int64_t> extents;
-  std::vector<FragmentAccess> accesses;
-  SourceLoc loc;
-};
-
-// The site dims of a tile op operand: squeezed dim k of the region is site dim k when
-// the operand covers its whole buffer dim from 0 (else unmapped).
-FragmentAccess tile_access(const ir::BufferRegion& r, const std::vector<int>& site_dims) {
-  FragmentAccess a{r.buffer, std::vector<int>(r.region.size(), -1)};
-  std::vector<int> sq = ir::squeezed_dims(r);
-  for (size_t k = 0; k < sq.size() && k < site_dims.size(); ++k) {
-    const ir::Range& range = r.region[sq[k]];
-    Expr extent = ir::simplify(range.extent);
-    Expr full = ir::simplify(r.buffer->shape[sq[k]]);
-    int64_t e, f;
-    if (ir::is_zero(ir::simplify(range.min)) && ir::is_const_int(extent, &e) && ir::is_const_int(full, &f) &&
-        e == f)
-      a.dims[sq[k]] = site_dims[k];
-  }
-  return a;
-}
-
-std::vector<int64_t> const_extents(const std::vector<Expr>& extents) {
-  std::vector<int64_t> out;
-  for (const auto& e : extents) {
-    int64_t v;
-    if (!ir::is_const_int(ir::simplify(e), &v)) return {};
-    out.push_back(v);
-  }
-  return out;
-}
-
-std::vector<int> iota(size_t n) {
-  std::vector<int> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
-  return v;
-}
-
-// Fragment loads and stores in a nest body, mapped to the nest's vars.
-class NestAccesses : public ir::IRVisitor {
- public:
-  explicit NestAccesses(const std::vector<Expr>& vars) : vars_(vars) {}
-  std::vector<FragmentAccess> accesses;
-
- protected:
-  void visit_BufferLoad(const ir::BufferLoad* op) override {
-    note(op->buffer, op->indices);
-    IRVisitor::visit_BufferLoad(op);
-  }
-  void visit_BufferStore(const ir::BufferStore* op) override {
-    note(op->buffer, op->indices);
-    IRVisitor::visit_BufferStore(op);
-  }
-
- private:
-  void note(const ir::Buffer& b, const std::vector<Expr>& indices) {
-    if (!is_fragment(b)) return;
-    FragmentAccess a{b, {}};
-    for (const auto& idx : indices) {
-      Expr e = ir::simplify(idx);
-      int dim = -1;
-      for (size_t k = 0; k < vars_.size(); ++k)
-        if (e.same_as(vars_[k])) dim = static_cast<int>(k);
-      a.dims.push_back(dim);
-    }
-    accesses.push_back(a);
-  }
-  const std::vector<Expr>& vars_;
-};
-
-// Whether `frag` (of an access with `dims`) holds on each thread what `loop` gives it:
-// every thread digit of a mapped dim is a thread digit of the loop, and unmapped dims
-// have no thread digits.
-bool owned_under(const Fragment& frag, const std::vector<int>& dims, const Fragment& loop) {
-  for (const auto& d : frag.digits()) {
-    if (!d.on_thread || d.dim < 0) continue;
-    int k = dims[d.dim];
-    if (k < 0) return false;
-    bool found = false;
-    for (const auto& l : loop.digits())
-      if (l.on_thread && l.dim == k && l.place == d.place && l.radix == d.radix && l.stride == d.stride)
-        found = true;
-    if (!found) return false;
-  }
-  return true;
-}
-
-// The layout of a site from one fragment access with a layout, or nothing.
-std::optional<Fragment> layout_from(const FragmentAccess& a, const Fragment& frag,
-                                    const std::vector<int64_t>& extents) {
-  std::vector<int> keep, site_dims;
-  for (size_t d = 0; d < a.dims.size(); ++d) {
-    if (a.dims[d] < 0) continue;
-    if (frag.shape()[d] != extents[a.dims[d]]) return std::nullopt;
-    keep.push_back(static_cast<int>(d));
-    site_dims.push_back(a.dims[d]);
-  }
-  for (const auto& digit : frag.digits())
-    if (digit.on_thread && digit.dim >= 0 && a.dims[digit.dim] < 0) return std::nullopt;
-  return ir::extend_fragment(frag.project(keep), site_dims, extents);
-}
-
-// The layout of fragment access `a` at a site that runs by `layout`: the site's layout on the
-// dims the access maps; each thread holds the whole of the other dims. Nothing when the
-// fragment's extents there differ from the site's.
-std::optional<Fragment> access_layout(const Fragment& layout, const FragmentAccess& a,
-                                      const std::vector<int64_t>& extents) {
-  std::vector<int64_t> shape = const_shape(a.buffer);
-  std::vector<int> keep, dims;
-  for (size_t d = 0; d < a.dims.size(); ++d) {
-    if (a.dims[d] < 0) continue;
-    if (shape[d] != extents[a.dims[d]]) return std::nullopt;
-    keep.push_back(a.dims[d]);
-    dims.push_back(static_cast<int>(d));
-  }
-  return ir::extend_fragment(layout.project(keep), dims, shape);
-}
-
-std::optional<Fragment> site_layout(const Site& site,
-                                    const std::function<const Fragment*(const ir::Buffer&)>& layout_of) {
-  std::optional<Fragment> partial;
-  for (const auto& a : site.accesses) {
-    const Fragment* f = layout_of(a.buffer);
-    if (!f) continue;
-    auto l = layout_from(a, *f, site.extents);
-    if (!l) continue;
-    bool full = true;
-    for (size_t k = 0; k < site.extents.size(); ++k)
-      if (std::find(a.dims.begin(), a.dims.end(), static_cast<int>(k)) == a.dims.end()) full = false;
-    if (full) return l;
-    if (!partial) partial = l;
-  }
-  return partial;
-}
+using op::access_layout;
+using op::const_extents;
+using op::const_shape;
+using op::default_run;
+using op::FragmentAccess;
+using op::iota;
+using op::is_fragment;
+using op::NestAccesses;
+using op::owned_under;
+using op::parallel_nest;
+using op::ParallelNest;
+using op::Site;
+using op::site_layout;
+using op::tile_access;
 
 class LayoutInference {
  public:
@@ -623,46 +465,6 @@ bool whole_shared_tile(const ir::BufferRegion& r) {
       return false;
   }
   return true;
-}
-
-std::optional<ParallelNest> parallel_nest(const Stmt& s) {
-  const auto* loop = s.as<ir::For>();
-  if (!loop || loop->for_kind != ir::ForKind::Parallel) return std::nullopt;
-  ParallelNest nest;
-  nest.loc = loop->loc;
-  Stmt cur = s;
-  while (const auto* f = cur.as<ir::For>()) {
-    if (f->for_kind != ir::ForKind::Parallel) break;
-    int64_t extent;
-    if (!ir::is_zero(ir::simplify(f->min)) || !ir::is_const_int(ir::simplify(f->extent), &extent))
-      return std::nullopt;
-    nest.vars.push_back(f->var);
-    nest.extents.push_back(extent);
-    cur = f->body;
-  }
-  nest.body = cur;
-  return nest;
-}
-
-ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
-  NestAccesses acc(nest.vars);
-  acc.visit(nest.body);
-  Site site{nest.extents, acc.accesses, nest.loc};
-  auto layout = site_layout(site, [](const ir::Buffer& b) { return b->fragment.get(); });
-  if (layout) return *layout;
-  struct Widest : ir::IRVisitor {
-    int64_t bytes = 1;
-    void visit_BufferLoad(const ir::BufferLoad* op) override {
-      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
-      IRVisitor::visit_BufferLoad(op);
-    }
-    void visit_BufferStore(const ir::BufferStore* op) override {
-      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
-      IRVisitor::visit_BufferStore(op);
-    }
-  } widest;
-  widest.visit(nest.body);
-  return ir::default_fragment(nest.extents, threads, default_run(nest.extents, threads, widest.bytes));
 }
 
 std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {

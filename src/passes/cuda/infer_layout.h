@@ -88,18 +88,4 @@ std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads);
 // the accumulator's warpgroup grid.
 std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads);
 
-// A perfect nest of T.Parallel loops, seen as one loop over several dims.
-struct ParallelNest {
-  std::vector<ir::Expr> vars;
-  std::vector<int64_t> extents;
-  ir::Stmt body;
-  SourceLoc loc;
-};
-// `s` as a nest when it is a T.Parallel loop with constant extents starting at 0.
-std::optional<ParallelNest> parallel_nest(const ir::Stmt& s);
-
-// The layout a nest runs by: the layout of a fragment it touches at the loop's indices
-// (extended to the loop's other dims), else the default over the loop.
-ir::Fragment nest_layout(const ParallelNest& nest, int threads);
-
 }  // namespace tilec::passes

@@ -8,6 +8,7 @@
 #include "ir/layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
+#include "op/parallel.h"
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
@@ -108,7 +109,7 @@ class ThreadLowering : public TileLowering {
 
   Stmt mutate_For(const ir::For* op, const Stmt& self) override {
     if (op->for_kind != ir::ForKind::Parallel) return TileLowering::mutate_For(op, self);
-    if (auto nest = parallel_nest(self)) return partition(*nest);
+    if (auto nest = op::parallel_nest(self)) return partition(*nest);
     return strided(op);
   }
 
@@ -344,10 +345,10 @@ class ThreadLowering : public TileLowering {
     return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), kind, body), loc);
   }
 
-  Stmt partition(const ParallelNest& nest) {
+  Stmt partition(const op::ParallelNest& nest) {
     // A nest that fills a thread's own local buffer runs whole on every thread.
     Fragment layout = writes_outer_locals(nest.body) ? ir::replicated_fragment(nest.extents)
-                                                     : nest_layout(nest, threads_);
+                                                     : op::nest_layout(nest, threads_);
     WritesPrivate writes;
     writes.visit(nest.body);
     if (auto vectors = nest_vectors(nest, layout, ctx_.contiguous_args))
@@ -372,7 +373,7 @@ class ThreadLowering : public TileLowering {
   // The nest's slots in groups of `v.width` consecutive elements along its last dim: the
   // vector loads fill a local run each, the store's values are computed one by one (into a
   // local run when the store is a vector too), then stored at once.
-  Stmt vector_slot_loop(const ParallelNest& nest, const Fragment& layout, const NestVectors& v,
+  Stmt vector_slot_loop(const op::ParallelNest& nest, const Fragment& layout, const NestVectors& v,
                         bool replicas_sit_out) {
     const auto& store = *nest.body.as<ir::BufferStore>();
     const int64_t width = v.width;

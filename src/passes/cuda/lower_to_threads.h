@@ -2,7 +2,7 @@
 // thread (KernelLaunch::thread_var = threadIdx.x).
 //
 // - Fragments become each thread's registers (a local array of its layout's slots).
-// - T.Parallel nests run by their layout (infer_layout's nest_layout): thread t visits the
+// - T.Parallel nests run by their layout (op/parallel.h's nest_layout): thread t visits the
 //   elements it holds; threads that only repeat another's elements sit out when the body
 //   writes nothing of their own. Nests of symbolic extents take flat indices t, t + threads...
 // - T.gemm on tensor cores calls gemm_ss, or gemm_rs / gemm_sr for A / B in registers

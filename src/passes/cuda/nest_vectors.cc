@@ -58,7 +58,7 @@ bool vector_access(const ir::Buffer& b, const std::vector<ir::Expr>& indices, co
 
 }  // namespace
 
-std::optional<NestVectors> nest_vectors(const ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals) {
+std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals) {
   const auto* store = nest.body.as<ir::BufferStore>();
   if (!store || layout.covers_more()) return std::nullopt;
   const int last = static_cast<int>(nest.extents.size()) - 1;

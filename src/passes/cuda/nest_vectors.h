@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ir/layout.h"
-#include "passes/cuda/infer_layout.h"
+#include "op/parallel.h"
 
 namespace tilec::passes {
 
@@ -25,6 +25,6 @@ struct NestVectors {
 
 // The vector accesses of `nest` (whose body must be one store) run by `layout`, or nothing
 // when there are none. `aligned_globals`: tensors' data is 16-byte aligned.
-std::optional<NestVectors> nest_vectors(const ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals);
+std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals);
 
 }  // namespace tilec::passes

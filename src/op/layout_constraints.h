@@ -1,0 +1,74 @@
+// What layout inference (passes/cuda/infer_layout.h) works with to give fragments their
+// layouts: sites, the statements whose elements a GPU target spreads over its threads as one
+// loop nest (a T.Parallel nest, or a tile op seen as one), and the fragments each site
+// touches at which of its dims; and how a site's layout and its fragments' layouts follow
+// from one another.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "base/diagnostics.h"
+#include "ir/ir.h"
+#include "ir/layout.h"
+
+namespace tilec::op {
+
+inline bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
+
+// The run of consecutive elements a thread takes at a time in the default layout of `shape`
+// over `threads`, so that its accesses of `bytes`-byte elements can be single vector ones
+// (nest_vectors.h): at most 16 bytes, a divisor of the last extent, and no longer than keeps
+// every thread busy.
+int64_t default_run(const std::vector<int64_t>& shape, int64_t threads, int64_t bytes);
+
+// A fragment's shape; an error at its allocation when a dim is not constant.
+std::vector<int64_t> const_shape(const ir::Buffer& b);
+
+// One fragment access of a site: buffer dim d is site dim dims[d], or -1 when its index
+// is not one of the site's loop indices.
+struct FragmentAccess {
+  ir::Buffer buffer;
+  std::vector<int> dims;
+};
+
+// A statement whose elements are spread over threads as one loop nest: a T.Parallel nest
+// or a tile op seen as one.
+struct Site {
+  std::vector<int64_t> extents;
+  std::vector<FragmentAccess> accesses;
+  SourceLoc loc;
+};
+
+// The site dims of a tile op operand: squeezed dim k of the region is site dim k when
+// the operand covers its whole buffer dim from 0 (else unmapped).
+FragmentAccess tile_access(const ir::BufferRegion& r, const std::vector<int>& site_dims);
+
+// The extents as constants, or nothing (empty) when one is not constant.
+std::vector<int64_t> const_extents(const std::vector<ir::Expr>& extents);
+
+// 0, 1, ..., n - 1.
+std::vector<int> iota(size_t n);
+
+// Whether `frag` (of an access with `dims`) holds on each thread what `loop` gives it:
+// every thread digit of a mapped dim is a thread digit of the loop, and unmapped dims
+// have no thread digits.
+bool owned_under(const ir::Fragment& frag, const std::vector<int>& dims, const ir::Fragment& loop);
+
+// The layout of a site from one fragment access with a layout, or nothing.
+std::optional<ir::Fragment> layout_from(const FragmentAccess& a, const ir::Fragment& frag,
+                                        const std::vector<int64_t>& extents);
+
+// The layout of fragment access `a` at a site that runs by `layout`: the site's layout on the
+// dims the access maps; each thread holds the whole of the other dims. Nothing when the
+// fragment's extents there differ from the site's.
+std::optional<ir::Fragment> access_layout(const ir::Fragment& layout, const FragmentAccess& a,
+                                          const std::vector<int64_t>& extents);
+
+// The layout a site runs by, from the layouts `layout_of` gives its fragments: that of an
+// access that maps every site dim, else of one that maps some; nothing when none has one.
+std::optional<ir::Fragment> site_layout(const Site& site,
+                                        const std::function<const ir::Fragment*(const ir::Buffer&)>& layout_of);
+
+}  // namespace tilec::op
