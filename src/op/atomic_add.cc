@@ -14,6 +14,11 @@ Regions regions(const ir::AtomicAdd& op) {
   return r;
 }
 
+LayoutConstraints layout_constraints(const ir::AtomicAdd& op) {
+  if (!op.src.buffer) return {};
+  return tile_constraints(op.dst, {op.src, op.dst}, op.loc);
+}
+
 void check(const ir::AtomicAdd& op, const SourceLoc& dst_loc) {
   if (op.src.buffer) check_same_tile(op.dst, dst_loc, op.src, "T.atomic_add", "destination", "value");
   if (op.dst.buffer->dtype.is_bool()) error_at(dst_loc, "T.atomic_add: bool buffers cannot be added to");

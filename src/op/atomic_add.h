@@ -9,6 +9,10 @@ namespace tilec::op {
 // loads are reads of the statement (op/accesses.h), not regions of the op.
 Regions regions(const ir::AtomicAdd& op);
 
+// The tile form: one site over the tile, as a copy; the scalar form: none (its value's loads
+// are outside any site).
+LayoutConstraints layout_constraints(const ir::AtomicAdd& op);
+
 // That the tile form's src has dst's tile, and dst can be added to (not bool); the errors are
 // at dst's location.
 void check(const ir::AtomicAdd& op, const SourceLoc& dst_loc);

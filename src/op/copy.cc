@@ -10,6 +10,8 @@ using ir::Stmt;
 
 Regions regions(const ir::Copy& op) { return {{op.src}, {op.dst}}; }
 
+LayoutConstraints layout_constraints(const ir::Copy& op) { return tile_constraints(op.dst, {op.src, op.dst}, op.loc); }
+
 void check(const ir::Copy& op, const SourceLoc& src_loc) {
   check_same_tile(op.src, src_loc, op.dst, "T.copy", "source", "destination");
 }

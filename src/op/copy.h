@@ -7,6 +7,9 @@ namespace tilec::op {
 
 Regions regions(const ir::Copy& op);
 
+// One site over the tile: a fragment's layout passes to the other operand, either way.
+LayoutConstraints layout_constraints(const ir::Copy& op);
+
 // That src and dst are tiles of one shape (extent-1 dims aside); the error is at the source
 // operand, `src_loc`.
 void check(const ir::Copy& op, const SourceLoc& src_loc);

@@ -15,6 +15,21 @@ using ir::Stmt;
 
 Regions regions(const ir::CumSum& op) { return {{op.src}, {op.dst}}; }
 
+LayoutConstraints layout_constraints(const ir::CumSum& op) {
+  if (!is_fragment(op.src.buffer) && !is_fragment(op.dst.buffer)) return {};
+  std::vector<int> squeezed = ir::squeezed_dims(op.src);
+  auto at = std::find(squeezed.begin(), squeezed.end(), op.dim);
+  if (at == squeezed.end()) return tile_constraints(op.dst, {op.src, op.dst}, op.loc);  // lowered as a copy
+  auto extents = const_extents(ir::squeezed_extents(op.src));
+  if (extents.size() != squeezed.size() || extents.size() == 1)
+    return replicated({op.src.buffer, op.dst.buffer}, op.loc);
+  const int scan = static_cast<int>(at - squeezed.begin());
+  extents.erase(extents.begin() + scan);
+  std::vector<int> site_dims;
+  for (int k = 0; k < static_cast<int>(squeezed.size()); ++k) site_dims.push_back(k < scan ? k : k == scan ? -1 : k - 1);
+  return {{Site{extents, {tile_access(op.src, site_dims), tile_access(op.dst, site_dims)}, op.loc}}, {}, {}};
+}
+
 void check(const ir::CumSum& op, const SourceLoc& src_loc, const SourceLoc& dst_loc) {
   auto on_chip = [](const ir::BufferRegion& r, const SourceLoc& loc, const char* name) {
     ir::MemoryScope scope = r.buffer->scope;

@@ -9,6 +9,11 @@ namespace tilec::op {
 // In place (dst is src) the op reads and writes the one region.
 Regions regions(const ir::CumSum& op);
 
+// Each line along the scanned dim on one thread: one site over the tile without that dim,
+// each thread holding whole lines of the fragments (a scan of a single line: every thread
+// holds it all).
+LayoutConstraints layout_constraints(const ir::CumSum& op);
+
 // That src and dst are shared or fragment tiles of one shape and one dtype (not bool); each
 // error at its operand's location.
 void check(const ir::CumSum& op, const SourceLoc& src_loc, const SourceLoc& dst_loc);

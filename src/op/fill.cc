@@ -9,6 +9,8 @@ using ir::Stmt;
 
 Regions regions(const ir::Fill& op) { return {{}, {op.dst}}; }
 
+LayoutConstraints layout_constraints(const ir::Fill& op) { return tile_constraints(op.dst, {op.dst}, op.loc); }
+
 Stmt lower(const ir::Fill& op, const Stmt&, Lowering& l) {
   std::vector<Expr> vars = l.loop_vars(op.dst, "i");
   Lowering::Access dst = l.access(op.dst, vars);

@@ -7,6 +7,9 @@ namespace tilec::op {
 
 Regions regions(const ir::Fill& op);
 
+// One site over dst's tile.
+LayoutConstraints layout_constraints(const ir::Fill& op);
+
 // The op as element loops: every element of dst, where it is inside its buffer, set to the value.
 ir::Stmt lower(const ir::Fill& op, const ir::Stmt& self, Lowering& l);
 

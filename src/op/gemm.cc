@@ -15,6 +15,16 @@ Regions regions(const ir::Gemm& op) {
   return r;
 }
 
+LayoutConstraints layout_constraints(const ir::Gemm& op) {
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  if (ec.size() != 2) return replicated({op.a.buffer, op.b.buffer, op.c.buffer}, op.loc);
+  Site site{ec, {}, op.loc};
+  site.accesses.push_back(tile_access(op.c, {0, 1}));
+  site.accesses.push_back(tile_access(op.a, op.transpose_a ? std::vector<int>{-1, 0} : std::vector<int>{0, -1}));
+  site.accesses.push_back(tile_access(op.b, op.transpose_b ? std::vector<int>{1, -1} : std::vector<int>{-1, 1}));
+  return {{site}, {}, {}};
+}
+
 void check(const ir::Gemm& op, const SourceLoc& a_loc, const SourceLoc& b_loc, const SourceLoc& c_loc) {
   require_tile_dims(op.a, a_loc, "T.gemm", "A", 2);
   require_tile_dims(op.b, b_loc, "T.gemm", "B", 2);

@@ -15,6 +15,13 @@ Regions regions(const ir::Gemv& op) {
   return r;
 }
 
+LayoutConstraints layout_constraints(const ir::Gemv& op) {
+  auto ey = const_extents(ir::squeezed_extents(op.y));
+  if (ey.size() != 1) return replicated({op.a.buffer, op.x.buffer, op.y.buffer}, op.loc);
+  Site site{ey, {tile_access(op.y, {0}), tile_access(op.a, {0, -1}), tile_access(op.x, {-1})}, op.loc};
+  return {{site}, {}, {}};
+}
+
 void check(const ir::Gemv& op, const SourceLoc& a_loc, const SourceLoc& x_loc, const SourceLoc& y_loc) {
   require_tile_dims(op.a, a_loc, "T.gemv", "A", 2);
   require_tile_dims(op.x, x_loc, "T.gemv", "x", 1);

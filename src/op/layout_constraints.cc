@@ -121,4 +121,27 @@ std::optional<Fragment> site_layout(const Site& site,
   return partial;
 }
 
+LayoutConstraints replicated(const std::vector<ir::Buffer>& buffers, const SourceLoc& loc) {
+  LayoutConstraints c;
+  for (const auto& b : buffers)
+    if (is_fragment(b)) c.replicated.push_back({b, loc});
+  return c;
+}
+
+LayoutConstraints tile_constraints(const ir::BufferRegion& domain, const std::vector<ir::BufferRegion>& operands,
+                                   const SourceLoc& loc) {
+  bool any = false;
+  for (const auto& r : operands) any |= is_fragment(r.buffer);
+  if (!any) return {};
+  auto extents = const_extents(ir::squeezed_extents(domain));
+  if (extents.size() != ir::squeezed_extents(domain).size()) {
+    std::vector<ir::Buffer> buffers;
+    for (const auto& r : operands) buffers.push_back(r.buffer);
+    return replicated(buffers, loc);
+  }
+  Site site{extents, {}, loc};
+  for (const auto& r : operands) site.accesses.push_back(tile_access(r, iota(extents.size())));
+  return {{site}, {}, {}};
+}
+
 }  // namespace tilec::op

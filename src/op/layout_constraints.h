@@ -3,10 +3,16 @@
 // loop nest (a T.Parallel nest, or a tile op seen as one), and the fragments each site
 // touches at which of its dims; and how a site's layout and its fragments' layouts follow
 // from one another.
+//
+// Each tile op's unit states its constraints (`layout_constraints(const ir::<Op>&)`, op/op.h
+// dispatches over the kinds), and so does a T.Parallel nest (op/parallel.h); inference asks
+// them, so a new op's fragments get layouts that fit it without the pass changing.
 #pragma once
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -40,6 +46,34 @@ struct Site {
   std::vector<FragmentAccess> accesses;
   SourceLoc loc;
 };
+
+// A fragment whose layout follows from another's: `to` takes `from`'s layout on its dims
+// `keep` (a reduction's result: its source's layout without the reduced dim), or a replicated
+// one when that has another shape (a result that keeps extent-1 dims). `to` must be a
+// fragment when `from` is: `what` names the op for that error ("a reduction").
+struct Projection {
+  ir::Buffer from, to;
+  std::vector<int> keep;
+  SourceLoc loc;
+  std::string what;
+};
+
+// What a statement needs of the layouts of the fragments it touches: the sites it runs as,
+// the layouts that follow from others, and the fragments every thread must hold whole.
+struct LayoutConstraints {
+  std::vector<Site> sites;
+  std::vector<Projection> projections;
+  std::vector<std::pair<ir::Buffer, SourceLoc>> replicated;
+};
+
+// The fragments among `buffers`, each held whole by every thread.
+LayoutConstraints replicated(const std::vector<ir::Buffer>& buffers, const SourceLoc& loc);
+
+// An op that runs as one site over the tile of `domain`, every operand at the tile's dims
+// (a copy, a fill, a tile atomic add): nothing when no operand is a fragment, a replicated
+// layout for its fragments when the tile's extents are not constant.
+LayoutConstraints tile_constraints(const ir::BufferRegion& domain, const std::vector<ir::BufferRegion>& operands,
+                                   const SourceLoc& loc);
 
 // The site dims of a tile op operand: squeezed dim k of the region is site dim k when
 // the operand covers its whole buffer dim from 0 (else unmapped).

@@ -32,6 +32,17 @@ Regions regions_of(const ir::StmtNode& op) {
   }
 }
 
+LayoutConstraints layout_constraints_of(const ir::StmtNode& op) {
+  switch (op.kind) {
+#define TILEC_TILE_OP_CONSTRAINTS(n) \
+  case ir::StmtKind::n: return layout_constraints(static_cast<const ir::n&>(op));
+    TILEC_FOR_EACH_TILE_OP(TILEC_TILE_OP_CONSTRAINTS)
+#undef TILEC_TILE_OP_CONSTRAINTS
+    default:
+      throw std::logic_error(std::string("layout_constraints_of: ") + ir::kind_name(op.kind) + " is not a tile op");
+  }
+}
+
 ir::Stmt lower_of(const ir::Stmt& op, Lowering& l) {
   switch (op.kind()) {
 #define TILEC_TILE_OP_LOWER(n) \

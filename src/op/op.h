@@ -11,11 +11,16 @@
 // destination among the reads too. Barriers, shared-memory liveness, warp specialization and
 // the runtime's check that outputs are writable take every op's accesses from here
 // (op/accesses.h), so a new op gets its barriers by saying what it touches.
+//
+// Layout constraints: what an op needs of the layouts of the fragments it touches on a GPU
+// target (op/layout_constraints.h); layout inference takes them from here, so a new op's
+// fragments are laid out to fit it without the pass changing.
 #pragma once
 
 #include <vector>
 
 #include "ir/ir.h"
+#include "op/layout_constraints.h"
 
 namespace tilec::op {
 
@@ -31,6 +36,10 @@ bool is_tile_op(ir::StmtKind kind);
 // `Regions regions(const ir::<Op>&)`; the dispatch calls it by the op's own type, so a tile
 // op kind without one does not compile.
 Regions regions_of(const ir::StmtNode& op);
+
+// The layout constraints of `op` (a tile op), by its unit's
+// `LayoutConstraints layout_constraints(const ir::<Op>&)`.
+LayoutConstraints layout_constraints_of(const ir::StmtNode& op);
 
 // `op` (a tile op) lowered by its unit's `ir::Stmt lower(const ir::<Op>&, const ir::Stmt& self,
 // Lowering&)`.

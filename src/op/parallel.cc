@@ -27,11 +27,14 @@ std::optional<ParallelNest> parallel_nest(const Stmt& s) {
   return nest;
 }
 
-ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
+LayoutConstraints layout_constraints(const ParallelNest& nest) {
   NestAccesses acc(nest.vars);
   acc.visit(nest.body);
-  Site site{nest.extents, acc.accesses, nest.loc};
-  auto layout = site_layout(site, [](const ir::Buffer& b) { return b->fragment.get(); });
+  return {{Site{nest.extents, acc.accesses, nest.loc}}, {}, {}};
+}
+
+ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
+  auto layout = site_layout(layout_constraints(nest).sites[0], [](const ir::Buffer& b) { return b->fragment.get(); });
   if (layout) return *layout;
   struct Widest : ir::IRVisitor {
     int64_t bytes = 1;

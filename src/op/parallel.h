@@ -22,6 +22,9 @@ struct ParallelNest {
 // `s` as a nest when it is a T.Parallel loop with constant extents starting at 0.
 std::optional<ParallelNest> parallel_nest(const ir::Stmt& s);
 
+// One site over the nest, with the fragments its body indexes by the nest's vars.
+LayoutConstraints layout_constraints(const ParallelNest& nest);
+
 // The layout a nest runs by: the layout of a fragment it touches at the loop's indices
 // (extended to the loop's other dims), else the default over the loop.
 ir::Fragment nest_layout(const ParallelNest& nest, int threads);

@@ -20,6 +20,18 @@ static std::string call_name(const ir::Reduce& op) {
   return std::string("T.reduce_") + ir::reduce_kind_name(op.reduce_kind);
 }
 
+LayoutConstraints layout_constraints(const ir::Reduce& op) {
+  if (is_fragment(op.src.buffer)) {
+    std::vector<int> keep;
+    for (int d = 0; d < static_cast<int>(op.src.region.size()); ++d)
+      if (d != op.dim) keep.push_back(d);
+    return {{}, {{op.src.buffer, op.dst.buffer, keep, op.loc, "a reduction"}}, {}};
+  }
+  auto ed = const_extents(ir::squeezed_extents(op.dst));
+  if (ed.empty() && !ir::squeezed_extents(op.dst).empty()) return replicated({op.dst.buffer}, op.loc);
+  return {{Site{ed, {tile_access(op.dst, iota(ed.size()))}, op.loc}}, {}, {}};
+}
+
 int normalized_dim(const ir::Reduce& op, int64_t dim, const SourceLoc& dim_loc) {
   return op::normalized_dim(op.src, dim, dim_loc, call_name(op));
 }

@@ -84,6 +84,34 @@ TEST(InferLayout, AScanKeepsEachLineOfItsFragmentsOnOneThread) {
                              "        D = T.alloc_fragment((64, 32), \"float32\")" + rows + ops);
 }
 
+TEST(InferLayout, ACopyBetweenFragmentsPassesALayoutBackAndAReductionProjectsIt) {
+  // The scan lays D out by rows; the copy before it passes that back to S, and the reduction
+  // after it gives r D's layout without the reduced dim (one element a thread).
+  ir::PrimFunc f = kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        D = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        r = T.alloc_fragment((64,), \"float32\")\n"
+                          "        T.copy(A, S)\n"
+                          "        T.copy(S, D)\n"
+                          "        T.cumsum(D, dim=1)\n"
+                          "        T.reduce_max(D, r, dim=1)\n"
+                          "        T.copy(D, B)\n");
+  const std::string ops =
+      "        T.copy(A[0:64, 0:32], S[0:64, 0:32])\n"
+      "        T.copy(S[0:64, 0:32], D[0:64, 0:32])\n"
+      "        T.cumsum(D[0:64, 0:32], D[0:64, 0:32], dim=1)\n"
+      "        T.reduce_max(D[0:64, 0:32], r[0:64], dim=1)\n"
+      "        T.copy(D[0:64, 0:32], B[0:64, 0:32])\n";
+  const std::string allocs_before =
+      "        S = T.alloc_fragment((64, 32), \"float32\")\n"
+      "        D = T.alloc_fragment((64, 32), \"float32\")\n"
+      "        r = T.alloc_fragment((64,), \"float32\")\n";
+  EXPECT_EQ(ir::to_string(f), std::string(kScanBefore) + allocs_before + ops);
+  const std::string rows = "  # [64, 32] over 64 threads x 32 slots: s1=i1/1%32 t1=i0/1%64\n";
+  EXPECT_EQ(inferred(f), std::string(kScanBefore) + "        S = T.alloc_fragment((64, 32), \"float32\")" + rows +
+                             "        D = T.alloc_fragment((64, 32), \"float32\")" + rows +
+                             "        r = T.alloc_fragment((64,), \"float32\")  # [64] over 64 threads x 1 slots: t1=i0/1%64\n" + ops);
+}
+
 TEST(InferLayout, AScanAlongDim0KeepsColumnsWhole) {
   std::string ir = inferred(kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
                                    "        T.copy(A, S)\n"

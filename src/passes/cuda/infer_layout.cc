@@ -17,6 +17,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "op/layout_constraints.h"
+#include "op/op.h"
 #include "op/parallel.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/hip/mfma.h"
@@ -32,15 +33,12 @@ using op::const_extents;
 using op::const_shape;
 using op::default_run;
 using op::FragmentAccess;
-using op::iota;
 using op::is_fragment;
-using op::NestAccesses;
 using op::owned_under;
 using op::parallel_nest;
 using op::ParallelNest;
 using op::Site;
 using op::site_layout;
-using op::tile_access;
 
 class LayoutInference {
  public:
@@ -126,9 +124,7 @@ class LayoutInference {
       void visit_For(const ir::For* op) override {
         if (op->for_kind == ir::ForKind::Parallel && in_site == 0) {
           if (auto nest = parallel_nest_of(op)) {
-            NestAccesses acc(nest->vars);
-            acc.visit(nest->body);
-            self->sites_.push_back({nest->extents, acc.accesses, op->loc});
+            self->add(op::layout_constraints(*nest));
             ++in_site;
             IRVisitor::visit_For(op);
             --in_site;
@@ -145,65 +141,18 @@ class LayoutInference {
         if (in_site == 0 && is_fragment(op->buffer)) self->scalar_uses_.push_back({op->buffer, op->loc});
         IRVisitor::visit_BufferStore(op);
       }
-      void visit_Copy(const ir::Copy* op) override {
-        self->tile_site(op->dst, {op->src, op->dst}, op->loc);
-      }
-      void visit_Fill(const ir::Fill* op) override { self->tile_site(op->dst, {op->dst}, op->loc); }
-      void visit_AtomicAdd(const ir::AtomicAdd* op) override {
-        if (op->src.buffer) self->tile_site(op->dst, {op->src, op->dst}, op->loc);
-      }
-      void visit_Gemm(const ir::Gemm* op) override {
-        std::string why_not;
-        if (auto grid = wgmma_grid(*op, self->threads_, self->ctx_, &why_not)) {
-          self->wgmma_gemms_.push_back({op, *grid});
+      // A tile op: the target's own layouts where it runs the op on its instructions (a
+      // tensor-core gemm), else the constraints of the op's unit (op/op.h). Its operands are
+      // no scalar uses.
+      void visit(const Stmt& s) override {
+        if (s && op::is_tile_op(s.kind())) {
+          const auto* gemm = s.as<ir::Gemm>();
+          if (!gemm || !self->on_tensor_cores(gemm)) self->add(op::layout_constraints_of(*s));
           return;
         }
-        if (auto grid = mfma_wave_grid(*op, self->threads_, self->ctx_)) {
-          self->mfma_gemms_.push_back({op, *grid});
-          return;
-        }
-        auto panels = [&](const ir::BufferRegion& r) { return self->panels_.count(r.buffer.get()) > 0; };
-        auto grid = mma_warp_grid(*op, self->threads_, self->ctx_);
-        const bool on_mma = grid && !panels(op->a) && !panels(op->b);
-        if (log_enabled(LogLevel::Debug) && hopper_feature(self->ctx_, "tilec.wgmma"))
-          log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
-                                   ", not wgmma: " + why_not);
-        if (on_mma) {
-          self->mma_gemms_.push_back({op, *grid});
-          return;
-        }
-        auto ec = const_extents(ir::squeezed_extents(op->c));
-        if (ec.size() != 2) return self->require_replicated({op->a.buffer, op->b.buffer, op->c.buffer}, op->loc);
-        Site site{ec, {}, op->loc};
-        site.accesses.push_back(tile_access(op->c, {0, 1}));
-        site.accesses.push_back(tile_access(op->a, op->transpose_a ? std::vector<int>{-1, 0}
-                                                                   : std::vector<int>{0, -1}));
-        site.accesses.push_back(tile_access(op->b, op->transpose_b ? std::vector<int>{1, -1}
-                                                                   : std::vector<int>{-1, 1}));
-        self->sites_.push_back(site);
+        IRVisitor::visit(s);
       }
-      void visit_Gemv(const ir::Gemv* op) override {
-        auto ey = const_extents(ir::squeezed_extents(op->y));
-        if (ey.size() != 1) return self->require_replicated({op->a.buffer, op->x.buffer, op->y.buffer}, op->loc);
-        Site site{ey, {}, op->loc};
-        site.accesses.push_back(tile_access(op->y, {0}));
-        site.accesses.push_back(tile_access(op->a, {0, -1}));
-        site.accesses.push_back(tile_access(op->x, {-1}));
-        self->sites_.push_back(site);
-      }
-      void visit_CumSum(const ir::CumSum* op) override { self->scan_site(*op); }
-      void visit_Reduce(const ir::Reduce* op) override {
-        if (is_fragment(op->src.buffer)) {
-          self->reduces_.push_back(op);
-          return;
-        }
-        std::vector<int> dims;
-        auto ed = const_extents(ir::squeezed_extents(op->dst));
-        if (ed.empty() && !ir::squeezed_extents(op->dst).empty())
-          return self->require_replicated({op->dst.buffer}, op->loc);
-        Site site{ed, {tile_access(op->dst, iota(ed.size()))}, op->loc};
-        self->sites_.push_back(site);
-      }
+      using IRVisitor::visit;
     } collector;
     collector.self = this;
     // Shared operands of wgmma gemms and sources of TMA stores are panel tiles; an mma gemm
@@ -234,41 +183,35 @@ class LayoutInference {
     return parallel_nest(Stmt(self));
   }
 
-  void tile_site(const ir::BufferRegion& domain, std::vector<ir::BufferRegion> operands, const SourceLoc& loc) {
-    bool any = false;
-    for (const auto& r : operands) any |= is_fragment(r.buffer);
-    if (!any) return;
-    auto extents = const_extents(ir::squeezed_extents(domain));
-    if (extents.size() != ir::squeezed_extents(domain).size()) {
-      std::vector<ir::Buffer> buffers;
-      for (const auto& r : operands) buffers.push_back(r.buffer);
-      return require_replicated(buffers, loc);
+  // CUDA's and HIP's tensor-core gemms (wgmma, MFMA, mma.sync), whose operands take their
+  // instructions' layouts (run): whether `op` is one.
+  bool on_tensor_cores(const ir::Gemm* op) {
+    std::string why_not;
+    if (auto grid = wgmma_grid(*op, threads_, ctx_, &why_not)) {
+      wgmma_gemms_.push_back({op, *grid});
+      return true;
     }
-    Site site{extents, {}, loc};
-    for (const auto& r : operands) site.accesses.push_back(tile_access(r, iota(extents.size())));
-    sites_.push_back(site);
+    if (auto grid = mfma_wave_grid(*op, threads_, ctx_)) {
+      mfma_gemms_.push_back({op, *grid});
+      return true;
+    }
+    auto panels = [&](const ir::BufferRegion& r) { return panels_.count(r.buffer.get()) > 0; };
+    auto grid = mma_warp_grid(*op, threads_, ctx_);
+    const bool on_mma = grid && !panels(op->a) && !panels(op->b);
+    if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
+      log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
+                               ", not wgmma: " + why_not);
+    if (on_mma) {
+      mma_gemms_.push_back({op, *grid});
+      return true;
+    }
+    return false;
   }
 
-  // A scan runs each line along its dim on one thread (op/cumsum.h): its site is the tile
-  // without that dim, and each thread holds whole lines of its fragments.
-  void scan_site(const ir::CumSum& op) {
-    if (!is_fragment(op.src.buffer) && !is_fragment(op.dst.buffer)) return;
-    std::vector<int> squeezed = ir::squeezed_dims(op.src);
-    auto at = std::find(squeezed.begin(), squeezed.end(), op.dim);
-    if (at == squeezed.end()) return tile_site(op.dst, {op.src, op.dst}, op.loc);  // a copy
-    auto extents = const_extents(ir::squeezed_extents(op.src));
-    if (extents.size() != squeezed.size() || extents.size() == 1)
-      return require_replicated({op.src.buffer, op.dst.buffer}, op.loc);
-    const int scan = static_cast<int>(at - squeezed.begin());
-    extents.erase(extents.begin() + scan);
-    std::vector<int> site_dims;
-    for (int k = 0; k < static_cast<int>(squeezed.size()); ++k) site_dims.push_back(k < scan ? k : k == scan ? -1 : k - 1);
-    sites_.push_back(Site{extents, {tile_access(op.src, site_dims), tile_access(op.dst, site_dims)}, op.loc});
-  }
-
-  void require_replicated(const std::vector<ir::Buffer>& buffers, const SourceLoc& loc) {
-    for (const auto& b : buffers)
-      if (is_fragment(b)) scalar_uses_.push_back({b, loc});
+  void add(const op::LayoutConstraints& c) {
+    sites_.insert(sites_.end(), c.sites.begin(), c.sites.end());
+    projections_.insert(projections_.end(), c.projections.begin(), c.projections.end());
+    scalar_uses_.insert(scalar_uses_.end(), c.replicated.begin(), c.replicated.end());
   }
 
   void swizzle(const ir::Buffer& b) {
@@ -360,19 +303,13 @@ class LayoutInference {
 
   bool propagate() {
     bool changed = false;
-    for (const ir::Reduce* op : reduces_) {
-      const Fragment* src = layout_of(op->src.buffer);
-      if (!src || !is_fragment(op->dst.buffer)) continue;
-      std::vector<int> keep;
-      for (size_t d = 0; d < src->shape().size(); ++d)
-        if (static_cast<int>(d) != op->dim) keep.push_back(static_cast<int>(d));
-      Fragment projected = src->project(keep);
-      if (projected.shape() != const_shape(op->dst.buffer)) {
-        // A result of another rank (kept extent-1 dims): only a replicated one fits.
-        changed |= demand(op->dst.buffer, ir::replicated_fragment(const_shape(op->dst.buffer)), op->loc);
-        continue;
-      }
-      changed |= demand(op->dst.buffer, projected, op->loc);
+    for (const op::Projection& p : projections_) {
+      const Fragment* from = layout_of(p.from);
+      if (!from || !is_fragment(p.to)) continue;
+      Fragment projected = from->project(p.keep);
+      // Of another shape (a result that keeps extent-1 dims): only a replicated one fits.
+      if (projected.shape() != const_shape(p.to)) projected = ir::replicated_fragment(const_shape(p.to));
+      changed |= demand(p.to, projected, p.loc);
     }
     for (const Site& site : sites_) {
       auto layout = site_layout(site, [this](const ir::Buffer& b) { return layout_of(b); });
@@ -394,11 +331,10 @@ class LayoutInference {
         if (f && !owned_under(*f, a.dims, *layout)) not_owned(a, *layout, site.loc);
       }
     }
-    for (const ir::Reduce* op : reduces_) {
-      if (is_fragment(op->dst.buffer) || !is_fragment(op->src.buffer)) continue;
-      error_at(op->loc, "the result of a reduction of fragment '" + op->src.buffer->name +
-                        "' must be a fragment (got " + ir::scope_name(op->dst.buffer->scope) + " '" +
-                        op->dst.buffer->name + "')");
+    for (const op::Projection& p : projections_) {
+      if (is_fragment(p.to) || !is_fragment(p.from)) continue;
+      error_at(p.loc, "the result of " + p.what + " of fragment '" + p.from->name + "' must be a fragment (got " +
+                          ir::scope_name(p.to->scope) + " '" + p.to->name + "')");
     }
   }
 
@@ -408,7 +344,7 @@ class LayoutInference {
   std::vector<ir::Buffer> swizzled_;
   std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
   std::vector<Site> sites_;
-  std::vector<const ir::Reduce*> reduces_;
+  std::vector<op::Projection> projections_;
   std::vector<std::pair<const ir::Gemm*, WarpGrid>> mma_gemms_;
   std::vector<std::pair<const ir::Gemm*, WarpGrid>> mfma_gemms_;
   std::vector<std::pair<const ir::Gemm*, WarpgroupGrid>> wgmma_gemms_;

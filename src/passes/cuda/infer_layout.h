@@ -6,12 +6,13 @@
 //      gemm_sr) takes register_operand_layout;
 //   2. fragments read or written outside T.Parallel loops and tile ops are replicated
 //      (every thread holds every element, so scalar code can use them);
-//   3. until nothing changes: a reduction's result takes its source's layout without the
-//      reduced dim; a T.Parallel nest runs by the layout of a fragment it touches, and the
-//      other fragments it touches take that layout; copies between fragments and gemv
-//      operands pass layouts on;
-//   4. a fragment still without one takes the default (thread-major) layout, and step 3
-//      runs again.
+//   3. until nothing changes: the layout constraints of every other tile op (its unit's,
+//      op/op.h) and of every T.Parallel nest (op/parallel.h) pass layouts on: a reduction's
+//      result takes its source's layout without the reduced dim; a site (a nest, or an op
+//      seen as one) runs by the layout of a fragment it touches, and the other fragments it
+//      touches take that layout;
+//   4. a fragment still without one takes the default (thread-major) layout (a constrained
+//      site's first: see seed_of_constrained_site and seed_line_site), and step 3 runs again.
 // Two demands on one fragment that disagree are a compile error naming both places.
 //
 // Shared tiles that T.gemm reads on the mma path are marked swizzled.
