@@ -4,14 +4,17 @@
 //
 //   cuda/types.h   int8_t..uint64_t, half, bfloat16, float8_e4m3, float8_e5m2; to_float,
 //                  from_float<T> (round to nearest even, the CPU backend's overflow rules)
-//   cuda/math.h    floordiv, floormod, the math functions of device/cpu/tilec_cpu.h,
-//                  atomic_add, warp_reduce_sum/max/min
-//   cuda/memory.h  sync_threads, cp.async, ldmatrix; on sm_90 fence_proxy_async, mbarriers,
-//                  the bulk copy
+//   cuda/math.h    floordiv, floormod, the math functions of device/cpu/tilec_cpu.h (from
+//                  gpu/math.h), atomic_add, warp_reduce_sum/max/min
+//   cuda/memory.h  sync_threads and the vector copies (gpu/memory.h), cp.async, ldmatrix; on
+//                  sm_90 fence_proxy_async, mbarriers, the bulk copy
 //   cuda/mma.h     mma.sync m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3/e5m2 (sm_89+) and
 //                  their fragment maps
 //   cuda/gemm.h    gemm_ss (the block GEMM of T.gemm on mma.sync) and swizzled_offset
-//   cuda/blocks.h  rasterized_block (T.use_swizzle)
+//   cuda/blocks.h  rasterized_block (T.use_swizzle, gpu/blocks.h), persistent kernels' tiles
+//
+// What the CUDA and HIP support have in common is written once, in device/gpu/, and included
+// into namespace tilec_cuda (gpu/types.h says how).
 //
 // Call everything qualified (tilec_cuda::exp(x)): CUDA declares exp, min, max, abs, ... for
 // float and double in the global namespace, so `using namespace tilec_cuda` makes such calls

@@ -2,6 +2,8 @@
 // conversions to and from float. C++17, for NVRTC (and nvcc), sm_80 and later.
 #pragma once
 
+#define TILEC_GPU_NAMESPACE tilec_cuda
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -46,6 +48,8 @@ typedef unsigned long uintptr_t;
 #include <cstdint>
 #endif
 
+#include "gpu/types.h"
+
 namespace tilec_cuda {
 
 using half = __half;
@@ -53,82 +57,24 @@ using bfloat16 = __nv_bfloat16;
 using float8_e4m3 = __nv_fp8_e4m3;  // OCP e4m3fn: max 448, no infinities, NaN = S.1111.111
 using float8_e5m2 = __nv_fp8_e5m2;  // IEEE-like: max 57344, infinities
 
-// The little of <type_traits> these headers need (NVRTC has no standard library).
 namespace detail {
-
-template <bool B, class T = void>
-struct enable_if {};
-template <class T>
-struct enable_if<true, T> {
-  using type = T;
-};
-template <bool B, class T = void>
-using enable_if_t = typename enable_if<B, T>::type;
-
-template <class A, class B>
-struct is_same {
-  static constexpr bool value = false;
-};
-template <class A>
-struct is_same<A, A> {
+template <>
+struct is_narrow_float<half> {
   static constexpr bool value = true;
 };
-
-template <class T>
-struct is_integral {
-  static constexpr bool value = false;
+template <>
+struct is_narrow_float<bfloat16> {
+  static constexpr bool value = true;
 };
-#define TILEC_CUDA_INTEGRAL(T)            \
-  template <>                             \
-  struct is_integral<T> {                 \
-    static constexpr bool value = true;   \
-  };
-TILEC_CUDA_INTEGRAL(bool)
-TILEC_CUDA_INTEGRAL(char)
-TILEC_CUDA_INTEGRAL(signed char)
-TILEC_CUDA_INTEGRAL(unsigned char)
-TILEC_CUDA_INTEGRAL(short)
-TILEC_CUDA_INTEGRAL(unsigned short)
-TILEC_CUDA_INTEGRAL(int)
-TILEC_CUDA_INTEGRAL(unsigned int)
-TILEC_CUDA_INTEGRAL(long)
-TILEC_CUDA_INTEGRAL(unsigned long)
-TILEC_CUDA_INTEGRAL(long long)
-TILEC_CUDA_INTEGRAL(unsigned long long)
-#undef TILEC_CUDA_INTEGRAL
-
-template <class T>
-struct is_floating_point {
-  static constexpr bool value = is_same<T, float>::value || is_same<T, double>::value;
+template <>
+struct is_narrow_float<float8_e4m3> {
+  static constexpr bool value = true;
 };
-
-template <class T>
-struct is_signed {
-  static constexpr bool value = T(-1) < T(0);
+template <>
+struct is_narrow_float<float8_e5m2> {
+  static constexpr bool value = true;
 };
-
-// std::common_type for two integers: the type itself when both agree, else the usual
-// arithmetic conversions.
-template <class A, class B>
-struct common_integer {
-  using type = decltype(A() + B());
-};
-template <class A>
-struct common_integer<A, A> {
-  using type = A;
-};
-
-template <class T>
-struct identity {
-  using type = T;
-};
-
 }  // namespace detail
-
-template <class T>
-using if_float_t = detail::enable_if_t<detail::is_floating_point<T>::value, int>;
-template <class T>
-using if_integer_t = detail::enable_if_t<detail::is_integral<T>::value, int>;
 
 // ---------------------------------------------------------------- bits
 
@@ -162,7 +108,6 @@ __device__ __forceinline__ float8_e5m2 from_bits<float8_e5m2>(unsigned bits) {
 
 // ---------------------------------------------------------------- to float (exact)
 
-__device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(float8_e4m3 x) {
@@ -184,29 +129,6 @@ __device__ __forceinline__ float to_float(float8_e5m2 x) {
 // only the values inside the finite range to the saturating conversion, where it rounds
 // correctly. Generated code must build fp8 values with from_float, not the constructors.
 namespace detail {
-
-template <class T>
-struct narrow;
-
-template <>
-struct narrow<float> {
-  static __device__ __forceinline__ float from(float f) { return f; }
-  static __device__ __forceinline__ float from(double d) { return __double2float_rn(d); }
-  template <class I>
-  static __device__ __forceinline__ float from_integer(I i) {
-    return static_cast<float>(i);  // cvt.rn.f32.s64 etc.: one rounding
-  }
-};
-
-template <>
-struct narrow<double> {
-  static __device__ __forceinline__ double from(float f) { return f; }
-  static __device__ __forceinline__ double from(double d) { return d; }
-  template <class I>
-  static __device__ __forceinline__ double from_integer(I i) {
-    return static_cast<double>(i);
-  }
-};
 
 template <>
 struct narrow<half> {
@@ -286,18 +208,5 @@ struct narrow<float8_e5m2> {
 };
 
 }  // namespace detail
-
-template <class T>
-__device__ __forceinline__ T from_float(float f) {
-  return detail::narrow<T>::from(f);
-}
-template <class T>
-__device__ __forceinline__ T from_float(double d) {
-  return detail::narrow<T>::from(d);
-}
-template <class T, class I, if_integer_t<I> = 0>
-__device__ __forceinline__ T from_float(I i) {
-  return detail::narrow<T>::from_integer(i);
-}
 
 }  // namespace tilec_cuda

@@ -7,6 +7,8 @@
 // conversion from float rounds to nearest even); bfloat16 and fp8 round in software.
 #pragma once
 
+#define TILEC_GPU_NAMESPACE tilec_hip
+
 #if defined(__HIPCC_RTC__)
 // hipRTC has no C library headers and declares only (u)int32_t and (u)int64_t (as long long)
 // itself: the rest of <cstdint>'s names that generated code uses.
@@ -35,64 +37,9 @@ typedef unsigned long uintptr_t;
 #include <cstdint>
 #endif
 
+#include "gpu/types.h"
+
 namespace tilec_hip {
-
-// The little of <type_traits> these headers need (hipRTC has no standard library).
-namespace detail {
-template <bool B, class T = void>
-struct enable_if {};
-template <class T>
-struct enable_if<true, T> {
-  using type = T;
-};
-template <bool B, class T = void>
-using enable_if_t = typename enable_if<B, T>::type;
-template <class A, class B>
-struct is_same {
-  static constexpr bool value = false;
-};
-template <class A>
-struct is_same<A, A> {
-  static constexpr bool value = true;
-};
-template <class T>
-struct is_integral {
-  static constexpr bool value = __is_integral(T);
-};
-template <class T>
-struct is_floating_point {
-  static constexpr bool value = is_same<T, float>::value || is_same<T, double>::value;
-};
-template <class T>
-struct is_signed {
-  static constexpr bool value = T(-1) < T(0);
-};
-template <class A, class B>
-struct common_integer {
-  using type = decltype(A() + B());
-};
-template <class A>
-struct common_integer<A, A> {
-  using type = A;
-};
-template <class T>
-struct identity {
-  using type = T;
-};
-template <bool C, class A, class B>
-struct conditional {
-  using type = A;
-};
-template <class A, class B>
-struct conditional<false, A, B> {
-  using type = B;
-};
-}  // namespace detail
-
-template <class T>
-using if_float_t = detail::enable_if_t<detail::is_floating_point<T>::value, int>;
-template <class T>
-using if_integer_t = detail::enable_if_t<detail::is_integral<T>::value, int>;
 
 // A float format narrower than float, stored as its bits: E exponent bits, M mantissa bits;
 // IEEE-like ones have infinities, the others (OCP "fn": e4m3fn) overflow to their one NaN.
@@ -109,6 +56,13 @@ using bfloat16 = narrow_float<8, 7, true>;
 using float8_e4m3 = narrow_float<4, 3, false>;  // OCP e4m3fn: max 448, no infinities
 using float8_e5m2 = narrow_float<5, 2, true>;
 static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2 && sizeof(float8_e4m3) == 1, "narrow floats are bits");
+
+namespace detail {
+template <int E, int M, bool Ieee>
+struct is_narrow_float<narrow_float<E, M, Ieee>> {
+  static constexpr bool value = true;
+};
+}  // namespace detail
 
 template <class T>
 __device__ __forceinline__ T from_bits(unsigned bits) {
@@ -210,7 +164,6 @@ __device__ __forceinline__ double to_odd_double(I i) {
 
 // ---------------------------------------------------------------- to float (exact)
 
-__device__ __forceinline__ float to_float(float x) { return x; }
 template <int E, int M, bool Ieee>
 __device__ __forceinline__ float to_float(narrow_float<E, M, Ieee> x) {
   if constexpr (E == 5 && M == 10) return static_cast<float>(__builtin_bit_cast(_Float16, x.bits));
@@ -226,26 +179,6 @@ __device__ __forceinline__ narrow_float<E, M, Ieee>::operator float() const {
 // Round to nearest, ties to even, once, from float, double or an integer, with the CPU
 // backend's rules: overflow gives inf in half, bfloat16 and e5m2 and NaN in e4m3.
 namespace detail {
-template <class T>
-struct narrow;
-template <>
-struct narrow<float> {
-  static __device__ __forceinline__ float from(float f) { return f; }
-  static __device__ __forceinline__ float from(double d) { return static_cast<float>(d); }
-  template <class I>
-  static __device__ __forceinline__ float from_integer(I i) {
-    return static_cast<float>(i);
-  }
-};
-template <>
-struct narrow<double> {
-  static __device__ __forceinline__ double from(float f) { return f; }
-  static __device__ __forceinline__ double from(double d) { return d; }
-  template <class I>
-  static __device__ __forceinline__ double from_integer(I i) {
-    return static_cast<double>(i);
-  }
-};
 template <int E, int M, bool Ieee>
 struct narrow<narrow_float<E, M, Ieee>> {
   using T = narrow_float<E, M, Ieee>;
@@ -263,18 +196,5 @@ struct narrow<narrow_float<E, M, Ieee>> {
   }
 };
 }  // namespace detail
-
-template <class T>
-__device__ __forceinline__ T from_float(float f) {
-  return detail::narrow<T>::from(f);
-}
-template <class T>
-__device__ __forceinline__ T from_float(double d) {
-  return detail::narrow<T>::from(d);
-}
-template <class T, class I, if_integer_t<I> = 0>
-__device__ __forceinline__ T from_float(I i) {
-  return detail::narrow<T>::from_integer(i);
-}
 
 }  // namespace tilec_hip

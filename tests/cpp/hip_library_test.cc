@@ -3,6 +3,8 @@
 // AMD GPU. Skipped, with the reason, where hipRTC is not installed.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +29,24 @@ constexpr const char* kRowSum =
     "        T.copy(B, B_s)\n"
     "        T.gemm(B_s, B_s, C_f, transpose_B=True, clear_accum=True)\n"
     "        T.atomic_add(C, C_f)\n";
+
+TEST(Hiprtc, IsGivenEveryHeaderTheHipHeadersInclude) {
+  // Needs no hipRTC: what compile() hands it. device/gpu/ is shared with device/cuda/.
+  std::set<std::string> names;
+  for (const EmbeddedHeader* h : runtime::Hiprtc::headers()) names.insert(h->path);
+  EXPECT_TRUE(names.count("hip/tilec_hip.h")) << "no hip/tilec_hip.h";
+  EXPECT_TRUE(names.count("gpu/math.h")) << "no gpu/math.h";
+  for (const EmbeddedHeader* h : runtime::Hiprtc::headers()) {
+    EXPECT_NE(std::string(h->path).rfind("cuda/", 0), 0u) << h->path;
+    std::istringstream lines(h->text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string directive = "#include \"";
+      if (line.rfind(directive, 0) != 0) continue;
+      const std::string included = line.substr(directive.size(), line.find('"', directive.size()) - directive.size());
+      EXPECT_TRUE(names.count(included)) << h->path << " includes " << included << ", which hipRTC is not given";
+    }
+  }
+}
 
 TEST(Hiprtc, CompilesGeneratedSourceForEveryHipArch) {
   const runtime::Hiprtc* rtc = runtime::Hiprtc::get();

@@ -147,15 +147,23 @@ std::vector<std::string> Hiprtc::options(const std::string& arch) {
   return {"--offload-arch=" + arch, "-O3", "-std=c++17"};
 }
 
+std::vector<const EmbeddedHeader*> Hiprtc::headers() {
+  std::vector<const EmbeddedHeader*> out;
+  for (const EmbeddedHeader& h : embedded_headers()) {
+    const std::string path = h.path;
+    if (path.rfind("hip/", 0) == 0 || path.rfind("gpu/", 0) == 0) out.push_back(&h);
+  }
+  return out;
+}
+
 std::string Hiprtc::compile(const std::string& source, const std::string& name, const std::string& arch) const {
   if (arch == "gfx940" && version().rfind("5.", 0) == 0)
     throw std::runtime_error("hipRTC " + version() + " (" + library_ + ") crashes compiling for gfx940 (its comgr "
                              "frees a bad pointer); use hipcc for gfx940");
   std::vector<const char*> headers, names;
-  for (const EmbeddedHeader& h : embedded_headers()) {
-    if (std::string(h.path).rfind("hip/", 0) != 0) continue;
-    headers.push_back(h.text.c_str());
-    names.push_back(h.path);
+  for (const EmbeddedHeader* h : Hiprtc::headers()) {
+    headers.push_back(h->text.c_str());
+    names.push_back(h->path);
   }
   hiprtcProgram program = nullptr;
   auto check = [&](hiprtcResult r, const char* what) {

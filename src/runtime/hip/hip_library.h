@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/embedded_headers.h"
+
 namespace tilec::runtime {
 
 using hipError_t = int;
@@ -60,10 +62,14 @@ class Hiprtc {
   std::string version() const;
 
   // The code object (an ELF for hipModuleLoadData) of `source` for `arch` ("gfx90a"), the
-  // device headers embedded in libtilec (device/hip/*.h) given to hipRTC as in-memory headers.
+  // device headers of headers() given to hipRTC as in-memory headers.
   // Throws std::runtime_error with hipRTC's log on failure, and for gfx940 with ROCm 5's
   // hipRTC, which crashes the process there.
   std::string compile(const std::string& source, const std::string& name, const std::string& arch) const;
+
+  // The headers embedded in libtilec that HIP source includes: device/hip/*.h and the
+  // device/gpu/*.h they share with device/cuda/.
+  static std::vector<const EmbeddedHeader*> headers();
 
   // The options of compile() for `arch`.
   static std::vector<std::string> options(const std::string& arch);

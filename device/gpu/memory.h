@@ -1,0 +1,45 @@
+// tilec GPU device support shared by device/cuda/ and device/hip/, part 3: the block barrier
+// and the plain copies of lowered tile ops. Included by cuda/memory.h and hip/memory.h into
+// their namespace (gpu/types.h says how).
+#pragma once
+
+#include "gpu/types.h"
+
+namespace TILEC_GPU_NAMESPACE {
+
+// Every thread of the block, and their shared (LDS) and global memory accesses: bar.sync 0
+// on NVIDIA, s_barrier on AMD.
+__device__ __forceinline__ void sync_threads() { __syncthreads(); }
+
+// 16 bytes from `src` to `dst` in one access each way (both 16-byte aligned).
+__device__ __forceinline__ void copy_16(void* dst, const void* src) {
+  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
+}
+
+// N consecutive elements between memory and a thread's local run in one access of
+// N * sizeof(T) bytes (2, 4, 8 or 16), both sides aligned to that (the code generator aligns
+// small local arrays to their size).
+template <int Bytes>
+struct vector_bits;
+template <> struct vector_bits<2> { using type = uint16_t; };
+template <> struct vector_bits<4> { using type = uint32_t; };
+template <> struct vector_bits<8> { using type = uint2; };
+template <> struct vector_bits<16> { using type = uint4; };
+
+template <int N, class T>
+__device__ __forceinline__ void load_vector(T* run, const T* src) {
+  using V = typename vector_bits<N * sizeof(T)>::type;
+  *reinterpret_cast<V*>(run) = *reinterpret_cast<const V*>(src);
+}
+template <int N, class T>
+__device__ __forceinline__ void store_vector(T* dst, const T* run) {
+  using V = typename vector_bits<N * sizeof(T)>::type;
+  *reinterpret_cast<V*>(dst) = *reinterpret_cast<const V*>(run);
+}
+
+// Whether `p` is a multiple of `bytes` (a power of two).
+__device__ __forceinline__ bool is_aligned(const void* p, int bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & static_cast<uintptr_t>(bytes - 1)) == 0;
+}
+
+}  // namespace TILEC_GPU_NAMESPACE
