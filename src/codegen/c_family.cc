@@ -56,6 +56,7 @@ const char* infix_operator(ir::ExprKind kind) {
     case ir::ExprKind::Sub: return "-";
     case ir::ExprKind::Mul: return "*";
     case ir::ExprKind::Div: return "/";
+    case ir::ExprKind::BitXor: return "^";
     case ir::ExprKind::EQ: return "==";
     case ir::ExprKind::NE: return "!=";
     case ir::ExprKind::LT: return "<";
@@ -350,6 +351,7 @@ CExpr CFamilyPrinter::print_arith(ir::ExprKind kind, const CExpr& a, const CExpr
   if (const char* fn = function_operator(kind))
     return {math_function(fn, t) + "(" + a.text + ", " + b.text + ")"};
   Prec prec = kind == ir::ExprKind::Add || kind == ir::ExprKind::Sub ? Prec::Additive
+               : kind == ir::ExprKind::BitXor                         ? Prec::BitXor
                                                                       : Prec::Multiplicative;
   std::string lhs = wrap(a, prec);
   if (t.is_uint() && t.bits() < 32) lhs = "static_cast<uint32_t>(" + a.text + ")";

@@ -28,6 +28,7 @@ enum class Prec : int {
   Cond = 1,        // c ? a : b
   LogicalOr,       // ||
   LogicalAnd,      // &&
+  BitXor,          // ^
   Equality,        // == !=
   Relational,      // < <= > >=
   Additive,        // + -

@@ -315,6 +315,7 @@ static ir::ExprKind binary_kind(const std::string& op) {
   if (op == "/") return ir::ExprKind::Div;
   if (op == "//") return ir::ExprKind::FloorDiv;
   if (op == "%") return ir::ExprKind::FloorMod;
+  if (op == "^") return ir::ExprKind::BitXor;
   if (op == "<") return ir::ExprKind::LT;
   if (op == "<=") return ir::ExprKind::LE;
   if (op == ">") return ir::ExprKind::GT;
@@ -409,6 +410,8 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
     error_at(loc, "operator '" + op + "' is not supported on " + describe(a) + " and " + describe(b));
   DType t;
   auto [ea, eb] = typed_pair(&t);
+  if (op == "^" && !t.is_integer())
+    error_at(loc, "operator '^' needs integers, not " + describe(a) + " and " + describe(b));
   if (op == "/" && !t.is_float()) {
     ea = ir::make_cast(DType::Float32, ea);
     eb = ir::make_cast(DType::Float32, eb);

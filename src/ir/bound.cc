@@ -163,6 +163,13 @@ std::optional<Interval> BoundAnalyzer::eval(const Expr& e, bool* may_wrap) const
       return whole(t);
     case ExprKind::Min: return Interval{std::min(a.min, b.min), std::min(a.max, b.max)};
     case ExprKind::Max: return Interval{std::max(a.min, b.min), std::max(a.max, b.max)};
+    case ExprKind::BitXor: {
+      // Of non-negative operands: no bit above the larger one's highest.
+      if (a.min < 0 || b.min < 0) return whole(t);
+      Wide high = 1;
+      while (high <= std::max(a.max, b.max)) high <<= 1;
+      return Interval{0, static_cast<int64_t>(high - 1)};
+    }
     default: return whole(t);
   }
 }

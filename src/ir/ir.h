@@ -21,7 +21,7 @@
 namespace tilec::ir {
 
 #define TILEC_FOR_EACH_BINARY_EXPR(X) \
-  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max) \
+  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(BitXor) X(Min) X(Max) \
   X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(And) X(Or)
 
 #define TILEC_FOR_EACH_EXPR(X)                               \
@@ -164,7 +164,8 @@ struct Var : ExprNode {
 
 // All binary operators share one shape. Div is true division for floats and
 // truncating division for integers (only compiler-made, after proving signs);
-// FloorDiv/FloorMod are Python's // and %. Comparisons and And/Or give bool.
+// FloorDiv/FloorMod are Python's // and %; BitXor is an integer ^ (shared-memory swizzles,
+// ir/shared_layout.h). Comparisons and And/Or give bool.
 template <ExprKind K>
 struct BinaryNode : ExprNode {
   static constexpr ExprKind static_kind = K;

@@ -17,7 +17,7 @@ namespace {
 
 // Python's operator precedence, loosest first; calls, subscripts and plain
 // literals are atoms.
-enum Prec { kOr = 1, kAnd, kNot, kCompare, kAdd, kMul, kUnary, kAtom };
+enum Prec { kOr = 1, kAnd, kNot, kCompare, kBitXor, kAdd, kMul, kUnary, kAtom };
 
 struct Text {
   std::string s;
@@ -38,6 +38,7 @@ BinaryOp binary_op(ExprKind kind) {
     case ExprKind::Div: return {" / ", nullptr, kMul};
     case ExprKind::FloorDiv: return {" // ", nullptr, kMul};
     case ExprKind::FloorMod: return {" % ", nullptr, kMul};
+    case ExprKind::BitXor: return {" ^ ", nullptr, kBitXor};
     case ExprKind::Min: return {nullptr, "T.min", kAtom};
     case ExprKind::Max: return {nullptr, "T.max", kAtom};
     case ExprKind::EQ: return {" == ", nullptr, kCompare};

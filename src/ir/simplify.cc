@@ -35,6 +35,7 @@ bool is_commutative(ExprKind k) {
   switch (k) {
     case ExprKind::Add:
     case ExprKind::Mul:
+    case ExprKind::BitXor:
     case ExprKind::Min:
     case ExprKind::Max:
     case ExprKind::EQ:
@@ -75,6 +76,7 @@ Expr fold_int(ExprKind k, DType t, int64_t a, int64_t b) {
     case ExprKind::Add: return imm(ua + ub);
     case ExprKind::Sub: return imm(ua - ub);
     case ExprKind::Mul: return imm(ua * ub);
+    case ExprKind::BitXor: return imm(ua ^ ub);
     default: break;
   }
   if (b == 0) return Expr();
@@ -307,6 +309,10 @@ Expr rewrite(ExprKind k, const Expr& a, const Expr& b) {
                                        : zero();
       return Expr();
     }
+    case ExprKind::BitXor:
+      if (!integer) return Expr();
+      if (b_const && cb == 0) return a;
+      return structural_equal(a, b) ? zero() : Expr();
     case ExprKind::Min:
     case ExprKind::Max: return structural_equal(a, b) ? a : Expr();
     case ExprKind::EQ:

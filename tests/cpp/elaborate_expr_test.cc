@@ -78,6 +78,7 @@ TEST(ElaborateExpr, IntegerOverflowIsALocatedError) {
 
 TEST(ElaborateExpr, OperationsPythonRefusesAreLocatedErrors) {
   expect_store_error("1 << -1", "6:16: error: negative shift count (1 << (-1))");
+  expect_store_error("T.cast(bx, \"float32\") ^ 1", "6:16: error: operator '^' needs integers", "float32");
   expect_store_error("5 // 0", "6:16: error: integer division or modulo by zero");
   expect_store_error("0 ** -1", "6:16: error: 0.0 cannot be raised to a negative power");
   expect_store_error("int(float('nan'))", "6:20: error: cannot convert float NaN to integer");
@@ -87,6 +88,11 @@ TEST(ElaborateExpr, OperationsPythonRefusesAreLocatedErrors) {
   expect_store_error("(-8.0) ** 0.5", "6:16: error: a negative number raised to a fractional power is complex "
                                       "((-8.0) ** 0.5)", "float32");
   expect_store_error("10.0 ** 400", "6:16: error: float overflow: 10.0 ** 400.0 is too large for a float", "float32");
+}
+
+TEST(ElaborateExpr, XorOfRuntimeIntegersIsBitXor) {
+  EXPECT_EQ(store_of("T.int64(bx) ^ 3"), "T.cast(bx, \"int64\") ^ T.int64(3)");
+  EXPECT_EQ(store_of("5 ^ 3"), "T.int64(6)");
 }
 
 TEST(ElaborateExpr, ConstantsMustFitTheTypeTheyReachTheIRAs) {

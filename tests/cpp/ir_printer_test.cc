@@ -62,6 +62,11 @@ TEST(IRPrinter, MinimalParentheses) {
   EXPECT_EQ(to_string(make_FloorMod(make_FloorDiv(x, y), z)), "x // y % z");
   EXPECT_EQ(to_string(make_Sub(x, i32(-3))), "x - -3");
   EXPECT_EQ(to_string(make_Div(x, y)), "x / y");
+  // ^ binds looser than + and tighter than comparisons, as in Python.
+  EXPECT_EQ(to_string(make_BitXor(make_Add(x, y), z)), "x + y ^ z");
+  EXPECT_EQ(to_string(make_Mul(make_BitXor(x, y), z)), "(x ^ y) * z");
+  EXPECT_EQ(to_string(make_BitXor(x, make_BitXor(y, z))), "x ^ (y ^ z)");
+  EXPECT_EQ(to_string(make_LT(make_BitXor(x, y), z)), "x ^ y < z");
   EXPECT_EQ(to_string(make_LT(make_Add(x, y), z)), "x + y < z");
   EXPECT_EQ(to_string(make_EQ(make_LT(x, y), make_bool(true))), "(x < y) == True");
   Expr c1 = make_LT(x, y), c2 = make_GE(y, z), c3 = make_NE(x, z);

@@ -19,7 +19,7 @@ Stmt every_node_stmt(const Expr& x) {
   Expr cond = make_And(make_LT(x, one), make_Or(make_not(make_EQ(x, one)), make_NE(x, one)));
   cond = make_Or(cond, make_And(make_LE(x, one), make_And(make_GT(x, one), make_GE(x, one))));
   Expr arith = make_Add(make_Sub(x, one), make_Mul(make_Div(x, one), make_FloorDiv(x, one)));
-  arith = make_Min(make_Max(arith, make_FloorMod(x, one)), make_load(buf, {x, x}));
+  arith = make_Min(make_Max(arith, make_BitXor(make_FloorMod(x, one), x)), make_load(buf, {x, x}));
   Expr fx = make_cast(DType::Float32, x);
   Expr call = make_call(DType::Float32, "exp", {make_Add(fx, make_float(0.5))});
   Expr value = make_select(cond, arith, make_cast(DType::Int32, call));

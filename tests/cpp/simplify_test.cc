@@ -72,6 +72,7 @@ std::optional<int64_t> eval_int32(const Expr& e,
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
     }
+    case ExprKind::BitXor: return a ^ b;
     case ExprKind::Min: return std::min(a, b);
     case ExprKind::Max: return std::max(a, b);
     case ExprKind::EQ: return a == b;
@@ -103,7 +104,7 @@ Expr random_int_expr(std::mt19937& rng, const std::vector<Expr>& vars, int depth
   auto sub = [&] { return random_int_expr(rng, vars, depth - 1, wide); };
   const ExprKind kinds[] = {ExprKind::Add,      ExprKind::Add, ExprKind::Sub, ExprKind::Sub,
                             ExprKind::Mul,      ExprKind::Mul, ExprKind::Div, ExprKind::FloorDiv,
-                            ExprKind::FloorMod, ExprKind::Min, ExprKind::Max};
+                            ExprKind::FloorMod, ExprKind::BitXor, ExprKind::Min, ExprKind::Max};
   int k = pick(std::size(kinds) + 1);
   if (k == static_cast<int>(std::size(kinds))) {
     Expr c = random_bool_expr(rng, vars, depth - 1);

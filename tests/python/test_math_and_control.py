@@ -109,6 +109,31 @@ def test_floor_div_and_mod_of_loop_index_expressions():
     assert_close(c[1], i % 4, "int32")
 
 
+@jit
+def xor_of_ints(n, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((3, n), dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.serial(n):
+                C[0, i] = A[i] ^ B[i]
+                C[1, i] = A[i] ^ 5
+                C[2, i] = A[i ^ 1] + (i ^ 3) * 2
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_xor_of_runtime_integers(dtype, rng):
+    a = rand(16, dtype, rng, low=-50, high=50)
+    b = rand(16, dtype, rng, low=-50, high=50)
+    c = poison((3, 16), dtype)
+    xor_of_ints(16, dtype)(a, b, c)
+    i = np.arange(16)
+    assert_close(c[0], a ^ b, dtype, what="a ^ b")
+    assert_close(c[1], a ^ 5, dtype, what="a ^ 5")
+    assert_close(c[2], a[i ^ 1] + (i ^ 3) * 2, dtype, what="A[i ^ 1] + (i ^ 3) * 2")
+
+
 Q_PY, R_PY = divmod(-17, 5)  # computed by Python: -4, 3
 
 
