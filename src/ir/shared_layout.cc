@@ -1,0 +1,262 @@
+#include "ir/shared_layout.h"
+
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/printer.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+
+namespace tilec::ir {
+namespace {
+
+Expr constant(int64_t v) { return make_int(v); }
+
+std::vector<Expr> index_vars(size_t rank) {
+  std::vector<Expr> vars;
+  for (size_t d = 0; d < rank; ++d) vars.push_back(make_var("i" + std::to_string(d)));
+  return vars;
+}
+
+// The row-major offset of `indices` in a tile of `shape`.
+Expr row_major_offset(const std::vector<int64_t>& shape, const std::vector<Expr>& indices) {
+  Expr offset;
+  for (size_t d = 0; d < indices.size(); ++d)
+    offset = d == 0 ? indices[d] : make_Add(make_Mul(offset, constant(shape[d])), indices[d]);
+  return offset ? offset : constant(0);
+}
+
+// `within` (the offset in one rows x cols tile) after the whole tiles of the leading dims.
+Expr after_leading_tiles(const std::vector<int64_t>& shape, const std::vector<Expr>& vars, Expr within) {
+  const size_t rank = shape.size();
+  if (rank == 2) return within;
+  std::vector<int64_t> lead(shape.begin(), shape.end() - 2);
+  std::vector<Expr> lead_vars(vars.begin(), vars.end() - 2);
+  Expr tile = make_Mul(row_major_offset(lead, lead_vars), constant(shape[rank - 2] * shape[rank - 1]));
+  return make_Add(tile, within);
+}
+
+std::string index_text(const std::vector<int64_t>& index) {
+  std::string text = "(";
+  for (size_t d = 0; d < index.size(); ++d) text += (d ? ", " : "") + std::to_string(index[d]);
+  return text + (index.size() == 1 ? ",)" : ")");
+}
+
+// Calls f(index) for every index of `shape`, row-major.
+template <typename F>
+void for_each_index(const std::vector<int64_t>& shape, F f) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t e : shape)
+    if (e <= 0) return;
+  while (true) {
+    f(index);
+    size_t d = shape.size();
+    while (d > 0 && ++index[d - 1] == shape[d - 1]) index[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* what) {
+  if (shape.size() < min_rank)
+    throw std::invalid_argument(std::string(what) + " needs a tile of at least " + std::to_string(min_rank) +
+                                " dims, not " + std::to_string(shape.size()));
+  for (int64_t e : shape)
+    if (e < 1) throw std::invalid_argument(std::string(what) + " needs positive extents, not " + std::to_string(e));
+}
+
+}  // namespace
+
+SharedLayout::SharedLayout(Kind kind, std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset,
+                           int64_t elem_bytes, int64_t panel_bytes)
+    : kind_(kind), shape_(std::move(shape)), vars_(std::move(vars)), offset_(simplify(offset)),
+      elem_bytes_(elem_bytes), panel_bytes_(panel_bytes) {}
+
+SharedLayoutRef SharedLayout::row_major(std::vector<int64_t> shape) {
+  check_tile(shape, 1, "a row-major layout");
+  std::vector<Expr> vars = index_vars(shape.size());
+  Expr offset = row_major_offset(shape, vars);
+  return std::make_shared<SharedLayout>(Kind::RowMajor, std::move(shape), std::move(vars), offset, 0, 0);
+}
+
+SharedLayoutRef SharedLayout::mma_swizzle(std::vector<int64_t> shape, int64_t elem_bytes) {
+  check_tile(shape, 2, "the mma swizzle");
+  const size_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1], row_bytes = cols * elem_bytes;
+  if (elem_bytes < 1 || 16 % elem_bytes != 0)
+    throw std::invalid_argument("the mma swizzle needs elements of 1, 2, 4, 8 or 16 bytes, not " +
+                                std::to_string(elem_bytes));
+  if (rows * row_bytes % 128 != 0)
+    throw std::invalid_argument("the mma swizzle permutes 16-byte chunks in 128-byte lines: a " +
+                                std::to_string(rows) + " x " + std::to_string(cols) + " tile of " +
+                                std::to_string(elem_bytes) + "-byte elements is not whole lines");
+  std::vector<Expr> vars = index_vars(rank);
+  const Expr& r = vars[rank - 2];
+  const Expr& c = vars[rank - 1];
+  Expr byte = make_Add(make_Mul(r, constant(row_bytes)), make_Mul(c, constant(elem_bytes)));
+  Expr chunk = make_FloorDiv(byte, constant(16));
+  Expr key = row_bytes % 128 == 0 ? r : make_FloorDiv(chunk, constant(8));
+  Expr swizzled = make_BitXor(chunk, make_FloorMod(key, constant(8)));
+  Expr within = make_FloorDiv(make_Add(make_Mul(swizzled, constant(16)), make_FloorMod(byte, constant(16))),
+                              constant(elem_bytes));
+  Expr offset = after_leading_tiles(shape, vars, within);
+  return std::make_shared<SharedLayout>(Kind::MmaSwizzle, std::move(shape), std::move(vars), offset, elem_bytes, 0);
+}
+
+SharedLayoutRef SharedLayout::panels(std::vector<int64_t> shape, int64_t elem_bytes, int64_t panel_bytes) {
+  check_tile(shape, 2, "a panel layout");
+  if (panel_bytes != 128 && panel_bytes != 64 && panel_bytes != 32 && panel_bytes != 16)
+    throw std::invalid_argument("panels are 128, 64, 32 or 16 bytes wide, not " + std::to_string(panel_bytes));
+  if (elem_bytes < 1 || panel_bytes % elem_bytes != 0)
+    throw std::invalid_argument("a " + std::to_string(panel_bytes) + "-byte panel holds no whole number of " +
+                                std::to_string(elem_bytes) + "-byte elements");
+  const size_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  if (rows % 8 != 0 || cols * elem_bytes % panel_bytes != 0)
+    throw std::invalid_argument("a tile in " + std::to_string(panel_bytes) + "-byte panels has rows in groups of 8 "
+                                "and whole panels a row: not " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                " of " + std::to_string(elem_bytes) + "-byte elements");
+  std::vector<Expr> vars = index_vars(rank);
+  const Expr& r = vars[rank - 2];
+  const Expr& c = vars[rank - 1];
+  const int64_t panel_cols = panel_bytes / elem_bytes;
+  Expr byte = make_Add(make_Mul(r, constant(panel_bytes)),
+                       make_Mul(make_FloorMod(c, constant(panel_cols)), constant(elem_bytes)));
+  Expr pattern = make_FloorMod(make_FloorDiv(byte, constant(128)), constant(panel_bytes / 16));
+  Expr swizzled = make_BitXor(byte, make_Mul(pattern, constant(16)));
+  Expr within = make_Add(make_Mul(make_FloorDiv(c, constant(panel_cols)), constant(rows * panel_cols)),
+                         make_FloorDiv(swizzled, constant(elem_bytes)));
+  Expr offset = after_leading_tiles(shape, vars, within);
+  return std::make_shared<SharedLayout>(Kind::Panels, std::move(shape), std::move(vars), offset, elem_bytes,
+                                        panel_bytes);
+}
+
+SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset) {
+  check_tile(shape, 1, "a layout");
+  if (vars.size() != shape.size())
+    throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
+                                std::to_string(shape.size()) + " indices, not " + std::to_string(vars.size()));
+  for (const Expr& v : vars)
+    if (!v.as<Var>() || v->dtype != DType::Int32) throw std::invalid_argument("a layout's indices are int32 Vars");
+  if (!offset || !offset->dtype.is_integer())
+    throw std::invalid_argument("a layout's offset is an integer expression of its indices");
+  offset = make_cast(DType::Int32, offset);
+  return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0);
+}
+
+int64_t SharedLayout::elements() const {
+  int64_t n = 1;
+  for (int64_t e : shape_) n *= e;
+  return n;
+}
+
+bool SharedLayout::swizzled() const {
+  return kind_ == Kind::MmaSwizzle || (kind_ == Kind::Panels && panel_bytes_ > 16);
+}
+
+Expr SharedLayout::offset_of(const std::vector<Expr>& indices) const {
+  if (indices.size() != vars_.size())
+    throw std::logic_error("SharedLayout: " + std::to_string(indices.size()) + " indices for a " +
+                           std::to_string(vars_.size()) + "-dim tile");
+  VarMap map;
+  for (size_t d = 0; d < vars_.size(); ++d) map[vars_[d].get()] = make_cast(vars_[d]->dtype, indices[d]);
+  return simplify(substitute(offset_, map));
+}
+
+std::string SharedLayout::device_offset() const {
+  const size_t rank = shape_.size();
+  switch (kind_) {
+    case Kind::MmaSwizzle:
+      return "swizzled_offset<" + std::to_string(shape_[rank - 1]) + ", " + std::to_string(elem_bytes_) + ">";
+    case Kind::Panels:
+      return "panel_offset<" + std::to_string(shape_[rank - 2]) + ", " + std::to_string(shape_[rank - 1]) + ", " +
+             std::to_string(elem_bytes_) + ", " + std::to_string(panel_bytes_) + ">";
+    default: return "";
+  }
+}
+
+std::vector<int64_t> SharedLayout::all_offsets() const {
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(elements()));
+  for_each_index(shape_, [&](const std::vector<int64_t>& index) {
+    std::vector<Expr> indices;
+    for (int64_t i : index) indices.push_back(constant(i));
+    int64_t value;
+    Expr offset = offset_of(indices);
+    if (!is_const_int(offset, &value))
+      throw std::invalid_argument("the offset of " + index_text(index) + " is " + ir::to_string(offset) +
+                                  ", not a constant: a layout is a function of its indices alone");
+    offsets.push_back(value);
+  });
+  return offsets;
+}
+
+std::string SharedLayout::bijection_error() const {
+  std::vector<int64_t> offsets;
+  try {
+    offsets = all_offsets();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  const int64_t n = elements();
+  std::unordered_map<int64_t, std::vector<int64_t>> owner;  // offset -> the index that has it
+  std::string error;
+  int64_t k = 0;
+  for_each_index(shape_, [&](const std::vector<int64_t>& index) {
+    const int64_t offset = offsets[static_cast<size_t>(k++)];
+    if (!error.empty()) return;
+    if (offset < 0 || offset >= n) {
+      error = "the offset of " + index_text(index) + " is " + std::to_string(offset) + ", outside the tile's " +
+              std::to_string(n) + " elements [0, " + std::to_string(n) + ")";
+    } else if (auto [it, fresh] = owner.try_emplace(offset, index); !fresh) {
+      error = index_text(it->second) + " and " + index_text(index) + " both have offset " + std::to_string(offset) +
+              ": a layout gives each element its own place";
+    }
+  });
+  return error;
+}
+
+bool SharedLayout::same_offsets(const SharedLayout& other) const {
+  return shape_ == other.shape_ && all_offsets() == other.all_offsets();
+}
+
+int64_t SharedLayout::bank_conflicts(const std::vector<std::vector<int64_t>>& first, int64_t bytes,
+                                     int64_t elem_bytes) const {
+  if (elem_bytes < 1 || bytes < elem_bytes || bytes > 16 || bytes % elem_bytes != 0)
+    throw std::invalid_argument("a thread reads whole elements, 16 bytes at most");
+  const size_t phase = static_cast<size_t>(128 / std::max<int64_t>(bytes, 4));
+  int64_t extra = 0;
+  for (size_t start = 0; start < first.size(); start += phase) {
+    std::unordered_map<int64_t, std::unordered_set<int64_t>> words;  // bank -> the words it serves
+    for (size_t t = start; t < std::min(first.size(), start + phase); ++t) {
+      for (int64_t e = 0; e < bytes / elem_bytes; ++e) {
+        std::vector<Expr> indices;
+        for (int64_t i : first[t]) indices.push_back(constant(i));
+        indices.back() = constant(first[t].back() + e);
+        int64_t offset;
+        if (!is_const_int(offset_of(indices), &offset))
+          throw std::invalid_argument("bank_conflicts: an offset that is not a constant");
+        const int64_t byte = offset * elem_bytes;
+        for (int64_t w = byte / 4; w <= (byte + elem_bytes - 1) / 4; ++w) words[w % 32].insert(w);
+      }
+    }
+    size_t wavefronts = 1;
+    for (const auto& [bank, set] : words) wavefronts = std::max(wavefronts, set.size());
+    extra += static_cast<int64_t>(wavefronts) - 1;
+  }
+  return extra;
+}
+
+std::string SharedLayout::to_string() const {
+  switch (kind_) {
+    case Kind::RowMajor: return "row-major";
+    case Kind::MmaSwizzle: return "swizzled";
+    case Kind::Panels: return std::to_string(panel_bytes_) + "-byte panels";
+    case Kind::User: break;
+  }
+  std::string args;
+  for (size_t d = 0; d < vars_.size(); ++d) args += (d ? ", " : "") + ir::to_string(vars_[d]);
+  return "layout (" + args + ") -> " + ir::to_string(offset_);
+}
+
+}  // namespace tilec::ir
