@@ -8,6 +8,7 @@
 
 #include "base/stack_guard.h"
 #include "ir/intrinsics.h"
+#include "ir/shared_layout.h"
 
 namespace tilec::codegen {
 
@@ -431,6 +432,7 @@ std::string CFamilyPrinter::buffer_offset(const ir::Buffer& buffer,
   if (it == buffers_.end() || it->second.empty())
     fail("buffer '" + buffer->name + "' is used outside its scope", buffer->loc);
   const BufferBinding& binding = it->second.back();
+  if (buffer->layout) return layout_offset(*buffer->layout, indices);
 
   std::vector<Stride> strides = binding.strides;
   bool wide = binding.wide;
@@ -474,6 +476,10 @@ std::string CFamilyPrinter::buffer_offset(const ir::Buffer& buffer,
     offset += (offset.empty() ? "" : " + ") + term;
   }
   return offset.empty() ? "0" : offset;
+}
+
+std::string CFamilyPrinter::layout_offset(const ir::SharedLayout& layout, const std::vector<ir::Expr>& indices) {
+  return print_expr(layout.offset_of(indices));
 }
 
 std::string CFamilyPrinter::buffer_element(const ir::Buffer& buffer,

@@ -130,8 +130,11 @@ class CFamilyPrinter {
   CExpr int_literal(int64_t value, DType t) const;
   CExpr float_literal(double value, DType t) const;
   // The element offset of `indices` in `buffer` (global buffers through their
-  // strides in int64 arithmetic, on-chip buffers row-major).
+  // strides in int64 arithmetic, on-chip buffers row-major or by their SharedLayout).
   std::string buffer_offset(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
+  // The offset of `indices` in a buffer laid out by `layout`: its offset expression (a target
+  // may call the device helper the layout names instead).
+  virtual std::string layout_offset(const ir::SharedLayout& layout, const std::vector<ir::Expr>& indices);
   // `name[offset]` for a bound buffer (a target may check the indices first).
   virtual std::string buffer_element(const ir::Buffer& buffer,
                                      const std::vector<ir::Expr>& indices);

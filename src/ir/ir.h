@@ -96,7 +96,8 @@ using Stmt = Handle<StmtNode, StmtKind>;
 
 // ---------------------------------------------------------------- buffers
 
-class Fragment;  // ir/layout.h
+class Fragment;      // ir/layout.h
+class SharedLayout;  // ir/shared_layout.h
 
 enum class MemoryScope { Global, Shared, Fragment, Local };
 const char* scope_name(MemoryScope scope);
@@ -111,17 +112,13 @@ struct BufferNode {
   std::vector<Expr> strides;
   MemoryScope scope;
   SourceLoc loc;  // where it was declared or allocated
-  // Set by the CUDA pass infer_layout. Fragments: how the elements are spread
-  // over threads. Shared tiles: element (.., r, c) lives at the swizzled
-  // offset of (r, c) in its 2-D tile (device/cuda/gemm.h), or with `panel_bytes` (128, 64,
-  // 32 or 16) at its offset in panels that wide (device/cuda/panels.h: what TMA writes and
-  // wgmma reads); 0 is no panels.
+  // Fragments: how the elements are spread over threads (set by the CUDA pass infer_layout).
   std::shared_ptr<const Fragment> fragment;
-  bool swizzled = false;
-  int64_t panel_bytes = 0;
-  // Shared buffers: the byte offset in the block's shared memory, set by the CUDA pass
-  // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 leaves
-  // the place to the code generator.
+  // Shared tiles: where each element lives (ir/shared_layout.h); null is compact row-major.
+  // infer_layout sets the mma.sync swizzle or panels; T.annotate_layout a user's layout.
+  std::shared_ptr<const SharedLayout> layout;
+  // Shared buffers: the byte offset in the block's shared memory, set by the GPU pass
+  // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 until then.
   int64_t shared_offset = -1;
 };
 using Buffer = std::shared_ptr<const BufferNode>;

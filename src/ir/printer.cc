@@ -10,6 +10,7 @@
 
 #include "base/stack_guard.h"
 #include "ir/layout.h"
+#include "ir/shared_layout.h"
 
 namespace tilec::ir {
 
@@ -368,9 +369,7 @@ class IRPrinter {
   void print_Allocate(const Allocate* op, int indent) {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
-    std::string layout = op->buffer->swizzled      ? "  # swizzled"
-                         : op->buffer->panel_bytes ? "  # " + std::to_string(op->buffer->panel_bytes) + "-byte panels"
-                                                   : "";
+    std::string layout = op->buffer->layout ? "  # " + op->buffer->layout->to_string() : "";
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
                  << op->buffer->dtype.name() << "\")" << layout
                  << (op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "")

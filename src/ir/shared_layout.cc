@@ -1,5 +1,7 @@
 #include "ir/shared_layout.h"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -57,6 +59,69 @@ void for_each_index(const std::vector<int64_t>& shape, F f) {
   }
 }
 
+int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// The value of integer expression `e` with vars[d] = values[d], or nullopt where it needs
+// anything else (another Var, a load, a division by zero). What simplify would fold, without
+// building nodes: a layout is evaluated at every element of its tile.
+std::optional<int64_t> evaluate(const Expr& e, const std::vector<Expr>& vars, const std::vector<int64_t>& values) {
+  int64_t c;
+  if (is_const_int(e, &c)) return c;
+  if (e.as<Var>()) {
+    for (size_t d = 0; d < vars.size(); ++d)
+      if (vars[d].same_as(e)) return values[d];
+    return std::nullopt;
+  }
+  if (const auto* cast = e.as<Cast>()) {
+    if (!e->dtype.is_integer()) return std::nullopt;
+    auto v = evaluate(cast->value, vars, values);
+    if (v && e->dtype.bits() == 32) return static_cast<int64_t>(static_cast<int32_t>(*v));
+    return v;
+  }
+  if (const auto* s = e.as<Select>()) {
+    auto cond = evaluate(s->condition, vars, values);
+    if (!cond) return std::nullopt;
+    return evaluate(*cond ? s->true_value : s->false_value, vars, values);
+  }
+  if (const auto* n = e.as<Not>()) {
+    auto v = evaluate(n->a, vars, values);
+    return v ? std::optional<int64_t>(!*v) : std::nullopt;
+  }
+  const Expr *pa = nullptr, *pb = nullptr;
+  switch (e.kind()) {
+#define TILEC_OPERANDS(n)                    \
+  case ExprKind::n:                          \
+    pa = &static_cast<const n*>(e.get())->a; \
+    pb = &static_cast<const n*>(e.get())->b; \
+    break;
+    TILEC_FOR_EACH_BINARY_EXPR(TILEC_OPERANDS)
+#undef TILEC_OPERANDS
+    default: return std::nullopt;
+  }
+  auto oa = evaluate(*pa, vars, values), ob = evaluate(*pb, vars, values);
+  if (!oa || !ob) return std::nullopt;
+  const int64_t a = *oa, b = *ob;
+  switch (e.kind()) {
+    case ExprKind::Add: return a + b;
+    case ExprKind::Sub: return a - b;
+    case ExprKind::Mul: return a * b;
+    case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
+    case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
+    case ExprKind::BitXor: return a ^ b;
+    case ExprKind::Min: return std::min(a, b);
+    case ExprKind::Max: return std::max(a, b);
+    case ExprKind::EQ: return a == b;
+    case ExprKind::NE: return a != b;
+    case ExprKind::LT: return a < b;
+    case ExprKind::LE: return a <= b;
+    case ExprKind::GT: return a > b;
+    case ExprKind::GE: return a >= b;
+    case ExprKind::And: return a && b;
+    case ExprKind::Or: return a || b;
+    default: return std::nullopt;  // Div: layouts are written with // and %
+  }
+}
+
 void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* what) {
   if (shape.size() < min_rank)
     throw std::invalid_argument(std::string(what) + " needs a tile of at least " + std::to_string(min_rank) +
@@ -68,9 +133,9 @@ void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* 
 }  // namespace
 
 SharedLayout::SharedLayout(Kind kind, std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset,
-                           int64_t elem_bytes, int64_t panel_bytes)
+                           int64_t elem_bytes, int64_t panel_bytes, SourceLoc loc)
     : kind_(kind), shape_(std::move(shape)), vars_(std::move(vars)), offset_(simplify(offset)),
-      elem_bytes_(elem_bytes), panel_bytes_(panel_bytes) {}
+      elem_bytes_(elem_bytes), panel_bytes_(panel_bytes), loc_(std::move(loc)) {}
 
 SharedLayoutRef SharedLayout::row_major(std::vector<int64_t> shape) {
   check_tile(shape, 1, "a row-major layout");
@@ -131,7 +196,7 @@ SharedLayoutRef SharedLayout::panels(std::vector<int64_t> shape, int64_t elem_by
                                         panel_bytes);
 }
 
-SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset) {
+SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, SourceLoc loc) {
   check_tile(shape, 1, "a layout");
   if (vars.size() != shape.size())
     throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
@@ -141,7 +206,7 @@ SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr>
   if (!offset || !offset->dtype.is_integer())
     throw std::invalid_argument("a layout's offset is an integer expression of its indices");
   offset = make_cast(DType::Int32, offset);
-  return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0);
+  return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0, std::move(loc));
 }
 
 int64_t SharedLayout::elements() const {
@@ -178,17 +243,16 @@ std::string SharedLayout::device_offset() const {
 std::vector<int64_t> SharedLayout::all_offsets() const {
   std::vector<int64_t> offsets;
   offsets.reserve(static_cast<size_t>(elements()));
-  for_each_index(shape_, [&](const std::vector<int64_t>& index) {
-    std::vector<Expr> indices;
-    for (int64_t i : index) indices.push_back(constant(i));
-    int64_t value;
-    Expr offset = offset_of(indices);
-    if (!is_const_int(offset, &value))
-      throw std::invalid_argument("the offset of " + index_text(index) + " is " + ir::to_string(offset) +
-                                  ", not a constant: a layout is a function of its indices alone");
-    offsets.push_back(value);
-  });
+  for_each_index(shape_, [&](const std::vector<int64_t>& index) { offsets.push_back(offset_at(index)); });
   return offsets;
+}
+
+int64_t SharedLayout::offset_at(const std::vector<int64_t>& index) const {
+  if (auto value = evaluate(offset_, vars_, index)) return *value;
+  std::vector<Expr> indices;
+  for (int64_t i : index) indices.push_back(constant(i));
+  throw std::invalid_argument("the offset of " + index_text(index) + " is " + ir::to_string(offset_of(indices)) +
+                              ", not a constant: a layout is a function of its indices alone");
 }
 
 std::string SharedLayout::bijection_error() const {
@@ -220,6 +284,47 @@ bool SharedLayout::same_offsets(const SharedLayout& other) const {
   return shape_ == other.shape_ && all_offsets() == other.all_offsets();
 }
 
+int64_t SharedLayout::contiguous_elements() const {
+  const int64_t cols = shape_.back();
+  int64_t run = 1;
+  while (cols % (run * 2) == 0) run *= 2;
+  // The swizzles move whole 16-byte chunks.
+  if (kind_ == Kind::MmaSwizzle || kind_ == Kind::Panels) return std::min(run, 16 / elem_bytes_);
+  if (kind_ == Kind::RowMajor) return run;
+  std::call_once(contiguous_once_, [&] {
+    const std::vector<int64_t> offsets = all_offsets();
+    contiguous_ = longest_run(offsets, run);
+  });
+  return contiguous_;
+}
+
+int64_t SharedLayout::longest_run(const std::vector<int64_t>& offsets, int64_t run) {
+  for (; run > 1; run /= 2) {
+    bool whole = true;
+    for (size_t start = 0; whole && start < offsets.size(); start += static_cast<size_t>(run)) {
+      whole = offsets[start] % run == 0;
+      for (int64_t k = 1; whole && k < run; ++k) whole = offsets[start + static_cast<size_t>(k)] == offsets[start] + k;
+    }
+    if (whole) break;
+  }
+  return run;
+}
+
+SharedLayoutRef SharedLayout::staged(int64_t stages) const {
+  std::vector<int64_t> shape = shape_;
+  shape.insert(shape.begin(), stages);
+  switch (kind_) {
+    case Kind::RowMajor: return row_major(shape);
+    case Kind::MmaSwizzle: return mma_swizzle(shape, elem_bytes_);
+    case Kind::Panels: return panels(shape, elem_bytes_, panel_bytes_);
+    case Kind::User: break;
+  }
+  std::vector<Expr> vars = vars_;
+  Expr stage = make_var("stage");
+  vars.insert(vars.begin(), stage);
+  return user(shape, vars, make_Add(make_Mul(stage, constant(elements())), offset_), loc_);
+}
+
 int64_t SharedLayout::bank_conflicts(const std::vector<std::vector<int64_t>>& first, int64_t bytes,
                                      int64_t elem_bytes) const {
   if (elem_bytes < 1 || bytes < elem_bytes || bytes > 16 || bytes % elem_bytes != 0)
@@ -230,13 +335,9 @@ int64_t SharedLayout::bank_conflicts(const std::vector<std::vector<int64_t>>& fi
     std::unordered_map<int64_t, std::unordered_set<int64_t>> words;  // bank -> the words it serves
     for (size_t t = start; t < std::min(first.size(), start + phase); ++t) {
       for (int64_t e = 0; e < bytes / elem_bytes; ++e) {
-        std::vector<Expr> indices;
-        for (int64_t i : first[t]) indices.push_back(constant(i));
-        indices.back() = constant(first[t].back() + e);
-        int64_t offset;
-        if (!is_const_int(offset_of(indices), &offset))
-          throw std::invalid_argument("bank_conflicts: an offset that is not a constant");
-        const int64_t byte = offset * elem_bytes;
+        std::vector<int64_t> index = first[t];
+        index.back() += e;
+        const int64_t byte = offset_at(index) * elem_bytes;
         for (int64_t w = byte / 4; w <= (byte + elem_bytes - 1) / 4; ++w) words[w % 32].insert(w);
       }
     }
@@ -257,6 +358,55 @@ std::string SharedLayout::to_string() const {
   std::string args;
   for (size_t d = 0; d < vars_.size(); ++d) args += (d ? ", " : "") + ir::to_string(vars_[d]);
   return "layout (" + args + ") -> " + ir::to_string(offset_);
+}
+
+namespace {
+
+std::vector<int64_t> constant_shape(const BufferNode& b) {
+  std::vector<int64_t> shape;
+  for (const Expr& d : b.shape) {
+    int64_t e;
+    if (!is_const_int(simplify(d), &e))
+      throw std::logic_error("SharedLayout: buffer '" + b.name + "' has a symbolic shape");
+    shape.push_back(e);
+  }
+  return shape;
+}
+
+template <typename Make>
+SharedLayoutRef layout_of(const BufferNode& b, Make make) {
+  try {
+    return make(constant_shape(b));
+  } catch (const std::invalid_argument& e) {
+    throw std::logic_error("SharedLayout of buffer '" + b.name + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+SharedLayoutRef mma_swizzle_of(const BufferNode& b) {
+  return layout_of(b, [&](std::vector<int64_t> shape) { return SharedLayout::mma_swizzle(shape, b.dtype.bytes()); });
+}
+
+SharedLayoutRef panels_of(const BufferNode& b, int64_t panel_bytes) {
+  return layout_of(b, [&](std::vector<int64_t> shape) {
+    return SharedLayout::panels(shape, b.dtype.bytes(), panel_bytes);
+  });
+}
+
+int64_t panel_width(const BufferNode& b) { return b.layout ? b.layout->panel_bytes() : 0; }
+
+bool mma_swizzled(const BufferNode& b) { return b.layout && b.layout->kind() == SharedLayout::Kind::MmaSwizzle; }
+
+bool has_user_layout(const BufferNode& b) { return b.layout && b.layout->kind() == SharedLayout::Kind::User; }
+
+bool user_layout_differs(const BufferNode& b, const SharedLayout& wanted) {
+  return has_user_layout(b) && !b.layout->same_offsets(wanted);
+}
+
+std::string user_layout_origin(const BufferNode& b) {
+  const SourceLoc& loc = b.layout->loc();
+  return "the layout T.annotate_layout gave it" + (loc.valid() ? " (T.Layout at " + loc.str() + ")" : std::string());
 }
 
 }  // namespace tilec::ir

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,9 @@ class SharedLayout {
   static SharedLayoutRef mma_swizzle(std::vector<int64_t> shape, int64_t elem_bytes);
   // panel_bytes 128, 64, 32 or 16; rows a multiple of 8 and rows of whole panels.
   static SharedLayoutRef panels(std::vector<int64_t> shape, int64_t elem_bytes, int64_t panel_bytes);
-  // `offset` an integer expression of `vars` (one int32 Var per dim) and constants.
-  static SharedLayoutRef user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset);
+  // `offset` an integer expression of `vars` (one int32 Var per dim) and constants; `loc` is
+  // where the user wrote it (for messages).
+  static SharedLayoutRef user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, SourceLoc loc = {});
 
   Kind kind() const { return kind_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -53,6 +55,7 @@ class SharedLayout {
   // tiles start on 1024 bytes (whole periods of the pattern) and take whole 128-byte lines.
   bool swizzled() const;
 
+  const SourceLoc& loc() const { return loc_; }
   const std::vector<Expr>& vars() const { return vars_; }
   const Expr& offset() const { return offset_; }
   // The offset of element `indices` (one per dim), simplified.
@@ -67,6 +70,13 @@ class SharedLayout {
   std::string bijection_error() const;
   // Whether both give every element the same offset.
   bool same_offsets(const SharedLayout& other) const;
+  // The longest run of elements along the last dim that lies at consecutive offsets wherever
+  // it starts on a multiple of its length, and starts on such a multiple itself (a power of
+  // two dividing the last extent): what a vector access of the tile may move at once.
+  int64_t contiguous_elements() const;
+  // This layout with a leading dim of `stages` before its dims, each stage a whole copy (the
+  // stage buffers of a pipelined loop).
+  SharedLayoutRef staged(int64_t stages) const;
 
   // The extra shared-memory wavefronts (0: conflict-free) of one warp's access: thread t reads
   // `bytes` (1 to 16) contiguous bytes from element `first[t]` on. A request is served
@@ -79,11 +89,15 @@ class SharedLayout {
   std::string to_string() const;
 
   SharedLayout(Kind kind, std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, int64_t elem_bytes,
-               int64_t panel_bytes);
+               int64_t panel_bytes, SourceLoc loc = {});
 
  private:
+  // The offset of constant `index`; std::invalid_argument where it isn't a constant.
+  int64_t offset_at(const std::vector<int64_t>& index) const;
   // The offset of every element, row-major over the tile's indices.
   std::vector<int64_t> all_offsets() const;
+  // The longest power-of-two run, `run` at most, that `offsets` keep whole (contiguous_elements).
+  static int64_t longest_run(const std::vector<int64_t>& offsets, int64_t run);
 
   Kind kind_;
   std::vector<int64_t> shape_;
@@ -91,6 +105,28 @@ class SharedLayout {
   Expr offset_;
   int64_t elem_bytes_;  // mma swizzle and panels; 0 for the others
   int64_t panel_bytes_;
+  SourceLoc loc_;
+  mutable std::once_flag contiguous_once_;  // user layouts: evaluated once
+  mutable int64_t contiguous_ = 1;
 };
+
+// The layouts of buffer b (shared, of constant shape) that the device helpers compute; they
+// throw std::logic_error where b's shape is not constant or the constructor refuses it.
+SharedLayoutRef mma_swizzle_of(const BufferNode& b);
+SharedLayoutRef panels_of(const BufferNode& b, int64_t panel_bytes);
+
+// The panel width of b's layout (SharedLayout::panel_bytes); 0 without one.
+int64_t panel_width(const BufferNode& b);
+// Whether b is in the mma.sync swizzle.
+bool mma_swizzled(const BufferNode& b);
+// Whether b has a user's layout (T.annotate_layout with T.Layout): it binds. An op that needs
+// another layout (wgmma and TMA panels, the mma swizzle of gemm_ss and ldmatrix) takes it only
+// when it gives every element the same offset, and else runs another way. The compiler's
+// layouts, make_swizzled_layout's among them, yield to the one an op needs.
+bool has_user_layout(const BufferNode& b);
+// Whether b has a user's layout that puts some element elsewhere than `wanted` does.
+bool user_layout_differs(const BufferNode& b, const SharedLayout& wanted);
+// "the layout T.annotate_layout gave it at file:line" (b has a user layout), for messages.
+std::string user_layout_origin(const BufferNode& b);
 
 }  // namespace tilec::ir

@@ -52,6 +52,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},
         {"lower_to_threads", lower_to_threads},
+        {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
         {"verify", verify},
     };
@@ -70,6 +71,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},
         {"lower_to_threads", lower_to_threads},
+        {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
         {"verify", verify},
     };

@@ -188,6 +188,36 @@ TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
   EXPECT_EQ(offsets.at("t"), 0);
 }
 
+TEST(PlanSharedMemory, OnPerThreadCodeItStacksTheBuffersLoweringMadeAboveThePlannedOnes) {
+  auto shared = [](const std::string& name, int64_t floats, int64_t offset) {
+    auto b = std::make_shared<ir::BufferNode>(*ir::make_buffer(name, DType::Float32, {ir::make_int(floats)}, {},
+                                                               ir::MemoryScope::Shared));
+    b->shared_offset = offset;
+    return ir::Buffer(b);
+  };
+  ir::Buffer a = shared("a", 1000, 0), m = shared("m", 128, -1), s = shared("s", 128, -1), l = shared("l", 128, -1);
+  auto store = [](const ir::Buffer& b) { return ir::make_store(b, {ir::make_int(0)}, ir::make_float(1)); };
+  auto launch = std::make_shared<ir::KernelLaunch>();
+  launch->grid = {ir::make_int(1)};
+  launch->block_vars = {ir::make_var("bx")};
+  launch->thread_var = ir::make_var("tx");
+  launch->body = ir::make_allocate(
+      a, ir::make_seq({ir::make_allocate(m, ir::make_allocate(s, ir::make_seq({store(m), store(s)}))),
+                       ir::make_allocate(l, store(l))}));
+  ir::PrimFunc f;
+  f.body = ir::Stmt(launch);
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "");
+  ctx.func = &f;
+  f.body = passes::plan_shared_memory(f.body, ctx);
+  auto offsets = shared_offsets(f);
+  EXPECT_EQ(offsets.at("a"), 0);
+  EXPECT_EQ(offsets.at("m"), 4096);  // 4000 bytes, rounded up to the next 128
+  EXPECT_EQ(offsets.at("s"), 4096 + 512);
+  EXPECT_EQ(offsets.at("l"), 4096);  // m's scope is over
+  EXPECT_TRUE(passes::plan_shared_memory(f.body, ctx).same_as(f.body));  // all placed: unchanged
+}
+
 // A 2-D grid of 128 x 256 bf16 tiles, K in 64-wide steps, for sm_90a.
 ir::PrimFunc hopper_gemm(int stages, const std::string& epilogue, const std::string& k_steps = "8") {
   std::string source =

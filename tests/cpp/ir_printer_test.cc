@@ -7,6 +7,7 @@
 #include "ir/intrinsics.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
+#include "ir/shared_layout.h"
 
 namespace tilec::ir {
 namespace {
@@ -132,6 +133,21 @@ TEST(IRPrinter, LoadsStoresAndStatements) {
   EXPECT_EQ(os.str(), "i + j | T.evaluate(j)\n");
   EXPECT_EQ(to_string(Stmt()), "");
   EXPECT_EQ(to_string(Expr()), "None");
+}
+
+TEST(IRPrinter, SharedBuffersShowTheirLayout) {
+  auto laid_out = [](SharedLayoutRef layout) {
+    auto b = std::make_shared<BufferNode>(*make_buffer("A_s", DType::Float16, {i32(8), i32(64)}, {}, MemoryScope::Shared));
+    b->layout = std::move(layout);
+    return to_string(make_allocate(Buffer(b), make_store(Buffer(b), {i32(0), i32(0)}, make_float(0, DType::Float16))));
+  };
+  Expr i = make_var("i"), j = make_var("j");
+  EXPECT_EQ(laid_out(SharedLayout::user({8, 64}, {i, j}, make_Add(make_Mul(i, i32(64)), make_BitXor(j, make_Mul(i, i32(8)))))),
+            "A_s = T.alloc_shared((8, 64), \"float16\")  # layout (i, j) -> i * 64 + (j ^ i * 8)\n"
+            "A_s[0, 0] = T.float16(0.0)\n");
+  EXPECT_NE(laid_out(SharedLayout::panels({8, 64}, 2, 128)).find("  # 128-byte panels\n"), std::string::npos);
+  EXPECT_NE(laid_out(SharedLayout::mma_swizzle({8, 64}, 2)).find("  # swizzled\n"), std::string::npos);
+  EXPECT_EQ(laid_out(nullptr).find('#'), std::string::npos);
 }
 
 TEST(IRPrinter, IfElifElse) {

@@ -8,30 +8,13 @@
 
 #include "base/diagnostics.h"
 #include "codegen/c_family.h"
+#include "ir/shared_layout.h"
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/plan_shared_memory.h"
 
 namespace tilec::codegen {
 namespace {
-
-// Shared buffers sit where plan_shared_memory put them; any other (made by later passes) is
-// stacked above those in allocation order. Swizzled tiles start on 1024 bytes (whole swizzle
-// periods), others on 128.
-// The end of the shared buffers with planned offsets in `body`.
-int64_t planned_shared_bytes(const ir::Stmt& body) {
-  struct Ends : ir::IRVisitor {
-    int64_t end = 0;
-    void visit_Allocate(const ir::Allocate* op) override {
-      const ir::BufferNode& b = *op->buffer;
-      if (b.scope == ir::MemoryScope::Shared && b.shared_offset >= 0)
-        end = std::max(end, b.shared_offset + passes::shared_footprint(b));
-      IRVisitor::visit_Allocate(op);
-    }
-  } ends;
-  ends.visit(body);
-  return ends.end;
-}
 
 class CudaPrinter final : public CFamilyPrinter {
  public:
@@ -70,7 +53,6 @@ class CudaPrinter final : public CFamilyPrinter {
                ") " + kernel_name_ + "(" + param + args + ")");
     emit_line("extern __shared__ __align__(1024) unsigned char " + shared_pool_ + "[];");
     emit_abi_prologue(func, abi, args + ".tensors", args + ".ints", args + ".floats");
-    shared_top_ = planned_shared_bytes(func.body);
     emit_stmt(func.body);
     close_block();
 
@@ -131,14 +113,13 @@ class CudaPrinter final : public CFamilyPrinter {
     if (count < 0)
       error_at(buffer->loc, "on-chip buffer '" + buffer->name + "' needs a constant shape on the GPU (its "
                             "size is fixed when the kernel is built)");
+    // Shared buffers sit where plan_shared_memory put them.
     if (buffer->scope == ir::MemoryScope::Shared) {
-      int64_t bytes = passes::shared_footprint(*buffer);
-      int64_t offset = buffer->shared_offset;
-      if (offset < 0) {
-        offset = passes::round_up(shared_top_, passes::shared_alignment(*buffer));
-        shared_top_ = offset + bytes;
-      }
-      shared_peak_ = std::max(shared_peak_, offset + bytes);
+      const int64_t offset = buffer->shared_offset;
+      if (offset < 0)
+        throw std::logic_error("codegen: shared buffer '" + buffer->name + "' has no place (plan_shared_memory "
+                               "places every shared buffer)");
+      shared_peak_ = std::max(shared_peak_, offset + passes::shared_footprint(*buffer));
       emit_line(type + "* const " + name + " = reinterpret_cast<" + type + "*>(" + shared_pool_ + " + " +
                 std::to_string(offset) + ");");
       return;
@@ -151,52 +132,42 @@ class CudaPrinter final : public CFamilyPrinter {
               std::to_string(std::max<int64_t>(count, 1)) + "];");
   }
 
-  // Shared allocations are stacked: a buffer's space is free again after its scope.
-  void emit_Allocate(const ir::Allocate& op) override {
-    int64_t top = shared_top_;
-    CFamilyPrinter::emit_Allocate(op);
-    shared_top_ = top;
-  }
-
   std::string buffer_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) override {
     const bool checked = bounds_check_ && !indices.empty() &&
                          (buffer->scope == ir::MemoryScope::Global || buffer->scope == ir::MemoryScope::Shared);
-    if (!checked) return unchecked_element(buffer, indices);
+    if (!checked) return CFamilyPrinter::buffer_element(buffer, indices);
     std::string dims;
     for (size_t d = 0; d < indices.size(); ++d) {
       dims += ", " + print_expr(indices[d]) + ", " + print_expr(buffer->shape[d]);
     }
     const std::string site = "'" + buffer->name + "' at " + current_source_line();
-    return ns_ + "checked(&" + unchecked_element(buffer, indices) + ", " + kernel_name_literal_ + ", " +
+    return ns_ + "checked(&" + CFamilyPrinter::buffer_element(buffer, indices) + ", " + kernel_name_literal_ + ", " +
            string_literal(site) + dims + ")";
   }
 
-  // `name[offset]`, with the swizzled or paneled offset of such shared tiles.
-  std::string unchecked_element(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
-    if (!(buffer->swizzled || buffer->panel_bytes) || indices.size() < 2)
-      return CFamilyPrinter::buffer_element(buffer, indices);
-    size_t rank = indices.size();
-    int64_t rows, cols;
-    if (!ir::is_const_int(buffer->shape[rank - 2], &rows) || !ir::is_const_int(buffer->shape[rank - 1], &cols))
-      throw std::logic_error("codegen: swizzled buffer '" + buffer->name + "' has a symbolic tile");
-    const std::string arguments = std::to_string(cols) + ", " + std::to_string(buffer->dtype.bytes());
-    std::string offset = (buffer->panel_bytes ? ns_ + "panel_offset<" + std::to_string(rows) + ", " + arguments +
-                                                    ", " + std::to_string(buffer->panel_bytes)
-                                              : ns_ + "swizzled_offset<" + arguments) +
-                         ">(" + print_expr(indices[rank - 2]) + ", " + print_expr(indices[rank - 1]) + ")";
+  // The mma swizzle and panels by their device helpers (swizzled_offset, panel_offset: one
+  // inlined constexpr function of (r, c) that NVRTC folds as well as the expression), after the
+  // whole tiles of the leading dims.
+  std::string layout_offset(const ir::SharedLayout& layout, const std::vector<ir::Expr>& indices) override {
+    const std::string helper = layout.device_offset();
+    if (helper.empty() || !dialect_.offset_helpers) return CFamilyPrinter::layout_offset(layout, indices);
+    const size_t rank = indices.size();
+    const std::vector<int64_t>& shape = layout.shape();
+    std::string offset = ns_ + helper + "(" + print_expr(indices[rank - 2]) + ", " + print_expr(indices[rank - 1]) + ")";
     if (rank > 2) {
-      std::vector<ir::Expr> lead(indices.begin(), indices.end() - 2);
-      std::string tile = "(" + print_flat(buffer, lead) + ") * " + std::to_string(rows * cols);
-      offset = tile + " + " + offset;
+      std::string lead;
+      for (size_t d = 0; d + 2 < rank; ++d)
+        lead = d == 0 ? print_expr(indices[d]) : "(" + lead + ") * " + std::to_string(shape[d]) + " + " + print_expr(indices[d]);
+      offset = "(" + lead + ") * " + std::to_string(shape[rank - 2] * shape[rank - 1]) + " + " + offset;
     }
-    return buffer_name(buffer) + "[" + offset + "]";
+    return offset;
   }
 
   CExpr print_call(const ir::Call& op) override {
     if (op.name == passes::kAddressOf) {
       // Tile operations predicate their own accesses: the address is not checked.
       const auto* load = op.args.at(0).as<ir::BufferLoad>();
-      return {"(&" + unchecked_element(load->buffer, load->indices) + ")"};
+      return {"(&" + CFamilyPrinter::buffer_element(load->buffer, load->indices) + ")"};
     }
     if (op.name == passes::kTensorMap) {
       int64_t index;
@@ -255,17 +226,6 @@ class CudaPrinter final : public CFamilyPrinter {
     throw std::logic_error("codegen: a CUDA kernel is one T.Kernel block");
   }
 
-  // Row-major linear index of the leading dims of a buffer.
-  std::string print_flat(const ir::Buffer& buffer, const std::vector<ir::Expr>& lead) {
-    std::string text;
-    for (size_t d = 0; d < lead.size(); ++d) {
-      int64_t extent;
-      if (!ir::is_const_int(buffer->shape[d], &extent))
-        throw std::logic_error("codegen: swizzled buffer '" + buffer->name + "' has a symbolic dim");
-      text = d == 0 ? print_expr(lead[d]) : "(" + text + ") * " + std::to_string(extent) + " + " + print_expr(lead[d]);
-    }
-    return text;
-  }
 
 
   // Whether the body calls device code of cuda/wgmma.h or cuda/tma.h (left out of other
@@ -291,7 +251,6 @@ class CudaPrinter final : public CFamilyPrinter {
   std::string kernel_name_;          // its __global__ symbol
   std::string tensor_maps_;
   std::string shared_pool_;
-  int64_t shared_top_ = 0;
   int64_t shared_peak_ = 0;
 };
 
@@ -310,7 +269,7 @@ CudaSource generate_gpu_source(const ir::PrimFunc& func, const KernelAbi& abi, c
 
 CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check) {
-  static const GpuDialect cuda{"CUDA (NVRTC)", "tilec_cuda", "cuda/tilec_cuda.h"};
+  static const GpuDialect cuda{"CUDA (NVRTC)", "tilec_cuda", "cuda/tilec_cuda.h", /*offset_helpers=*/true};
   return generate_gpu_source(func, abi, target, bounds_check, cuda);
 }
 

@@ -69,6 +69,9 @@ struct GpuDialect {
   std::string language;          // "CUDA (NVRTC)", in the first line's comment
   std::string device_namespace;  // of the device support: "tilec_cuda"
   std::string header;            // that the unit includes: "cuda/tilec_cuda.h"
+  // Whether the device support has the layouts' offset helpers (swizzled_offset, panel_offset);
+  // without them every layout is printed as its expression.
+  bool offset_helpers = false;
 };
 
 // generate_cuda_source for `dialect`.

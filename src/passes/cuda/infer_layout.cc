@@ -12,6 +12,7 @@
 #include "base/diagnostics.h"
 #include "base/log.h"
 #include "ir/region.h"
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 #include "ir/mutator.h"
@@ -24,6 +25,9 @@
 
 namespace tilec::passes {
 namespace {
+
+std::string gemm_operand_name(const ir::BufferRegion& r, bool a);  // below
+std::string mma_swizzle_problem(const ir::Gemm& op);
 
 using ir::Expr;
 using ir::Fragment;
@@ -59,6 +63,8 @@ class LayoutInference {
       auto c = const_shape(gemm->c.buffer);
       demand(gemm->c.buffer, ir::mfma_accumulator(c[0], c[1], grid.warps_m, grid.warps_n), gemm->loc);
       if (is_fragment(gemm->a.buffer)) demand(gemm->a.buffer, mfma_register_a_layout(*gemm, grid), gemm->loc);
+      for (const ir::Buffer& operand : {gemm->a.buffer, gemm->b.buffer})
+        if (operand->scope == ir::MemoryScope::Shared) row_major_.insert(operand.get());
     }
     for (const auto& [gemm, grid] : mma_gemms_) {
       Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
@@ -91,16 +97,20 @@ class LayoutInference {
       n->fragment = std::make_shared<Fragment>(layouts_.at(b.get()).layout);
       replaced[b.get()] = n;
     }
-    for (const auto& b : swizzled_) {
+    // The layouts the ops need replace the compiler's and make_swizzled_layout's; a user's
+    // layout reaches an op only where it gives the same offsets (ir/shared_layout.h).
+    auto lay_out = [&](const ir::BufferNode* b, ir::SharedLayoutRef layout) {
+      if (ir::has_user_layout(*b) &&
+          ir::user_layout_differs(*b, layout ? *layout : *ir::SharedLayout::row_major(b->layout->shape())))
+        throw std::logic_error("infer_layout: '" + b->name + "' would lose " + ir::user_layout_origin(*b));
       auto n = std::make_shared<ir::BufferNode>(*b);
-      n->swizzled = true;
-      replaced[b.get()] = n;
-    }
-    for (const auto* b : panels_) {
-      auto n = std::make_shared<ir::BufferNode>(*b);
-      n->panel_bytes = panel_bytes_of(*b);
+      n->layout = std::move(layout);
       replaced[b] = n;
-    }
+    };
+    for (const auto& b : swizzled_) lay_out(b.get(), ir::mma_swizzle_of(*b));
+    for (const auto* b : panels_) lay_out(b, ir::panels_of(*b, panel_bytes_of(*b)));
+    for (const auto* b : row_major_)
+      if (b->layout) lay_out(b, nullptr);
     return ir::replace_buffers(body, replaced);
   }
 
@@ -160,16 +170,13 @@ class LayoutInference {
     // swizzled layout only).
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
-      void visit_Allocate(const ir::Allocate* op) override {
-        if (op->buffer->panel_bytes) self->panels_.insert(op->buffer.get());
-        IRVisitor::visit_Allocate(op);
-      }
       void visit_Gemm(const ir::Gemm* op) override {
         if (!wgmma_grid(*op, self->threads_, self->ctx_)) return;
         for (const auto* r : {&op->a, &op->b})
           if (r->buffer->scope == ir::MemoryScope::Shared) self->panels_.insert(r->buffer.get());
       }
       void visit_Copy(const ir::Copy* op) override {
+        if (op->barrier) self->panels_.insert(op->dst.buffer.get());  // a TMA load (warp_specialize)
         if (is_tma_store(*op, self->ctx_)) self->panels_.insert(op->src.buffer.get());
       }
     } panels;
@@ -198,6 +205,9 @@ class LayoutInference {
     auto panels = [&](const ir::BufferRegion& r) { return panels_.count(r.buffer.get()) > 0; };
     auto grid = mma_warp_grid(*op, threads_, ctx_);
     const bool on_mma = grid && !panels(op->a) && !panels(op->b);
+    if (!grid && log_enabled(LogLevel::Debug) && (ir::has_user_layout(*op->a.buffer) || ir::has_user_layout(*op->b.buffer)))
+      if (std::string why = mma_swizzle_problem(*op); !why.empty())
+        log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on CUDA cores, not mma.sync: " + why);
     if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
       log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
                                ", not wgmma: " + why_not);
@@ -349,6 +359,7 @@ class LayoutInference {
   std::vector<std::pair<const ir::Gemm*, WarpGrid>> mfma_gemms_;
   std::vector<std::pair<const ir::Gemm*, WarpgroupGrid>> wgmma_gemms_;
   std::unordered_set<const ir::BufferNode*> panels_;
+  std::unordered_set<const ir::BufferNode*> row_major_;  // MFMA operands (read row-major)
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
 };
 
@@ -440,6 +451,7 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   if (kstep == 0 || !ctx.target.has(mma_kind(t))) return std::nullopt;
   auto shape = gemm_shape(op);
   if (!shape || shape->k % kstep != 0) return std::nullopt;
+  if (!mma_swizzle_problem(op).empty()) return std::nullopt;
   const int64_t m = shape->m, n = shape->n;
   // The most warps (of the block's, halving) that split the tile as the policy says.
   for (int64_t warps = threads / 32; warps >= 1; warps /= 2) {
@@ -461,7 +473,10 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   return std::nullopt;
 }
 
-int64_t panel_bytes_of(const ir::BufferNode& b) {
+namespace {
+
+// The widest panels b's tile can be cut into, whatever layout it has.
+int64_t panel_width_that_fits(const ir::BufferNode& b) {
   size_t rank = b.shape.size();
   int64_t rows, cols;
   if (b.scope != ir::MemoryScope::Shared || rank < 2 || !ir::is_const_int(ir::simplify(b.shape[rank - 2]), &rows) ||
@@ -475,15 +490,38 @@ int64_t panel_bytes_of(const ir::BufferNode& b) {
   return 0;
 }
 
+}  // namespace
+
+int64_t panel_bytes_of(const ir::BufferNode& b) {
+  const int64_t width = panel_width_that_fits(b);
+  if (width && ir::user_layout_differs(b, *ir::panels_of(b, width))) return 0;
+  return width;
+}
+
 namespace {
 
 std::string gemm_operand_name(const ir::BufferRegion& r, bool a) {
   return std::string(a ? "A" : "B") + " ('" + r.buffer->name + "')";
 }
 
+// Why gemm_ss / ldmatrix can't read a shared operand of `op` (its user layout is not the mma
+// swizzle they address), or "".
+std::string mma_swizzle_problem(const ir::Gemm& op) {
+  for (bool a : {true, false}) {
+    const ir::BufferRegion& r = a ? op.a : op.b;
+    if (r.buffer->scope == ir::MemoryScope::Shared && ir::user_layout_differs(*r.buffer, *ir::mma_swizzle_of(*r.buffer)))
+      return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) +
+             ", not the mma swizzle that gemm_ss reads";
+  }
+  return "";
+}
+
 // Why shared operand `r` of a gemm can't be read by wgmma, or "".
 std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
   if (!whole_shared_tile(r)) return gemm_operand_name(r, a) + " is not a whole shared tile";
+  if (const int64_t width = panel_width_that_fits(*r.buffer); width && !panel_bytes_of(*r.buffer))
+    return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) + ", not the " +
+           std::to_string(width) + "-byte panels wgmma reads";
   if (!panel_bytes_of(*r.buffer))
     return gemm_operand_name(r, a) + " can't be stored in panels (its tile needs constant dims, rows a multiple "
                                      "of 8 and a row of whole 16-byte chunks)";
@@ -579,7 +617,7 @@ ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, b
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
-      op.src.buffer->panel_bytes ||
+      (op.src.buffer->layout && !ir::mma_swizzled(*op.src.buffer)) ||
       dst->dtype.bytes() != 2 || op.src.buffer->dtype != dst->dtype)
     return std::nullopt;
   auto shape = const_shape(dst);
@@ -596,7 +634,7 @@ std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads)
   const ir::Buffer& src = op.src.buffer;
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.src) || !whole_shared_tile(op.dst) || op.dst.region.size() != 2 || !src->fragment ||
-      !dst->panel_bytes || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
+      !ir::panel_width(*dst) || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
     return std::nullopt;
   auto shape = const_shape(src);
   if (shape.size() != 2) return std::nullopt;

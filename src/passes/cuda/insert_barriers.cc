@@ -1,6 +1,7 @@
 #include "passes/cuda/insert_barriers.h"
 
 #include "ir/mutator.h"
+#include "ir/shared_layout.h"
 #include "passes/cuda/device_calls.h"
 #include "op/accesses.h"
 #include "passes/cuda/plan_shared_memory.h"
@@ -131,7 +132,7 @@ class BarrierPlacer {
     const auto* copy = s.as<ir::Copy>();
     if (barrier && (s.as<ir::Gemm>() || (copy && copy->dst.buffer->scope == ir::MemoryScope::Global)))
       for (const auto* b : acc.reads)
-        if (b->panel_bytes) {
+        if (ir::panel_width(*b)) {
           barrier = ir::make_seq({device_call("fence_proxy_async", {}, s->loc), barrier});
           break;
         }

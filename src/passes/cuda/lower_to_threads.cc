@@ -6,6 +6,7 @@
 
 #include "base/diagnostics.h"
 #include "ir/layout.h"
+#include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/parallel.h"
@@ -33,7 +34,7 @@ bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope:
 // tensor cores unless it runs on wgmma or reads a panel tile (whose layout ldmatrix addressing
 // doesn't know).
 bool mma_path(const ir::Gemm& op, int threads, const PassContext& ctx) {
-  return !wgmma_grid(op, threads, ctx) && !op.a.buffer->panel_bytes && !op.b.buffer->panel_bytes &&
+  return !wgmma_grid(op, threads, ctx) && !ir::panel_width(*op.a.buffer) && !ir::panel_width(*op.b.buffer) &&
          mma_warp_grid(op, threads, ctx).has_value();
 }
 
@@ -155,12 +156,12 @@ class ThreadLowering : public TileLowering {
     std::string shape = shape_arguments(*op);
     std::string name =
         a_in_registers ? "gemm_rs<" + shape + std::to_string(grid->warps_m) + ", " + flag(op->transpose_b) + ", " +
-                             flag(op->b.buffer->swizzled) + ">"
+                             flag(ir::mma_swizzled(*op->b.buffer)) + ">"
         : b_in_registers ? "gemm_sr<" + shape + std::to_string(grid->warps_n) + ", " + flag(op->transpose_a) + ", " +
-                               flag(op->a.buffer->swizzled) + ">"
+                               flag(ir::mma_swizzled(*op->a.buffer)) + ">"
                          : "gemm_ss<" + shape + std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) +
                                ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
-                               flag(op->a.buffer->swizzled) + ", " + flag(op->b.buffer->swizzled) + ">";
+                               flag(ir::mma_swizzled(*op->a.buffer)) + ", " + flag(ir::mma_swizzled(*op->b.buffer)) + ">";
     auto operand = [&](const ir::BufferRegion& r) {
       return is_fragment(r.buffer) ? address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
     };
@@ -181,16 +182,16 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
-    if (op->barrier || (op->src.buffer->panel_bytes && is_tma_store(*op, ctx_))) return tma_copy(*op);
+    if (op->barrier || (ir::panel_width(*op->src.buffer) && is_tma_store(*op, ctx_))) return tma_copy(*op);
     if (auto groups = stmatrix_copy_grid(*op, threads_))
       return matrix_copy("stmatrix_accumulator", op->src, op->dst,
                          {std::to_string(groups->groups_m), std::to_string(groups->groups_n),
-                          std::to_string(op->dst.buffer->panel_bytes)},
+                          std::to_string(ir::panel_width(*op->dst.buffer))},
                          op->loc);
     if (auto grid = ctx_.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(*op, threads_) : std::nullopt)
       return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
                          {std::to_string(grid->warps_m), std::to_string(grid->warps_n),
-                          op->src.buffer->swizzled ? "true" : "false"},
+                          ir::mma_swizzled(*op->src.buffer) ? "true" : "false"},
                          op->loc);
     return copy_global_shared(*op);
   }
@@ -258,13 +259,13 @@ class ThreadLowering : public TileLowering {
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
     std::string shape = shape_arguments(op);
     const bool a_in_registers = is_fragment(op.a.buffer);
-    const std::string panel_b = std::to_string(op.b.buffer->panel_bytes);
+    const std::string panel_b = std::to_string(ir::panel_width(*op.b.buffer));
     std::string name = a_in_registers
                            ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) +
                                  ", " + panel_b + ">"
                            : "wgmma_gemm_ss<" + shape + std::to_string(groups.groups_m) + ", " +
                                  std::to_string(groups.groups_n) + ", " + flag(op.transpose_a) + ", " +
-                                 flag(op.transpose_b) + ", " + std::to_string(op.a.buffer->panel_bytes) + ", " +
+                                 flag(op.transpose_b) + ", " + std::to_string(ir::panel_width(*op.a.buffer)) + ", " +
                                  panel_b + ">";
     Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
@@ -286,7 +287,7 @@ class ThreadLowering : public TileLowering {
     const size_t rank = global.region.size(), srank = shared.region.size();
     int64_t cols;
     ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
-    const int64_t panel_bytes = shared.buffer->panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
+    const int64_t panel_bytes = ir::panel_width(*shared.buffer), panel = panel_bytes / shared.buffer->dtype.bytes();
     if (panel_bytes == 0) throw std::logic_error("lower_to_threads: a TMA copy of a tile not in panels");
     ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
     for (size_t d = rank; d-- > 0;) {
@@ -717,7 +718,7 @@ class ThreadLowering : public TileLowering {
     int64_t shared_cols, shared_min;
     if (!ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &shared_cols) ||
         !ir::is_const_int(ir::simplify(shared.region.back().min), &shared_min) || shared_cols % vec ||
-        shared_min % vec)
+        shared_min % vec || (shared.buffer->layout && shared.buffer->layout->contiguous_elements() % vec))
       return elementwise;
 
     std::vector<int64_t> chunks = extents;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
@@ -50,7 +51,9 @@ bool vector_access(const ir::Buffer& b, const std::vector<ir::Expr>& indices, co
   ir::Expr offset = ir::simplify(ir::substitute(last, var, ir::make_int(0, var->dtype)));
   if (!ir::is_zero(ir::simplify(ir::make_Sub(ir::make_Sub(last, var), offset)))) return false;
   if (!multiple_of(offset, width)) return false;
-  if (b->scope == ir::MemoryScope::Shared) return indices.size() < 2 || multiple_of(b->shape.back(), width);
+  if (b->scope == ir::MemoryScope::Shared)
+    return b->layout ? b->layout->contiguous_elements() % width == 0
+                     : indices.size() < 2 || multiple_of(b->shape.back(), width);
   for (size_t d = 0; d + 1 < b->strides.size(); ++d)
     if (!multiple_of(b->strides[d], width)) return false;
   return true;

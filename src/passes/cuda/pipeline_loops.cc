@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/mutator.h"
+#include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
@@ -63,7 +64,9 @@ class LoopPipeliner : public ir::IRMutator {
           const ir::Buffer& b = *dst;
           std::vector<Expr> shape = b->shape;
           shape.insert(shape.begin(), ir::make_int(stages));
-          loop_staged[b.get()] = ir::make_buffer(b->name, b->dtype, shape, {}, b->scope, b->loc);
+          auto staged = std::make_shared<ir::BufferNode>(*ir::make_buffer(b->name, b->dtype, shape, {}, b->scope, b->loc));
+          if (b->layout) staged->layout = b->layout->staged(stages);  // T.annotate_layout's, per stage
+          loop_staged[b.get()] = staged;
         }
       } else {
         consumers.push_back(s);

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/mutator.h"
+#include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "op/accesses.h"
 
@@ -88,9 +89,37 @@ class SharedBuffers : public ir::IRVisitor {
   }
 };
 
+// Per-thread code (after lower_to_threads): the shared buffers lowering made (the scratch of
+// cross-warp reductions) stacked above the planned ones, each scope's space free again after
+// it.
+class StackUnplaced : public ir::IRMutator {
+ public:
+  explicit StackUnplaced(int64_t top) : top_(top) {}
+  ir::BufferMap placed;
+
+ protected:
+  Stmt mutate_Allocate(const ir::Allocate* op, const Stmt& self) override {
+    const ir::BufferNode& b = *op->buffer;
+    const int64_t bytes = shared_footprint(b), top = top_;
+    if (b.scope == ir::MemoryScope::Shared && b.shared_offset < 0 && bytes >= 0) {
+      auto n = std::make_shared<ir::BufferNode>(b);
+      n->shared_offset = round_up(top_, shared_alignment(b));
+      top_ = n->shared_offset + bytes;
+      placed[op->buffer.get()] = n;
+    }
+    Stmt s = IRMutator::mutate_Allocate(op, self);
+    top_ = top;
+    return s;
+  }
+
+ private:
+  int64_t top_;
+};
+
 class KernelPlans : public ir::IRMutator {
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    if (op->thread_var) return stack_unplaced(*op, self);
     SharedBuffers shared;
     shared.visit(op->body);
     Lifetimes lifetimes;
@@ -147,11 +176,34 @@ class KernelPlans : public ir::IRMutator {
     n->body = ir::replace_buffers(op->body, planned);
     return Stmt(n);
   }
+
+ private:
+  static Stmt stack_unplaced(const ir::KernelLaunch& op, const Stmt& self) {
+    SharedBuffers shared;
+    shared.visit(op.body);
+    int64_t end = 0;
+    for (const ir::Buffer& b : shared.buffers)
+      if (b->shared_offset >= 0) end = std::max(end, b->shared_offset + shared_footprint(*b));
+    StackUnplaced stack(end);
+    stack.mutate(op.body);
+    if (stack.placed.empty()) return self;
+    auto n = std::make_shared<ir::KernelLaunch>(op);
+    n->body = ir::replace_buffers(op.body, stack.placed);
+    return Stmt(n);
+  }
 };
 
 }  // namespace
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+namespace {
+
+// Tiles in the mma swizzle or in panels: their patterns repeat every 1024 bytes (TMA and
+// wgmma descriptors count on a tile starting a period) and span whole 128-byte lines.
+bool in_device_layout(const ir::BufferNode& b) { return ir::mma_swizzled(b) || ir::panel_width(b); }
+
+}  // namespace
 
 int64_t shared_footprint(const ir::BufferNode& b) {
   int64_t count = 1;
@@ -160,10 +212,10 @@ int64_t shared_footprint(const ir::BufferNode& b) {
     if (!ir::is_const_int(d, &v)) return -1;
     count *= v;
   }
-  return round_up(count * b.dtype.bytes(), b.swizzled || b.panel_bytes ? 128 : 16);
+  return round_up(count * b.dtype.bytes(), in_device_layout(b) ? 128 : 16);
 }
 
-int64_t shared_alignment(const ir::BufferNode& b) { return b.swizzled || b.panel_bytes ? 1024 : 128; }
+int64_t shared_alignment(const ir::BufferNode& b) { return in_device_layout(b) ? 1024 : 128; }
 
 ir::Stmt plan_shared_memory(const ir::Stmt& body, const PassContext&) { return KernelPlans().mutate(body); }
 

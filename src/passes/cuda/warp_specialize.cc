@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ir/region.h"
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
@@ -132,7 +133,7 @@ class Specializer {
       std::vector<Expr> shape = dst->shape;
       shape.insert(shape.begin(), ir::make_int(stages));
       auto staged = std::make_shared<ir::BufferNode>(*ir::make_buffer(dst->name, dst->dtype, shape, {}, dst->scope, dst->loc));
-      staged->panel_bytes = panel_bytes_of(*dst);
+      staged->layout = ir::panels_of(*staged, panel_bytes_of(*dst));
       staged_[dst.get()] = staged;
     }
     if (producers.empty()) return Stmt();

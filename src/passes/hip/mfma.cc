@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "ir/shared_layout.h"
+
 namespace tilec::passes {
 
 std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
@@ -9,6 +11,11 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
   if (op.c.buffer->scope != ir::MemoryScope::Fragment || op.c.buffer->dtype != DType::Float32) return std::nullopt;
   const bool a_in_registers = whole_fragment(op.a);
   if ((!a_in_registers && !whole_shared_tile(op.a)) || !whole_shared_tile(op.b)) return std::nullopt;
+  // The MFMA gemms read LDS row-major: a user's other layout can't be read.
+  for (const ir::Buffer& b : {op.a.buffer, op.b.buffer})
+    if (b->scope == ir::MemoryScope::Shared && ir::has_user_layout(*b) &&
+        ir::user_layout_differs(*b, *ir::SharedLayout::row_major(b->layout->shape())))
+      return std::nullopt;
   const DType t = op.a.buffer->dtype;
   if (op.b.buffer->dtype != t) return std::nullopt;
   int64_t kstep;
