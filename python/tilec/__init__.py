@@ -11,7 +11,7 @@ import atexit
 import logging
 import sys
 
-from . import _core, language
+from . import _core, language, layout
 from ._core import CompileError
 from .jit import compile, jit
 from .kernel import Kernel
@@ -27,7 +27,7 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "Kernel", "compile", "jit", "language", "set_log_level",
+__all__ = ["CompileError", "Kernel", "compile", "jit", "language", "layout", "set_log_level",
            "__version__"]
 
 

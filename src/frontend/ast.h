@@ -42,6 +42,8 @@ enum class ExprKind {
   Tuple,      // items (parenthesized or bare `a, b`)
   List,       // items
   Starred,    // *value (in call arguments only)
+  Lambda,     // lambda items...: value   (items: the parameters, Names; plain ones only)
+  Dict,       // {items[0]: values[0], ...}  (key: value entries only)
   Unsupported,  // valid Python outside the kernel language (lambda, comprehension,
                 // f-string, yield, await, walrus...): id names the construct, so
                 // elaboration reports it where it is used, if it is used
@@ -65,6 +67,7 @@ struct Expr {
   ExprPtr value, lhs, rhs;
   ExprPtr lower, upper, step;  // Slice
   std::vector<ExprPtr> items;
+  std::vector<ExprPtr> values;  // Dict
   std::vector<Keyword> keywords;
 };
 

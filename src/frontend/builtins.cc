@@ -10,6 +10,7 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "ir/intrinsics.h"
+#include "ir/shared_layout.h"
 #include "op/atomic_add.h"
 #include "op/check.h"
 #include "op/copy.h"
@@ -318,6 +319,127 @@ static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemorySco
   return CtValue::of_buffer(b);
 }
 
+// ---------------------------------------------------------------- shared-memory layouts
+
+static CtValue layout_value(ir::SharedLayoutRef layout) {
+  CtValue v;
+  v.kind = K::Layout;
+  v.layout = std::move(layout);
+  return v;
+}
+
+static std::vector<int64_t> constant_shape(const ir::Buffer& b, const SourceLoc& loc, const std::string& what) {
+  std::vector<int64_t> shape;
+  for (const ir::Expr& d : b->shape) {
+    int64_t e;
+    if (!ir::is_const_int(d, &e)) error_at(loc, what + ": buffer '" + b->name + "' needs a constant shape");
+    shape.push_back(e);
+  }
+  return shape;
+}
+
+static std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t d = 0; d < shape.size(); ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// T.Layout(shape, lambda i, j, ...: offset): the lambda gives the element offset of each index,
+// or the index it moves to (a tuple of as many, row-major in the same shape). It must be a
+// bijection onto the tile.
+static CtValue layout_op(Elaborator& el, const EvaluatedCall& c) {
+  const ast::Expr& call = *c.node;
+  if (call.items.size() != 2 || !call.keywords.empty())
+    error_at(call.loc, "T.Layout takes a shape and a function of the indices: T.Layout(shape, lambda i, j: offset)");
+  const ast::Expr& shape_arg = *call.items[0];
+  const ast::Expr& fn = *call.items[1];
+  std::vector<int64_t> shape;
+  for (const ir::Expr& d : el.to_shape(el.eval(shape_arg), shape_arg.loc, "T.Layout shape")) {
+    int64_t e;
+    if (!ir::is_const_int(d, &e) || e < 1)
+      error_at(shape_arg.loc, "T.Layout needs a shape of positive compile-time integers");
+    shape.push_back(e);
+  }
+  if (fn.kind != ast::ExprKind::Lambda)
+    error_at(fn.loc, "T.Layout's second argument is a lambda of the indices (lambda i, j: offset)");
+  if (fn.items.size() != shape.size())
+    error_at(fn.loc, "a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
+                         std::to_string(shape.size()) + " indices; this lambda takes " + std::to_string(fn.items.size()));
+  std::vector<ir::Expr> vars;
+  std::vector<CtValue> args;
+  for (const auto& param : fn.items) {
+    vars.push_back(ir::make_var(param->id, DType::Int32));
+    args.push_back(CtValue::of_expr(vars.back()));
+  }
+  const CtValue result = el.apply_lambda(fn, args);
+  const SourceLoc& body = fn.value->loc;
+  ir::Expr offset;
+  if (result.is_sequence()) {
+    if (result.items.size() != shape.size())
+      error_at(body, "the lambda gives " + std::to_string(result.items.size()) + " coordinates for a " +
+                         std::to_string(shape.size()) + "-dim tile");
+    for (size_t d = 0; d < shape.size(); ++d) {
+      ir::Expr coordinate = el.to_expr_of(result.items[d], DType::Int32, body, "layout coordinate");
+      offset = d == 0 ? coordinate : ir::make_Add(ir::make_Mul(offset, ir::make_int(shape[d])), coordinate);
+    }
+  } else {
+    offset = el.to_expr(result, body, "layout offset");
+    if (!offset->dtype.is_integer()) error_at(body, "a layout's offset is an integer, not " + describe(result));
+  }
+  ir::SharedLayoutRef layout = ir::SharedLayout::user(shape, vars, offset, fn.loc);
+  if (std::string why = layout->bijection_error(); !why.empty())
+    error_at(fn.loc, "this layout is not a bijection onto its " + shape_text(shape) + " tile: " + why);
+  return layout_value(layout);
+}
+
+// tilelang.layout.make_swizzled_layout(buf): the bank-conflict-free swizzle of TMA and wgmma,
+// panels of the widest of 128, 64, 32 and 16 bytes that divides a row (row-major where none
+// does). The compiler's layouts yield to what an op needs (ir/shared_layout.h), so on mma.sync
+// the tile takes the mma swizzle instead.
+static CtValue make_swizzled_layout_op(Elaborator& el, const EvaluatedCall& c) {
+  CallArgs a = el.bind(c, {"buffer"});
+  const CtValue& v = a["buffer"];
+  if (v.kind != K::Buffer || v.buffer->scope != ir::MemoryScope::Shared)
+    error_at(a.loc("buffer"), c.callee_name + " takes a shared buffer (T.alloc_shared), not " + describe(v));
+  std::vector<int64_t> shape = constant_shape(v.buffer, a.loc("buffer"), c.callee_name);
+  const int64_t elem = v.buffer->dtype.bytes();
+  if (shape.size() >= 2 && shape[shape.size() - 2] % 8 == 0 && v.buffer->dtype.bits() >= 8)
+    for (int64_t width : {128, 64, 32, 16})
+      if (shape.back() * elem % width == 0 && width % elem == 0)
+        return layout_value(ir::SharedLayout::panels(shape, elem, width));
+  return layout_value(ir::SharedLayout::row_major(shape));
+}
+
+// T.annotate_layout({buf: layout, ...}): each shared buffer takes its layout for the whole
+// T.Kernel block (elaborate_stmt.cc gives it when the block ends).
+static CtValue annotate_layout_op(Elaborator& el, const EvaluatedCall& c) {
+  const ast::Expr& call = *c.node;
+  if (!el.in_kernel_) error_at(call.loc, "T.annotate_layout goes inside a T.Kernel block");
+  if (call.items.size() != 1 || !call.keywords.empty() || call.items[0]->kind != ast::ExprKind::Dict)
+    error_at(call.loc, "T.annotate_layout takes one dict of shared buffers and their layouts: "
+                       "T.annotate_layout({A_shared: layout, ...})");
+  const ast::Expr& dict = *call.items[0];
+  for (size_t i = 0; i < dict.items.size(); ++i) {
+    const ast::Expr& key = *dict.items[i];
+    const ast::Expr& value = *dict.values[i];
+    CtValue buffer = el.eval(key);
+    if (buffer.kind != K::Buffer || buffer.buffer->scope != ir::MemoryScope::Shared)
+      error_at(key.loc, "T.annotate_layout's keys are shared buffers (T.alloc_shared), not " + describe(buffer) +
+                            " (fragment layouts are inferred)");
+    CtValue layout = el.eval(value);
+    if (layout.kind != K::Layout)
+      error_at(value.loc, "T.annotate_layout's values are layouts (T.Layout(shape, lambda i, j: offset) or "
+                          "tilelang.layout.make_swizzled_layout(buf)), not " + describe(layout));
+    std::vector<int64_t> shape = constant_shape(buffer.buffer, key.loc, "T.annotate_layout");
+    if (layout.layout->shape() != shape)
+      error_at(value.loc, "this layout is for a " + shape_text(layout.layout->shape()) + " tile; '" +
+                              buffer.buffer->name + "' is " + shape_text(shape));
+    if (!el.annotated_layouts_.emplace(buffer.buffer.get(), layout.layout).second)
+      error_at(key.loc, "'" + buffer.buffer->name + "' has a layout already (one T.annotate_layout a buffer)");
+  }
+  return CtValue::none();
+}
+
 // ---------------------------------------------------------------- scalar functions
 
 static CtValue intrinsic_call(Elaborator& el, const EvaluatedCall& call, const ir::IntrinsicInfo& info) {
@@ -388,6 +510,10 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
     t["T.alloc_shared"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Shared); };
     t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };
     t["T.alloc_local"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Local); };
+    t["T.Layout"] = layout_op;
+    t["T.annotate_layout"] = annotate_layout_op;
+    t["tilec.layout.make_swizzled_layout"] = make_swizzled_layout_op;
+    t["T.make_swizzled_layout"] = make_swizzled_layout_op;
     t["T.use_swizzle"] = [](Elaborator& el, const EvaluatedCall& c) {
       // Block rasterization order: a GPU scheduling hint (every order gives the same result).
       CallArgs a = el.bind(c, {"panel_size", "order=\"row\"", "enable=True"});
@@ -590,6 +716,10 @@ static const std::unordered_map<std::string, Handler>& builtin_table() {
 bool Elaborator::is_builtin(const std::string& qualified) const {
   if (builtin_table().count(qualified)) return true;
   return qualified.rfind("T.", 0) == 0 && ir::find_intrinsic(qualified.substr(2)) != nullptr;
+}
+
+bool Elaborator::evaluates_own_arguments(const std::string& qualified) {
+  return qualified == "T.Layout" || qualified == "T.annotate_layout";
 }
 
 CtValue Elaborator::call_builtin(const std::string& name, const EvaluatedCall& call_in) {

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "base/stack_guard.h"
 #include "frontend/elaborator.h"
@@ -615,11 +616,15 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
   CtValue base = eval(*e.value);
   const std::string& attr = e.id;
   if (base.kind == K::Module) {
-    if (base.text == "tilec" && attr == "language") {
+    if (base.text == "tilec" && (attr == "language" || attr == "layout")) {
       CtValue m;
       m.kind = K::Module;
-      m.text = "tilec.language";
+      m.text = "tilec." + attr;
       return m;
+    }
+    if (base.text == "tilec.layout") {
+      if (is_builtin("tilec.layout." + attr)) return CtValue::builtin("tilec.layout." + attr);
+      error_at(e.loc, "tilec.layout has no '" + attr + "' usable in kernels (it has make_swizzled_layout)");
     }
     if (base.text == "tilec.language.GemmWarpPolicy") {
       if (attr == "Square" || attr == "FullRow" || attr == "FullCol") return CtValue::of_string(attr);
@@ -666,6 +671,7 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
   CtValue callee = eval(*e.value);
   EvaluatedCall call;
   call.node = &e;
+  if (callee.kind == K::Builtin && evaluates_own_arguments(callee.text)) return call_builtin(callee.text, call);
   if (e.value->kind == ast::ExprKind::Attribute) {
     call.callee_name = (e.value->value->kind == ast::ExprKind::Name ? e.value->value->id + "." : "") + e.value->id;
   } else if (e.value->kind == ast::ExprKind::Name) {
@@ -707,6 +713,27 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
     default:
       error_at(e.value->loc, describe(callee) + " is not callable");
   }
+}
+
+CtValue Elaborator::apply_lambda(const ast::Expr& lambda, const std::vector<CtValue>& args) {
+  // The parameters shadow the frame's names while the body is evaluated.
+  struct Shadow {
+    std::map<std::string, CtValue>& names;
+    std::vector<std::pair<std::string, std::optional<CtValue>>> saved;
+    ~Shadow() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        if (it->second) names[it->first] = *it->second;
+        else names.erase(it->first);
+      }
+    }
+  } shadow{frame().names, {}};
+  for (size_t i = 0; i < lambda.items.size(); ++i) {
+    const std::string& name = lambda.items[i]->id;
+    auto it = shadow.names.find(name);
+    shadow.saved.emplace_back(name, it == shadow.names.end() ? std::nullopt : std::optional<CtValue>(it->second));
+    shadow.names[name] = args.at(i);
+  }
+  return eval(*lambda.value);
 }
 
 CtValue Elaborator::call_function(const CtValue& function, const EvaluatedCall& call) {
@@ -838,6 +865,12 @@ CtValue Elaborator::eval(const ast::Expr& e) {
     }
     case E::Slice: error_at(e.loc, "a slice is only allowed inside [ ]");
     case E::Starred: error_at(e.loc, "a starred expression is only allowed in a call or a tuple");
+    case E::Lambda:
+      error_at(e.loc, "lambda is not supported in kernels but as T.Layout's index function "
+                      "(T.Layout(shape, lambda i, j: offset))");
+    case E::Dict:
+      error_at(e.loc, "a dict is not supported in kernels but as T.annotate_layout's argument "
+                      "(T.annotate_layout({A_shared: layout}))");
     case E::Unsupported: error_at(e.loc, e.id + " is not supported in kernels");
   }
   error_at(e.loc, "unsupported expression");

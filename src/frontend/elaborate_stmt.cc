@@ -5,7 +5,9 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
+#include "ir/substitute.h"
 
 namespace tilec::frontend {
 
@@ -324,7 +326,7 @@ void Elaborator::exec(const ast::Stmt& s) {
         if (module.rfind("tilelang", 0) == 0) module = "tilec" + module.substr(8);
         CtValue m;
         m.kind = K::Module;
-        if (module == "tilec" || module == "tilec.language") {
+        if (module == "tilec" || module == "tilec.language" || module == "tilec.layout") {
           m.text = module;
         } else {
           m.kind = K::Opaque;
@@ -678,12 +680,23 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   in_kernel_ = true;
   kernel_ = launch.get();
   kernel_allocs_.clear();
+  annotated_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;
   frame().control_depth_at_entry = runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
   frame().control_depth_at_entry = saved_depth;
+  // T.annotate_layout: the buffer has its layout at every use, before the call too. A row-major
+  // layout is what a buffer without one has.
+  ir::BufferMap laid_out;
+  for (const auto& [buffer, layout] : annotated_layouts_) {
+    auto n = std::make_shared<ir::BufferNode>(*buffer);
+    if (layout->kind() != ir::SharedLayout::Kind::RowMajor) n->layout = layout;
+    laid_out[buffer] = n;
+  }
+  annotated_layouts_.clear();
+  if (!laid_out.empty()) body = ir::replace_buffers(body, laid_out);
   for (auto it = kernel_allocs_.rbegin(); it != kernel_allocs_.rend(); ++it)
-    body = ir::make_allocate(*it, body);
+    body = ir::make_allocate(laid_out.count(it->get()) ? laid_out.at(it->get()) : *it, body);
   end_kernel_names(*launch, s.loc);
   kernel_allocs_.clear();
   in_kernel_ = false;

@@ -66,6 +66,9 @@ class Elaborator {
   // `callee` is the Function value called; its body sees it under its own name (kept out of
   // its closure, which would then hold the function and never be freed).
   CtValue call_function(const CtValue& callee, const EvaluatedCall& call);
+  // The body of `lambda` (a Lambda node of this frame's source) with its parameters bound to
+  // `args` (as many), evaluated where it is written: T.Layout's index function.
+  CtValue apply_lambda(const ast::Expr& lambda, const std::vector<CtValue>& args);
   // A runtime value (or a number) as an IR expression; `what` names it in errors.
   ir::Expr to_expr(const CtValue& v, const SourceLoc& loc, const std::string& what);
   ir::Expr to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc, const std::string& what);
@@ -86,6 +89,9 @@ class Elaborator {
 
   // ---- builtins (builtins.cc): the T namespace and Python builtins
   bool is_builtin(const std::string& qualified) const;
+  // Builtins whose arguments are not all values (T.Layout's lambda, T.annotate_layout's dict):
+  // they evaluate the call's argument expressions themselves (EvaluatedCall::node).
+  static bool evaluates_own_arguments(const std::string& qualified);
   CtValue call_builtin(const std::string& name, const EvaluatedCall& call);
   CallArgs bind(const EvaluatedCall& call, const std::vector<std::string>& params);
   TileOperand operand(const CtValue& v, const SourceLoc& loc, const std::string& what);
@@ -177,6 +183,9 @@ class Elaborator {
   bool in_kernel_ = false;
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
+  // T.annotate_layout in the T.Kernel block: each buffer's layout, given to it (and every use
+  // of it) when the block ends.
+  std::map<const ir::BufferNode*, std::shared_ptr<const ir::SharedLayout>> annotated_layouts_;
   std::set<std::string> buffer_names_;
   std::vector<FunctionValue> defined_prim_funcs_;
 

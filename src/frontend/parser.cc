@@ -814,11 +814,20 @@ ExprPtr Parser::parse_expression() {
   return e;
 }
 
+// A lambda of plain parameters (what T.Layout takes); one with defaults or * is Unsupported.
 ExprPtr Parser::parse_lambda() {
   SourceLoc loc = next().loc;
-  parse_params(":", false);
-  parse_expression();
-  return unsupported_expr(loc, "lambda");
+  std::vector<ast::Param> params = parse_params(":", false);
+  ExprPtr body = parse_expression();
+  ExprPtr e = make_expr(ExprKind::Lambda, loc);
+  for (const ast::Param& p : params) {
+    if (p.star || p.default_value) return unsupported_expr(loc, "lambda with default or star parameters");
+    ExprPtr name = make_expr(ExprKind::Name, p.loc);
+    name->id = p.name;
+    e->items.push_back(std::move(name));
+  }
+  e->value = std::move(body);
+  return e;
 }
 
 ExprPtr Parser::parse_disjunction() {
@@ -1151,31 +1160,35 @@ ExprPtr Parser::parse_list() {
   return list;
 }
 
-// Dict and set displays and comprehensions: parsed, then Unsupported.
+// Dict displays of key: value entries (what T.annotate_layout takes) are Dict nodes; other
+// dict displays (with **), set displays and comprehensions are parsed, then Unsupported.
 ExprPtr Parser::parse_brace() {
   SourceLoc loc = next().loc;  // {
-  if (accept_op("}")) return unsupported_expr(loc, "dict display");
-  bool dict = false;
+  ExprPtr e = make_expr(ExprKind::Dict, loc);
+  if (accept_op("}")) return e;
+  bool dict = false, unpacked = false;
   auto entry = [&] {
     if (dict) {
       if (accept_op("**")) {
         parse_bitor();
+        unpacked = true;
         return;
       }
-      parse_expression();
+      e->items.push_back(parse_expression());
       expect_op(":", "expected ':' after dict key");
-      parse_expression();
+      e->values.push_back(parse_expression());
     } else {
       parse_star_named_expression();
     }
   };
   if (accept_op("**")) {
     parse_bitor();
-    dict = true;
+    dict = unpacked = true;
   } else {
-    parse_star_named_expression();
+    ExprPtr first = parse_star_named_expression();
     if (accept_op(":")) {
-      parse_expression();
+      e->items.push_back(std::move(first));
+      e->values.push_back(parse_expression());
       dict = true;
     }
   }
@@ -1186,7 +1199,8 @@ ExprPtr Parser::parse_brace() {
   }
   while (accept_op(",") && !at_op("}")) entry();
   expect_op("}", "expected ',' or '}'");
-  return unsupported_expr(loc, dict ? "dict display" : "set display");
+  if (!dict || unpacked) return unsupported_expr(loc, dict ? "dict display with **" : "set display");
+  return e;
 }
 
 void Parser::parse_comprehension_clauses() {

@@ -3,8 +3,9 @@
 // A whole Python file parses: constructs outside the kernel language become
 // Unsupported nodes after their parts are parsed (and dropped), so they are
 // reported only where elaboration meets them. Unsupported ids:
-//   expressions: "lambda", "comprehension" (list/set/dict comprehensions and
-//     generator expressions), "dict display", "set display", "Ellipsis", "f-string",
+//   expressions: "lambda with default or star parameters" (other lambdas are Lambda
+//     nodes), "comprehension" (list/set/dict comprehensions and generator expressions),
+//     "dict display with **" (other dict displays are Dict nodes), "set display", "Ellipsis", "f-string",
 //     "bytes literal", "named Unicode escape" (a string with \N{...}), "complex
 //     literal", "assignment expression" (:=), "await", "yield";
 //   statements: "class definition", "try statement", "raise statement", "del

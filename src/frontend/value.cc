@@ -175,6 +175,7 @@ std::string describe(const CtValue& v) {
     case K::PendingDim: return "T.const dim '" + v.text + "'";
     case K::TensorSpec: return "tensor argument";
     case K::Opaque: return "Python value of type '" + v.text + "'";
+    case K::Layout: return "layout";
   }
   return "?";
 }

@@ -85,12 +85,13 @@ struct CtValue {
     Buffer,      // a whole buffer
     Region,      // buffer[indices]
     Function,
-    Module,      // text: "tilec.language" or "tilec"
+    Module,      // text: "tilec.language", "tilec.layout" or "tilec"
     Builtin,     // text: the builtin's name ("copy", "range", "T.float16" callable ...)
     TensorType,
     PendingDim,  // T.const dim not known yet (eager kernels); text: its name
     TensorSpec,  // an eager call's argument tensor: items = shape ints, dtype
     Opaque,      // text: the Python type name of a value kernels can't use
+    Layout,      // a shared tile's layout (T.Layout, make_swizzled_layout): layout
   };
   Kind kind = Kind::None;
   bool bool_value = false;
@@ -104,6 +105,7 @@ struct CtValue {
   std::shared_ptr<RegionValue> region;
   std::shared_ptr<FunctionValue> function;
   std::shared_ptr<TensorTypeValue> tensor_type;
+  std::shared_ptr<const ir::SharedLayout> layout;
 
   static CtValue none() { return CtValue{}; }
   static CtValue of_bool(bool v);

@@ -81,7 +81,7 @@ FunctionSource load_function(const std::string& file_text, const std::string& fi
       for (const auto& imp : s->imports) {
         std::string m = imp.module;
         if (m.rfind("tilelang", 0) == 0) m = "tilec" + m.substr(8);
-        if (m == "tilec" || m == "tilec.language") out.bindings[imp.alias] = Value::module(m);
+        if (m == "tilec" || m == "tilec.language" || m == "tilec.layout") out.bindings[imp.alias] = Value::module(m);
       }
     } else if (s->kind == ast::StmtKind::Assign && s->targets.size() == 1 &&
                s->targets[0]->kind == ast::ExprKind::Name) {

@@ -75,6 +75,12 @@ std::string dump(const ast::ExprPtr& e) {
     case ExprKind::List:
       return "(list" + std::string(e->items.empty() ? "" : " ") + join(e->items, " ") + ")";
     case ExprKind::Starred: return "*" + dump(e->value);
+    case ExprKind::Lambda: return "(lambda (" + join(e->items, " ") + ") " + dump(e->value) + ")";
+    case ExprKind::Dict: {
+      std::string out = "(dict";
+      for (size_t i = 0; i < e->items.size(); ++i) out += " " + dump(e->items[i]) + ": " + dump(e->values[i]);
+      return out + ")";
+    }
     case ExprKind::Unsupported: return "<" + e->id + ">";
   }
   return "?";
@@ -295,10 +301,16 @@ TEST(ParserExpr, SubscriptItems) {
   EXPECT_EQ(expr("T.Tensor[(M, K), 'float32']"), "T.Tensor[(tuple M K), \"float32\"]");
 }
 
+TEST(ParserExpr, LambdasAndDicts) {
+  EXPECT_EQ(expr("lambda: 0"), "(lambda () 0)");
+  EXPECT_EQ(expr("lambda i, j: i * 8 + (j ^ i)"), "(lambda (i j) (+ (* i 8) (^ j i)))");
+  EXPECT_EQ(expr("f(lambda x: x if x else -x, 2)"), "(call f (lambda (x) (ifexp x x (- x))) 2)");
+  EXPECT_EQ(expr("{}"), "(dict)");
+  EXPECT_EQ(expr("{A_s: f(A_s), 'b': 2,}"), "(dict A_s: (call f A_s) \"b\": 2)");
+}
+
 TEST(ParserExpr, UnsupportedExpressions) {
-  EXPECT_EQ(expr("lambda: 0"), "<lambda>");
-  EXPECT_EQ(expr("lambda x, y=1, *a, k, **kw: x + y"), "<lambda>");
-  EXPECT_EQ(expr("f(lambda x: x if x else -x, 2)"), "(call f <lambda> 2)");
+  EXPECT_EQ(expr("lambda x, y=1, *a, k, **kw: x + y"), "<lambda with default or star parameters>");
   EXPECT_EQ(expr("[x * 2 for x in range(4) if x if x > 1]"), "<comprehension>");
   EXPECT_EQ(expr("[y for x in a for y in x]"), "<comprehension>");
   EXPECT_EQ(expr("(x for x, y in z)"), "<comprehension>");
@@ -306,9 +318,8 @@ TEST(ParserExpr, UnsupportedExpressions) {
   EXPECT_EQ(expr("{k: v for k, v in a.items()}"), "<comprehension>");
   EXPECT_EQ(expr("[x async for x in a]"), "<comprehension>");
   EXPECT_EQ(expr("sum(x for x in a)"), "(call sum <comprehension>)");
-  EXPECT_EQ(expr("{}"), "<dict display>");
-  EXPECT_EQ(expr("{'a': 1, **b, 'c': 2,}"), "<dict display>");
-  EXPECT_EQ(expr("{**b}"), "<dict display>");
+  EXPECT_EQ(expr("{'a': 1, **b, 'c': 2,}"), "<dict display with **>");
+  EXPECT_EQ(expr("{**b}"), "<dict display with **>");
   EXPECT_EQ(expr("{1, *b, 2}"), "<set display>");
   EXPECT_EQ(expr("..."), "<Ellipsis>");
   EXPECT_EQ(expr("x[..., 0]"), "x[<Ellipsis>, 0]");
@@ -561,7 +572,7 @@ TEST(ParserStmt, UnsupportedCodeAroundAKernel) {
             "<class definition>\n"
             "  def __init__(self, *kw)\n"
             "    self.d = <comprehension>\n"
-            "    self.f = <lambda>\n"
+            "    self.f = (lambda (x) (** x 2))\n"
             "  <async function definition>\n"
             "    <async with statement>\n"
             "      return <comprehension>\n"
