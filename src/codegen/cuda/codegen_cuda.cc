@@ -29,6 +29,8 @@ class CudaPrinter final : public CFamilyPrinter {
     if (uses_hopper_support(func.body)) {
       emit_line("#include \"cuda/tma.h\"");
       emit_line("#include \"cuda/wgmma.h\"");
+    } else if (dialect_.offset_helpers && uses_panels(func.body)) {
+      emit_line("#include \"cuda/panels.h\"");  // panel_offset (wgmma.h has it too)
     }
     if (bounds_check_) emit_line("#include \"cuda/bounds_check.h\"");
     emit_line("");
@@ -237,6 +239,19 @@ class CudaPrinter final : public CFamilyPrinter {
         for (const char* name : {"wgmma_", "tma_", "setmaxnreg_"})
           if (op->name.rfind(std::string(passes::kDeviceCallPrefix) + name, 0) == 0) found = true;
         IRVisitor::visit_Call(op);
+      }
+    } finder;
+    finder.visit(body);
+    return finder.found;
+  }
+
+  // Whether a shared buffer is laid out in panels (make_swizzled_layout's, off the Hopper path).
+  static bool uses_panels(const ir::Stmt& body) {
+    struct Finder : ir::IRVisitor {
+      bool found = false;
+      void visit_Allocate(const ir::Allocate* op) override {
+        found |= ir::panel_width(*op->buffer) > 0;
+        IRVisitor::visit_Allocate(op);
       }
     } finder;
     finder.visit(body);

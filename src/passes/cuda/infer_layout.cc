@@ -494,7 +494,7 @@ int64_t panel_width_that_fits(const ir::BufferNode& b) {
 
 int64_t panel_bytes_of(const ir::BufferNode& b) {
   const int64_t width = panel_width_that_fits(b);
-  if (width && ir::user_layout_differs(b, *ir::panels_of(b, width))) return 0;
+  if (width && ir::has_user_layout(b) && ir::user_layout_differs(b, *ir::panels_of(b, width))) return 0;
   return width;
 }
 
@@ -509,7 +509,11 @@ std::string gemm_operand_name(const ir::BufferRegion& r, bool a) {
 std::string mma_swizzle_problem(const ir::Gemm& op) {
   for (bool a : {true, false}) {
     const ir::BufferRegion& r = a ? op.a : op.b;
-    if (r.buffer->scope == ir::MemoryScope::Shared && ir::user_layout_differs(*r.buffer, *ir::mma_swizzle_of(*r.buffer)))
+    if (r.buffer->scope != ir::MemoryScope::Shared || !ir::has_user_layout(*r.buffer)) continue;
+    const std::vector<int64_t>& shape = r.buffer->layout->shape();
+    const size_t rank = shape.size();
+    const bool whole_lines = rank >= 2 && shape[rank - 2] * shape[rank - 1] * r.buffer->dtype.bytes() % 128 == 0;
+    if (!whole_lines || ir::user_layout_differs(*r.buffer, *ir::mma_swizzle_of(*r.buffer)))
       return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) +
              ", not the mma swizzle that gemm_ss reads";
   }
