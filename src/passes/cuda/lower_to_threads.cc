@@ -13,6 +13,7 @@
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
+#include "passes/cuda/select_instructions.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/hip/mfma.h"
 #include "passes/lower_tile_ops.h"

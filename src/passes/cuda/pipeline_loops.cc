@@ -10,6 +10,7 @@
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
+#include "passes/cuda/select_instructions.h"
 
 namespace tilec::passes {
 namespace {

@@ -1,7 +1,7 @@
 #include "passes/cuda/tma_copies.h"
 
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
-#include "passes/cuda/infer_layout.h"
 
 namespace tilec::passes {
 
@@ -50,9 +50,24 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
   return tile;
 }
 
-bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
-  return copy.src.buffer->scope == ir::MemoryScope::Shared && copy.dst.buffer->scope == ir::MemoryScope::Global &&
-         ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+int64_t panel_width_that_fits(const ir::BufferNode& b) {
+  size_t rank = b.shape.size();
+  int64_t rows, cols;
+  if (b.scope != ir::MemoryScope::Shared || rank < 2 || !ir::is_const_int(ir::simplify(b.shape[rank - 2]), &rows) ||
+      !ir::is_const_int(ir::simplify(b.shape[rank - 1]), &cols))
+    return 0;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return 0;
+  if (rows % 8 != 0) return 0;
+  for (int64_t width : {128, 64, 32, 16})
+    if (cols * b.dtype.bytes() % width == 0) return width;
+  return 0;
+}
+
+int64_t panel_bytes_of(const ir::BufferNode& b) {
+  const int64_t width = panel_width_that_fits(b);
+  if (width && ir::has_user_layout(b) && ir::user_layout_differs(b, *ir::panels_of(b, width))) return 0;
+  return width;
 }
 
 }  // namespace tilec::passes

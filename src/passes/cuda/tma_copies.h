@@ -1,5 +1,5 @@
 // Which copies the Tensor Memory Accelerator moves (cp.async.bulk.tensor, sm_90a): a whole 2-D
-// shared panel tile (infer_layout.h, panel_bytes_of) and a tile of a global tensor of at most 5
+// shared panel tile (panel_bytes_of below) and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
 // 1) whose strides are constant multiples of 16 bytes, in the same dtype. Loads are made by
 // warp_specialize; a store is a T.copy of such a shared tile to global memory, issued by one
@@ -21,8 +21,15 @@ struct TmaTile {
 // The shape of a TMA copy between `shared` and `global`, or nullopt when TMA can't move it.
 std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global);
 
-// Whether `copy` is a TMA store under ctx's pass configs ("tilec.tma_store", in the
-// contiguous variant, whose strides are known).
-bool is_tma_store(const ir::Copy& copy, const PassContext& ctx);
+// The widest panels shared buffer `b`'s tile can be cut into, whatever layout it has: the
+// widest of 128, 64, 32 and 16 bytes that divides its rows' bytes, or 0 when it can't be cut
+// so (dims not constant, rows not a multiple of 8, rows not whole 16-byte chunks).
+int64_t panel_width_that_fits(const ir::BufferNode& b);
+
+// The width of the panels that shared buffer `b` is stored in when TMA or wgmma use it
+// (device/cuda/panels.h): panel_width_that_fits (so TMA's box and wgmma's swizzle mode span a
+// panel), or 0 when it can't be cut so or a user layout (T.annotate_layout) puts its elements
+// elsewhere than those panels.
+int64_t panel_bytes_of(const ir::BufferNode& b);
 
 }  // namespace tilec::passes

@@ -12,6 +12,7 @@
 #include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
+#include "passes/cuda/select_instructions.h"
 #include "passes/cuda/plan_shared_memory.h"
 #include "passes/cuda/tma_copies.h"
 

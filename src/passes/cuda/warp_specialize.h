@@ -6,7 +6,7 @@
 // A loop qualifies when it is the kernel's only pipelined loop, sits in the kernel body
 // through allocations and lets only, its producers (pipeline_stages.h) all copy a tile of a
 // tensor whose strides are known multiples of 16 bytes (the contiguous variant) into a whole
-// shared panel tile (infer_layout.h, panel_bytes_of) used only in the loop, and its gemms all run
+// shared panel tile (tma_copies.h, panel_bytes_of) used only in the loop, and its gemms all run
 // on wgmma. It is warp-specialized when T, the kernel's threads, are whole warpgroups and the
 // trip count reads no on-chip buffer (the producer runs none of the statements before the
 // loop). Warp-specialized, with s stages, n iterations and T threads:

@@ -7,7 +7,8 @@
 #include <optional>
 
 #include "ir/ir.h"
-#include "passes/cuda/infer_layout.h"
+#include "ir/layout.h"
+#include "passes/cuda/select_instructions.h"
 #include "passes/pass.h"
 
 namespace tilec::passes {

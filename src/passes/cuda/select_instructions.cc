@@ -1,0 +1,282 @@
+#include "passes/cuda/select_instructions.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "ir/layout.h"
+#include "ir/region.h"
+#include "ir/shared_layout.h"
+#include "ir/simplify.h"
+#include "passes/cuda/tma_copies.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+
+bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
+
+// The constant extents of a whole fragment's dims (whole_fragment has checked they are).
+std::vector<int64_t> const_shape(const ir::Buffer& b) {
+  std::vector<int64_t> shape;
+  for (const auto& d : b->shape) {
+    int64_t v = 0;
+    ir::is_const_int(ir::simplify(d), &v);
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+std::vector<int64_t> const_extents(const std::vector<Expr>& extents) {
+  std::vector<int64_t> out;
+  for (const auto& e : extents) {
+    int64_t v;
+    if (!ir::is_const_int(ir::simplify(e), &v)) return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+// The mma.sync kind for operands of type t (tensor_core_k says which types have one).
+TargetFeature mma_kind(DType t) {
+  if (t.bytes() == 1) return TargetFeature::MmaFp8;
+  return t == DType::Float32 ? TargetFeature::MmaTf32 : TargetFeature::MmaF16;
+}
+
+std::string gemm_operand_name(const ir::BufferRegion& r, bool a) {
+  return std::string(a ? "A" : "B") + " ('" + r.buffer->name + "')";
+}
+
+}  // namespace
+
+// Why gemm_ss / ldmatrix can't read a shared operand of `op` (its user layout is not the mma
+// swizzle they address), or "".
+std::string mma_swizzle_problem(const ir::Gemm& op) {
+  for (bool a : {true, false}) {
+    const ir::BufferRegion& r = a ? op.a : op.b;
+    if (r.buffer->scope != ir::MemoryScope::Shared || !ir::has_user_layout(*r.buffer)) continue;
+    const std::vector<int64_t>& shape = r.buffer->layout->shape();
+    const size_t rank = shape.size();
+    const bool whole_lines = rank >= 2 && shape[rank - 2] * shape[rank - 1] * r.buffer->dtype.bytes() % 128 == 0;
+    if (!whole_lines || ir::user_layout_differs(*r.buffer, *ir::mma_swizzle_of(*r.buffer)))
+      return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) +
+             ", not the mma swizzle that gemm_ss reads";
+  }
+  return "";
+}
+
+bool whole_fragment(const ir::BufferRegion& r) {
+  if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(ir::simplify(r.region[d].extent), &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
+bool whole_shared_tile(const ir::BufferRegion& r) {
+  size_t rank = r.region.size();
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    Expr extent = ir::simplify(r.region[d].extent);
+    if (d + 2 < rank) {
+      if (!ir::is_one(extent)) return false;
+      continue;
+    }
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
+std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  auto ea = const_extents(ir::squeezed_extents(op.a));
+  if (ec.size() != 2 || ea.size() != 2 || op.c.buffer->shape.size() != 2) return std::nullopt;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t extent;
+    if (!ir::is_const_int(op.c.buffer->shape[d], &extent) || extent != ec[d]) return std::nullopt;
+  }
+  return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
+}
+
+// The K of one tensor-core instruction (mma.sync or wgmma) for operands of type t (fp32: tf32),
+// or 0 when there is none.
+int64_t tensor_core_k(DType t) {
+  switch (t.code()) {
+    case DType::Float16: case DType::BFloat16: return 16;
+    case DType::Float32: return 8;
+    case DType::Float8E4M3: case DType::Float8E5M2: return 32;
+    default: return 0;
+  }
+}
+
+std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
+  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
+  // One operand in registers (gemm_rs, gemm_sr): 16-bit, laid out as an accumulator of its
+  // M x K (N x K) shape over the warps, which is the mma operand register for register
+  // (device/cuda/gemm.h, operand_layout below).
+  const bool a_in_registers = whole_fragment(op.a), b_in_registers = whole_fragment(op.b);
+  if (a_in_registers ? op.a.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.a)) return std::nullopt;
+  if (b_in_registers ? a_in_registers || op.b.buffer->dtype.bytes() != 2 : !whole_shared_tile(op.b))
+    return std::nullopt;
+  DType t = op.a.buffer->dtype;
+  if (op.b.buffer->dtype != t) return std::nullopt;
+  const int64_t kstep = tensor_core_k(t);
+  if (kstep == 0 || !ctx.target.has(mma_kind(t))) return std::nullopt;
+  auto shape = gemm_shape(op);
+  if (!shape || shape->k % kstep != 0) return std::nullopt;
+  if (!mma_swizzle_problem(op).empty()) return std::nullopt;
+  const int64_t m = shape->m, n = shape->n;
+  // The most warps (of the block's, halving) that split the tile as the policy says.
+  for (int64_t warps = threads / 32; warps >= 1; warps /= 2) {
+    std::optional<WarpGrid> best;
+    for (int64_t wm = 1; wm <= warps; ++wm) {
+      if (warps % wm) continue;
+      int64_t wn = warps / wm;
+      if (m % (16 * wm) || n % (8 * wn)) continue;
+      if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
+        continue;
+      if (a_in_registers && wn != 1) continue;  // each warp holds whole rows of A
+      if (b_in_registers && (wm != 1 || n % (16 * wn))) continue;  // ... whole columns of B
+      auto score = [&](const WarpGrid& g) { return std::abs(m / g.warps_m - n / g.warps_n); };
+      WarpGrid g{wm, wn};
+      if (!best || score(g) < score(*best)) best = g;
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Why shared operand `r` of a gemm can't be read by wgmma, or "".
+std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
+  if (!whole_shared_tile(r)) return gemm_operand_name(r, a) + " is not a whole shared tile";
+  if (const int64_t width = panel_width_that_fits(*r.buffer); width && !panel_bytes_of(*r.buffer))
+    return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) + ", not the " +
+           std::to_string(width) + "-byte panels wgmma reads";
+  if (!panel_bytes_of(*r.buffer))
+    return gemm_operand_name(r, a) + " can't be stored in panels (its tile needs constant dims, rows a multiple "
+                                     "of 8 and a row of whole 16-byte chunks)";
+  return "";
+}
+
+}  // namespace
+
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx, std::string* why_not) {
+  std::string ignored;
+  std::string& why = why_not ? *why_not : ignored;
+  if (!hopper_feature(ctx, "tilec.wgmma")) {
+    why = "wgmma needs a target that has it (sm_90a) and the pass config tilec.wgmma on";
+    return std::nullopt;
+  }
+  if (threads % 128 != 0) {
+    why = "the block's " + std::to_string(threads) + " threads are not whole warpgroups of 128";
+    return std::nullopt;
+  }
+  if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) {
+    why = "the accumulator C ('" + op.c.buffer->name + "') is not a float32 fragment";
+    return std::nullopt;
+  }
+  const bool a_in_registers = whole_fragment(op.a);
+  DType t = op.a.buffer->dtype;
+  if (op.b.buffer->dtype != t) {
+    why = std::string("A and B have different dtypes (") + t.name() + ", " + op.b.buffer->dtype.name() + ")";
+    return std::nullopt;
+  }
+  // fp16 / bf16 k16, tf32 (float32 operands) k8 and fp8 k32: each k step is 32 bytes of a row.
+  const int64_t kstep = tensor_core_k(t);
+  if (kstep == 0) {
+    why = std::string("wgmma has no ") + t.name() + " operands";
+    return std::nullopt;
+  }
+  why = wgmma_operand_problem(op.b, false);
+  if (why.empty() && a_in_registers && (op.transpose_a || t.bytes() != 2))
+    why = "A ('" + op.a.buffer->name + "') in registers must be 16-bit and not transposed";
+  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true);
+  if (!why.empty()) return std::nullopt;
+  // Only 16-bit operands may be MN-major (imm-trans-a / imm-trans-b).
+  if (t.bytes() != 2 && (op.transpose_a || !op.transpose_b)) {
+    why = std::string(t == DType::Float32 ? "tf32" : "fp8") + " wgmma reads K-major operands only: A stored M x K "
+          "and B stored N x K (transpose_B=True)" + (op.transpose_a ? "; A is stored K x M" : "; B is stored K x N");
+    return std::nullopt;
+  }
+  auto shape = gemm_shape(op);
+  if (!shape || shape->k % kstep != 0) {
+    why = shape ? "K = " + std::to_string(shape->k) + " is not a multiple of the instruction's k (" +
+                      std::to_string(kstep) + ")"
+                : std::string("the gemm's shape is not constant");
+    return std::nullopt;
+  }
+  const int64_t m = shape->m, n = shape->n;
+  // A B stored K x N is read by each instruction from the first column of a panel.
+  const int64_t panel = op.transpose_b ? 0 : panel_bytes_of(*op.b.buffer) / t.bytes(), groups = threads / 128;
+  auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width
+    int64_t w = std::min<int64_t>(cols, 256);
+    while (w > 0 && cols % w != 0) w -= 8;
+    return w;
+  };
+  std::vector<int64_t> orders;  // groups_m, most first (FullCol: fewest first)
+  for (int64_t gm = groups; gm >= 1; --gm) orders.push_back(gm);
+  if (op.policy == ir::WarpPolicy::FullCol) std::reverse(orders.begin(), orders.end());
+  for (int64_t gm : orders) {
+    if (groups % gm) continue;
+    int64_t gn = groups / gm;
+    if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
+    if ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)) continue;
+    int64_t wn = n / gn, w = width(wn);
+    if (panel && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
+    return WarpgroupGrid{gm, gn};
+  }
+  why = "no grid of the " + std::to_string(groups) + " warpgroups splits the " + std::to_string(m) + " x " +
+        std::to_string(n) + " tile into m64 strips" + (a_in_registers ? " (A in registers: all along M)" : "") +
+        (panel ? " with each instruction's columns starting a " + std::to_string(panel) +
+                     "-column panel of B (stored K x N)"
+               : "");
+  return std::nullopt;
+}
+
+std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
+  const ir::Buffer& dst = op.dst.buffer;
+  if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
+      (op.src.buffer->layout && !ir::mma_swizzled(*op.src.buffer)) ||
+      dst->dtype.bytes() != 2 || op.src.buffer->dtype != dst->dtype)
+    return std::nullopt;
+  auto shape = const_shape(dst);
+  if (shape[1] * 2 % 16 != 0) return std::nullopt;
+  for (int64_t warps = threads / 32; warps >= 1; warps /= 2)
+    for (int64_t wm = 1; wm <= warps; ++wm) {
+      if (warps % wm || shape[0] % (16 * wm) || shape[1] % (8 * (warps / wm))) continue;
+      if (*dst->fragment == ir::mma_accumulator(shape[0], shape[1], wm, warps / wm)) return WarpGrid{wm, warps / wm};
+    }
+  return std::nullopt;
+}
+
+std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads) {
+  const ir::Buffer& src = op.src.buffer;
+  const ir::Buffer& dst = op.dst.buffer;
+  if (!whole_fragment(op.src) || !whole_shared_tile(op.dst) || op.dst.region.size() != 2 || !src->fragment ||
+      !ir::panel_width(*dst) || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
+    return std::nullopt;
+  auto shape = const_shape(src);
+  if (shape.size() != 2) return std::nullopt;
+  const int64_t groups = threads / 128;
+  for (int64_t gm = 1; gm <= groups; ++gm) {
+    const int64_t gn = groups / gm;
+    if (groups % gm || shape[0] % (64 * gm) || shape[1] % (16 * gn)) continue;
+    if (*src->fragment == ir::wgmma_accumulator(shape[0], shape[1], gm, gn)) return WarpgroupGrid{gm, gn};
+  }
+  return std::nullopt;
+}
+
+bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
+  return copy.src.buffer->scope == ir::MemoryScope::Shared && copy.dst.buffer->scope == ir::MemoryScope::Global &&
+         ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+}
+
+}  // namespace tilec::passes
