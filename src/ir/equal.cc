@@ -186,12 +186,13 @@ bool StructuralEqual::eq_KernelLaunch(const KernelLaunch* a, const KernelLaunch*
 bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
   if (a->barrier.defined() != b->barrier.defined()) return false;
   if (a->barrier && !eq(a->barrier, b->barrier)) return false;
-  return a->async == b->async && eq(a->src, b->src) && eq(a->dst, b->dst);
+  return a->instruction == b->instruction && eq(a->src, b->src) && eq(a->dst, b->dst);
 }
 
 bool StructuralEqual::eq_Gemm(const Gemm* a, const Gemm* b) {
   return a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
-         a->clear_accum == b->clear_accum && a->policy == b->policy && eq(a->a, b->a) &&
+         a->clear_accum == b->clear_accum && a->policy == b->policy && a->instruction == b->instruction &&
+         eq(a->a, b->a) &&
          eq(a->b, b->b) && eq(a->c, b->c);
 }
 

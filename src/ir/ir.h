@@ -17,6 +17,7 @@
 
 #include "base/diagnostics.h"
 #include "base/dtype.h"
+#include "ir/instruction.h"
 
 namespace tilec::ir {
 
@@ -324,14 +325,14 @@ struct KernelLaunch : StmtNode {
 // extent-1 dims). Elements of src outside its buffer read as 0; elements of
 // dst outside its buffer are not written.
 //
-// `async` (global to shared, set by pipeline_loops): the copy is issued as
-// cp.async and completes at a later cp_async_wait; lowering adds no wait. With
-// `barrier` (the address of a shared mbarrier, set by warp_specialize) it is a TMA copy,
-// issued by the one thread that reaches it, completing on that barrier.
+// `instruction` (ir/instruction.h) is what a GPU target moves it with. A cp.async copy (global
+// to shared, made by pipeline_loops) completes at a later cp_async_wait; lowering adds no
+// wait. A TMA load (made by warp_specialize) is issued by the one thread that reaches it and
+// completes on `barrier`, the address of a shared mbarrier.
 struct Copy : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Copy;
   BufferRegion src, dst;
-  bool async = false;
+  CopyInstruction instruction;
   Expr barrier;
   Copy() : StmtNode(static_kind) {}
 };
@@ -343,12 +344,14 @@ enum class WarpPolicy { Square, FullRow, FullCol };
 const char* warp_policy_name(WarpPolicy policy);
 
 // c (+)= op(a) @ op(b), where op transposes when asked. c is [M, N],
-// op(a) [M, K], op(b) [K, N]. clear_accum zeroes c first.
+// op(a) [M, K], op(b) [K, N]. clear_accum zeroes c first. `instruction` (ir/instruction.h)
+// is what a GPU target runs it on.
 struct Gemm : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Gemm;
   BufferRegion a, b, c;
   bool transpose_a = false, transpose_b = false, clear_accum = false;
   WarpPolicy policy = WarpPolicy::Square;
+  GemmInstruction instruction;
   Gemm() : StmtNode(static_kind) {}
 };
 

@@ -409,7 +409,8 @@ class IRPrinter {
   void print_Copy(const Copy* op, int indent) {
     std::string src = region(op->src);
     std::string dst = region(op->dst);
-    std::string note = op->barrier ? "  # TMA, completes on " + expr(op->barrier) : op->async ? "  # async" : "";
+    std::string note = op->instruction.selected() ? "  # via " + to_string(op->instruction) : "";
+    if (op->barrier) note += ", completes on " + expr(op->barrier);
     line(indent) << "T.copy(" << src << ", " << dst << ")" << note << "\n";
   }
 
@@ -424,7 +425,7 @@ class IRPrinter {
                  << (op->policy != WarpPolicy::Square
                          ? std::string(", policy=T.GemmWarpPolicy.") + warp_policy_name(op->policy)
                          : std::string())
-                 << ")\n";
+                 << ")" << (op->instruction.selected() ? "  # via " + to_string(op->instruction) : "") << "\n";
   }
 
   void print_Gemv(const Gemv* op, int indent) {

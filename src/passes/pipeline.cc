@@ -17,6 +17,7 @@
 #include "passes/cuda/lower_to_threads.h"
 #include "passes/cuda/pipeline_loops.h"
 #include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/select_instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
@@ -45,9 +46,11 @@ std::vector<PassEntry> passes_for(const Target& target) {
     return {
         {"verify_one_launch", verify_one_launch},
         {"verify", verify},
+        {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},
         {"pipeline_loops", pipeline_loops},
         {"infer_layout", infer_layout},
+        {"select_fragment_copies", select_fragment_copies},
         {"plan_shared_memory", plan_shared_memory},
         {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},
@@ -59,14 +62,17 @@ std::vector<PassEntry> passes_for(const Target& target) {
   }
   // CUDA's passes without Hopper's warp specialization; the target's hooks (passes/pass.h)
   // give the 64-lane wave, and its features leave out the mma.sync path. A gemm off MFMA
-  // reads a register operand through LDS.
+  // reads a register operand through LDS, and is selected again (MFMA takes it there).
   if (target.is_hip()) {
     return {
         {"verify_one_launch", verify_one_launch},
         {"verify", verify},
+        {"select_instructions", select_instructions},
         {"pipeline_loops", pipeline_loops},
         {"stage_register_operands", stage_register_operands},
+        {"select_instructions", select_instructions},  // the gemms it staged (on MFMA, now in LDS)
         {"infer_layout", infer_layout},
+        {"select_fragment_copies", select_fragment_copies},
         {"plan_shared_memory", plan_shared_memory},
         {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},

@@ -1,5 +1,5 @@
-// The CUDA tile-level passes one at a time: pipeline_loops, warp_specialize, plan_shared_memory
-// and insert_barriers, IR in, IR out.
+// The CUDA tile-level passes one at a time (after select_instructions, which they read):
+// pipeline_loops, warp_specialize, plan_shared_memory and insert_barriers, IR in, IR out.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,6 +12,7 @@
 #include "passes/cuda/insert_barriers.h"
 #include "passes/cuda/pipeline_loops.h"
 #include "passes/cuda/plan_shared_memory.h"
+#include "passes/cuda/select_instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/specialize_contiguous.h"
 #include "tilec/tilec.h"
@@ -29,6 +30,7 @@ std::string after(ir::PrimFunc f, ir::Stmt (*pass)(const ir::Stmt&, const passes
   passes::PassContext ctx;
   ctx.target = parse_target("cuda", "");
   ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
   f.body = pass(f.body, ctx);
   return ir::to_string(f);
 }
@@ -53,7 +55,7 @@ TEST(PipelineLoops, CopiesRunStagesAhead) {
   std::string ir = after(kernel(kPipelinedGemm, kTensors), passes::pipeline_loops);
   EXPECT_NE(ir.find("A_s = T.alloc_shared((3, 64, 32), \"float16\")"), std::string::npos) << ir;
   // Two iterations' copies before the loop, one an iteration inside; all async.
-  EXPECT_EQ(count(ir, "# async"), 3u) << ir;
+  EXPECT_EQ(count(ir, "# via cp.async"), 3u) << ir;
   EXPECT_EQ(count(ir, "T.cuda.cp_async_commit()"), 3u) << ir;
   EXPECT_NE(ir.find("T.cuda.cp_async_wait<1>()"), std::string::npos) << ir;
   EXPECT_NE(ir.find("T.cuda.cp_async_wait_all()"), std::string::npos) << ir;
@@ -248,6 +250,7 @@ std::string warp_specialized(ir::PrimFunc f, std::map<std::string, std::string> 
   ctx.contiguous_args = true;
   ctx.pass_configs = std::move(configs);
   ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::warp_specialize(f.body, ctx);
   return ir::to_string(f);
 }

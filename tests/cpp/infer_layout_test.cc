@@ -8,6 +8,7 @@
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
 #include "passes/cuda/infer_layout.h"
+#include "passes/cuda/select_instructions.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -55,6 +56,7 @@ std::string inferred(ir::PrimFunc f) {
   passes::PassContext ctx;
   ctx.target = parse_target("cuda", "sm_80");
   ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::infer_layout(f.body, ctx);
   return ir::to_string(f);
 }

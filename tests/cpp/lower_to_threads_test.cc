@@ -9,6 +9,7 @@
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
 #include "passes/cuda/infer_layout.h"
+#include "passes/cuda/select_instructions.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -26,7 +27,9 @@ std::string lowered(ir::PrimFunc f, const Target& target) {
   passes::PassContext ctx;
   ctx.target = target;
   ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::infer_layout(f.body, ctx);
+  f.body = passes::select_fragment_copies(f.body, ctx);
   f.body = passes::lower_to_threads(f.body, ctx);
   return ir::to_string(f);
 }

@@ -12,6 +12,7 @@
 #include "op/op.h"
 #include "op/parallel.h"
 #include "passes/cuda/infer_layout.h"
+#include "passes/cuda/select_instructions.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -179,6 +180,7 @@ TEST(OpLayoutConstraints, InferenceMeetsEveryOpsConstraints) {
     passes::PassContext ctx;
     ctx.target = parse_target("cuda", "sm_80");
     ctx.func = &f;
+    f.body = passes::select_instructions(f.body, ctx);
     f.body = passes::infer_layout(f.body, ctx);
     bool found = false;
     for (const ir::Stmt& s : sites_of(f.body)) {

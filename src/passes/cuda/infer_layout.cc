@@ -18,7 +18,6 @@
 #include "op/layout_constraints.h"
 #include "op/op.h"
 #include "op/parallel.h"
-#include "passes/cuda/tma_copies.h"
 #include "passes/hip/mfma.h"
 
 namespace tilec::passes {
@@ -46,31 +45,7 @@ class LayoutInference {
   Stmt run(const ir::KernelLaunch& launch, const Stmt& body) {
     threads_ = launch.threads;
     collect(body);
-    for (const auto& [gemm, grid] : wgmma_gemms_) {
-      auto c = const_shape(gemm->c.buffer);
-      demand(gemm->c.buffer, ir::wgmma_accumulator(c[0], c[1], grid.groups_m, grid.groups_n), gemm->loc);
-      if (is_fragment(gemm->a.buffer)) {
-        auto a = const_shape(gemm->a.buffer);
-        demand(gemm->a.buffer, ir::wgmma_accumulator(a[0], a[1], grid.groups_m, 1), gemm->loc);
-      }
-    }
-    for (const auto& [gemm, grid] : mfma_gemms_) {
-      auto c = const_shape(gemm->c.buffer);
-      demand(gemm->c.buffer, ir::mfma_accumulator(c[0], c[1], grid.warps_m, grid.warps_n), gemm->loc);
-      if (is_fragment(gemm->a.buffer)) demand(gemm->a.buffer, mfma_register_a_layout(*gemm, grid), gemm->loc);
-      for (const ir::Buffer& operand : {gemm->a.buffer, gemm->b.buffer})
-        if (operand->scope == ir::MemoryScope::Shared) row_major_.insert(operand.get());
-    }
-    for (const auto& [gemm, grid] : mma_gemms_) {
-      Fragment acc = ir::mma_accumulator(const_shape(gemm->c.buffer)[0], const_shape(gemm->c.buffer)[1],
-                                         grid.warps_m, grid.warps_n);
-      demand(gemm->c.buffer, acc, gemm->loc);
-      for (bool is_a : {true, false}) {
-        const ir::Buffer& operand = is_a ? gemm->a.buffer : gemm->b.buffer;
-        if (is_fragment(operand)) demand(operand, register_operand_layout(*gemm, grid, is_a), gemm->loc);
-        else swizzle(operand);
-      }
-    }
+    for (const ir::Gemm* gemm : tensor_core_gemms_) demand_gemm_layouts(*gemm);
     for (const auto& [buffer, loc] : scalar_uses_)
       if (!layouts_.count(buffer.get())) demand(buffer, ir::replicated_fragment(const_shape(buffer)), loc);
     for (;;) {
@@ -103,7 +78,7 @@ class LayoutInference {
       replaced[b] = n;
     };
     for (const auto& b : swizzled_) lay_out(b.get(), ir::mma_swizzle_of(*b));
-    for (const auto* b : panels_) lay_out(b, ir::panels_of(*b, panel_bytes_of(*b)));
+    for (const auto& [b, width] : panels_) lay_out(b, ir::panels_of(*b, width));
     for (const auto* b : row_major_)
       if (b->layout) lay_out(b, nullptr);
     return ir::replace_buffers(body, replaced);
@@ -160,19 +135,19 @@ class LayoutInference {
       using IRVisitor::visit;
     } collector;
     collector.self = this;
-    // Shared operands of wgmma gemms and sources of TMA stores are panel tiles; an mma gemm
-    // reading one of those runs off the tensor cores (its ldmatrix addressing knows the
-    // swizzled layout only).
+    // Shared operands of wgmma gemms and sources of TMA stores are panel tiles, as their
+    // instructions say (so are pipeline stages TMA fills: warp_specialize made them so).
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
       void visit_Gemm(const ir::Gemm* op) override {
-        if (!wgmma_grid(*op, self->threads_, self->ctx_)) return;
-        for (const auto* r : {&op->a, &op->b})
-          if (r->buffer->scope == ir::MemoryScope::Shared) self->panels_.insert(r->buffer.get());
+        if (op->instruction.a_panel_bytes) self->panels_[op->a.buffer.get()] = op->instruction.a_panel_bytes;
+        if (op->instruction.b_panel_bytes) self->panels_[op->b.buffer.get()] = op->instruction.b_panel_bytes;
       }
       void visit_Copy(const ir::Copy* op) override {
-        if (op->barrier) self->panels_.insert(op->dst.buffer.get());  // a TMA load (warp_specialize)
-        if (is_tma_store(*op, self->ctx_)) self->panels_.insert(op->src.buffer.get());
+        if (op->instruction.kind == ir::CopyInstructionKind::TmaStore)
+          self->panels_[op->src.buffer.get()] = op->instruction.panel_bytes;
+        if (op->instruction.kind == ir::CopyInstructionKind::TmaLoad)
+          self->panels_[op->dst.buffer.get()] = op->instruction.panel_bytes;
       }
     } panels;
     panels.self = this;
@@ -185,32 +160,47 @@ class LayoutInference {
     return parallel_nest(Stmt(self));
   }
 
-  // CUDA's and HIP's tensor-core gemms (wgmma, MFMA, mma.sync), whose operands take their
-  // instructions' layouts (run): whether `op` is one.
+  // CUDA's and HIP's tensor-core gemms (wgmma, MFMA, mma.sync, as select_instructions chose),
+  // whose operands take their instructions' layouts (run): whether `op` is one.
   bool on_tensor_cores(const ir::Gemm* op) {
-    std::string why_not;
-    if (auto grid = wgmma_grid(*op, threads_, ctx_, &why_not)) {
-      wgmma_gemms_.push_back({op, *grid});
-      return true;
+    if (!op->instruction.selected())
+      throw std::logic_error("infer_layout: a T.gemm without an instruction (select_instructions runs first)");
+    if (!op->instruction.on_matrix_cores()) return false;
+    tensor_core_gemms_.push_back(op);
+    return true;
+  }
+
+  // The layouts a gemm on tensor cores demands of its fragments, and the swizzle of its shared
+  // operands on mma.sync, as its instruction says.
+  void demand_gemm_layouts(const ir::Gemm& gemm) {
+    const ir::GemmInstruction& in = gemm.instruction;
+    auto c = const_shape(gemm.c.buffer);
+    switch (in.kind) {
+      case ir::GemmInstructionKind::Wgmma:
+        demand(gemm.c.buffer, ir::wgmma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
+        if (in.a_in_registers) {
+          auto a = const_shape(gemm.a.buffer);
+          demand(gemm.a.buffer, ir::wgmma_accumulator(a[0], a[1], in.grid_m, 1), gemm.loc);
+        }
+        return;
+      case ir::GemmInstructionKind::Mfma:
+        demand(gemm.c.buffer, ir::mfma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
+        if (in.a_in_registers) demand(gemm.a.buffer, mfma_register_a_layout(gemm), gemm.loc);
+        for (const ir::Buffer& operand : {gemm.a.buffer, gemm.b.buffer})
+          if (operand->scope == ir::MemoryScope::Shared) row_major_.insert(operand.get());
+        return;
+      case ir::GemmInstructionKind::MmaSync:
+        demand(gemm.c.buffer, ir::mma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
+        for (bool is_a : {true, false}) {
+          const ir::Buffer& operand = is_a ? gemm.a.buffer : gemm.b.buffer;
+          if (is_a ? in.a_in_registers : in.b_in_registers)
+            demand(operand, register_operand_layout(gemm, is_a), gemm.loc);
+          else if (is_a ? in.a_swizzled : in.b_swizzled)
+            swizzle(operand);
+        }
+        return;
+      default: throw std::logic_error("infer_layout: a gemm off the tensor cores");
     }
-    if (auto grid = mfma_wave_grid(*op, threads_, ctx_)) {
-      mfma_gemms_.push_back({op, *grid});
-      return true;
-    }
-    auto panels = [&](const ir::BufferRegion& r) { return panels_.count(r.buffer.get()) > 0; };
-    auto grid = mma_warp_grid(*op, threads_, ctx_);
-    const bool on_mma = grid && !panels(op->a) && !panels(op->b);
-    if (!grid && log_enabled(LogLevel::Debug) && (ir::has_user_layout(*op->a.buffer) || ir::has_user_layout(*op->b.buffer)))
-      if (std::string why = mma_swizzle_problem(*op); !why.empty())
-        log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on CUDA cores, not mma.sync: " + why);
-    if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
-      log(LogLevel::Debug, op->loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
-                               ", not wgmma: " + why_not);
-    if (on_mma) {
-      mma_gemms_.push_back({op, *grid});
-      return true;
-    }
-    return false;
   }
 
   void add(const op::LayoutConstraints& c) {
@@ -350,10 +340,8 @@ class LayoutInference {
   std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
   std::vector<Site> sites_;
   std::vector<op::Projection> projections_;
-  std::vector<std::pair<const ir::Gemm*, WarpGrid>> mma_gemms_;
-  std::vector<std::pair<const ir::Gemm*, WarpGrid>> mfma_gemms_;
-  std::vector<std::pair<const ir::Gemm*, WarpgroupGrid>> wgmma_gemms_;
-  std::unordered_set<const ir::BufferNode*> panels_;
+  std::vector<const ir::Gemm*> tensor_core_gemms_;
+  std::unordered_map<const ir::BufferNode*, int64_t> panels_;  // shared buffer -> its panels' bytes
   std::unordered_set<const ir::BufferNode*> row_major_;  // MFMA operands (read row-major)
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
 };
@@ -375,14 +363,14 @@ class KernelLayouts : public ir::IRMutator {
 
 }  // namespace
 
-ir::Fragment register_operand_layout(const ir::Gemm& op, const WarpGrid& grid, bool a) {
+ir::Fragment register_operand_layout(const ir::Gemm& op, bool a) {
   // A (M x K) as the accumulator of an M x K tile over the warps along M; B as that of an
   // N x K tile over the warps along N. Stored the other way round (transpose_a, or B as
   // K x N), the same registers hold the transposed tile.
   auto shape = const_shape(a ? op.a.buffer : op.b.buffer);
   bool stored_k_major = a ? op.transpose_a : !op.transpose_b;
   int64_t rows = stored_k_major ? shape[1] : shape[0], k = stored_k_major ? shape[0] : shape[1];
-  ir::Fragment acc = ir::mma_accumulator(rows, k, a ? grid.warps_m : grid.warps_n, 1);
+  ir::Fragment acc = ir::mma_accumulator(rows, k, a ? op.instruction.grid_m : op.instruction.grid_n, 1);
   return stored_k_major ? acc.project({1, 0}) : acc;
 }
 

@@ -19,7 +19,7 @@ class AsyncTargets : public ir::IRVisitor {
 
  protected:
   void visit_Copy(const ir::Copy* op) override {
-    if (op->async) buffers.insert(op->dst.buffer.get());
+    if (op->instruction.asynchronous()) buffers.insert(op->dst.buffer.get());
     IRVisitor::visit_Copy(op);
   }
 };

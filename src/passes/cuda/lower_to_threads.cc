@@ -14,8 +14,6 @@
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
 #include "passes/cuda/select_instructions.h"
-#include "passes/cuda/tma_copies.h"
-#include "passes/hip/mfma.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
@@ -30,14 +28,6 @@ using ir::Stmt;
 constexpr int64_t kMaxUnrolledSlots = 1024;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
-
-// Whether gemm `op` runs on mma.sync (gemm_ss / gemm_rs / gemm_sr): infer_layout gives it the
-// tensor cores unless it runs on wgmma or reads a panel tile (whose layout ldmatrix addressing
-// doesn't know).
-bool mma_path(const ir::Gemm& op, int threads, const PassContext& ctx) {
-  return !wgmma_grid(op, threads, ctx) && !ir::panel_width(*op.a.buffer) && !ir::panel_width(*op.b.buffer) &&
-         mma_warp_grid(op, threads, ctx).has_value();
-}
 
 Expr conjoin(const Expr& a, const Expr& b) {
   if (!a) return b;
@@ -146,29 +136,29 @@ class ThreadLowering : public TileLowering {
     return TileLowering::mutate_Call(op, self);
   }
 
+  // The gemms left to this pass are on tensor cores, by the instruction chosen for them.
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
-    if (auto groups = wgmma_grid(*op, threads_, ctx_)) return wgmma_gemm(*op, *groups);
-    if (auto waves = mfma_wave_grid(*op, threads_, ctx_)) return mfma_gemm(*op, *waves);
-    auto grid = mma_warp_grid(*op, threads_, ctx_);
-    if (!grid || !mma_path(*op, threads_, ctx_))
+    const ir::GemmInstruction& in = op->instruction;
+    if (in.kind == ir::GemmInstructionKind::Wgmma) return wgmma_gemm(*op);
+    if (in.kind == ir::GemmInstructionKind::Mfma) return mfma_gemm(*op);
+    if (in.kind != ir::GemmInstructionKind::MmaSync)
       throw std::logic_error("lower_to_threads: a gemm off the tensor-core paths was left");
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    const bool a_in_registers = is_fragment(op->a.buffer), b_in_registers = is_fragment(op->b.buffer);
     std::string shape = shape_arguments(*op);
     std::string name =
-        a_in_registers ? "gemm_rs<" + shape + std::to_string(grid->warps_m) + ", " + flag(op->transpose_b) + ", " +
-                             flag(ir::mma_swizzled(*op->b.buffer)) + ">"
-        : b_in_registers ? "gemm_sr<" + shape + std::to_string(grid->warps_n) + ", " + flag(op->transpose_a) + ", " +
-                               flag(ir::mma_swizzled(*op->a.buffer)) + ">"
-                         : "gemm_ss<" + shape + std::to_string(grid->warps_m) + ", " + std::to_string(grid->warps_n) +
-                               ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
-                               flag(ir::mma_swizzled(*op->a.buffer)) + ", " + flag(ir::mma_swizzled(*op->b.buffer)) + ">";
-    auto operand = [&](const ir::BufferRegion& r) {
-      return is_fragment(r.buffer) ? address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
+        in.a_in_registers ? "gemm_rs<" + shape + std::to_string(in.grid_m) + ", " + flag(op->transpose_b) + ", " +
+                                flag(in.b_swizzled) + ">"
+        : in.b_in_registers ? "gemm_sr<" + shape + std::to_string(in.grid_n) + ", " + flag(op->transpose_a) + ", " +
+                                  flag(in.a_swizzled) + ">"
+                            : "gemm_ss<" + shape + std::to_string(in.grid_m) + ", " + std::to_string(in.grid_n) +
+                                  ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
+                                  flag(in.a_swizzled) + ", " + flag(in.b_swizzled) + ">";
+    auto operand = [&](const ir::BufferRegion& r, bool in_registers) {
+      return in_registers ? address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
     };
     std::vector<Stmt> out;
     if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {operand(op->a), operand(op->b), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
+    out.push_back(device_call(name, {operand(op->a, in.a_in_registers), operand(op->b, in.b_in_registers), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
                               op->loc));
     return located(ir::make_seq(out), op->loc);
   }
@@ -183,18 +173,24 @@ class ThreadLowering : public TileLowering {
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
-    if (op->barrier || (ir::panel_width(*op->src.buffer) && is_tma_store(*op, ctx_))) return tma_copy(*op);
-    if (auto groups = stmatrix_copy_grid(*op, threads_))
-      return matrix_copy("stmatrix_accumulator", op->src, op->dst,
-                         {std::to_string(groups->groups_m), std::to_string(groups->groups_n),
-                          std::to_string(ir::panel_width(*op->dst.buffer))},
-                         op->loc);
-    if (auto grid = ctx_.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(*op, threads_) : std::nullopt)
-      return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
-                         {std::to_string(grid->warps_m), std::to_string(grid->warps_n),
-                          ir::mma_swizzled(*op->src.buffer) ? "true" : "false"},
-                         op->loc);
-    return copy_global_shared(*op);
+    const ir::CopyInstruction& in = op->instruction;
+    switch (in.kind) {
+      case ir::CopyInstructionKind::TmaLoad:
+      case ir::CopyInstructionKind::TmaStore: return tma_copy(*op);
+      case ir::CopyInstructionKind::Stmatrix:
+        return matrix_copy("stmatrix_accumulator", op->src, op->dst,
+                           {std::to_string(in.grid_m), std::to_string(in.grid_n), std::to_string(in.panel_bytes)},
+                           op->loc);
+      case ir::CopyInstructionKind::Ldmatrix:
+        return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
+                           {std::to_string(in.grid_m), std::to_string(in.grid_n),
+                            ir::mma_swizzled(*op->src.buffer) ? "true" : "false"},
+                           op->loc);
+      case ir::CopyInstructionKind::Loops:
+      case ir::CopyInstructionKind::CpAsync: return copy_global_shared(*op);
+      case ir::CopyInstructionKind::Unselected: break;
+    }
+    throw std::logic_error("lower_to_threads: a T.copy without an instruction (select_instructions runs first)");
   }
 
  private:
@@ -236,16 +232,16 @@ class ThreadLowering : public TileLowering {
 
   // ------------------------------------------------------------ AMD matrix cores
 
-  // mfma_gemm_ss / mfma_gemm_rs (device/hip/mfma.h) over the waves of `waves`.
-  Stmt mfma_gemm(const ir::Gemm& op, const WarpGrid& waves) {
+  // mfma_gemm_ss / mfma_gemm_rs (device/hip/mfma.h) over the waves of op's instruction.
+  Stmt mfma_gemm(const ir::Gemm& op) {
+    const ir::GemmInstruction& waves = op.instruction;
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    const bool a_in_registers = is_fragment(op.a.buffer);
-    std::string name = a_in_registers ? "mfma_gemm_rs<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
-                                            flag(op.transpose_b) + ">"
-                                      : "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.warps_m) + ", " +
-                                            std::to_string(waves.warps_n) + ", " + flag(op.transpose_a) + ", " +
-                                            flag(op.transpose_b) + ">";
-    Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
+    std::string name = waves.a_in_registers ? "mfma_gemm_rs<" + shape_arguments(op) + std::to_string(waves.grid_m) +
+                                                  ", " + flag(op.transpose_b) + ">"
+                                            : "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.grid_m) +
+                                                  ", " + std::to_string(waves.grid_n) + ", " + flag(op.transpose_a) +
+                                                  ", " + flag(op.transpose_b) + ">";
+    Expr a = waves.a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
     out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
@@ -255,20 +251,20 @@ class ThreadLowering : public TileLowering {
 
   // ------------------------------------------------------------ Hopper
 
-  // wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of `groups`.
-  Stmt wgmma_gemm(const ir::Gemm& op, const WarpgroupGrid& groups) {
+  // wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of op's instruction.
+  Stmt wgmma_gemm(const ir::Gemm& op) {
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    const ir::GemmInstruction& groups = op.instruction;
     std::string shape = shape_arguments(op);
-    const bool a_in_registers = is_fragment(op.a.buffer);
-    const std::string panel_b = std::to_string(ir::panel_width(*op.b.buffer));
-    std::string name = a_in_registers
-                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.groups_m) + ", " + flag(op.transpose_b) +
+    const std::string panel_b = std::to_string(groups.b_panel_bytes);
+    std::string name = groups.a_in_registers
+                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.grid_m) + ", " + flag(op.transpose_b) +
                                  ", " + panel_b + ">"
-                           : "wgmma_gemm_ss<" + shape + std::to_string(groups.groups_m) + ", " +
-                                 std::to_string(groups.groups_n) + ", " + flag(op.transpose_a) + ", " +
-                                 flag(op.transpose_b) + ", " + std::to_string(ir::panel_width(*op.a.buffer)) + ", " +
+                           : "wgmma_gemm_ss<" + shape + std::to_string(groups.grid_m) + ", " +
+                                 std::to_string(groups.grid_n) + ", " + flag(op.transpose_a) + ", " +
+                                 flag(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
                                  panel_b + ">";
-    Expr a = a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
+    Expr a = groups.a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
     out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
@@ -282,14 +278,16 @@ class ThreadLowering : public TileLowering {
   // barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
   // read before going on to the barrier that lets the tile be written again.
   Stmt tma_copy(const ir::Copy& op) {
-    const bool load = op.barrier.defined();
+    const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
+    if (load != op.barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
     const ir::BufferRegion& global = load ? op.src : op.dst;
     const ir::BufferRegion& shared = load ? op.dst : op.src;
     const size_t rank = global.region.size(), srank = shared.region.size();
     int64_t cols;
     ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
-    const int64_t panel_bytes = ir::panel_width(*shared.buffer), panel = panel_bytes / shared.buffer->dtype.bytes();
-    if (panel_bytes == 0) throw std::logic_error("lower_to_threads: a TMA copy of a tile not in panels");
+    const int64_t panel_bytes = op.instruction.panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
+    if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
+      throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
     ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
     for (size_t d = rank; d-- > 0;) {
       int64_t extent;
@@ -739,7 +737,7 @@ class ThreadLowering : public TileLowering {
         },
         op.loc, /*replicas_sit_out=*/true);
     std::vector<Stmt> fast = {vectorized};
-    if (to_shared && !op.async) {
+    if (to_shared && op.instruction.kind != ir::CopyInstructionKind::CpAsync) {
       fast.push_back(device_call("cp_async_commit", {}, op.loc));
       fast.push_back(device_call("cp_async_wait_all", {}, op.loc));
     }
@@ -803,21 +801,17 @@ ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx) {
 }
 
 ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx) {
-  return lower_tile_ops_threaded(body, [&ctx](const ir::StmtNode& op, int threads) {
+  return lower_tile_ops_threaded(body, [](const ir::StmtNode& op, int) {
     auto scope = [](const ir::BufferRegion& r) { return r.buffer->scope; };
     switch (op.kind) {
       case ir::StmtKind::Copy: {
         const auto& copy = static_cast<const ir::Copy&>(op);
+        const ir::CopyInstructionKind kind = copy.instruction.kind;
         return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
                (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
-               (ctx.target.has(TargetFeature::Ldmatrix) && ldmatrix_copy_grid(copy, threads).has_value()) ||
-               stmatrix_copy_grid(copy, threads).has_value();
+               kind == ir::CopyInstructionKind::Ldmatrix || kind == ir::CopyInstructionKind::Stmatrix;
       }
-      case ir::StmtKind::Gemm: {
-        const auto& gemm = static_cast<const ir::Gemm&>(op);
-        return wgmma_grid(gemm, threads, ctx).has_value() || mma_path(gemm, threads, ctx) ||
-               mfma_wave_grid(gemm, threads, ctx).has_value();
-      }
+      case ir::StmtKind::Gemm: return static_cast<const ir::Gemm&>(op).instruction.on_matrix_cores();
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
       default: return false;
     }

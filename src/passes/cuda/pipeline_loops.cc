@@ -8,9 +8,7 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "passes/cuda/device_calls.h"
-#include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
-#include "passes/cuda/select_instructions.h"
 
 namespace tilec::passes {
 namespace {
@@ -85,7 +83,7 @@ class LoopPipeliner : public ir::IRMutator {
         Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), k}});
         s = StageAccesses(loop_staged, stage).mutate(s);
         auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
-        copy->async = true;
+        copy->instruction = {.kind = ir::CopyInstructionKind::CpAsync};
         copy->loc = p->loc;
         copies.push_back(Stmt(copy));
       }
@@ -124,7 +122,7 @@ class LoopPipeliner : public ir::IRMutator {
       const LoopPipeliner* self;
       bool found = false;
       void visit_Gemm(const ir::Gemm* op) override {
-        found |= wgmma_grid(*op, self->threads_, self->ctx_).has_value();
+        found |= op->instruction.kind == ir::GemmInstructionKind::Wgmma;
       }
     } finder;
     finder.self = this;

@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_set>
 
+#include "base/log.h"
 #include "ir/layout.h"
+#include "ir/mutator.h"
 #include "ir/region.h"
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
+#include "ir/visitor.h"
 #include "passes/cuda/tma_copies.h"
+#include "passes/hip/mfma.h"
 
 namespace tilec::passes {
 namespace {
 
 using ir::Expr;
+using ir::Stmt;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
 
@@ -47,8 +53,6 @@ std::string gemm_operand_name(const ir::BufferRegion& r, bool a) {
   return std::string(a ? "A" : "B") + " ('" + r.buffer->name + "')";
 }
 
-}  // namespace
-
 // Why gemm_ss / ldmatrix can't read a shared operand of `op` (its user layout is not the mma
 // swizzle they address), or "".
 std::string mma_swizzle_problem(const ir::Gemm& op) {
@@ -64,6 +68,8 @@ std::string mma_swizzle_problem(const ir::Gemm& op) {
   }
   return "";
 }
+
+}  // namespace
 
 bool whole_fragment(const ir::BufferRegion& r) {
   if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
@@ -104,6 +110,18 @@ std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
   return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
 }
 
+namespace {
+
+// The warp grid of an mma.sync gemm: warps_m x warps_n warps over an M x N accumulator.
+struct WarpGrid {
+  int64_t warps_m = 1, warps_n = 1;
+};
+
+// The grid of a wgmma gemm: groups_m x groups_n warpgroups of 128 threads.
+struct WarpgroupGrid {
+  int64_t groups_m = 1, groups_n = 1;
+};
+
 // The K of one tensor-core instruction (mma.sync or wgmma) for operands of type t (fp32: tf32),
 // or 0 when there is none.
 int64_t tensor_core_k(DType t) {
@@ -115,6 +133,19 @@ int64_t tensor_core_k(DType t) {
   }
 }
 
+// The width of one wgmma instruction over a warpgroup's `cols` columns (device/cuda/wgmma.h,
+// detail::wgmma_width).
+int64_t wgmma_width(int64_t cols) {
+  int64_t w = std::min<int64_t>(cols, 256);
+  while (w > 0 && cols % w != 0) w -= 8;
+  return w;
+}
+
+// Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory), gemm_rs
+// (A a 16-bit fragment, all warps along M) or gemm_sr (B a 16-bit fragment, all warps along
+// N) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
+// warps along M or along N; as many warps as split the tile that way). The target must have the
+// mma.sync kind of the operands (ctx.target's features: fp8 needs sm_89 on).
 std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!is_fragment(op.c.buffer) || op.c.buffer->dtype != DType::Float32) return std::nullopt;
   // One operand in registers (gemm_rs, gemm_sr): 16-bit, laid out as an accumulator of its
@@ -152,7 +183,6 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   return std::nullopt;
 }
 
-namespace {
 
 // Why shared operand `r` of a gemm can't be read by wgmma, or "".
 std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
@@ -166,9 +196,14 @@ std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
   return "";
 }
 
-}  // namespace
-
-std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx, std::string* why_not) {
+// Whether T.gemm `op` runs on wgmma (wgmma_gemm_ss / wgmma_gemm_rs of device/cuda/wgmma.h) and
+// over which warpgroups: sm_90a with the pass config "tilec.wgmma" on; threads whole
+// warpgroups; fp16/bf16 (A in shared memory or, not transposed, in registers), fp8 or tf32
+// (float32; both K-major, in shared memory) operands into a float32 accumulator; shared
+// operands panel tiles (panel_bytes_of); each warpgroup's part of C whole m64 strips and
+// columns of 8 (for a B stored K x N, each instruction's columns starting a panel). When it
+// doesn't, `why_not` (if given) says why in a phrase.
+std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx, std::string* why_not = nullptr) {
   std::string ignored;
   std::string& why = why_not ? *why_not : ignored;
   if (!hopper_feature(ctx, "tilec.wgmma")) {
@@ -216,11 +251,6 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
   const int64_t m = shape->m, n = shape->n;
   // A B stored K x N is read by each instruction from the first column of a panel.
   const int64_t panel = op.transpose_b ? 0 : panel_bytes_of(*op.b.buffer) / t.bytes(), groups = threads / 128;
-  auto width = [](int64_t cols) {  // device/cuda/wgmma.h, detail::wgmma_width
-    int64_t w = std::min<int64_t>(cols, 256);
-    while (w > 0 && cols % w != 0) w -= 8;
-    return w;
-  };
   std::vector<int64_t> orders;  // groups_m, most first (FullCol: fewest first)
   for (int64_t gm = groups; gm >= 1; --gm) orders.push_back(gm);
   if (op.policy == ir::WarpPolicy::FullCol) std::reverse(orders.begin(), orders.end());
@@ -229,7 +259,7 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
     int64_t gn = groups / gm;
     if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
     if ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)) continue;
-    int64_t wn = n / gn, w = width(wn);
+    int64_t wn = n / gn, w = wgmma_width(wn);
     if (panel && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
     return WarpgroupGrid{gm, gn};
   }
@@ -241,6 +271,9 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
   return std::nullopt;
 }
 
+// Whether T.copy `op` (a whole 2-D shared tile into a whole 16-bit fragment laid out as a
+// gemm accumulator, rows of whole 16-byte multiples) loads with ldmatrix
+// (ldmatrix_accumulator in device/cuda/gemm.h), and the accumulator's warp grid.
 std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& dst = op.dst.buffer;
   if (!whole_fragment(op.dst) || !whole_shared_tile(op.src) || op.src.region.size() != 2 || !dst->fragment ||
@@ -257,6 +290,9 @@ std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
   return std::nullopt;
 }
 
+// Whether T.copy `op` (a whole fp32 fragment laid out as a wgmma accumulator into a whole 2-D
+// 16-bit panel tile) stores with stmatrix (stmatrix_accumulator in device/cuda/wgmma.h), and
+// the accumulator's warpgroup grid.
 std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& src = op.src.buffer;
   const ir::Buffer& dst = op.dst.buffer;
@@ -274,9 +310,174 @@ std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads)
   return std::nullopt;
 }
 
+// Whether `copy` is a TMA store under ctx's pass configs ("tilec.tma_store", in the
+// contiguous variant, whose strides are known).
 bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
   return copy.src.buffer->scope == ir::MemoryScope::Shared && copy.dst.buffer->scope == ir::MemoryScope::Global &&
          ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+}
+
+ir::GemmInstruction wgmma_instruction(const ir::Gemm& op, const WarpgroupGrid& grid) {
+  ir::GemmInstruction in{.kind = ir::GemmInstructionKind::Wgmma, .grid_m = grid.groups_m, .grid_n = grid.groups_n};
+  in.inst_m = 64;
+  in.inst_n = wgmma_width(gemm_shape(op)->n / grid.groups_n);
+  in.inst_k = tensor_core_k(op.a.buffer->dtype);
+  in.a_in_registers = whole_fragment(op.a);
+  if (!in.a_in_registers) in.a_panel_bytes = panel_bytes_of(*op.a.buffer);
+  in.b_panel_bytes = panel_bytes_of(*op.b.buffer);
+  return in;
+}
+
+ir::GemmInstruction mma_instruction(const ir::Gemm& op, const WarpGrid& grid) {
+  ir::GemmInstruction in{.kind = ir::GemmInstructionKind::MmaSync, .grid_m = grid.warps_m, .grid_n = grid.warps_n};
+  in.inst_m = 16;
+  in.inst_n = 8;
+  in.inst_k = tensor_core_k(op.a.buffer->dtype);
+  in.a_in_registers = whole_fragment(op.a);
+  in.b_in_registers = whole_fragment(op.b);
+  in.a_swizzled = !in.a_in_registers;
+  in.b_swizzled = !in.b_in_registers;
+  return in;
+}
+
+// The shared buffers a kernel keeps in panels: the pipeline stages TMA fills, the shared
+// operands of its wgmma gemms and the sources of its TMA stores. An mma.sync gemm reading one
+// of them runs off the tensor cores (its ldmatrix addressing knows the swizzled layout only).
+// A buffer's own layout is no reason: make_swizzled_layout's panels yield to the mma swizzle,
+// and a user's layout mma_warp_grid has weighed already.
+using PanelTiles = std::unordered_set<const ir::BufferNode*>;
+
+// The gemms and copies of one kernel, each given its instruction unless it has one.
+class KernelSelection : public ir::IRMutator {
+ public:
+  KernelSelection(int threads, const PassContext& ctx) : threads_(threads), ctx_(ctx) {}
+
+  Stmt run(const Stmt& body) {
+    struct Panels : ir::IRVisitor {
+      KernelSelection* self;
+      void visit_Gemm(const ir::Gemm* op) override {
+        const ir::GemmInstruction in = op->instruction.selected() ? op->instruction : self->tensor_core_choice(*op);
+        if (in.a_panel_bytes) self->panels_.insert(op->a.buffer.get());
+        if (in.b_panel_bytes) self->panels_.insert(op->b.buffer.get());
+      }
+      void visit_Copy(const ir::Copy* op) override {
+        const ir::CopyInstruction in = op->instruction.selected() ? op->instruction : self->global_copy_choice(*op);
+        if (in.kind == ir::CopyInstructionKind::TmaStore) self->panels_.insert(op->src.buffer.get());
+        if (in.kind == ir::CopyInstructionKind::TmaLoad) self->panels_.insert(op->dst.buffer.get());
+      }
+    } panels;
+    panels.self = this;
+    panels.visit(body);
+    return mutate(body);
+  }
+
+ protected:
+  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
+    if (op->instruction.selected()) return self;
+    auto n = std::make_shared<ir::Gemm>(*op);
+    n->instruction = choose(*op);
+    return Stmt(n);
+  }
+
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
+    if (op->instruction.selected()) return self;
+    ir::CopyInstruction in = global_copy_choice(*op);
+    if (!in.selected()) return self;
+    auto n = std::make_shared<ir::Copy>(*op);
+    n->instruction = in;
+    return Stmt(n);
+  }
+
+ private:
+  // wgmma or MFMA where the gemm can run on them, else unselected.
+  ir::GemmInstruction tensor_core_choice(const ir::Gemm& op, std::string* why_not = nullptr) const {
+    if (auto grid = wgmma_grid(op, threads_, ctx_, why_not)) return wgmma_instruction(op, *grid);
+    if (auto mfma = mfma_instruction(op, threads_, ctx_)) return *mfma;
+    return {};
+  }
+
+  ir::GemmInstruction choose(const ir::Gemm& op) const {
+    std::string why_not;
+    ir::GemmInstruction in = tensor_core_choice(op, &why_not);
+    if (in.selected()) return in;
+    auto grid = mma_warp_grid(op, threads_, ctx_);
+    const bool on_mma = grid && !panels_.count(op.a.buffer.get()) && !panels_.count(op.b.buffer.get());
+    if (!grid && log_enabled(LogLevel::Debug) && (ir::has_user_layout(*op.a.buffer) || ir::has_user_layout(*op.b.buffer)))
+      if (std::string why = mma_swizzle_problem(op); !why.empty())
+        log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on CUDA cores, not mma.sync: " + why);
+    if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
+      log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
+                               ", not wgmma: " + why_not);
+    if (on_mma) return mma_instruction(op, *grid);
+    return {.kind = ir::GemmInstructionKind::Fma};
+  }
+
+  // A copy of no fragment (between global and shared memory, mostly): a TMA store, else
+  // loops. Copies of fragments are left to select_fragment_copies, which knows their layouts.
+  ir::CopyInstruction global_copy_choice(const ir::Copy& op) const {
+    if (is_fragment(op.src.buffer) || is_fragment(op.dst.buffer)) return {};
+    if (is_tma_store(op, ctx_))
+      return {.kind = ir::CopyInstructionKind::TmaStore, .panel_bytes = panel_bytes_of(*op.src.buffer)};
+    return {.kind = ir::CopyInstructionKind::Loops};
+  }
+
+  int threads_;
+  const PassContext& ctx_;
+  PanelTiles panels_;
+};
+
+// The copies between fragments and shared memory, once the fragments have their layouts.
+class FragmentCopySelection : public ir::IRMutator {
+ public:
+  explicit FragmentCopySelection(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    threads_ = op->threads;
+    return IRMutator::mutate_KernelLaunch(op, self);
+  }
+
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
+    if (op->instruction.selected()) return self;
+    auto n = std::make_shared<ir::Copy>(*op);
+    if (auto groups = stmatrix_copy_grid(*op, threads_))
+      n->instruction = {.kind = ir::CopyInstructionKind::Stmatrix, .grid_m = groups->groups_m,
+                        .grid_n = groups->groups_n, .panel_bytes = ir::panel_width(*op->dst.buffer)};
+    else if (auto grid = ctx_.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(*op, threads_) : std::nullopt)
+      n->instruction = {.kind = ir::CopyInstructionKind::Ldmatrix, .grid_m = grid->warps_m, .grid_n = grid->warps_n};
+    else
+      n->instruction = {.kind = ir::CopyInstructionKind::Loops};
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+  int threads_ = 128;
+};
+
+class Selection : public ir::IRMutator {
+ public:
+  explicit Selection(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    Stmt body = KernelSelection(op->threads, ctx_).run(op->body);
+    if (body.same_as(op->body)) return self;
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = body;
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+};
+
+}  // namespace
+
+ir::Stmt select_instructions(const ir::Stmt& body, const PassContext& ctx) { return Selection(ctx).mutate(body); }
+
+ir::Stmt select_fragment_copies(const ir::Stmt& body, const PassContext& ctx) {
+  return FragmentCopySelection(ctx).mutate(body);
 }
 
 }  // namespace tilec::passes

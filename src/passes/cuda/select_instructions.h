@@ -1,28 +1,39 @@
-// Which instruction each GPU tile op runs on.
+// Instruction selection: which instruction each GPU tile op runs on, written on the op
+// (ir::Gemm::instruction, ir::Copy::instruction; ir/instruction.h). The passes after it read
+// that choice and never make it again.
+//
+// select_instructions runs first on cuda and hip (after verify), and on hip again after
+// stage_register_operands, which clears the choice of the gemms it rewrites:
+//   - T.gemm: wgmma over whole warpgroups where the target has it (sm_90a, "tilec.wgmma"),
+//     its shared operands in panels (tma_copies.h, panel_bytes_of); else MFMA over waves
+//     (hip gfx90a, gfx940: passes/hip/mfma.h); else mma.sync over warps, a shared operand in
+//     gemm.h's swizzled tile -- unless a wgmma gemm or a TMA store keeps that operand in
+//     panels; else element loops (fma). On sm_90a a gemm off wgmma logs at DEBUG why, at its
+//     file:line:col.
+//   - T.copy from shared to global memory: a TMA store where "tilec.tma_store" allows it (the
+//     contiguous variant, a tile TMA can move: tma_copies.h); other copies between global and
+//     shared memory: loops.
+// It runs before warp_specialize, which turns only loops whose gemms all chose wgmma, and
+// keeps every op's choice (the consumer threads it moves the ops to are the kernel's threads,
+// which the choice was made for); warp_specialize and pipeline_loops make the copies they
+// pipeline TMA loads and cp.async, and say so on the copy.
+//
+// select_fragment_copies runs after infer_layout, since what a copy between a fragment and
+// shared memory runs on depends on the fragment's layout: stmatrix for a wgmma accumulator
+// into a 16-bit shared panel tile, ldmatrix for a 16-bit shared tile into a fragment laid out
+// as an mma.sync accumulator (where the target has it), else loops.
+//
+// An op that already has a choice keeps it.
 #pragma once
 
 #include <optional>
-#include <string>
 
 #include "passes/pass.h"
 
 namespace tilec::passes {
 
-// The warp grid of an mma.sync gemm: warps_m x warps_n warps over an M x N accumulator.
-struct WarpGrid {
-  int64_t warps_m = 1, warps_n = 1;
-};
-
-// Whether T.gemm `op` runs on tensor cores -- gemm_ss (A and B in shared memory), gemm_rs
-// (A a 16-bit fragment, all warps along M) or gemm_sr (B a 16-bit fragment, all warps along
-// N) -- and over which warp grid for `threads` threads a block (op.policy: the squarest warp tiles, or all
-// warps along M or along N; as many warps as split the tile that way). The target must have the
-// mma.sync kind of the operands (ctx.target's features: fp8 needs sm_89 on).
-std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const PassContext& ctx);
-
-// Why gemm_ss / ldmatrix can't read a shared operand of `op` (its user layout is not the mma
-// swizzle they address), or "".
-std::string mma_swizzle_problem(const ir::Gemm& op);
+ir::Stmt select_instructions(const ir::Stmt& body, const PassContext& ctx);
+ir::Stmt select_fragment_copies(const ir::Stmt& body, const PassContext& ctx);
 
 // A gemm's M, N and K, when its A tile has constant 2-D extents and C is a whole 2-D buffer of
 // constant shape.
@@ -31,40 +42,11 @@ struct GemmShape {
 };
 std::optional<GemmShape> gemm_shape(const ir::Gemm& op);
 
-// The grid of a wgmma gemm: groups_m x groups_n warpgroups of 128 threads.
-struct WarpgroupGrid {
-  int64_t groups_m = 1, groups_n = 1;
-};
-
-// Whether T.gemm `op` runs on wgmma (wgmma_gemm_ss / wgmma_gemm_rs of device/cuda/wgmma.h) and
-// over which warpgroups: sm_90a with the pass config "tilec.wgmma" on; threads whole
-// warpgroups; fp16/bf16 (A in shared memory or, not transposed, in registers), fp8 or tf32
-// (float32; both K-major, in shared memory) operands into a float32 accumulator; shared
-// operands panel tiles (panel_bytes_of); each warpgroup's part of C whole m64 strips and
-// columns of 8 (for a B stored K x N, each instruction's columns starting a panel). When it
-// doesn't, `why_not` (if given) says why in a phrase.
-std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const PassContext& ctx,
-                                        std::string* why_not = nullptr);
-
 // Whether the two trailing dims of `r` are the whole of a shared buffer's last two dims (any
 // dims before them taken at one index).
 bool whole_shared_tile(const ir::BufferRegion& r);
 
 // Whether `r` is the whole of a 2-D fragment (a gemm operand held in registers).
 bool whole_fragment(const ir::BufferRegion& r);
-
-// Whether T.copy `op` (a whole 2-D shared tile into a whole 16-bit fragment laid out as a
-// gemm accumulator, rows of whole 16-byte multiples) loads with ldmatrix
-// (ldmatrix_accumulator in device/cuda/gemm.h), and the accumulator's warp grid.
-std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads);
-
-// Whether T.copy `op` (a whole fp32 fragment laid out as a wgmma accumulator into a whole 2-D
-// 16-bit panel tile) stores with stmatrix (stmatrix_accumulator in device/cuda/wgmma.h), and
-// the accumulator's warpgroup grid.
-std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads);
-
-// Whether `copy` is a TMA store under ctx's pass configs ("tilec.tma_store", in the
-// contiguous variant, whose strides are known).
-bool is_tma_store(const ir::Copy& copy, const PassContext& ctx);
 
 }  // namespace tilec::passes

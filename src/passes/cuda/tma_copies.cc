@@ -8,9 +8,10 @@ namespace tilec::passes {
 std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global) {
   const ir::Buffer& tile_buffer = shared.buffer;
   const ir::Buffer& tensor = global.buffer;
-  if (tile_buffer->dtype != tensor->dtype || tile_buffer->shape.size() != 2 || !panel_bytes_of(*tile_buffer))
-    return std::nullopt;
+  if (tile_buffer->dtype != tensor->dtype || tile_buffer->shape.size() != 2) return std::nullopt;
   TmaTile tile;
+  tile.panel_bytes = panel_bytes_of(*tile_buffer);
+  if (!tile.panel_bytes) return std::nullopt;
   ir::is_const_int(ir::simplify(tile_buffer->shape[0]), &tile.rows);
   ir::is_const_int(ir::simplify(tile_buffer->shape[1]), &tile.cols);
   tile.bytes = tile_buffer->dtype.bytes();

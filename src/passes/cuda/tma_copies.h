@@ -2,9 +2,9 @@
 // shared panel tile (panel_bytes_of below) and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
 // 1) whose strides are constant multiples of 16 bytes, in the same dtype. Loads are made by
-// warp_specialize; a store is a T.copy of such a shared tile to global memory, issued by one
-// thread (lower_to_threads), the writers' generic stores ordered before it by a proxy fence
-// and a barrier (insert_barriers).
+// warp_specialize; a store is a T.copy of such a shared tile to global memory that
+// select_instructions chose TMA for, issued by one thread (lower_to_threads), the writers'
+// generic stores ordered before it by a proxy fence and a barrier (insert_barriers).
 #pragma once
 
 #include <optional>
@@ -13,9 +13,9 @@
 
 namespace tilec::passes {
 
-// The shared tile's rows, columns and element bytes.
+// The shared tile's rows, columns, element bytes and the width of its panels (panel_bytes_of).
 struct TmaTile {
-  int64_t rows = 0, cols = 0, bytes = 0;
+  int64_t rows = 0, cols = 0, bytes = 0, panel_bytes = 0;
 };
 
 // The shape of a TMA copy between `shared` and `global`, or nullopt when TMA can't move it.

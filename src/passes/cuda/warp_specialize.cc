@@ -10,9 +10,7 @@
 #include "ir/visitor.h"
 #include "op/accesses.h"
 #include "passes/cuda/device_calls.h"
-#include "passes/cuda/infer_layout.h"
 #include "passes/cuda/pipeline_stages.h"
-#include "passes/cuda/select_instructions.h"
 #include "passes/cuda/plan_shared_memory.h"
 #include "passes/cuda/tma_copies.h"
 
@@ -146,7 +144,7 @@ class Specializer {
         void visit_Gemm(const ir::Gemm* op) override { found.push_back(op); }
       } gemms;
       gemms.visit(s);
-      for (const ir::Gemm* g : gemms.found) all_wgmma &= wgmma_grid(*g, launch_.threads, ctx_).has_value();
+      for (const ir::Gemm* g : gemms.found) all_wgmma &= g->instruction.kind == ir::GemmInstructionKind::Wgmma;
       if (!all_wgmma) return Stmt();
     }
 
@@ -176,7 +174,7 @@ class Specializer {
         Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
         s = StageAccesses(staged_, stage).mutate(s);
         auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
-        copy->async = true;
+        copy->instruction = {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = ir::panel_width(*copy->dst.buffer)};
         copy->barrier = barrier(full_, stage);
         copy->loc = p->loc;
         out.push_back(Stmt(copy));

@@ -6,10 +6,11 @@
 // A loop qualifies when it is the kernel's only pipelined loop, sits in the kernel body
 // through allocations and lets only, its producers (pipeline_stages.h) all copy a tile of a
 // tensor whose strides are known multiples of 16 bytes (the contiguous variant) into a whole
-// shared panel tile (tma_copies.h, panel_bytes_of) used only in the loop, and its gemms all run
-// on wgmma. It is warp-specialized when T, the kernel's threads, are whole warpgroups and the
-// trip count reads no on-chip buffer (the producer runs none of the statements before the
-// loop). Warp-specialized, with s stages, n iterations and T threads:
+// shared panel tile (tma_copies.h, panel_bytes_of) used only in the loop, and its gemms all chose
+// wgmma (select_instructions.h; they keep their choices). The copies it makes TMA loads say so
+// (ir::CopyInstructionKind::TmaLoad). It is warp-specialized when T, the kernel's threads,
+// are whole warpgroups and the trip count reads no on-chip buffer (the producer runs none of
+// the statements before the loop). Warp-specialized, with s stages, n iterations and T threads:
 //
 //   full[s], empty[s]: mbarriers (full: 1 arrival + the tile bytes; empty: one a consumer warp)
 //   if thread_in(T, T + 128):            # the producer warpgroup (KernelLaunch::producer_threads)

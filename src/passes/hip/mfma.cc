@@ -3,10 +3,11 @@
 #include <cstdlib>
 
 #include "ir/shared_layout.h"
+#include "passes/cuda/select_instructions.h"
 
 namespace tilec::passes {
 
-std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const PassContext& ctx) {
+std::optional<ir::GemmInstruction> mfma_instruction(const ir::Gemm& op, int threads, const PassContext& ctx) {
   if (!ctx.target.has(TargetFeature::Mfma) || threads % ctx.target.warp_size != 0) return std::nullopt;
   if (op.c.buffer->scope != ir::MemoryScope::Fragment || op.c.buffer->dtype != DType::Float32) return std::nullopt;
   const bool a_in_registers = whole_fragment(op.a);
@@ -29,7 +30,7 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
   auto shape = gemm_shape(op);
   if (!shape || shape->m % 16 || shape->n % 16 || shape->k % kstep) return std::nullopt;
   for (int64_t waves = threads / 64; waves >= 1; waves /= 2) {
-    std::optional<WarpGrid> best;
+    std::optional<ir::GemmInstruction> best;
     for (int64_t wm = 1; wm <= waves; ++wm) {
       if (waves % wm) continue;
       const int64_t wn = waves / wm;
@@ -37,10 +38,11 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
       if ((op.policy == ir::WarpPolicy::FullRow && wn != 1) || (op.policy == ir::WarpPolicy::FullCol && wm != 1))
         continue;
       if (a_in_registers && wn != 1) continue;
-      auto score = [&](const WarpGrid& g) { return std::abs(shape->m / g.warps_m - shape->n / g.warps_n); };
+      auto score = [&](const ir::GemmInstruction& g) { return std::abs(shape->m / g.grid_m - shape->n / g.grid_n); };
       // On a tie the grid with more waves along M, which a gemm reading this one's C
       // converted (as its register A) has too.
-      WarpGrid g{wm, wn};
+      ir::GemmInstruction g{.kind = ir::GemmInstructionKind::Mfma, .grid_m = wm, .grid_n = wn, .inst_m = 16,
+                            .inst_n = 16, .inst_k = kstep, .a_in_registers = a_in_registers};
       if (!best || score(g) <= score(*best)) best = g;
     }
     if (best) return best;
@@ -48,10 +50,10 @@ std::optional<WarpGrid> mfma_wave_grid(const ir::Gemm& op, int threads, const Pa
   return std::nullopt;
 }
 
-ir::Fragment mfma_register_a_layout(const ir::Gemm& op, const WarpGrid& waves) {
+ir::Fragment mfma_register_a_layout(const ir::Gemm& op) {
   auto shape = gemm_shape(op);
   if (!shape || !whole_fragment(op.a)) throw std::logic_error("mfma_register_a_layout: A is no whole fragment");
-  ir::Fragment acc = ir::mfma_accumulator(shape->m, shape->k, waves.warps_m, 1);
+  ir::Fragment acc = ir::mfma_accumulator(shape->m, shape->k, op.instruction.grid_m, 1);
   return op.transpose_a ? acc.project({1, 0}) : acc;
 }
 

@@ -4,8 +4,7 @@
 
 #include "ir/mutator.h"
 #include "ir/region.h"
-#include "passes/cuda/infer_layout.h"
-#include "passes/hip/mfma.h"
+#include "passes/cuda/select_instructions.h"
 
 namespace tilec::passes {
 namespace {
@@ -13,15 +12,7 @@ namespace {
 using ir::Stmt;
 
 class RegisterOperandStaging : public ir::IRMutator {
- public:
-  explicit RegisterOperandStaging(const PassContext& ctx) : ctx_(ctx) {}
-
  protected:
-  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    threads_ = op->threads;
-    return IRMutator::mutate_KernelLaunch(op, self);
-  }
-
   // A staged fragment's LDS copy lives as long as the fragment.
   Stmt mutate_Allocate(const ir::Allocate* op, const Stmt& self) override {
     Stmt s = IRMutator::mutate_Allocate(op, self);
@@ -37,7 +28,7 @@ class RegisterOperandStaging : public ir::IRMutator {
   }
 
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
-    if (mfma_wave_grid(*op, threads_, ctx_)) return self;
+    if (op->instruction.kind == ir::GemmInstructionKind::Mfma) return self;
     auto gemm = std::make_shared<ir::Gemm>(*op);
     std::vector<Stmt> out;
     for (ir::BufferRegion* operand : {&gemm->a, &gemm->b}) {
@@ -50,6 +41,7 @@ class RegisterOperandStaging : public ir::IRMutator {
       *operand = copy->dst;
     }
     if (out.empty()) return self;
+    gemm->instruction = {};  // its operands changed: select_instructions chooses again
     out.push_back(Stmt(gemm));
     return ir::make_seq(out);
   }
@@ -64,15 +56,13 @@ class RegisterOperandStaging : public ir::IRMutator {
     return it->second;
   }
 
-  const PassContext& ctx_;
-  int threads_ = 128;
   std::unordered_map<const ir::BufferNode*, ir::Buffer> staged_;
 };
 
 }  // namespace
 
-ir::Stmt stage_register_operands(const ir::Stmt& body, const PassContext& ctx) {
-  return RegisterOperandStaging(ctx).mutate(body);
+ir::Stmt stage_register_operands(const ir::Stmt& body, const PassContext&) {
+  return RegisterOperandStaging().mutate(body);
 }
 
 }  // namespace tilec::passes
