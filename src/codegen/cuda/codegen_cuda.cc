@@ -8,9 +8,9 @@
 
 #include "base/diagnostics.h"
 #include "codegen/c_family.h"
+#include "ir/device_calls.h"
 #include "ir/shared_layout.h"
 #include "ir/visitor.h"
-#include "passes/cuda/device_calls.h"
 #include "passes/cuda/plan_shared_memory.h"
 
 namespace tilec::codegen {
@@ -166,18 +166,18 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
   CExpr print_call(const ir::Call& op) override {
-    if (op.name == passes::kAddressOf) {
+    if (op.name == ir::kAddressOf) {
       // Tile operations predicate their own accesses: the address is not checked.
       const auto* load = op.args.at(0).as<ir::BufferLoad>();
       return {"(&" + CFamilyPrinter::buffer_element(load->buffer, load->indices) + ")"};
     }
-    if (op.name == passes::kTensorMap) {
+    if (op.name == ir::kTensorMap) {
       int64_t index;
       if (op.args.size() != 1 || !ir::is_const_int(op.args[0], &index))
         throw std::logic_error("codegen: a tensor map is named by its constant index");
       return {tensor_maps_ + "[" + std::to_string(index) + "]"};
     }
-    std::string prefix = passes::kDeviceCallPrefix;
+    std::string prefix = ir::kDeviceCallPrefix;
     if (op.name.rfind(prefix, 0) != 0) return CFamilyPrinter::print_call(op);
     std::string text = ns_ + op.name.substr(prefix.size()) + "(";
     for (size_t i = 0; i < op.args.size(); ++i) text += (i ? ", " : "") + print_expr(op.args[i]);
@@ -237,7 +237,7 @@ class CudaPrinter final : public CFamilyPrinter {
       bool found = false;
       void visit_Call(const ir::Call* op) override {
         for (const char* name : {"wgmma_", "tma_", "setmaxnreg_"})
-          if (op->name.rfind(std::string(passes::kDeviceCallPrefix) + name, 0) == 0) found = true;
+          if (op->name.rfind(std::string(ir::kDeviceCallPrefix) + name, 0) == 0) found = true;
         IRVisitor::visit_Call(op);
       }
     } finder;

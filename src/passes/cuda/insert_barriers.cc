@@ -1,8 +1,8 @@
 #include "passes/cuda/insert_barriers.h"
 
+#include "ir/device_calls.h"
 #include "ir/mutator.h"
 #include "ir/shared_layout.h"
-#include "passes/cuda/device_calls.h"
 #include "op/accesses.h"
 #include "passes/cuda/plan_shared_memory.h"
 
@@ -72,7 +72,7 @@ class BarrierPlacer {
   // `pending` is updated to what is unseparated after it.
   Stmt place(const Stmt& s, Pending& pending) {
     if (!s) return s;
-    if (is_device_call(s, "sync_threads") || is_device_call(s, partial_barrier())) {
+    if (ir::is_device_call(s, "sync_threads") || ir::is_device_call(s, partial_barrier())) {
       pending = Pending();
       return s;
     }
@@ -133,7 +133,7 @@ class BarrierPlacer {
     if (barrier && (s.as<ir::Gemm>() || (copy && copy->dst.buffer->scope == ir::MemoryScope::Global)))
       for (const auto* b : acc.reads)
         if (ir::panel_width(*b)) {
-          barrier = ir::make_seq({device_call("fence_proxy_async", {}, s->loc), barrier});
+          barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
           break;
         }
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
@@ -178,14 +178,14 @@ class BarrierPlacer {
   Stmt reset(Pending& pending, const SourceLoc& loc) const {
     if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
     pending = Pending();
-    return device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
+    return ir::device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
   }
 
   // Whether `condition` is thread_in(T, ...): the producer warpgroup's side of the split.
   bool splits_producer(const ir::Expr& condition) const {
     const auto* call = condition.as<ir::Call>();
     int64_t lo;
-    return consumer_threads_ > 0 && call && call->name == kThreadIn && ir::is_const_int(call->args.at(0), &lo) &&
+    return consumer_threads_ > 0 && call && call->name == ir::kThreadIn && ir::is_const_int(call->args.at(0), &lo) &&
            lo == consumer_threads_;
   }
 

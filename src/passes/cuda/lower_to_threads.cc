@@ -5,12 +5,12 @@
 #include <unordered_set>
 
 #include "base/diagnostics.h"
+#include "ir/device_calls.h"
 #include "ir/layout.h"
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/parallel.h"
-#include "passes/cuda/device_calls.h"
 #include "passes/cuda/infer_layout.h"
 #include "passes/cuda/nest_vectors.h"
 #include "passes/cuda/select_instructions.h"
@@ -124,14 +124,14 @@ class ThreadLowering : public TileLowering {
   }
 
   Expr mutate_Call(const ir::Call* op, const Expr& self) override {
-    if (op->name == kThreadIn) {
+    if (op->name == ir::kThreadIn) {
       Expr lo = mutate(op->args.at(0)), hi = mutate(op->args.at(1));
       return ir::make_And(ir::make_GE(tid_, lo), ir::make_LT(tid_, hi));
     }
     // The address of a fragment is its thread's registers.
-    if (op->name == kAddressOf) {
+    if (op->name == ir::kAddressOf) {
       const auto* load = op->args[0].as<ir::BufferLoad>();
-      if (is_fragment(load->buffer)) return address_of(local_of(load->buffer), {ir::make_int(0)});
+      if (is_fragment(load->buffer)) return ir::address_of(local_of(load->buffer), {ir::make_int(0)});
     }
     return TileLowering::mutate_Call(op, self);
   }
@@ -154,12 +154,14 @@ class ThreadLowering : public TileLowering {
                                   ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
                                   flag(in.a_swizzled) + ", " + flag(in.b_swizzled) + ">";
     auto operand = [&](const ir::BufferRegion& r, bool in_registers) {
-      return in_registers ? address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
+      return in_registers ? ir::address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
     };
     std::vector<Stmt> out;
     if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {operand(op->a, in.a_in_registers), operand(op->b, in.b_in_registers), address_of(local_of(op->c.buffer), {ir::make_int(0)})},
-                              op->loc));
+    out.push_back(ir::device_call(name,
+                                  {operand(op->a, in.a_in_registers), operand(op->b, in.b_in_registers),
+                                   ir::address_of(local_of(op->c.buffer), {ir::make_int(0)})},
+                                  op->loc));
     return located(ir::make_seq(out), op->loc);
   }
 
@@ -204,8 +206,8 @@ class ThreadLowering : public TileLowering {
     ir::is_const_int(shape[1], &cols);
     std::string call = name + "<" + std::to_string(rows) + ", " + std::to_string(cols);
     for (const std::string& a : args) call += ", " + a;
-    return device_call(call + ">", {address_of(local_of(fragment.buffer), {ir::make_int(0)}), tile_address(tile)},
-                       loc);
+    return ir::device_call(call + ">",
+                           {ir::address_of(local_of(fragment.buffer), {ir::make_int(0)}), tile_address(tile)}, loc);
   }
 
   const ir::Buffer& local_of(const ir::Buffer& fragment) const {
@@ -241,11 +243,11 @@ class ThreadLowering : public TileLowering {
                                             : "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.grid_m) +
                                                   ", " + std::to_string(waves.grid_n) + ", " + flag(op.transpose_a) +
                                                   ", " + flag(op.transpose_b) + ">";
-    Expr a = waves.a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
+    Expr a = waves.a_in_registers ? ir::address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
-                              op.loc));
+    out.push_back(ir::device_call(
+        name, {a, tile_address(op.b), ir::address_of(local_of(op.c.buffer), {ir::make_int(0)})}, op.loc));
     return located(ir::make_seq(out), op.loc);
   }
 
@@ -264,11 +266,11 @@ class ThreadLowering : public TileLowering {
                                  std::to_string(groups.grid_n) + ", " + flag(op.transpose_a) + ", " +
                                  flag(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
                                  panel_b + ">";
-    Expr a = groups.a_in_registers ? address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
+    Expr a = groups.a_in_registers ? ir::address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
     std::vector<Stmt> out;
     if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(device_call(name, {a, tile_address(op.b), address_of(local_of(op.c.buffer), {ir::make_int(0)})},
-                              op.loc));
+    out.push_back(ir::device_call(
+        name, {a, tile_address(op.b), ir::address_of(local_of(op.c.buffer), {ir::make_int(0)})}, op.loc));
     return located(ir::make_seq(out), op.loc);
   }
 
@@ -298,23 +300,23 @@ class ThreadLowering : public TileLowering {
     auto it = std::find(tensor_maps_.begin(), tensor_maps_.end(), spec);
     int64_t index = it - tensor_maps_.begin();
     if (it == tensor_maps_.end()) tensor_maps_.push_back(spec);
-    Expr map = ir::make_call(DType::UInt64, kTensorMap, {ir::make_int(index)});
+    Expr map = ir::make_call(DType::UInt64, ir::kTensorMap, {ir::make_int(index)});
     std::vector<Stmt> copies;
     for (int64_t p = 0; p < cols / panel; ++p) {
       std::vector<Expr> at;
       for (size_t d = 0; d < srank; ++d) at.push_back(d + 2 < srank ? mutate(shared.region[d].min) : ir::make_int(0));
       at.back() = ir::make_int(p * panel);
-      std::vector<Expr> args = {map, address_of(shared.buffer, at)};
+      std::vector<Expr> args = {map, ir::address_of(shared.buffer, at)};
       if (load) args.push_back(mutate(op.barrier));
       for (size_t d = rank; d-- > 0;) {
         Expr c = mutate(global.region[d].min);
         if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
         args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
       }
-      copies.push_back(device_call(load ? "tma_load" : "tma_store", args, op.loc));
+      copies.push_back(ir::device_call(load ? "tma_load" : "tma_store", args, op.loc));
     }
     if (load) return located(ir::make_seq(copies), op.loc);
-    copies.push_back(device_call("tma_store_commit_and_wait_read", {}, op.loc));
+    copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, op.loc));
     return located(ir::make_if(ir::make_EQ(tid_, ir::make_int(0, tid_->dtype)), ir::make_seq(copies)), op.loc);
   }
 
@@ -399,9 +401,9 @@ class ThreadLowering : public TileLowering {
       ir::Buffer run = run_of(load->buffer, load->buffer->name + "_run");
       runs.push_back(run);
       run_of_load[load] = run;
-      prologue.push_back(device_call("load_vector<" + std::to_string(width) + ">",
-                                     {address_of(run, {ir::make_int(0)}), address_of(load->buffer, at_first(load->indices))},
-                                     nest.loc));
+      prologue.push_back(ir::device_call(
+          "load_vector<" + std::to_string(width) + ">",
+          {ir::address_of(run, {ir::make_int(0)}), ir::address_of(load->buffer, at_first(load->indices))}, nest.loc));
     }
     struct ReadRuns : ir::IRMutator {
       const std::unordered_map<const ir::ExprNode*, ir::Buffer>* runs;
@@ -442,10 +444,10 @@ class ThreadLowering : public TileLowering {
     std::vector<Stmt> group_body = prologue;
     group_body.push_back(ir::make_for(lane, ir::make_int(0), ir::make_int(width), ir::ForKind::Unrolled, body));
     if (v.store)
-      group_body.push_back(device_call("store_vector<" + std::to_string(width) + ">",
-                                       {address_of(store.buffer, at_first(store.indices)),
-                                        address_of(out_run, {ir::make_int(0)})},
-                                       nest.loc));
+      group_body.push_back(ir::device_call(
+          "store_vector<" + std::to_string(width) + ">",
+          {ir::address_of(store.buffer, at_first(store.indices)), ir::address_of(out_run, {ir::make_int(0)})},
+          nest.loc));
     Stmt result = ir::make_seq(group_body);
     for (const auto& run : runs) result = ir::make_allocate(run, result);
     Expr guard;
@@ -585,7 +587,7 @@ class ThreadLowering : public TileLowering {
     std::vector<Expr> idx;
     for (size_t d = 0; d < r.region.size(); ++d)
       idx.push_back(d + 2 < r.region.size() ? mutate(r.region[d].min) : ir::make_int(0));
-    return address_of(r.buffer, idx);
+    return ir::address_of(r.buffer, idx);
   }
 
   // A reduction of a fragment along `dim` into the fragment of its projected layout: each
@@ -639,7 +641,7 @@ class ThreadLowering : public TileLowering {
         out.push_back(for_each_slot(partial, [&](const Expr& p) {
           Expr v = ir::make_load(partial, {p});
           return ir::make_store(partial, {p},
-                                combine(op.reduce_kind, v, device_value(t, "shfl_xor", {v, ir::make_int(offset)})));
+                                combine(op.reduce_kind, v, ir::device_value(t, "shfl_xor", {v, ir::make_int(offset)})));
         }));
       if (in_warp == d.radix) continue;
       // The rest through shared memory: each thread reads the partials of the threads that
@@ -658,19 +660,19 @@ class ThreadLowering : public TileLowering {
                                      combine(op.reduce_kind, ir::make_load(acc, {ir::make_int(0)}),
                                              ir::make_load(scratch, {peer})));
         return ir::make_seq({
-            device_call("sync_threads", {}, op.loc),
+            ir::device_call("sync_threads", {}, op.loc),
             ir::make_store(scratch, {tid_}, ir::make_load(partial, {p})),
-            device_call("sync_threads", {}, op.loc),
-            ir::make_allocate(acc, ir::make_seq({
-                                       ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
-                                       ir::make_for(v, ir::make_int(0), ir::make_int(radix), ir::ForKind::Unrolled,
-                                                    gather),
-                                       ir::make_store(partial, {p}, ir::make_load(acc, {ir::make_int(0)})),
-                                   })),
+            ir::device_call("sync_threads", {}, op.loc),
+            ir::make_allocate(acc,
+                              ir::make_seq({
+                                  ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
+                                  ir::make_for(v, ir::make_int(0), ir::make_int(radix), ir::ForKind::Unrolled, gather),
+                                  ir::make_store(partial, {p}, ir::make_load(acc, {ir::make_int(0)})),
+                              })),
         });
       }));
     }
-    if (scratch) out.push_back(device_call("sync_threads", {}, op.loc));
+    if (scratch) out.push_back(ir::device_call("sync_threads", {}, op.loc));
     out.push_back(for_each_slot(partial, [&](const Expr& p) {
       Expr r = ir::make_load(partial, {p});
       if (!op.clear) r = combine(op.reduce_kind, ir::make_load(dst_local, {p}), r);
@@ -729,17 +731,17 @@ class ThreadLowering : public TileLowering {
           std::vector<Expr> element = idx;
           element.back() = ir::make_Mul(element.back(), ir::make_int(vec));
           Access g = access(global, element), s = access(shared, element);
-          Expr g_addr = address_of(global.buffer, g.indices), s_addr = address_of(shared.buffer, s.indices);
+          Expr g_addr = ir::address_of(global.buffer, g.indices), s_addr = ir::address_of(shared.buffer, s.indices);
           Expr in_bounds = g.in_bounds ? ir::simplify(g.in_bounds) : ir::make_bool(true);
-          if (to_shared) return device_call("cp_async_16", {s_addr, g_addr, in_bounds}, op.loc);
-          Stmt store = device_call("copy_16", {g_addr, s_addr}, op.loc);
+          if (to_shared) return ir::device_call("cp_async_16", {s_addr, g_addr, in_bounds}, op.loc);
+          Stmt store = ir::device_call("copy_16", {g_addr, s_addr}, op.loc);
           return g.in_bounds ? ir::make_if(in_bounds, store) : store;
         },
         op.loc, /*replicas_sit_out=*/true);
     std::vector<Stmt> fast = {vectorized};
     if (to_shared && op.instruction.kind != ir::CopyInstructionKind::CpAsync) {
-      fast.push_back(device_call("cp_async_commit", {}, op.loc));
-      fast.push_back(device_call("cp_async_wait_all", {}, op.loc));
+      fast.push_back(ir::device_call("cp_async_commit", {}, op.loc));
+      fast.push_back(ir::device_call("cp_async_wait_all", {}, op.loc));
     }
     Expr aligned = ir::simplify(vector_ready(global, vec));
     if (ir::is_one(aligned)) return located(ir::make_seq(fast), op.loc);
@@ -756,7 +758,7 @@ class ThreadLowering : public TileLowering {
     std::vector<Expr> origin(b->shape.size(), ir::make_int(0));
     Expr ready = ctx_.contiguous_args && b->scope == ir::MemoryScope::Global
                      ? ir::make_bool(true)
-                     : device_value(DType::Bool, "is_aligned", {address_of(b, origin), ir::make_int(16)});
+                     : ir::device_value(DType::Bool, "is_aligned", {ir::address_of(b, origin), ir::make_int(16)});
     auto multiple = [&](const Expr& e) {
       // Tested in e's own type first: the simplifier sees through `k * 32 % 8` but not a cast.
       if (ir::is_zero(ir::simplify(ir::make_FloorMod(e, ir::make_int(vec, e->dtype))))) return ir::make_bool(true);

@@ -3,11 +3,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/device_calls.h"
 #include "ir/mutator.h"
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
-#include "passes/cuda/device_calls.h"
 #include "passes/cuda/pipeline_stages.h"
 
 namespace tilec::passes {
@@ -93,25 +93,25 @@ class LoopPipeliner : public ir::IRMutator {
     std::vector<Stmt> out;
     for (int p = 0; p + 1 < stages; ++p) {
       out.push_back(issue(int_of(p), ir::make_int(p)));
-      out.push_back(device_call("cp_async_commit", {}, loop.loc));
+      out.push_back(ir::device_call("cp_async_commit", {}, loop.loc));
     }
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_stage_iter", t);
     Expr next = ir::make_Add(i, int_of(stages - 1));
-    std::vector<Stmt> steady = {device_call("cp_async_wait<" + std::to_string(stages - 2) + ">", {}, loop.loc)};
+    std::vector<Stmt> steady = {ir::device_call("cp_async_wait<" + std::to_string(stages - 2) + ">", {}, loop.loc)};
     // wgmma reads shared memory through the async proxy: cp.async's writes are ordered
     // before it by each writer's proxy fence, then the barrier.
-    if (reads_with_wgmma(consumers)) steady.push_back(device_call("fence_proxy_async", {}, loop.loc));
+    if (reads_with_wgmma(consumers)) steady.push_back(ir::device_call("fence_proxy_async", {}, loop.loc));
     steady.insert(steady.end(), {
-        device_call("sync_threads", {}, loop.loc),
-        issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))),
-        device_call("cp_async_commit", {}, loop.loc),
-    });
+                                    ir::device_call("sync_threads", {}, loop.loc),
+                                    issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))),
+                                    ir::device_call("cp_async_commit", {}, loop.loc),
+                                });
     Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
     steady.push_back(StageAccesses(loop_staged, ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))))
                          .mutate(rest));
     Stmt steady_loop = ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq(steady));
     out.push_back(ir::with_loc(steady_loop, loop.loc));
-    out.push_back(device_call("cp_async_wait_all", {}, loop.loc));
+    out.push_back(ir::device_call("cp_async_wait_all", {}, loop.loc));
     for (auto& [from, to] : loop_staged) staged[from] = to;
     return ir::with_loc(ir::make_seq(out), loop.loc);
   }

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/device_calls.h"
 #include "ir/region.h"
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/accesses.h"
-#include "passes/cuda/device_calls.h"
 #include "passes/cuda/pipeline_stages.h"
 #include "passes/cuda/plan_shared_memory.h"
 #include "passes/cuda/tma_copies.h"
@@ -160,7 +160,7 @@ class Specializer {
     auto int_of = [t](int64_t v) { return ir::make_int(v, t); };
     full_ = ir::make_buffer("full_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
     empty_ = ir::make_buffer("empty_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
-    auto barrier = [&](const ir::Buffer& b, const Expr& stage) { return address_of(b, {stage}); };
+    auto barrier = [&](const ir::Buffer& b, const Expr& stage) { return ir::address_of(b, {stage}); };
     auto stage_of = [&](const Expr& i) { return ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))); };
     auto parity_of = [&](const Expr& i, int64_t round_offset) {
       return ir::make_cast(DType::Int32,
@@ -169,7 +169,8 @@ class Specializer {
     };
     // Iteration i's copies into stage `stage`, completing on full[stage].
     auto issue = [&](const Expr& i, const Expr& stage) {
-      std::vector<Stmt> out = {device_call("mbarrier_arrive_expect_tx", {barrier(full_, stage), ir::make_int(bytes)}, loc)};
+      std::vector<Stmt> out = {
+          ir::device_call("mbarrier_arrive_expect_tx", {barrier(full_, stage), ir::make_int(bytes)}, loc)};
       for (const Stmt& p : producers) {
         Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
         s = StageAccesses(staged_, stage).mutate(s);
@@ -192,13 +193,13 @@ class Specializer {
 
     std::vector<Stmt> init;
     for (int s = 0; s < stages; ++s) {
-      init.push_back(device_call("mbarrier_init", {barrier(full_, ir::make_int(s)), ir::make_int(1)}, loc));
+      init.push_back(ir::device_call("mbarrier_init", {barrier(full_, ir::make_int(s)), ir::make_int(1)}, loc));
       if (warp_specialized_)
         init.push_back(
-            device_call("mbarrier_init", {barrier(empty_, ir::make_int(s)), ir::make_int(consumer_warps)}, loc));
+            ir::device_call("mbarrier_init", {barrier(empty_, ir::make_int(s)), ir::make_int(consumer_warps)}, loc));
     }
-    init.push_back(device_call("fence_mbarrier_init", {}, loc));
-    std::vector<Stmt> out = {in_threads(0, 1, ir::make_seq(init)), device_call("sync_threads", {}, loc)};
+    init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
+    std::vector<Stmt> out = {in_threads(0, 1, ir::make_seq(init)), ir::device_call("sync_threads", {}, loc)};
 
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
     if (warp_specialized_) {
@@ -210,17 +211,18 @@ class Specializer {
       // go on from one tile to the next.
       Expr tile_iter = ir::make_var("tile_iter", t);
       Expr round = persistent_ ? ir::make_Add(ir::make_Mul(tile_iter, n), i) : i;
-      Stmt wait_empty =
-          ir::make_if(ir::make_GE(round, int_of(stages)),
-                      device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
+      Stmt wait_empty = ir::make_if(
+          ir::make_GE(round, int_of(stages)),
+          ir::device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
       Stmt produce = ir::make_seq(
           {prelude_stmts,
            ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))}))});
       Stmt consume_loop = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
-          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(round)), parity_of(round, 0)}, loc),
-                        consume(i, round),
-                        device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
+          ir::make_seq(
+              {ir::device_call("mbarrier_wait_parity", {barrier(full_, stage_of(round)), parity_of(round, 0)}, loc),
+               consume(i, round),
+               ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
       std::vector<Stmt> tile_work = before;
       tile_work.push_back(ir::with_loc(consume_loop, loc));
       tile_work.insert(tile_work.end(), after.begin(), after.end());
@@ -232,9 +234,10 @@ class Specializer {
       const std::optional<int> grown =
           hopper_feature(ctx_, "tilec.setmaxnreg") ? consumer_registers(launch_.threads) : std::nullopt;
       std::vector<Stmt> producer, consumer;
-      if (grown) producer.push_back(device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
+      if (grown)
+        producer.push_back(ir::device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
       producer.push_back(in_threads(launch_.threads, launch_.threads + 1, ir::with_loc(produce, loc)));
-      if (grown) consumer.push_back(device_call("setmaxnreg_inc<" + std::to_string(*grown) + ">", {}, loc));
+      if (grown) consumer.push_back(ir::device_call("setmaxnreg_inc<" + std::to_string(*grown) + ">", {}, loc));
       consumer.push_back(consumer_work);
       out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
                                ir::make_seq(consumer)));
@@ -248,8 +251,8 @@ class Specializer {
       Stmt refill = in_threads(0, 1, ir::make_if(ir::make_LT(next, n), issue(next, stage_of(i))));
       Stmt steady = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
-          ir::make_seq({device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
-                        consume(i, i), device_call("sync_threads", {}, loc), refill}));
+          ir::make_seq({ir::device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
+                        consume(i, i), ir::device_call("sync_threads", {}, loc), refill}));
       out.push_back(ir::with_loc(steady, loc));
       out.insert(out.end(), after.begin(), after.end());
     }
@@ -331,7 +334,7 @@ class Specializer {
       extents.push_back(ir::make_cast(t, g));
       tiles = ir::make_Mul(tiles, extents.back());
     }
-    Expr first = device_value(t, "persistent_first", {}), stride = device_value(t, "persistent_stride", {});
+    Expr first = ir::device_value(t, "persistent_first", {}), stride = ir::device_value(t, "persistent_stride", {});
     Expr count = ir::make_FloorDiv(ir::make_Add(ir::make_Sub(tiles, first), ir::make_Sub(stride, ir::make_int(1, t))),
                                    stride);
     Expr tile = ir::make_Add(first, ir::make_Mul(tile_iter, stride));
@@ -339,7 +342,8 @@ class Specializer {
     if (launch_.swizzle_panel > 0) {
       std::string order = std::to_string(launch_.swizzle_panel) + (launch_.swizzle_columns ? ", true>" : ", false>");
       for (const char* axis : {"x", "y"})
-        coords.push_back(device_value(t, std::string("tile_block_") + axis + "<" + order, {tile, extents[0], extents[1]}));
+        coords.push_back(
+            ir::device_value(t, std::string("tile_block_") + axis + "<" + order, {tile, extents[0], extents[1]}));
     } else {
       Expr rest = tile;
       for (const Expr& extent : extents) {
@@ -363,7 +367,7 @@ class Specializer {
   }
 
   static Stmt in_threads(int lo, int hi, Stmt then_case, Stmt else_case = Stmt()) {
-    Expr cond = ir::make_call(DType::Bool, kThreadIn, {ir::make_int(lo), ir::make_int(hi)});
+    Expr cond = ir::make_call(DType::Bool, ir::kThreadIn, {ir::make_int(lo), ir::make_int(hi)});
     return ir::make_if(cond, std::move(then_case), std::move(else_case));
   }
 

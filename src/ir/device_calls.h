@@ -2,7 +2,8 @@
 //
 // A Call named "cuda.<name>" is printed by the CUDA backend as tilec_cuda::<name>(args...);
 // <name> may carry template arguments ("cp_async_wait<2>"). A Call named "address_of" with one
-// BufferLoad argument is the address of that element. Both exist only after the CUDA passes.
+// BufferLoad argument is the address of that element. The GPU passes make them; codegen/cuda
+// prints them.
 #pragma once
 
 #include <string>
@@ -10,7 +11,7 @@
 
 #include "ir/ir.h"
 
-namespace tilec::passes {
+namespace tilec::ir {
 
 inline constexpr const char* kDeviceCallPrefix = "cuda.";
 inline constexpr const char* kAddressOf = "address_of";
@@ -21,26 +22,25 @@ inline constexpr const char* kTensorMap = "tensor_map";
 inline constexpr const char* kThreadIn = "thread_in";
 
 // Evaluate(tilec_cuda::name(args...)) at `loc`.
-inline ir::Stmt device_call(const std::string& name, std::vector<ir::Expr> args, const SourceLoc& loc) {
-  return ir::with_loc(ir::make_evaluate(ir::make_call(DType::Int32, kDeviceCallPrefix + name, std::move(args))),
-                      loc);
+inline Stmt device_call(const std::string& name, std::vector<Expr> args, const SourceLoc& loc) {
+  return with_loc(make_evaluate(make_call(DType::Int32, kDeviceCallPrefix + name, std::move(args))), loc);
 }
 
 // tilec_cuda::name(args...) as a value of type t.
-inline ir::Expr device_value(DType t, const std::string& name, std::vector<ir::Expr> args) {
-  return ir::make_call(t, kDeviceCallPrefix + name, std::move(args));
+inline Expr device_value(DType t, const std::string& name, std::vector<Expr> args) {
+  return make_call(t, kDeviceCallPrefix + name, std::move(args));
 }
 
 // &buffer[indices...]
-inline ir::Expr address_of(const ir::Buffer& buffer, std::vector<ir::Expr> indices) {
-  return ir::make_call(DType::UInt64, kAddressOf, {ir::make_load(buffer, std::move(indices))});
+inline Expr address_of(const Buffer& buffer, std::vector<Expr> indices) {
+  return make_call(DType::UInt64, kAddressOf, {make_load(buffer, std::move(indices))});
 }
 
 // Whether `s` is Evaluate(tilec_cuda::name(...)).
-inline bool is_device_call(const ir::Stmt& s, const std::string& name) {
-  const auto* eval = s.as<ir::Evaluate>();
-  const auto* call = eval ? eval->value.as<ir::Call>() : nullptr;
+inline bool is_device_call(const Stmt& s, const std::string& name) {
+  const auto* eval = s.as<Evaluate>();
+  const auto* call = eval ? eval->value.as<Call>() : nullptr;
   return call && call->name == kDeviceCallPrefix + name;
 }
 
-}  // namespace tilec::passes
+}  // namespace tilec::ir
