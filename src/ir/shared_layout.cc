@@ -409,4 +409,26 @@ std::string user_layout_origin(const BufferNode& b) {
   return "the layout T.annotate_layout gave it" + (loc.valid() ? " (T.Layout at " + loc.str() + ")" : std::string());
 }
 
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+namespace {
+
+// Tiles in the mma swizzle or in panels: their patterns repeat every 1024 bytes (TMA and
+// wgmma descriptors count on a tile starting a period) and span whole 128-byte lines.
+bool in_device_layout(const BufferNode& b) { return mma_swizzled(b) || panel_width(b); }
+
+}  // namespace
+
+int64_t shared_footprint(const BufferNode& b) {
+  int64_t count = 1;
+  for (const auto& d : b.shape) {
+    int64_t v;
+    if (!is_const_int(d, &v)) return -1;
+    count *= v;
+  }
+  return round_up(count * b.dtype.bytes(), in_device_layout(b) ? 128 : 16);
+}
+
+int64_t shared_alignment(const BufferNode& b) { return in_device_layout(b) ? 1024 : 128; }
+
 }  // namespace tilec::ir

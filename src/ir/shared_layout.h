@@ -129,4 +129,14 @@ bool user_layout_differs(const BufferNode& b, const SharedLayout& wanted);
 // "the layout T.annotate_layout gave it at file:line" (b has a user layout), for messages.
 std::string user_layout_origin(const BufferNode& b);
 
+// The bytes shared buffer `b` takes (its elements, rounded up to 16 bytes, to 128 in the mma
+// swizzle or panels), or -1 when its shape isn't constant: what plan_shared_memory places and
+// the code generator counts.
+int64_t shared_footprint(const BufferNode& b);
+// Where it may start: a multiple of 1024 bytes in the mma swizzle or panels (whole periods of
+// the pattern), else 128.
+int64_t shared_alignment(const BufferNode& b);
+// x rounded up to a multiple of `to`.
+int64_t round_up(int64_t x, int64_t to);
+
 }  // namespace tilec::ir

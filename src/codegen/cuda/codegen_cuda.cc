@@ -11,7 +11,6 @@
 #include "ir/device_calls.h"
 #include "ir/shared_layout.h"
 #include "ir/visitor.h"
-#include "passes/cuda/plan_shared_memory.h"
 
 namespace tilec::codegen {
 namespace {
@@ -121,7 +120,7 @@ class CudaPrinter final : public CFamilyPrinter {
       if (offset < 0)
         throw std::logic_error("codegen: shared buffer '" + buffer->name + "' has no place (plan_shared_memory "
                                "places every shared buffer)");
-      shared_peak_ = std::max(shared_peak_, offset + passes::shared_footprint(*buffer));
+      shared_peak_ = std::max(shared_peak_, offset + ir::shared_footprint(*buffer));
       emit_line(type + "* const " + name + " = reinterpret_cast<" + type + "*>(" + shared_pool_ + " + " +
                 std::to_string(offset) + ");");
       return;

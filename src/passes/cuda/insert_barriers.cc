@@ -4,7 +4,6 @@
 #include "ir/mutator.h"
 #include "ir/shared_layout.h"
 #include "op/accesses.h"
-#include "passes/cuda/plan_shared_memory.h"
 
 namespace tilec::passes {
 namespace {
@@ -35,8 +34,8 @@ class Overlap {
   bool operator()(const ir::BufferNode* a, const ir::BufferNode* b) const {
     if (a == b) return !async_.count(a);
     if (a->shared_offset < 0 || b->shared_offset < 0) return false;
-    return a->shared_offset < b->shared_offset + shared_footprint(*b) &&
-           b->shared_offset < a->shared_offset + shared_footprint(*a);
+    return a->shared_offset < b->shared_offset + ir::shared_footprint(*b) &&
+           b->shared_offset < a->shared_offset + ir::shared_footprint(*a);
   }
 
   bool any(const BufferSet& x, const BufferSet& y) const {

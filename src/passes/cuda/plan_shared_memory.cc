@@ -100,10 +100,10 @@ class StackUnplaced : public ir::IRMutator {
  protected:
   Stmt mutate_Allocate(const ir::Allocate* op, const Stmt& self) override {
     const ir::BufferNode& b = *op->buffer;
-    const int64_t bytes = shared_footprint(b), top = top_;
+    const int64_t bytes = ir::shared_footprint(b), top = top_;
     if (b.scope == ir::MemoryScope::Shared && b.shared_offset < 0 && bytes >= 0) {
       auto n = std::make_shared<ir::BufferNode>(b);
-      n->shared_offset = round_up(top_, shared_alignment(b));
+      n->shared_offset = ir::round_up(top_, ir::shared_alignment(b));
       top_ = n->shared_offset + bytes;
       placed[op->buffer.get()] = n;
     }
@@ -133,12 +133,12 @@ class KernelPlans : public ir::IRMutator {
     };
     std::vector<Item> items;
     for (const ir::Buffer& b : shared.buffers) {
-      int64_t bytes = shared_footprint(*b);
+      int64_t bytes = ir::shared_footprint(*b);
       if (bytes < 0) continue;
       auto it = lifetimes.spans.find(b.get());
       // A buffer nothing touches is alive nowhere: any offset will do.
       Lifetimes::Span span = it == lifetimes.spans.end() ? Lifetimes::Span{-1, -2} : it->second;
-      items.push_back({b, bytes, shared_alignment(*b), span});
+      items.push_back({b, bytes, ir::shared_alignment(*b), span});
     }
     if (items.empty()) return self;
     std::vector<Item*> order;
@@ -153,7 +153,7 @@ class KernelPlans : public ir::IRMutator {
       // above one of them.
       std::vector<int64_t> candidates = {0};
       for (const Item* other : placed)
-        if (alive_together(other)) candidates.push_back(round_up(other->offset + other->bytes, item->align));
+        if (alive_together(other)) candidates.push_back(ir::round_up(other->offset + other->bytes, item->align));
       std::sort(candidates.begin(), candidates.end());
       for (int64_t offset : candidates) {
         bool clear = std::none_of(placed.begin(), placed.end(), [&](const Item* other) {
@@ -183,7 +183,7 @@ class KernelPlans : public ir::IRMutator {
     shared.visit(op.body);
     int64_t end = 0;
     for (const ir::Buffer& b : shared.buffers)
-      if (b->shared_offset >= 0) end = std::max(end, b->shared_offset + shared_footprint(*b));
+      if (b->shared_offset >= 0) end = std::max(end, b->shared_offset + ir::shared_footprint(*b));
     StackUnplaced stack(end);
     stack.mutate(op.body);
     if (stack.placed.empty()) return self;
@@ -194,28 +194,6 @@ class KernelPlans : public ir::IRMutator {
 };
 
 }  // namespace
-
-int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
-namespace {
-
-// Tiles in the mma swizzle or in panels: their patterns repeat every 1024 bytes (TMA and
-// wgmma descriptors count on a tile starting a period) and span whole 128-byte lines.
-bool in_device_layout(const ir::BufferNode& b) { return ir::mma_swizzled(b) || ir::panel_width(b); }
-
-}  // namespace
-
-int64_t shared_footprint(const ir::BufferNode& b) {
-  int64_t count = 1;
-  for (const auto& d : b.shape) {
-    int64_t v;
-    if (!ir::is_const_int(d, &v)) return -1;
-    count *= v;
-  }
-  return round_up(count * b.dtype.bytes(), in_device_layout(b) ? 128 : 16);
-}
-
-int64_t shared_alignment(const ir::BufferNode& b) { return in_device_layout(b) ? 1024 : 128; }
 
 ir::Stmt plan_shared_memory(const ir::Stmt& body, const PassContext&) { return KernelPlans().mutate(body); }
 

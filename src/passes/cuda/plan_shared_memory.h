@@ -25,12 +25,4 @@ namespace tilec::passes {
 
 ir::Stmt plan_shared_memory(const ir::Stmt& body, const PassContext& ctx);
 
-// The bytes shared buffer `b` takes (its elements, rounded up to 16 bytes, to 128 in the mma
-// swizzle or panels), or -1 when its shape isn't constant.
-int64_t shared_footprint(const ir::BufferNode& b);
-// Where it may start: a multiple of 1024 bytes in the mma swizzle or panels (whole periods of
-// the pattern), else 128.
-int64_t shared_alignment(const ir::BufferNode& b);
-int64_t round_up(int64_t x, int64_t to);
-
 }  // namespace tilec::passes

@@ -11,7 +11,6 @@
 #include "ir/visitor.h"
 #include "op/accesses.h"
 #include "passes/cuda/pipeline_stages.h"
-#include "passes/cuda/plan_shared_memory.h"
 #include "passes/cuda/tma_copies.h"
 
 namespace tilec::passes {
@@ -308,9 +307,9 @@ class Specializer {
     int64_t bytes = 2 * 128;  // the full and empty barriers
     for (const ir::Buffer& b : shared.buffers) {
       auto staged = staged_.find(b.get());
-      int64_t footprint = shared_footprint(staged == staged_.end() ? *b : *staged->second);
+      int64_t footprint = ir::shared_footprint(staged == staged_.end() ? *b : *staged->second);
       if (footprint < 0) return false;
-      bytes += round_up(footprint, 1024);  // at most every buffer a swizzled tile
+      bytes += ir::round_up(footprint, 1024);  // at most every buffer a swizzled tile
     }
     return bytes <= ctx_.target.max_shared_bytes;
   }
