@@ -3,7 +3,7 @@
 // header too, to check it against the PTX ISA's and the driver's definitions).
 //
 // A Rows x Cols tile of E-byte elements is cut into panels P bytes wide, P one of 128, 64, 32
-// and 16 (the compiler takes the widest that divides a row's bytes: passes/cuda/infer_layout.h,
+// and 16 (the compiler takes the widest that divides a row's bytes: passes/gpu/infer_layout.h,
 // panel_bytes_of). Panel p holds columns [p * P / E, (p + 1) * P / E) of every row: Rows x P
 // bytes, rows P bytes apart. Inside a panel the 16-byte chunks of a row are permuted by the
 // P-byte swizzle, a function of the shared-memory address: bits [4, 4 + log2(P / 16)) of the

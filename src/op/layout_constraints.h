@@ -1,4 +1,4 @@
-// What layout inference (passes/cuda/infer_layout.h) works with to give fragments their
+// What layout inference (passes/gpu/infer_layout.h) works with to give fragments their
 // layouts: sites, the statements whose elements a GPU target spreads over its threads as one
 // loop nest (a T.Parallel nest, or a tile op seen as one), and the fragments each site
 // touches at which of its dims; and how a site's layout and its fragments' layouts follow

@@ -1,6 +1,6 @@
 // lower_to_threads takes the warp size from the Target: blocks are whole warps, and a
 // reduction's shuffles cover one warp.
-#include "passes/cuda/lower_to_threads.h"
+#include "passes/gpu/lower_to_threads.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
-#include "passes/cuda/infer_layout.h"
 #include "passes/cuda/select_instructions.h"
+#include "passes/gpu/infer_layout.h"
 #include "tilec/tilec.h"
 
 namespace tilec {

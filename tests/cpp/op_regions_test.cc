@@ -10,7 +10,7 @@
 #include "ir/printer.h"
 #include "op/accesses.h"
 #include "op/op.h"
-#include "passes/cuda/insert_barriers.h"
+#include "passes/gpu/insert_barriers.h"
 #include "tilec/tilec.h"
 
 namespace tilec {

@@ -10,8 +10,8 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/accesses.h"
-#include "passes/cuda/pipeline_stages.h"
 #include "passes/cuda/tma_copies.h"
+#include "passes/gpu/pipeline_stages.h"
 
 namespace tilec::passes {
 namespace {

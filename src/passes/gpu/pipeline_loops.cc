@@ -1,4 +1,4 @@
-#include "passes/cuda/pipeline_loops.h"
+#include "passes/gpu/pipeline_loops.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -8,7 +8,7 @@
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
-#include "passes/cuda/pipeline_stages.h"
+#include "passes/gpu/pipeline_stages.h"
 
 namespace tilec::passes {
 namespace {

@@ -1,4 +1,4 @@
-#include "passes/cuda/infer_layout.h"
+#include "passes/gpu/infer_layout.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,11 +9,11 @@
 
 #include "base/diagnostics.h"
 #include "base/log.h"
+#include "ir/mutator.h"
 #include "ir/region.h"
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
-#include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "op/layout_constraints.h"
 #include "op/op.h"

@@ -1,4 +1,4 @@
-#include "passes/cuda/pipeline_stages.h"
+#include "passes/gpu/pipeline_stages.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "passes/cuda/plan_shared_memory.h"
+#include "passes/gpu/plan_shared_memory.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "passes/cuda/nest_vectors.h"
+#include "passes/gpu/nest_vectors.h"
 
 #include <algorithm>
 

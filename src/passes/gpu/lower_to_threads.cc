@@ -1,4 +1,4 @@
-#include "passes/cuda/lower_to_threads.h"
+#include "passes/gpu/lower_to_threads.h"
 
 #include <algorithm>
 #include <functional>
@@ -11,9 +11,9 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/parallel.h"
-#include "passes/cuda/infer_layout.h"
-#include "passes/cuda/nest_vectors.h"
 #include "passes/cuda/select_instructions.h"
+#include "passes/gpu/infer_layout.h"
+#include "passes/gpu/nest_vectors.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 

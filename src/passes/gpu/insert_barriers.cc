@@ -1,4 +1,4 @@
-#include "passes/cuda/insert_barriers.h"
+#include "passes/gpu/insert_barriers.h"
 
 #include "ir/device_calls.h"
 #include "ir/mutator.h"
