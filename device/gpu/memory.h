@@ -11,20 +11,23 @@ namespace TILEC_GPU_NAMESPACE {
 // on NVIDIA, s_barrier on AMD.
 __device__ __forceinline__ void sync_threads() { __syncthreads(); }
 
-// 16 bytes from `src` to `dst` in one access each way (both 16-byte aligned).
-__device__ __forceinline__ void copy_16(void* dst, const void* src) {
-  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);
-}
-
-// N consecutive elements between memory and a thread's local run in one access of
-// N * sizeof(T) bytes (2, 4, 8 or 16), both sides aligned to that (the code generator aligns
-// small local arrays to their size).
 template <int Bytes>
 struct vector_bits;
 template <> struct vector_bits<2> { using type = uint16_t; };
 template <> struct vector_bits<4> { using type = uint32_t; };
 template <> struct vector_bits<8> { using type = uint2; };
 template <> struct vector_bits<16> { using type = uint4; };
+
+// Bytes (4, 8 or 16) from `src` to `dst` in one access each way (both aligned to Bytes).
+template <int Bytes>
+__device__ __forceinline__ void copy(void* dst, const void* src) {
+  using V = typename vector_bits<Bytes>::type;
+  *static_cast<V*>(dst) = *static_cast<const V*>(src);
+}
+
+// N consecutive elements between memory and a thread's local run in one access of
+// N * sizeof(T) bytes (2, 4, 8 or 16), both sides aligned to that (the code generator aligns
+// small local arrays to their size).
 
 template <int N, class T>
 __device__ __forceinline__ void load_vector(T* run, const T* src) {

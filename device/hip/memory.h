@@ -1,8 +1,8 @@
 // tilec HIP device support, part 3: barriers and the copies of lowered tile ops.
 //
-// gfx9 has no asynchronous global-to-LDS copy that tilec uses: cp_async_16 is a 16-byte load
-// and store made at once, so the commit and wait calls of a software pipeline have nothing to
-// wait for (the barrier that follows them still orders the threads).
+// gfx9 has no asynchronous global-to-LDS copy that tilec uses: cp_async_16 (_8, _4) is a
+// 16-byte (8-, 4-byte) load and store made at once, so the commit and wait calls of a software
+// pipeline have nothing to wait for (the barrier that follows them still orders the threads).
 #pragma once
 
 #include "hip/types.h"
@@ -10,10 +10,21 @@
 
 namespace tilec_hip {
 
-// 16 bytes from `gmem` into LDS at `smem` (both 16-byte aligned); with pred false nothing is
-// read and the 16 bytes are zero-filled (as CUDA's cp.async with src_size 0).
+// Bytes from `gmem` into LDS at `smem` (both aligned to Bytes); with pred false nothing is
+// read and the bytes are zero-filled (as CUDA's cp.async with src_size 0).
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool pred) {
+  using V = typename vector_bits<Bytes>::type;
+  *static_cast<V*>(smem) = pred ? *static_cast<const V*>(gmem) : V{};
+}
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool pred = true) {
-  *static_cast<uint4*>(smem) = pred ? *static_cast<const uint4*>(gmem) : make_uint4(0, 0, 0, 0);
+  cp_async<16>(smem, gmem, pred);
+}
+__device__ __forceinline__ void cp_async_8(void* smem, const void* gmem, bool pred = true) {
+  cp_async<8>(smem, gmem, pred);
+}
+__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool pred = true) {
+  cp_async<4>(smem, gmem, pred);
 }
 __device__ __forceinline__ void cp_async_commit() {}
 template <int N>

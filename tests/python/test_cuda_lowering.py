@@ -63,6 +63,43 @@ def test_pipelined_copies_are_cp_async_in_stages():
     assert loop.count("tilec_cuda::sync_threads();") == 1
 
 
+# Rows of a tensor whose byte length is a multiple of 8 (or 4) but not 16 still load
+# asynchronously, in the widest cp.async their alignment allows (K = 3900 in bf16 is 7800 bytes).
+@pytest.mark.parametrize("dtype,K,width", [("bfloat16", 196, 8), ("bfloat16", 194, 4), ("float32", 198, 8),
+                                           ("float32", 197, 4), ("bfloat16", 256, 16)])
+def test_cp_async_takes_the_widest_access_the_rows_allow(dtype, K, width):
+    source = cuda_compile(matmul(200, K, K, dtype, stages=3)).get_kernel_source()  # A and B rows alike
+    widths = set(re.findall(r"tilec_cuda::cp_async_(\d+)\(", source))
+    assert widths == {str(width)}, widths
+    assert "tilec_cuda::cp_async_wait<1>();" in source
+
+
+def test_general_variant_tests_each_access_width_at_run_time():
+    kernel = tilec.compile(matmul(200, 196, 196, "bfloat16"), target="cuda", arch=ARCH,
+                           pass_configs={"tilec.wgmma": False, "tilec.specialize_contiguous": False})
+    source = kernel.get_kernel_source()
+    assert "tilec_cuda::cp_async_8(" in source and "is_aligned((&A[0]), 8)" in source, source
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype,M,N,K", [("bfloat16", 200, 196, 196), ("bfloat16", 130, 194, 194),
+                                         ("float32", 200, 198, 197), ("float16", 4000, 4100, 3900)])
+@pytest.mark.parametrize("wgmma", [True, False])
+def test_gpu_gemm_with_rows_of_8_or_4_byte_multiples(dtype, M, N, K, wgmma):
+    torch = pytest.importorskip("torch")
+    td = getattr(torch, dtype)
+    kernel = tilec.compile(matmul(M, N, K, dtype, stages=3, block_k=64 if dtype != "float32" else 32),
+                           target="cuda", pass_configs={"tilec.wgmma": wgmma})
+    a = torch.randn(M, K, device="cuda").to(td)
+    b = torch.randn(K, N, device="cuda").to(td)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    kernel(a, b, c)
+    expected = a.double() @ b.double()
+    error = ((c.double() - expected).norm() / expected.norm()).item()
+    assert error < (5e-3 if dtype == "float32" else 1e-2), error
+
+
 def test_one_stage_runs_serially_with_barriers():
     source = cuda_compile(matmul(256, 256, 256, "bfloat16", stages=1)).get_kernel_source()
     assert "cp_async_wait<" not in source

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "base/diagnostics.h"
@@ -695,32 +696,52 @@ class ThreadLowering : public TileLowering {
                         n <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial, body(p));
   }
 
-  // Global <-> shared: 16-byte accesses (cp.async into shared) where the tile's rows allow
-  // it and, at run time, the tensor's address and strides do; element by element otherwise.
+  // Global <-> shared: vector accesses (cp.async into shared) of the widest of 16, 8 and 4
+  // bytes that the tile's rows allow and the tensor's known shape and strides don't rule out
+  // (at run time its address and strides must allow it too); element by element otherwise.
+  // A tensor whose rows are an odd multiple of 8 bytes (K = 3900 in bf16) so still loads
+  // asynchronously, 8 bytes at a time.
   Stmt copy_global_shared(const ir::Copy& op) {
+    Stmt elementwise = mutate(element_copy(op));
+    const int64_t bytes = op.dst.buffer->dtype.bytes();
+    if (op.src.buffer->dtype != op.dst.buffer->dtype) return elementwise;
+    for (int64_t access_bytes : {16, 8, 4}) {
+      if (access_bytes % bytes != 0) break;
+      // Unchanged below 2 elements a vector, unless cp.async makes a single element asynchronous.
+      const bool to_shared = op.dst.buffer->scope == ir::MemoryScope::Shared;
+      if (access_bytes / bytes < (to_shared ? 1 : 2)) break;
+      if (auto copy = vector_copy(op, access_bytes, elementwise)) return *copy;
+    }
+    return elementwise;
+  }
+
+  // copy_global_shared's copy in accesses of `access_bytes`, falling back to `elementwise`
+  // where the run-time test fails; nothing when the tile or the tensor's known shape rules the
+  // width out.
+  std::optional<Stmt> vector_copy(const ir::Copy& op, int64_t access_bytes, const Stmt& elementwise) {
     bool to_shared = op.dst.buffer->scope == ir::MemoryScope::Shared;
     const ir::BufferRegion& global = to_shared ? op.src : op.dst;
     const ir::BufferRegion& shared = to_shared ? op.dst : op.src;
-    Stmt elementwise = mutate(element_copy(op));
-    int64_t bytes = op.dst.buffer->dtype.bytes();
-    int64_t vec = 16 / std::max<int64_t>(bytes, 1);
-    if (op.src.buffer->dtype != op.dst.buffer->dtype || vec < 2 || 16 % bytes != 0) return elementwise;
+    const int64_t vec = access_bytes / op.dst.buffer->dtype.bytes();
     std::vector<int64_t> extents;
     for (const auto& e : ir::squeezed_extents(op.dst)) {
       int64_t v;
-      if (!ir::is_const_int(ir::simplify(e), &v)) return elementwise;
+      if (!ir::is_const_int(ir::simplify(e), &v)) return std::nullopt;
       extents.push_back(v);
     }
     std::vector<int> gdims = ir::squeezed_dims(global), sdims = ir::squeezed_dims(shared);
     size_t grank = global.region.size(), srank = shared.region.size();
     if (extents.empty() || gdims.back() != static_cast<int>(grank) - 1 ||
         sdims.back() != static_cast<int>(srank) - 1 || extents.back() % vec != 0)
-      return elementwise;
+      return std::nullopt;
     int64_t shared_cols, shared_min;
     if (!ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &shared_cols) ||
         !ir::is_const_int(ir::simplify(shared.region.back().min), &shared_min) || shared_cols % vec ||
         shared_min % vec || (shared.buffer->layout && shared.buffer->layout->contiguous_elements() % vec))
-      return elementwise;
+      return std::nullopt;
+    Expr aligned = ir::simplify(vector_ready(global, vec, access_bytes));
+    if (ir::is_zero(aligned)) return std::nullopt;
+    const std::string width = std::to_string(access_bytes);
 
     std::vector<int64_t> chunks = extents;
     chunks.back() /= vec;
@@ -733,8 +754,8 @@ class ThreadLowering : public TileLowering {
           Access g = access(global, element), s = access(shared, element);
           Expr g_addr = ir::address_of(global.buffer, g.indices), s_addr = ir::address_of(shared.buffer, s.indices);
           Expr in_bounds = g.in_bounds ? ir::simplify(g.in_bounds) : ir::make_bool(true);
-          if (to_shared) return ir::device_call("cp_async_16", {s_addr, g_addr, in_bounds}, op.loc);
-          Stmt store = ir::device_call("copy_16", {g_addr, s_addr}, op.loc);
+          if (to_shared) return ir::device_call("cp_async_" + width, {s_addr, g_addr, in_bounds}, op.loc);
+          Stmt store = ir::device_call("copy<" + width + ">", {g_addr, s_addr}, op.loc);
           return g.in_bounds ? ir::make_if(in_bounds, store) : store;
         },
         op.loc, /*replicas_sit_out=*/true);
@@ -743,22 +764,22 @@ class ThreadLowering : public TileLowering {
       fast.push_back(ir::device_call("cp_async_commit", {}, op.loc));
       fast.push_back(ir::device_call("cp_async_wait_all", {}, op.loc));
     }
-    Expr aligned = ir::simplify(vector_ready(global, vec));
     if (ir::is_one(aligned)) return located(ir::make_seq(fast), op.loc);
     return located(ir::make_if(aligned, ir::make_seq(fast), elementwise), op.loc);
   }
 
-  // Whether, at run time, every vector of `global`'s rows starts 16-byte aligned: the
-  // tensor's base address is (known in the contiguous-arguments variant), its row strides and the tile's first column are multiples of
-  // `vec`, and so is its last extent (so a vector is in bounds exactly when its first
-  // element is). Only the first column may change from one loop iteration to the next, and
-  // it usually folds away (k * 32 % 8), leaving a test the loop can hoist.
-  Expr vector_ready(const ir::BufferRegion& global, int64_t vec) {
+  // Whether, at run time, every vector of `global`'s rows starts `access_bytes` aligned: the
+  // tensor's base address is (known, to 16 bytes, in the contiguous-arguments variant), its
+  // row strides and the tile's first column are multiples of `vec`, and so is its last extent
+  // (so a vector is in bounds exactly when its first element is). Only the first column may
+  // change from one loop iteration to the next, and it usually folds away (k * 32 % 8),
+  // leaving a test the loop can hoist.
+  Expr vector_ready(const ir::BufferRegion& global, int64_t vec, int64_t access_bytes) {
     const ir::Buffer& b = global.buffer;
     std::vector<Expr> origin(b->shape.size(), ir::make_int(0));
     Expr ready = ctx_.contiguous_args && b->scope == ir::MemoryScope::Global
                      ? ir::make_bool(true)
-                     : ir::device_value(DType::Bool, "is_aligned", {ir::address_of(b, origin), ir::make_int(16)});
+                     : ir::device_value(DType::Bool, "is_aligned", {ir::address_of(b, origin), ir::make_int(access_bytes)});
     auto multiple = [&](const Expr& e) {
       // Tested in e's own type first: the simplifier sees through `k * 32 % 8` but not a cast.
       if (ir::is_zero(ir::simplify(ir::make_FloorMod(e, ir::make_int(vec, e->dtype))))) return ir::make_bool(true);
