@@ -1,4 +1,5 @@
-// The one place that says which passes run for each target, and in what order.
+// The one place that says which passes run for each target, and in what order, and which
+// hooks of its own a target gives the GPU passes it shares (passes/gpu/).
 //
 // TILEC_DUMP_IR=1 prints the IR after every pass to stderr; TILEC_TIME_PASSES=1
 // prints each pass's time (so does log level DEBUG).
@@ -12,6 +13,7 @@
 #include "base/env_switch.h"
 #include "base/log.h"
 #include "ir/printer.h"
+#include "passes/cuda/gemm_layouts.h"
 #include "passes/cuda/select_instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/infer_layout.h"
@@ -19,6 +21,7 @@
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/gpu/pipeline_loops.h"
 #include "passes/gpu/plan_shared_memory.h"
+#include "passes/hip/gemm_layouts.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
@@ -60,9 +63,9 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"verify", verify},
     };
   }
-  // CUDA's passes without Hopper's warp specialization; the target's hooks (passes/pass.h)
-  // give the 64-lane wave, and its features leave out the mma.sync path. A gemm off MFMA
-  // reads a register operand through LDS, and is selected again (MFMA takes it there).
+  // CUDA's passes without Hopper's warp specialization; the Target (passes/pass.h) gives the
+  // 64-lane wave, and its features leave out the mma.sync path. A gemm off MFMA reads a
+  // register operand through LDS, and is selected again (MFMA takes it there).
   if (target.is_hip()) {
     return {
         {"verify_one_launch", verify_one_launch},
@@ -86,6 +89,12 @@ std::vector<PassEntry> passes_for(const Target& target) {
 }
 
 }  // namespace
+
+GemmLayoutHook gemm_layout_hook(const Target& target) {
+  if (target.is_cuda()) return cuda_gemm_layouts;  // mma.sync, wgmma
+  if (target.is_hip()) return hip_gemm_layouts;    // MFMA
+  return nullptr;
+}
 
 ir::PrimFunc run_pipeline(ir::PrimFunc func, const PassContext& ctx_in) {
   PassContext ctx = ctx_in;

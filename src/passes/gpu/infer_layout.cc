@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "base/log.h"
@@ -18,7 +17,7 @@
 #include "op/layout_constraints.h"
 #include "op/op.h"
 #include "op/parallel.h"
-#include "passes/hip/mfma.h"
+#include "passes/gpu/gemm_layouts.h"
 
 namespace tilec::passes {
 namespace {
@@ -40,7 +39,7 @@ using op::site_layout;
 
 class LayoutInference {
  public:
-  explicit LayoutInference(const PassContext& ctx) : ctx_(ctx) {}
+  LayoutInference(const PassContext& ctx, GemmLayoutHook gemm_layouts) : ctx_(ctx), gemm_layouts_(gemm_layouts) {}
 
   Stmt run(const ir::KernelLaunch& launch, const Stmt& body) {
     threads_ = launch.threads;
@@ -77,10 +76,9 @@ class LayoutInference {
       n->layout = std::move(layout);
       replaced[b] = n;
     };
-    for (const auto& b : swizzled_) lay_out(b.get(), ir::mma_swizzle_of(*b));
+    for (const auto& [b, layout] : gemm_shared_layouts_)
+      if (layout || b->layout) lay_out(b.get(), layout);
     for (const auto& [b, width] : panels_) lay_out(b, ir::panels_of(*b, width));
-    for (const auto* b : row_major_)
-      if (b->layout) lay_out(b, nullptr);
     return ir::replace_buffers(body, replaced);
   }
 
@@ -135,8 +133,9 @@ class LayoutInference {
       using IRVisitor::visit;
     } collector;
     collector.self = this;
-    // Shared operands of wgmma gemms and sources of TMA stores are panel tiles, as their
-    // instructions say (so are pipeline stages TMA fills: warp_specialize made them so).
+    // Shared operands of ops whose instructions read or write them in panels (wgmma gemms, TMA
+    // loads and stores) are panel tiles of the width their instructions say (so are pipeline
+    // stages TMA fills: warp_specialize made them so).
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
       void visit_Gemm(const ir::Gemm* op) override {
@@ -144,10 +143,10 @@ class LayoutInference {
         if (op->instruction.b_panel_bytes) self->panels_[op->b.buffer.get()] = op->instruction.b_panel_bytes;
       }
       void visit_Copy(const ir::Copy* op) override {
-        if (op->instruction.kind == ir::CopyInstructionKind::TmaStore)
-          self->panels_[op->src.buffer.get()] = op->instruction.panel_bytes;
-        if (op->instruction.kind == ir::CopyInstructionKind::TmaLoad)
-          self->panels_[op->dst.buffer.get()] = op->instruction.panel_bytes;
+        if (!op->instruction.panel_bytes) return;
+        for (const ir::BufferRegion* side : {&op->src, &op->dst})
+          if (side->buffer->scope == ir::MemoryScope::Shared)
+            self->panels_[side->buffer.get()] = op->instruction.panel_bytes;
       }
     } panels;
     panels.self = this;
@@ -160,8 +159,8 @@ class LayoutInference {
     return parallel_nest(Stmt(self));
   }
 
-  // CUDA's and HIP's tensor-core gemms (wgmma, MFMA, mma.sync, as select_instructions chose),
-  // whose operands take their instructions' layouts (run): whether `op` is one.
+  // The gemms select_instructions put on the target's matrix cores, whose operands take their
+  // instructions' layouts (run): whether `op` is one.
   bool on_tensor_cores(const ir::Gemm* op) {
     if (!op->instruction.selected())
       throw std::logic_error("infer_layout: a T.gemm without an instruction (select_instructions runs first)");
@@ -170,49 +169,23 @@ class LayoutInference {
     return true;
   }
 
-  // The layouts a gemm on tensor cores demands of its fragments, and the swizzle of its shared
-  // operands on mma.sync, as its instruction says.
+  // The layouts a gemm on the target's matrix cores demands of its operands, as the target's
+  // hook says (passes/gpu/gemm_layouts.h).
   void demand_gemm_layouts(const ir::Gemm& gemm) {
-    const ir::GemmInstruction& in = gemm.instruction;
-    auto c = const_shape(gemm.c.buffer);
-    switch (in.kind) {
-      case ir::GemmInstructionKind::Wgmma:
-        demand(gemm.c.buffer, ir::wgmma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
-        if (in.a_in_registers) {
-          auto a = const_shape(gemm.a.buffer);
-          demand(gemm.a.buffer, ir::wgmma_accumulator(a[0], a[1], in.grid_m, 1), gemm.loc);
-        }
-        return;
-      case ir::GemmInstructionKind::Mfma:
-        demand(gemm.c.buffer, ir::mfma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
-        if (in.a_in_registers) demand(gemm.a.buffer, mfma_register_a_layout(gemm), gemm.loc);
-        for (const ir::Buffer& operand : {gemm.a.buffer, gemm.b.buffer})
-          if (operand->scope == ir::MemoryScope::Shared) row_major_.insert(operand.get());
-        return;
-      case ir::GemmInstructionKind::MmaSync:
-        demand(gemm.c.buffer, ir::mma_accumulator(c[0], c[1], in.grid_m, in.grid_n), gemm.loc);
-        for (bool is_a : {true, false}) {
-          const ir::Buffer& operand = is_a ? gemm.a.buffer : gemm.b.buffer;
-          if (is_a ? in.a_in_registers : in.b_in_registers)
-            demand(operand, register_operand_layout(gemm, is_a), gemm.loc);
-          else if (is_a ? in.a_swizzled : in.b_swizzled)
-            swizzle(operand);
-        }
-        return;
-      default: throw std::logic_error("infer_layout: a gemm off the tensor cores");
-    }
+    std::optional<GemmLayoutDemands> demands;
+    if (gemm_layouts_) demands = gemm_layouts_(gemm);
+    if (!demands)
+      throw std::logic_error("infer_layout: target " + ctx_.target.name + " has no layouts for a gemm via " +
+                             ir::to_string(gemm.instruction) + " (its hook in passes/gpu/gemm_layouts.h knows " +
+                             "no such instruction)");
+    for (const auto& f : demands->fragments) demand(f.buffer, f.layout, gemm.loc);
+    gemm_shared_layouts_.insert(gemm_shared_layouts_.end(), demands->shared.begin(), demands->shared.end());
   }
 
   void add(const op::LayoutConstraints& c) {
     sites_.insert(sites_.end(), c.sites.begin(), c.sites.end());
     projections_.insert(projections_.end(), c.projections.begin(), c.projections.end());
     scalar_uses_.insert(scalar_uses_.end(), c.replicated.begin(), c.replicated.end());
-  }
-
-  void swizzle(const ir::Buffer& b) {
-    for (const auto& s : swizzled_)
-      if (s == b) return;
-    swizzled_.push_back(b);
   }
 
   const Fragment* layout_of(const ir::Buffer& b) const {
@@ -334,46 +307,42 @@ class LayoutInference {
   }
 
   const PassContext& ctx_;
+  GemmLayoutHook gemm_layouts_;
   int threads_ = 128;
   std::vector<ir::Buffer> fragments_;
-  std::vector<ir::Buffer> swizzled_;
   std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
   std::vector<Site> sites_;
   std::vector<op::Projection> projections_;
   std::vector<const ir::Gemm*> tensor_core_gemms_;
   std::unordered_map<const ir::BufferNode*, int64_t> panels_;  // shared buffer -> its panels' bytes
-  std::unordered_set<const ir::BufferNode*> row_major_;  // MFMA operands (read row-major)
+  std::vector<GemmLayoutDemands::InShared> gemm_shared_layouts_;  // in the order the gemms demand them
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
 };
 
 class KernelLayouts : public ir::IRMutator {
  public:
-  explicit KernelLayouts(const PassContext& ctx) : ctx_(ctx) {}
+  KernelLayouts(const PassContext& ctx, GemmLayoutHook gemm_layouts) : ctx_(ctx), gemm_layouts_(gemm_layouts) {}
 
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt&) override {
     auto n = std::make_shared<ir::KernelLaunch>(*op);
-    n->body = LayoutInference(ctx_).run(*op, op->body);
+    n->body = LayoutInference(ctx_, gemm_layouts_).run(*op, op->body);
     return Stmt(n);
   }
 
  private:
   const PassContext& ctx_;
+  GemmLayoutHook gemm_layouts_;
 };
 
 }  // namespace
 
-ir::Fragment register_operand_layout(const ir::Gemm& op, bool a) {
-  // A (M x K) as the accumulator of an M x K tile over the warps along M; B as that of an
-  // N x K tile over the warps along N. Stored the other way round (transpose_a, or B as
-  // K x N), the same registers hold the transposed tile.
-  auto shape = const_shape(a ? op.a.buffer : op.b.buffer);
-  bool stored_k_major = a ? op.transpose_a : !op.transpose_b;
-  int64_t rows = stored_k_major ? shape[1] : shape[0], k = stored_k_major ? shape[0] : shape[1];
-  ir::Fragment acc = ir::mma_accumulator(rows, k, a ? op.instruction.grid_m : op.instruction.grid_n, 1);
-  return stored_k_major ? acc.project({1, 0}) : acc;
+ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx) {
+  return infer_layout(body, ctx, gemm_layout_hook(ctx.target));
 }
 
-ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx) { return KernelLayouts(ctx).mutate(body); }
+ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx, GemmLayoutHook gemm_layouts) {
+  return KernelLayouts(ctx, gemm_layouts).mutate(body);
+}
 
 }  // namespace tilec::passes

@@ -1,10 +1,10 @@
 // Layouts for a kernel's on-chip buffers, before lowering to threads.
 //
 // Every fragment gets a Fragment (ir/layout.h), set on its Buffer:
-//   1. T.gemm accumulators on tensor cores take the accumulator of the instruction
-//      select_instructions chose over its grid (mma.sync: device/cuda/gemm.h, wgmma, MFMA);
-//      an operand in registers takes register_operand_layout (mma.sync) or the wgmma
-//      accumulator's layout (wgmma_gemm_rs);
+//   1. the operands of a T.gemm select_instructions put on the target's matrix cores take
+//      the layouts its instruction demands, as the target's hook says (passes/gpu/
+//      gemm_layouts.h): the accumulator's over the instruction's grid, an operand in
+//      registers as the instruction reads it;
 //   2. fragments read or written outside T.Parallel loops and tile ops are replicated
 //      (every thread holds every element, so scalar code can use them);
 //   3. until nothing changes: the layout constraints of every other tile op (its unit's,
@@ -16,8 +16,9 @@
 //      site's first: see seed_of_constrained_site and seed_line_site), and step 3 runs again.
 // Two demands on one fragment that disagree are a compile error naming both places.
 //
-// Shared tiles that T.gemm reads on the mma path are marked swizzled; those a wgmma gemm or a
-// TMA store reads are marked as stored in panels of the width their instruction says.
+// Shared tiles take the layouts such a gemm's hook demands (mma.sync's swizzle, MFMA's
+// row-major), then those in panels on their instructions (a gemm's a_panel_bytes and
+// b_panel_bytes, a TMA copy's panel_bytes) take panels of that width.
 #pragma once
 
 #include <optional>
@@ -25,15 +26,15 @@
 #include <vector>
 
 #include "ir/layout.h"
+#include "passes/gpu/gemm_layouts.h"
 #include "passes/pass.h"
 
 namespace tilec::passes {
 
 ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx);
-
-// The layout of gemm `op`'s A (`a`) or B operand when it is a fragment on mma.sync (gemm_rs /
-// gemm_sr), over the warps of its instruction.
-ir::Fragment register_operand_layout(const ir::Gemm& op, bool a);
-
+// With the gemm layouts of `gemm_layouts` rather than ctx.target's hook (what the pass above
+// takes); null for a target without matrix cores. A gemm on the matrix cores that the hook
+// has no layouts for is an internal error.
+ir::Stmt infer_layout(const ir::Stmt& body, const PassContext& ctx, GemmLayoutHook gemm_layouts);
 
 }  // namespace tilec::passes
