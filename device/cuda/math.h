@@ -9,34 +9,6 @@ namespace tilec_cuda {
 
 // ---------------------------------------------------------------- atomics
 
-namespace detail {
-
-// An atomic read-modify-write of a 1- or 2-byte object through a compare-and-swap of the
-// aligned 32-bit word that holds it (atom.cas.b32); returns the previous value.
-template <class T, class F>
-__device__ __forceinline__ T atomic_update_narrow(T* address, F update) {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2, "1- or 2-byte objects");
-  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  unsigned* word = reinterpret_cast<unsigned*>(at & ~uintptr_t{3});
-  const unsigned shift = static_cast<unsigned>(at & 3u) * 8u;
-  const unsigned mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
-  unsigned old = *reinterpret_cast<volatile unsigned*>(word);
-  unsigned assumed;
-  T previous;
-  do {
-    assumed = old;
-    const unsigned short piece = static_cast<unsigned short>((assumed & mask) >> shift);
-    memcpy(&previous, &piece, sizeof(T));  // little-endian: the low bytes
-    const T next = update(previous);
-    unsigned short next_bits = 0;
-    memcpy(&next_bits, &next, sizeof(T));
-    old = atomicCAS(word, assumed, (assumed & ~mask) | ((static_cast<unsigned>(next_bits) << shift) & mask));
-  } while (old != assumed);
-  return previous;
-}
-
-}  // namespace detail
-
 // Returns the previous value, like atomicAdd (relaxed, device scope). Native red/atom.add
 // where the hardware has it: 32- and 64-bit integers (signed ones through their unsigned
 // twin: two's complement addition is the same), float, double, half (sm_70+), bfloat16

@@ -125,4 +125,43 @@ __device__ __forceinline__ T max(T a, T b) {
   return a < b ? b : a;
 }
 
+// ---------------------------------------------------------------- atomics
+
+namespace detail {
+
+// The low bytes of `from` as the low bytes of a To (little-endian; the rest zero), copied
+// byte by byte: NVRTC and hipRTC share no memcpy.
+template <class To, class From>
+__device__ __forceinline__ To low_bytes_as(const From& from) {
+  To to{};
+  const unsigned char* src = reinterpret_cast<const unsigned char*>(&from);
+  unsigned char* dst = reinterpret_cast<unsigned char*>(&to);
+  for (unsigned i = 0; i < (sizeof(To) < sizeof(From) ? sizeof(To) : sizeof(From)); ++i) dst[i] = src[i];
+  return to;
+}
+
+// An atomic read-modify-write of a 1- or 2-byte object through a compare-and-swap of the
+// aligned 32-bit word that holds it; returns the previous value. The first read may be stale:
+// the compare-and-swap then fails and hands back the word's value.
+template <class T, class F>
+__device__ __forceinline__ T atomic_update_narrow(T* address, F update) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2, "1- or 2-byte objects");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  unsigned* word = reinterpret_cast<unsigned*>(at & ~uintptr_t{3});
+  const unsigned shift = static_cast<unsigned>(at & 3u) * 8u;
+  const unsigned mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
+  unsigned old = *reinterpret_cast<volatile unsigned*>(word);
+  unsigned assumed;
+  T previous;
+  do {
+    assumed = old;
+    previous = low_bytes_as<T>(static_cast<unsigned short>((assumed & mask) >> shift));
+    const unsigned next_bits = low_bytes_as<unsigned short>(update(previous));
+    old = atomicCAS(word, assumed, (assumed & ~mask) | ((next_bits << shift) & mask));
+  } while (old != assumed);
+  return previous;
+}
+
+}  // namespace detail
+
 }  // namespace TILEC_GPU_NAMESPACE

@@ -10,34 +10,6 @@ namespace tilec_hip {
 
 // ---------------------------------------------------------------- atomics
 
-namespace detail {
-
-// An atomic read-modify-write of a 1- or 2-byte object through a compare-and-swap of the
-// aligned 32-bit word that holds it; returns the previous value.
-template <class T, class F>
-__device__ __forceinline__ T atomic_update_narrow(T* address, F update) {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2, "1- or 2-byte objects");
-  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  unsigned* word = reinterpret_cast<unsigned*>(at & ~uintptr_t{3});
-  const unsigned shift = static_cast<unsigned>(at & 3u) * 8u;
-  const unsigned mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
-  unsigned old = __hip_atomic_load(word, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-  unsigned assumed;
-  T previous;
-  do {
-    assumed = old;
-    const unsigned short piece = static_cast<unsigned short>((assumed & mask) >> shift);
-    __builtin_memcpy(&previous, &piece, sizeof(T));  // little-endian: the low bytes
-    const T next = update(previous);
-    unsigned short next_bits = 0;
-    __builtin_memcpy(&next_bits, &next, sizeof(T));
-    old = atomicCAS(word, assumed, (assumed & ~mask) | ((static_cast<unsigned>(next_bits) << shift) & mask));
-  } while (old != assumed);
-  return previous;
-}
-
-}  // namespace detail
-
 // Returns the previous value, like atomicAdd (relaxed, device scope): native for 32- and
 // 64-bit integers, float and double; 8- and 16-bit integers and the narrow floats through a
 // compare-and-swap loop.

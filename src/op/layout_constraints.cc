@@ -24,7 +24,7 @@ std::vector<int64_t> const_shape(const ir::Buffer& b) {
   std::vector<int64_t> shape;
   for (const auto& d : b->shape) {
     int64_t v;
-    if (!ir::is_const_int(d, &v))
+    if (!ir::is_const_int(ir::simplify(d), &v))
       error_at(b->loc, "fragment '" + b->name + "' needs a constant shape on the GPU (each thread holds "
                        "a fixed part of it in registers)");
     shape.push_back(v);

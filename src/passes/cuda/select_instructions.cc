@@ -11,6 +11,7 @@
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
+#include "op/layout_constraints.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/hip/mfma.h"
 
@@ -19,29 +20,9 @@ namespace {
 
 using ir::Expr;
 using ir::Stmt;
-
-bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
-
-// The constant extents of a whole fragment's dims (whole_fragment has checked they are).
-std::vector<int64_t> const_shape(const ir::Buffer& b) {
-  std::vector<int64_t> shape;
-  for (const auto& d : b->shape) {
-    int64_t v = 0;
-    ir::is_const_int(ir::simplify(d), &v);
-    shape.push_back(v);
-  }
-  return shape;
-}
-
-std::vector<int64_t> const_extents(const std::vector<Expr>& extents) {
-  std::vector<int64_t> out;
-  for (const auto& e : extents) {
-    int64_t v;
-    if (!ir::is_const_int(ir::simplify(e), &v)) return {};
-    out.push_back(v);
-  }
-  return out;
-}
+using op::const_extents;
+using op::const_shape;
+using op::is_fragment;
 
 // The mma.sync kind for operands of type t (tensor_core_k says which types have one).
 TargetFeature mma_kind(DType t) {
