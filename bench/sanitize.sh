@@ -53,7 +53,7 @@ for ((s = 0; s < shards; s++)); do
   sanitizer=(compute-sanitizer --tool "$tool" "${filter[@]}" --target-processes all --error-exitcode 1)
   [[ $tool == none ]] && sanitizer=()
   TILEC_CACHE_DIR=$(mktemp -d) timeout "${TILEC_SANITIZE_SECONDS:-540}" "${sanitizer[@]}" \
-    "$python" -m pytest -q -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
+    "$python" -m pytest -q -rs -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
   pids+=($!)
 done
 failed=0
