@@ -1,5 +1,5 @@
 // The instruction a GPU target runs a tile op on, written on the op (ir::Gemm::instruction,
-// ir::Copy::instruction) by the pass select_instructions (passes/cuda/select_instructions.h)
+// ir::Copy::instruction) by the pass select_instructions (passes/gpu/select_instructions.h)
 // and read by the passes after it, which never choose again.
 //
 // A choice says what the hardware does, not how a target spells it: the device calls it

@@ -14,14 +14,16 @@
 #include "base/log.h"
 #include "ir/printer.h"
 #include "passes/cuda/gemm_layouts.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/cuda/instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/gpu/pipeline_loops.h"
 #include "passes/gpu/plan_shared_memory.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/hip/gemm_layouts.h"
+#include "passes/hip/instructions.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
@@ -89,6 +91,12 @@ std::vector<PassEntry> passes_for(const Target& target) {
 }
 
 }  // namespace
+
+InstructionHooks instruction_hooks(const Target& target) {
+  if (target.is_cuda()) return {cuda_kernel_instructions, cuda_fragment_copy};  // wgmma, mma.sync, TMA, ...
+  if (target.is_hip()) return {hip_kernel_instructions, hip_fragment_copy};     // MFMA
+  throw std::logic_error("instruction_hooks: target '" + target.name + "' has no instruction selection");
+}
 
 GemmLayoutHook gemm_layout_hook(const Target& target) {
   if (target.is_cuda()) return cuda_gemm_layouts;  // mma.sync, wgmma

@@ -9,7 +9,7 @@
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
 #include "ir/visitor.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/insert_barriers.h"
 #include "passes/gpu/pipeline_loops.h"

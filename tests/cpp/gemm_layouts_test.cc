@@ -13,7 +13,7 @@
 #include "ir/printer.h"
 #include "ir/visitor.h"
 #include "passes/cuda/gemm_layouts.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/hip/gemm_layouts.h"
 #include "tilec/tilec.h"

@@ -7,7 +7,7 @@
 #include "base/diagnostics.h"
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/gpu/infer_layout.h"
 #include "tilec/tilec.h"
 

@@ -11,7 +11,7 @@
 #include "ir/visitor.h"
 #include "op/op.h"
 #include "op/parallel.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/gpu/infer_layout.h"
 #include "tilec/tilec.h"
 

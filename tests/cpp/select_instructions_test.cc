@@ -1,7 +1,7 @@
-// Instruction selection (passes/cuda/select_instructions.h): the instruction each T.gemm and
+// Instruction selection (passes/gpu/select_instructions.h): the instruction each T.gemm and
 // T.copy runs on, written on the op and shown by the IR printer; the passes after it lower
 // by that choice.
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include "frontend/elaborate.h"
 #include "ir/mutator.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/specialize_contiguous.h"
@@ -230,6 +231,50 @@ TEST(SelectInstructions, HipPicksMfmaWhereTheArchHasIt) {
             "T.gemm(A_s[0:128, 0:32], B_s[0:32, 0:128], C_f[0:128, 0:128])  # via mfma 16x16x4, 2x2 waves");
   EXPECT_EQ(gemm_line(fp16, "hip", "gfx906"),
             "T.gemm(A_s[0:128, 0:32], B_s[0:32, 0:128], C_f[0:128, 0:128])  # via fma loops");
+}
+
+TEST(SelectInstructions, HipSaysWhyAGemmRunsOffMfmaAtItsLine) {
+  // gfx90a has MFMA, but not for an M of 8.
+  std::string log = test_support::captured_debug_log(
+      [] { gemm_line({.dtype = "float16", .m = 8, .n = 64, .threads = 64}, "hip", "gfx90a"); });
+  EXPECT_NE(log.find("k.py:13:9: T.gemm runs on element loops, not MFMA: MFMA takes"), std::string::npos) << log;
+}
+
+// The first T.gemm of `source` and the body of its kernel.
+struct KernelGemm {
+  ir::Stmt body;
+  const ir::Gemm* gemm = nullptr;
+};
+KernelGemm first_gemm(const ir::PrimFunc& f) {
+  struct Find : ir::IRVisitor {
+    KernelGemm found;
+    void visit_KernelLaunch(const ir::KernelLaunch* op) override {
+      if (!found.body) found.body = op->body;
+      IRVisitor::visit_KernelLaunch(op);
+    }
+    void visit_Gemm(const ir::Gemm* op) override {
+      if (!found.gemm) found.gemm = op;
+    }
+  } find;
+  find.visit(f.body);
+  return find.found;
+}
+
+TEST(InstructionHooks, EachGpuTargetChoosesWithItsOwn) {
+  const ir::PrimFunc f = elaborated(gemm_kernel({.dtype = "float16", .threads = 256}));
+  const KernelGemm k = first_gemm(f);
+  ASSERT_TRUE(k.gemm);
+  auto choice_on = [&](const std::string& target, const std::string& arch) {
+    passes::PassContext ctx = context(target, arch);
+    ctx.func = &f;
+    return passes::instruction_hooks(ctx.target).kernel(k.body, 256, ctx)->gemm(*k.gemm).kind;
+  };
+  EXPECT_EQ(choice_on("cuda", "sm_90a"), ir::GemmInstructionKind::Wgmma);
+  EXPECT_EQ(choice_on("cuda", "sm_80"), ir::GemmInstructionKind::MmaSync);
+  EXPECT_EQ(choice_on("hip", "gfx90a"), ir::GemmInstructionKind::Mfma);
+  EXPECT_EQ(choice_on("hip", "gfx906"), ir::GemmInstructionKind::Fma);
+  // The CPU runs no selection: asking for its hooks is a compiler bug, said as one.
+  EXPECT_THROW(passes::instruction_hooks(parse_target("cpu", "")), std::logic_error);
 }
 
 // Gives every T.gemm `instruction`.

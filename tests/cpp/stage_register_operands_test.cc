@@ -7,7 +7,7 @@
 
 #include "frontend/elaborate.h"
 #include "ir/printer.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/pipeline.h"
 #include "tilec/tilec.h"

@@ -12,9 +12,9 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/parallel.h"
-#include "passes/cuda/select_instructions.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/nest_vectors.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "ir/shared_layout.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 
 namespace tilec::passes {
 

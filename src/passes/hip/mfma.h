@@ -1,7 +1,7 @@
 // T.gemm on AMD's matrix cores (MFMA, gfx90a and gfx940): whether a gemm runs there and over
-// which grid of 64-lane waves, the hip part of select_instructions
-// (passes/cuda/select_instructions.h). hip's gemm layout hook (passes/hip/gemm_layouts.h)
-// has infer_layout give such a gemm's accumulator ir::mfma_accumulator, and a register A
+// which grid of 64-lane waves, which HIP's choice of instructions asks
+// (passes/hip/instructions.h). hip's gemm layout hook (passes/hip/gemm_layouts.h) has
+// infer_layout give such a gemm's accumulator ir::mfma_accumulator, and a register A
 // mfma_register_a_layout; lower_to_threads calls mfma_gemm_ss or mfma_gemm_rs
 // (device/hip/mfma.h).
 #pragma once

@@ -4,7 +4,7 @@
 
 #include "ir/mutator.h"
 #include "ir/region.h"
-#include "passes/cuda/select_instructions.h"
+#include "passes/gpu/select_instructions.h"
 
 namespace tilec::passes {
 namespace {

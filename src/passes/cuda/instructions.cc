@@ -1,4 +1,4 @@
-#include "passes/cuda/select_instructions.h"
+#include "passes/cuda/instructions.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,8 +12,8 @@
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 #include "op/layout_constraints.h"
+#include "passes/gpu/select_instructions.h"
 #include "passes/cuda/tma_copies.h"
-#include "passes/hip/mfma.h"
 
 namespace tilec::passes {
 namespace {
@@ -49,49 +49,6 @@ std::string mma_swizzle_problem(const ir::Gemm& op) {
   }
   return "";
 }
-
-}  // namespace
-
-bool whole_fragment(const ir::BufferRegion& r) {
-  if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t e, f;
-    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(ir::simplify(r.region[d].extent), &e) ||
-        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
-      return false;
-  }
-  return true;
-}
-
-bool whole_shared_tile(const ir::BufferRegion& r) {
-  size_t rank = r.region.size();
-  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
-  for (size_t d = 0; d < rank; ++d) {
-    Expr extent = ir::simplify(r.region[d].extent);
-    if (d + 2 < rank) {
-      if (!ir::is_one(extent)) return false;
-      continue;
-    }
-    int64_t e, f;
-    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
-        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
-      return false;
-  }
-  return true;
-}
-
-std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
-  auto ec = const_extents(ir::squeezed_extents(op.c));
-  auto ea = const_extents(ir::squeezed_extents(op.a));
-  if (ec.size() != 2 || ea.size() != 2 || op.c.buffer->shape.size() != 2) return std::nullopt;
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t extent;
-    if (!ir::is_const_int(op.c.buffer->shape[d], &extent) || extent != ec[d]) return std::nullopt;
-  }
-  return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
-}
-
-namespace {
 
 // The warp grid of an mma.sync gemm: warps_m x warps_n warps over an M x N accumulator.
 struct WarpGrid {
@@ -328,14 +285,12 @@ ir::GemmInstruction mma_instruction(const ir::Gemm& op, const WarpGrid& grid) {
 // and a user's layout mma_warp_grid has weighed already.
 using PanelTiles = std::unordered_set<const ir::BufferNode*>;
 
-// The gemms and copies of one kernel, each given its instruction unless it has one.
-class KernelSelection : public ir::IRMutator {
+// CUDA's choices for one kernel (passes/gpu/select_instructions.h).
+class CudaKernelInstructions : public KernelInstructionChoice {
  public:
-  KernelSelection(int threads, const PassContext& ctx) : threads_(threads), ctx_(ctx) {}
-
-  Stmt run(const Stmt& body) {
+  CudaKernelInstructions(const Stmt& body, int threads, const PassContext& ctx) : threads_(threads), ctx_(ctx) {
     struct Panels : ir::IRVisitor {
-      KernelSelection* self;
+      CudaKernelInstructions* self;
       void visit_Gemm(const ir::Gemm* op) override {
         const ir::GemmInstruction in = op->instruction.selected() ? op->instruction : self->tensor_core_choice(*op);
         if (in.a_panel_bytes) self->panels_.insert(op->a.buffer.get());
@@ -349,35 +304,11 @@ class KernelSelection : public ir::IRMutator {
     } panels;
     panels.self = this;
     panels.visit(body);
-    return mutate(body);
   }
 
- protected:
-  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
-    if (op->instruction.selected()) return self;
-    auto n = std::make_shared<ir::Gemm>(*op);
-    n->instruction = choose(*op);
-    return Stmt(n);
-  }
-
-  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
-    if (op->instruction.selected()) return self;
-    ir::CopyInstruction in = global_copy_choice(*op);
-    if (!in.selected()) return self;
-    auto n = std::make_shared<ir::Copy>(*op);
-    n->instruction = in;
-    return Stmt(n);
-  }
-
- private:
-  // wgmma or MFMA where the gemm can run on them, else unselected.
-  ir::GemmInstruction tensor_core_choice(const ir::Gemm& op, std::string* why_not = nullptr) const {
-    if (auto grid = wgmma_grid(op, threads_, ctx_, why_not)) return wgmma_instruction(op, *grid);
-    if (auto mfma = mfma_instruction(op, threads_, ctx_)) return *mfma;
-    return {};
-  }
-
-  ir::GemmInstruction choose(const ir::Gemm& op) const {
+  // wgmma where the gemm can run on it; else mma.sync, unless an operand is a panel tile; else
+  // element loops.
+  ir::GemmInstruction gemm(const ir::Gemm& op) const override {
     std::string why_not;
     ir::GemmInstruction in = tensor_core_choice(op, &why_not);
     if (in.selected()) return in;
@@ -393,8 +324,16 @@ class KernelSelection : public ir::IRMutator {
     return {.kind = ir::GemmInstructionKind::Fma};
   }
 
-  // A copy of no fragment (between global and shared memory, mostly): a TMA store, else
-  // loops. Copies of fragments are left to select_fragment_copies, which knows their layouts.
+  ir::CopyInstruction copy(const ir::Copy& op) const override { return global_copy_choice(op); }
+
+ private:
+  // wgmma where the gemm can run on it, else unselected (`why_not` then says why).
+  ir::GemmInstruction tensor_core_choice(const ir::Gemm& op, std::string* why_not = nullptr) const {
+    if (auto grid = wgmma_grid(op, threads_, ctx_, why_not)) return wgmma_instruction(op, *grid);
+    return {};
+  }
+
+  // A TMA store, else loops.
   ir::CopyInstruction global_copy_choice(const ir::Copy& op) const {
     if (is_fragment(op.src.buffer) || is_fragment(op.dst.buffer)) return {};
     if (is_tma_store(op, ctx_))
@@ -407,58 +346,20 @@ class KernelSelection : public ir::IRMutator {
   PanelTiles panels_;
 };
 
-// The copies between fragments and shared memory, once the fragments have their layouts.
-class FragmentCopySelection : public ir::IRMutator {
- public:
-  explicit FragmentCopySelection(const PassContext& ctx) : ctx_(ctx) {}
-
- protected:
-  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    threads_ = op->threads;
-    return IRMutator::mutate_KernelLaunch(op, self);
-  }
-
-  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
-    if (op->instruction.selected()) return self;
-    auto n = std::make_shared<ir::Copy>(*op);
-    if (auto groups = stmatrix_copy_grid(*op, threads_))
-      n->instruction = {.kind = ir::CopyInstructionKind::Stmatrix, .grid_m = groups->groups_m,
-                        .grid_n = groups->groups_n, .panel_bytes = ir::panel_width(*op->dst.buffer)};
-    else if (auto grid = ctx_.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(*op, threads_) : std::nullopt)
-      n->instruction = {.kind = ir::CopyInstructionKind::Ldmatrix, .grid_m = grid->warps_m, .grid_n = grid->warps_n};
-    else
-      n->instruction = {.kind = ir::CopyInstructionKind::Loops};
-    return Stmt(n);
-  }
-
- private:
-  const PassContext& ctx_;
-  int threads_ = 128;
-};
-
-class Selection : public ir::IRMutator {
- public:
-  explicit Selection(const PassContext& ctx) : ctx_(ctx) {}
-
- protected:
-  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    Stmt body = KernelSelection(op->threads, ctx_).run(op->body);
-    if (body.same_as(op->body)) return self;
-    auto n = std::make_shared<ir::KernelLaunch>(*op);
-    n->body = body;
-    return Stmt(n);
-  }
-
- private:
-  const PassContext& ctx_;
-};
-
 }  // namespace
 
-ir::Stmt select_instructions(const ir::Stmt& body, const PassContext& ctx) { return Selection(ctx).mutate(body); }
+std::unique_ptr<KernelInstructionChoice> cuda_kernel_instructions(const ir::Stmt& body, int threads,
+                                                                  const PassContext& ctx) {
+  return std::make_unique<CudaKernelInstructions>(body, threads, ctx);
+}
 
-ir::Stmt select_fragment_copies(const ir::Stmt& body, const PassContext& ctx) {
-  return FragmentCopySelection(ctx).mutate(body);
+ir::CopyInstruction cuda_fragment_copy(const ir::Copy& op, int threads, const PassContext& ctx) {
+  if (auto groups = stmatrix_copy_grid(op, threads))
+    return {.kind = ir::CopyInstructionKind::Stmatrix, .grid_m = groups->groups_m, .grid_n = groups->groups_n,
+            .panel_bytes = ir::panel_width(*op.dst.buffer)};
+  if (auto grid = ctx.target.has(TargetFeature::Ldmatrix) ? ldmatrix_copy_grid(op, threads) : std::nullopt)
+    return {.kind = ir::CopyInstructionKind::Ldmatrix, .grid_m = grid->warps_m, .grid_n = grid->warps_n};
+  return {.kind = ir::CopyInstructionKind::Loops};
 }
 
 }  // namespace tilec::passes

@@ -1,0 +1,131 @@
+#include "passes/gpu/select_instructions.h"
+
+#include "ir/mutator.h"
+#include "ir/region.h"
+#include "ir/simplify.h"
+#include "op/layout_constraints.h"
+
+namespace tilec::passes {
+
+using ir::Expr;
+using ir::Stmt;
+using op::const_extents;
+using op::is_fragment;
+
+bool whole_fragment(const ir::BufferRegion& r) {
+  if (!is_fragment(r.buffer) || r.region.size() != 2) return false;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(ir::simplify(r.region[d].extent), &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
+bool whole_shared_tile(const ir::BufferRegion& r) {
+  size_t rank = r.region.size();
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    Expr extent = ir::simplify(r.region[d].extent);
+    if (d + 2 < rank) {
+      if (!ir::is_one(extent)) return false;
+      continue;
+    }
+    int64_t e, f;
+    if (!ir::is_zero(ir::simplify(r.region[d].min)) || !ir::is_const_int(extent, &e) ||
+        !ir::is_const_int(ir::simplify(r.buffer->shape[d]), &f) || e != f)
+      return false;
+  }
+  return true;
+}
+
+std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
+  auto ec = const_extents(ir::squeezed_extents(op.c));
+  auto ea = const_extents(ir::squeezed_extents(op.a));
+  if (ec.size() != 2 || ea.size() != 2 || op.c.buffer->shape.size() != 2) return std::nullopt;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t extent;
+    if (!ir::is_const_int(op.c.buffer->shape[d], &extent) || extent != ec[d]) return std::nullopt;
+  }
+  return GemmShape{ec[0], ec[1], op.transpose_a ? ea[0] : ea[1]};
+}
+
+namespace {
+
+// The gemms and copies of one kernel, each given the target's choice unless it has one.
+class KernelSelection : public ir::IRMutator {
+ public:
+  explicit KernelSelection(const KernelInstructionChoice& choice) : choice_(choice) {}
+
+ protected:
+  Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
+    if (op->instruction.selected()) return self;
+    auto n = std::make_shared<ir::Gemm>(*op);
+    n->instruction = choice_.gemm(*op);
+    return Stmt(n);
+  }
+
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
+    if (op->instruction.selected() || is_fragment(op->src.buffer) || is_fragment(op->dst.buffer)) return self;
+    auto n = std::make_shared<ir::Copy>(*op);
+    n->instruction = choice_.copy(*op);
+    return Stmt(n);
+  }
+
+ private:
+  const KernelInstructionChoice& choice_;
+};
+
+class Selection : public ir::IRMutator {
+ public:
+  explicit Selection(const PassContext& ctx) : ctx_(ctx), hooks_(instruction_hooks(ctx.target)) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    auto choice = hooks_.kernel(op->body, op->threads, ctx_);
+    Stmt body = KernelSelection(*choice).mutate(op->body);
+    if (body.same_as(op->body)) return self;
+    auto n = std::make_shared<ir::KernelLaunch>(*op);
+    n->body = body;
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+  InstructionHooks hooks_;
+};
+
+// The copies between fragments and shared memory, once the fragments have their layouts.
+class FragmentCopySelection : public ir::IRMutator {
+ public:
+  explicit FragmentCopySelection(const PassContext& ctx) : ctx_(ctx), hooks_(instruction_hooks(ctx.target)) {}
+
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    threads_ = op->threads;
+    return IRMutator::mutate_KernelLaunch(op, self);
+  }
+
+  Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
+    if (op->instruction.selected()) return self;
+    auto n = std::make_shared<ir::Copy>(*op);
+    n->instruction = hooks_.fragment_copy(*op, threads_, ctx_);
+    return Stmt(n);
+  }
+
+ private:
+  const PassContext& ctx_;
+  InstructionHooks hooks_;
+  int threads_ = 128;
+};
+
+}  // namespace
+
+ir::Stmt select_instructions(const ir::Stmt& body, const PassContext& ctx) { return Selection(ctx).mutate(body); }
+
+ir::Stmt select_fragment_copies(const ir::Stmt& body, const PassContext& ctx) {
+  return FragmentCopySelection(ctx).mutate(body);
+}
+
+}  // namespace tilec::passes
