@@ -1,9 +1,11 @@
-// Calls of the CUDA device support (device/cuda/, namespace tilec_cuda) in lowered IR.
+// Calls of a GPU target's device support in lowered IR: device/cuda/ (namespace tilec_cuda),
+// device/hip/ (tilec_hip), device/gpu/ (both).
 //
-// A Call named "cuda.<name>" is printed by the CUDA backend as tilec_cuda::<name>(args...);
-// <name> may carry template arguments ("cp_async_wait<2>"). A Call named "address_of" with one
-// BufferLoad argument is the address of that element. The GPU passes make them; codegen/cuda
-// prints them.
+// A Call named "device.<name>" is printed by the GPU printer as <namespace>::<name>(args...),
+// the namespace its dialect's (tilec_cuda::, tilec_hip::); <name> may carry template arguments
+// ("cp_async_wait<2>"). A Call named "address_of" with one BufferLoad argument is the address
+// of that element. The GPU passes make them; codegen/cuda/ prints them (for hip with
+// codegen/hip/'s dialect).
 #pragma once
 
 #include <string>
@@ -13,7 +15,7 @@
 
 namespace tilec::ir {
 
-inline constexpr const char* kDeviceCallPrefix = "cuda.";
+inline constexpr const char* kDeviceCallPrefix = "device.";
 inline constexpr const char* kAddressOf = "address_of";
 // tensor_map(i): the kernel argument's i-th TMA tensor map (KernelLaunch::tensor_maps).
 inline constexpr const char* kTensorMap = "tensor_map";
@@ -21,12 +23,12 @@ inline constexpr const char* kTensorMap = "tensor_map";
 // block's threads have no name yet).
 inline constexpr const char* kThreadIn = "thread_in";
 
-// Evaluate(tilec_cuda::name(args...)) at `loc`.
+// Evaluate(<device namespace>::name(args...)) at `loc`.
 inline Stmt device_call(const std::string& name, std::vector<Expr> args, const SourceLoc& loc) {
   return with_loc(make_evaluate(make_call(DType::Int32, kDeviceCallPrefix + name, std::move(args))), loc);
 }
 
-// tilec_cuda::name(args...) as a value of type t.
+// <device namespace>::name(args...) as a value of type t.
 inline Expr device_value(DType t, const std::string& name, std::vector<Expr> args) {
   return make_call(t, kDeviceCallPrefix + name, std::move(args));
 }
@@ -36,7 +38,7 @@ inline Expr address_of(const Buffer& buffer, std::vector<Expr> indices) {
   return make_call(DType::UInt64, kAddressOf, {make_load(buffer, std::move(indices))});
 }
 
-// Whether `s` is Evaluate(tilec_cuda::name(...)).
+// Whether `s` is Evaluate(<device namespace>::name(...)).
 inline bool is_device_call(const Stmt& s, const std::string& name) {
   const auto* eval = s.as<Evaluate>();
   const auto* call = eval ? eval->value.as<Call>() : nullptr;

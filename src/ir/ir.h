@@ -113,7 +113,7 @@ struct BufferNode {
   std::vector<Expr> strides;
   MemoryScope scope;
   SourceLoc loc;  // where it was declared or allocated
-  // Fragments: how the elements are spread over threads (set by the CUDA pass infer_layout).
+  // Fragments: how the elements are spread over threads (set by the GPU pass infer_layout).
   std::shared_ptr<const Fragment> fragment;
   // Shared tiles: where each element lives (ir/shared_layout.h); null is compact row-major.
   // infer_layout sets the mma.sync swizzle or panels; T.annotate_layout a user's layout.

@@ -56,9 +56,9 @@ TEST(PipelineLoops, CopiesRunStagesAhead) {
   EXPECT_NE(ir.find("A_s = T.alloc_shared((3, 64, 32), \"float16\")"), std::string::npos) << ir;
   // Two iterations' copies before the loop, one an iteration inside; all async.
   EXPECT_EQ(count(ir, "# via cp.async"), 3u) << ir;
-  EXPECT_EQ(count(ir, "T.cuda.cp_async_commit()"), 3u) << ir;
-  EXPECT_NE(ir.find("T.cuda.cp_async_wait<1>()"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("T.cuda.cp_async_wait_all()"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "T.device.cp_async_commit()"), 3u) << ir;
+  EXPECT_NE(ir.find("T.device.cp_async_wait<1>()"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("T.device.cp_async_wait_all()"), std::string::npos) << ir;
   EXPECT_NE(ir.find("T.gemm(A_s[k_stage_iter % 3, 0:64, 0:32]"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("T.Pipelined"), std::string::npos) << ir;
 }
@@ -87,8 +87,8 @@ TEST(InsertBarriers, SharedHandedBetweenThreadsGetsOneBarrier) {
                                 "            Y[i] = s[127 - i]\n",
                                 "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")"),
                          passes::insert_barriers);
-  EXPECT_EQ(count(ir, "T.cuda.sync_threads()"), 1u) << ir;
-  EXPECT_LT(ir.find("T.copy(X"), ir.find("T.cuda.sync_threads()")) << ir;
+  EXPECT_EQ(count(ir, "T.device.sync_threads()"), 1u) << ir;
+  EXPECT_LT(ir.find("T.copy(X"), ir.find("T.device.sync_threads()")) << ir;
 }
 
 TEST(InsertBarriers, AGemvIntoSharedIsSeparatedFromItsReadersByItsRegions) {
@@ -107,13 +107,13 @@ TEST(InsertBarriers, AGemvIntoSharedIsSeparatedFromItsReadersByItsRegions) {
                                 "W: T.Tensor((128, 64), \"float32\"), X: T.Tensor((64,), \"float32\"), "
                                 "Y: T.Tensor((128,), \"float32\")"),
                          passes::insert_barriers);
-  EXPECT_EQ(count(ir, "T.cuda.sync_threads()"), 2u) << ir;
+  EXPECT_EQ(count(ir, "T.device.sync_threads()"), 2u) << ir;
   size_t gemv = ir.find("T.gemv(");
   size_t read_x = ir.find("x[63 - i]"), read_y = ir.find("y[127 - i]");
   ASSERT_NE(gemv, std::string::npos) << ir;
   // One barrier after the copies (the gemv reads what they wrote), one after the gemv.
-  EXPECT_LT(ir.find("T.cuda.sync_threads()"), gemv) << ir;
-  size_t second = ir.find("T.cuda.sync_threads()", gemv);
+  EXPECT_LT(ir.find("T.device.sync_threads()"), gemv) << ir;
+  size_t second = ir.find("T.device.sync_threads()", gemv);
   EXPECT_LT(read_x, second) << ir;
   EXPECT_LT(second, read_y) << ir;
 }
@@ -148,7 +148,7 @@ TEST(InsertBarriers, LoopIterationsAreSeparatedBothWays) {
                          passes::insert_barriers);
   size_t loop = ir.find("for k in T.serial(4):");
   ASSERT_NE(loop, std::string::npos) << ir;
-  EXPECT_EQ(count(ir.substr(loop), "T.cuda.sync_threads()"), 2u) << ir;
+  EXPECT_EQ(count(ir.substr(loop), "T.device.sync_threads()"), 2u) << ir;
 }
 
 TEST(InsertBarriers, PipelinedStagesAreLeftToThePipeline) {
@@ -159,7 +159,7 @@ TEST(InsertBarriers, PipelinedStagesAreLeftToThePipeline) {
   f.body = passes::pipeline_loops(f.body, ctx);
   std::string ir = after(f, passes::insert_barriers);
   // Only the pipeline's own barrier, one an iteration.
-  EXPECT_EQ(count(ir, "T.cuda.sync_threads()"), 1u) << ir;
+  EXPECT_EQ(count(ir, "T.device.sync_threads()"), 1u) << ir;
 }
 
 // The shared buffers of a kernel by name, with their planned offsets.
@@ -260,7 +260,7 @@ TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
   EXPECT_NE(ir.find("# persistent"), std::string::npos) << ir;
   // The producer's and the consumers' tile loops, each binding its own block vars.
   EXPECT_EQ(count(ir, "for tile_iter in T.serial("), 2u) << ir;
-  EXPECT_EQ(count(ir, "T.cuda.persistent_first()"), 2u * 3u) << ir;  // loop extent and two coordinates
+  EXPECT_EQ(count(ir, "T.device.persistent_first()"), 2u * 3u) << ir;  // loop extent and two coordinates
   // The pipeline's rounds go on across tiles: stage and parity of tile_iter * 8 + k_iter.
   EXPECT_NE(ir.find("full_barriers[(tile_iter * 8 + k_iter) % 3]"), std::string::npos) << ir;
   // The epilogue runs once per tile, inside the consumers' tile loop.
@@ -333,10 +333,10 @@ TEST(WarpSpecialize, ConsumersGrowOnlyIntoTheRegistersTheProducerFrees) {
   EXPECT_NE(one.find("warp-specialized"), std::string::npos) << one;
   EXPECT_EQ(one.find("setmaxnreg"), std::string::npos) << one;
   std::string two = warp_specialized(warpgroup_gemm(256));
-  EXPECT_NE(two.find("T.cuda.setmaxnreg_dec<40>()"), std::string::npos) << two;
-  EXPECT_NE(two.find("T.cuda.setmaxnreg_inc<232>()"), std::string::npos) << two;
+  EXPECT_NE(two.find("T.device.setmaxnreg_dec<40>()"), std::string::npos) << two;
+  EXPECT_NE(two.find("T.device.setmaxnreg_inc<232>()"), std::string::npos) << two;
   std::string three = warp_specialized(warpgroup_gemm(384));
-  EXPECT_NE(three.find("T.cuda.setmaxnreg_inc<152>()"), std::string::npos) << three;
+  EXPECT_NE(three.find("T.device.setmaxnreg_inc<152>()"), std::string::npos) << three;
 }
 
 TEST(WarpSpecialize, TheProducerSetsTheScalarsItsTripCountReads) {

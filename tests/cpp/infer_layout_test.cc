@@ -35,11 +35,11 @@ std::string lowered_for(const std::string& arch) {
 TEST(InferLayout, Fp8GemmRunsOnMmaWhereTheTargetHasFp8Mma) {
   for (const char* arch : {"sm_89", "sm_90", ""}) {
     std::string ir = lowered_for(arch);
-    EXPECT_NE(ir.find("T.cuda.gemm_ss<"), std::string::npos) << arch << "\n" << ir;
+    EXPECT_NE(ir.find("T.device.gemm_ss<"), std::string::npos) << arch << "\n" << ir;
   }
   for (const char* arch : {"sm_80", "sm_86"}) {
     std::string ir = lowered_for(arch);
-    EXPECT_EQ(ir.find("T.cuda.gemm_ss<"), std::string::npos) << arch << "\n" << ir;
+    EXPECT_EQ(ir.find("T.device.gemm_ss<"), std::string::npos) << arch << "\n" << ir;
   }
 }
 

@@ -210,7 +210,7 @@ bool barriered(ir::PrimFunc f) {
   ctx.target = parse_target("cuda", "");
   ctx.func = &f;
   std::string ir = ir::to_string(passes::insert_barriers(f.body, ctx));
-  return ir.find("T.cuda.sync_threads()") != std::string::npos;
+  return ir.find("T.device.sync_threads()") != std::string::npos;
 }
 
 std::vector<ir::Expr> origin(const ir::BufferNode& b) {

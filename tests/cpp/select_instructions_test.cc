@@ -308,7 +308,7 @@ TEST(SelectInstructions, LaterPassesLowerByTheRecordedChoice) {
   const ir::GemmInstruction mma{.kind = ir::GemmInstructionKind::MmaSync, .grid_m = 4, .grid_n = 1, .inst_m = 16,
                                 .inst_n = 8, .inst_k = 16, .a_swizzled = true, .b_swizzled = true};
   std::string ir = lowered_with(mma, "sm_90a");
-  EXPECT_NE(ir.find("T.cuda.gemm_ss<128, 128, 32, 4, 1, false, false, true, true>("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("T.device.gemm_ss<128, 128, 32, 4, 1, false, false, true, true>("), std::string::npos) << ir;
   EXPECT_EQ(ir.find("wgmma"), std::string::npos) << ir;
   // And one given the CUDA cores runs there on sm_80, where the pass would pick mma.sync.
   ir = lowered_with({.kind = ir::GemmInstructionKind::Fma}, "sm_80");

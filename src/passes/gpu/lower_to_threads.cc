@@ -12,7 +12,6 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/parallel.h"
-#include "passes/gpu/infer_layout.h"
 #include "passes/gpu/nest_vectors.h"
 #include "passes/gpu/select_instructions.h"
 #include "passes/lower_tile_ops.h"
