@@ -138,6 +138,13 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
       error_at(loc, "'" + name + "' holds " + var->dtype.name() + " values (from its first "
                     "assignment) and cannot take a " + value.expr->dtype.name() + " value; give it "
                     "a float type where it is first assigned (e.g. " + name + " = T.float32(0))");
+    // Its dtype came from its first value, not from the user: a wider integer would wrap.
+    if (value.kind == K::Expr && value.expr->dtype.is_integer() && var->dtype.is_integer() &&
+        value.expr->dtype.bits() > var->dtype.bits())
+      error_at(loc, "'" + name + "' holds " + var->dtype.name() + " values (from its first assignment) and "
+                    "cannot take the " + value.expr->dtype.name() + " value assigned here, which may not fit; give it " +
+                    value.expr->dtype.name() + " where it is first assigned (e.g. " + name + " = T." +
+                    value.expr->dtype.name() + "(0))");
     emit(store_scalar(var, e, loc));
     return;
   }
