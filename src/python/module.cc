@@ -40,27 +40,35 @@ DType dtype_named(const std::string& name) {
   throw nb::value_error(("tilec has no element type named '" + name + "'").c_str());
 }
 
-Value to_value(nb::handle tagged);
+// How deep tagged values may nest (tuples, lists, functions' bindings): capture.py stops at
+// Python's recursion limit (1000 by default), and this bounds any caller before a deeper value
+// could exhaust the C++ stack here or in the compiler.
+constexpr int kMaxValueDepth = 1000;
 
-std::vector<Value> to_values(nb::handle items) {
+Value to_value(nb::handle tagged, int depth);
+
+std::vector<Value> to_values(nb::handle items, int depth) {
   std::vector<Value> values;
-  for (nb::handle item : items) values.push_back(to_value(item));
+  for (nb::handle item : items) values.push_back(to_value(item, depth + 1));
   return values;
 }
 
-std::map<std::string, Value> to_bindings(const nb::dict& bindings) {
+std::map<std::string, Value> to_bindings(const nb::dict& bindings, int depth) {
   std::map<std::string, Value> result;
-  for (auto [name, value] : bindings) result[nb::cast<std::string>(name)] = to_value(value);
+  for (auto [name, value] : bindings) result[nb::cast<std::string>(name)] = to_value(value, depth + 1);
   return result;
 }
 
 tilec::FunctionSource make_function(std::string source, std::string filename, int first_line,
-                                    std::string name, const nb::dict& bindings) {
+                                    std::string name, const nb::dict& bindings, int depth = 0) {
   return tilec::FunctionSource{std::move(source), std::move(filename), first_line,
-                               std::move(name), to_bindings(bindings)};
+                               std::move(name), to_bindings(bindings, depth)};
 }
 
-Value to_value(nb::handle tagged) {
+Value to_value(nb::handle tagged, int depth) {
+  if (depth > kMaxValueDepth)
+    throw nb::value_error(("a compile-time value nests more than " + std::to_string(kMaxValueDepth) +
+                           " tuples, lists or functions deep").c_str());
   auto pair = nb::cast<nb::tuple>(tagged);
   if (pair.size() != 2) throw nb::value_error("a tagged value is a (tag, payload) pair");
   auto tag = nb::cast<std::string>(pair[0]);
@@ -72,8 +80,8 @@ Value to_value(nb::handle tagged) {
   if (tag == "str") return Value::of_string(nb::cast<std::string>(payload));
   if (tag == "module") return Value::module(nb::cast<std::string>(payload));
   if (tag == "opaque") return Value::opaque(nb::cast<std::string>(payload));
-  if (tag == "tuple") return Value::tuple(to_values(payload));
-  if (tag == "list") return Value::list(to_values(payload));
+  if (tag == "tuple") return Value::tuple(to_values(payload, depth));
+  if (tag == "list") return Value::list(to_values(payload, depth));
   if (tag == "dtype") {
     // A dtype the core doesn't know (numpy's complex64, say) is only an error
     // if the kernel uses it.
@@ -96,7 +104,7 @@ Value to_value(nb::handle tagged) {
         nb::cast<std::tuple<std::string, std::string, int, std::string, nb::dict>>(payload);
     return Value::of_function(std::make_shared<const tilec::FunctionSource>(
         make_function(std::move(source), std::move(filename), first_line, std::move(name),
-                      bindings)));
+                      bindings, depth)));
   }
   throw nb::value_error(("unknown value tag '" + tag + "'").c_str());
 }

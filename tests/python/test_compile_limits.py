@@ -80,3 +80,26 @@ def test_an_expression_past_the_depth_limit():
     with pytest.raises(tilec.CompileError) as info:
         deep_expression(2500)
     check_diagnostic(str(info.value), HERE, "ERR:deep-expression", "too large to compile", "2000")
+
+
+
+def nested_binding(depth):
+    value = ("int", 1)
+    for _ in range(depth):
+        value = ("tuple", [value])
+    return value
+
+
+def emit_with_binding(value):
+    source = ("import tilec.language as T\n@T.prim_func\ndef main(A: T.Tensor((4,), 'float32')):\n"
+              "    with T.Kernel(1) as bx:\n        A[0] = 1.0\n")
+    bindings = {"T": ("module", "tilec.language"), "deep": value}
+    return tilec._core.emit(source, "k.py", 1, "main", bindings, "cpu", "", {}, "source")
+
+
+def test_a_binding_nested_past_the_limit_is_refused_before_it_reaches_the_compiler():
+    # capture.py stops at Python's recursion limit; a caller of the core that doesn't gets a
+    # ValueError, not a C++ stack overflow.
+    with pytest.raises(ValueError, match="nests more than 1000 tuples, lists or functions deep"):
+        emit_with_binding(nested_binding(5000))
+    assert "A[0]" in emit_with_binding(nested_binding(900))
