@@ -3,13 +3,8 @@ checks, with no GPU: the kernels of examples/*.py, those of
 tests/golden/kernels/*.py, and every kernel the other tests compiled with
 helpers.jit (they run first and record them)."""
 
-import ast
 import concurrent.futures
-import functools
-import importlib.util
 import os
-import pathlib
-import sys
 
 import pytest
 
@@ -19,22 +14,9 @@ from tilec import _core
 from tilec.jit import JitFunction, core_pass_configs
 
 from helpers import RECORDED_KERNELS
+from kernel_corpus import EXAMPLE_CONSTANTS, EXAMPLES, GOLDEN_KERNELS, example_kernel, golden_kernel, import_file
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-GOLDEN_KERNELS = ROOT / "tests" / "golden" / "kernels"
 ARCHS = ["sm_80", "sm_90a"]
-
-# The constants each jit function of examples/*.py is compiled with.
-EXAMPLE_CONSTANTS = {
-    ("demo.py", "gemm"): dict(M=256, N=256, K=128),
-    ("demo.py", "axpy"): dict(N=1000),
-    ("demo.py", "row_sum"): dict(cols=64),
-    ("demo.py", "cache_setup_probe"): {},
-    ("seed_matmul.py", "matmul_kernel"): dict(M=64, N=64, K=64),
-    ("seed_dsa_index.py", "dsa_index_kernel"): dict(h=4, d=16),
-    ("flash_attention.py", "flash_attention"): dict(batch=1, heads=2, seq_len=200, dim=64, causal=True),
-}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -53,19 +35,6 @@ def nvrtc():
         raise
 
 
-@functools.cache
-def import_file(path):
-    """The module of a Python file, imported with its directory on sys.path."""
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec = importlib.util.spec_from_file_location(f"tilec_nvrtc_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module
-
-
 def compile_for(jitted, arch, constants):
     """`jitted` (a jit function) compiled for CUDA `arch` with `constants` by name."""
     retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
@@ -78,8 +47,8 @@ def compile_for(jitted, arch, constants):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("file_name,name", sorted(EXAMPLE_CONSTANTS))
 def test_example(file_name, name, arch):
-    jitted = getattr(import_file(EXAMPLES / file_name), name)
-    compile_for(jitted, arch, EXAMPLE_CONSTANTS[(file_name, name)])
+    jitted, constants = example_kernel(file_name, name)
+    compile_for(jitted, arch, constants)
 
 
 def test_every_example_function_is_listed():
@@ -92,31 +61,11 @@ def test_every_example_function_is_listed():
                     f"EXAMPLE_CONSTANTS")
 
 
-def golden_header(text, key):
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        if line.startswith(f"# {key}: "):
-            return line[len(key) + 4:]
-    return ""
-
-
-def define_value(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("path", sorted(GOLDEN_KERNELS.glob("*.py")), ids=lambda p: p.stem)
 def test_golden_kernels(path, arch):
-    text = path.read_text(encoding="utf-8")
-    source = golden_header(text, "source")
-    module = import_file(ROOT / source if source else path)
-    defines = dict(item.split("=", 1) for item in golden_header(text, "defines").split())
-    compile_for(getattr(module, golden_header(text, "func")), arch,
-                {name: define_value(value) for name, value in defines.items()})
+    jitted, constants = golden_kernel(path)
+    compile_for(jitted, arch, constants)
 
 
 # Each kernel compiles for contiguous tensors unless told not to; the general variant

@@ -21,8 +21,7 @@ from tilec import _core
 from tilec.jit import core_pass_configs
 
 from helpers import RECORDED_KERNELS
-from test_cuda_nvrtc import EXAMPLE_CONSTANTS, EXAMPLES, GOLDEN_KERNELS, ROOT, golden_header, \
-    define_value, import_file
+from kernel_corpus import EXAMPLE_CONSTANTS, EXAMPLES, GOLDEN_KERNELS, ROOT, example_kernel, golden_kernel
 
 ARCHS = ["gfx90a", "gfx940", "gfx906"]
 DEVICE_HEADERS = ROOT / "device"
@@ -70,15 +69,11 @@ def hip_source(jitted, arch, constants):
 def example_and_golden_sources(arch):
     sources = {}
     for file_name, name in sorted(EXAMPLE_CONSTANTS):
-        jitted = getattr(import_file(EXAMPLES / file_name), name)
-        sources[f"examples/{file_name}:{name}"] = hip_source(jitted, arch, EXAMPLE_CONSTANTS[(file_name, name)])
+        jitted, constants = example_kernel(file_name, name)
+        sources[f"examples/{file_name}:{name}"] = hip_source(jitted, arch, constants)
     for path in sorted(GOLDEN_KERNELS.glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        source = golden_header(text, "source")
-        module = import_file(ROOT / source if source else path)
-        defines = dict(item.split("=", 1) for item in golden_header(text, "defines").split())
-        sources[f"golden/{path.name}"] = hip_source(getattr(module, golden_header(text, "func")), arch,
-                                                    {k: define_value(v) for k, v in defines.items()})
+        jitted, constants = golden_kernel(path)
+        sources[f"golden/{path.name}"] = hip_source(jitted, arch, constants)
     return sources
 
 
