@@ -3,7 +3,7 @@
 // and read by the passes after it, which never choose again.
 //
 // A choice says what the hardware does, not how a target spells it: the device calls it
-// becomes are lower_to_threads' business.
+// becomes are the target's instruction lowering's (passes/gpu/instruction_lowering.h).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +64,11 @@ struct CopyInstruction {
   // Whether the copy completes later than it is issued (the barriers after it must wait for it).
   bool asynchronous() const { return kind == CopyInstructionKind::CpAsync || kind == CopyInstructionKind::TmaLoad; }
   bool is_tma() const { return kind == CopyInstructionKind::TmaLoad || kind == CopyInstructionKind::TmaStore; }
+  // Whether lower_to_threads hands the copy to the target's instruction lowering
+  // (passes/gpu/instruction_lowering.h), rather than running it as element or vector accesses.
+  bool on_target_instruction() const {
+    return is_tma() || kind == CopyInstructionKind::Ldmatrix || kind == CopyInstructionKind::Stmatrix;
+  }
   bool operator==(const CopyInstruction&) const = default;
 };
 

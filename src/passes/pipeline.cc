@@ -15,6 +15,7 @@
 #include "ir/printer.h"
 #include "passes/cuda/gemm_layouts.h"
 #include "passes/cuda/instructions.h"
+#include "passes/cuda/lower_instructions.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
@@ -24,6 +25,7 @@
 #include "passes/gpu/select_instructions.h"
 #include "passes/hip/gemm_layouts.h"
 #include "passes/hip/instructions.h"
+#include "passes/hip/lower_instructions.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
@@ -96,6 +98,12 @@ InstructionHooks instruction_hooks(const Target& target) {
   if (target.is_cuda()) return {cuda_kernel_instructions, cuda_fragment_copy};  // wgmma, mma.sync, TMA, ...
   if (target.is_hip()) return {hip_kernel_instructions, hip_fragment_copy};     // MFMA
   throw std::logic_error("instruction_hooks: target '" + target.name + "' has no instruction selection");
+}
+
+InstructionLowering instruction_lowering(const Target& target) {
+  if (target.is_cuda()) return {cuda_lower_gemm, cuda_lower_copy};  // mma.sync, wgmma; ldmatrix, stmatrix, TMA
+  if (target.is_hip()) return {hip_lower_gemm, nullptr};            // MFMA; no copy instructions
+  throw std::logic_error("instruction_lowering: target '" + target.name + "' has no instruction lowering");
 }
 
 GemmLayoutHook gemm_layout_hook(const Target& target) {

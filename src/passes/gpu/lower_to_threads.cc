@@ -13,7 +13,6 @@
 #include "ir/visitor.h"
 #include "op/parallel.h"
 #include "passes/gpu/nest_vectors.h"
-#include "passes/gpu/select_instructions.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/tile_lowering.h"
 
@@ -28,12 +27,6 @@ using ir::Stmt;
 constexpr int64_t kMaxUnrolledSlots = 1024;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
-
-Expr conjoin(const Expr& a, const Expr& b) {
-  if (!a) return b;
-  if (!b) return a;
-  return ir::make_And(a, b);
-}
 
 // Whether a statement writes only shared or global memory (so that replica threads of its
 // layout would repeat the writes and can sit out).
@@ -57,9 +50,9 @@ class WritesPrivate : public ir::IRVisitor {
   }
 };
 
-class ThreadLowering : public TileLowering {
+class ThreadLowering : public TileLowering, public InstructionLoweringContext {
  public:
-  explicit ThreadLowering(const PassContext& ctx) : ctx_(ctx) {}
+  ThreadLowering(const PassContext& ctx, InstructionLowering lowering) : ctx_(ctx), lowering_(lowering) {}
 
   // Loads carry no source location of their own: their errors name the
   // statement being lowered.
@@ -73,6 +66,37 @@ class ThreadLowering : public TileLowering {
   }
   using TileLowering::mutate;
 
+  // What the target's instruction lowering works with (passes/gpu/instruction_lowering.h).
+  const Expr& thread_index() const override { return tid_; }
+  Expr lowered(const Expr& e) override { return mutate(e); }
+  Expr registers(const ir::Buffer& fragment) const override {
+    return ir::address_of(local_of(fragment), {ir::make_int(0)});
+  }
+
+  // &tile[stage..., 0, 0]: the first element of the trailing 2-D tile of a region.
+  Expr tile_address(const ir::BufferRegion& r) override {
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < r.region.size(); ++d)
+      idx.push_back(d + 2 < r.region.size() ? mutate(r.region[d].min) : ir::make_int(0));
+    return ir::address_of(r.buffer, idx);
+  }
+
+  Stmt fill_registers(const ir::Buffer& fragment, const Expr& value) override {
+    const ir::Buffer& local = local_of(fragment);
+    Expr s = ir::make_var("s");
+    int64_t slots = fragment->fragment->slots();
+    return ir::make_for(s, ir::make_int(0), ir::make_int(slots),
+                        slots <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial,
+                        ir::make_store(local, {s}, ir::make_cast(local->dtype, value)));
+  }
+
+  int64_t tensor_map(const ir::TensorMapSpec& spec) override {
+    auto it = std::find(tensor_maps_.begin(), tensor_maps_.end(), spec);
+    if (it != tensor_maps_.end()) return it - tensor_maps_.begin();
+    tensor_maps_.push_back(spec);
+    return static_cast<int64_t>(tensor_maps_.size()) - 1;
+  }
+
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     // Warp shuffles, barriers and tensor-core ops take whole warps.
@@ -82,8 +106,8 @@ class ThreadLowering : public TileLowering {
     tid_ = ir::make_var("tx");
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
     tensor_maps_.clear();
-    Stmt lowered = TileLowering::mutate_KernelLaunch(op, self);
-    auto n = std::make_shared<ir::KernelLaunch>(*lowered.as<ir::KernelLaunch>());
+    Stmt body = TileLowering::mutate_KernelLaunch(op, self);
+    auto n = std::make_shared<ir::KernelLaunch>(*body.as<ir::KernelLaunch>());
     n->thread_var = tid_;
     n->tensor_maps = tensor_maps_;
     return Stmt(n);
@@ -131,38 +155,19 @@ class ThreadLowering : public TileLowering {
     // The address of a fragment is its thread's registers.
     if (op->name == ir::kAddressOf) {
       const auto* load = op->args[0].as<ir::BufferLoad>();
-      if (is_fragment(load->buffer)) return ir::address_of(local_of(load->buffer), {ir::make_int(0)});
+      if (is_fragment(load->buffer)) return registers(load->buffer);
     }
     return TileLowering::mutate_Call(op, self);
   }
 
-  // The gemms left to this pass are on tensor cores, by the instruction chosen for them.
+  // The gemms left to this pass are on the target's matrix cores, lowered by its hook.
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt&) override {
-    const ir::GemmInstruction& in = op->instruction;
-    if (in.kind == ir::GemmInstructionKind::Wgmma) return wgmma_gemm(*op);
-    if (in.kind == ir::GemmInstructionKind::Mfma) return mfma_gemm(*op);
-    if (in.kind != ir::GemmInstructionKind::MmaSync)
+    if (!op->instruction.on_matrix_cores())
       throw std::logic_error("lower_to_threads: a gemm off the tensor-core paths was left");
-    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    std::string shape = shape_arguments(*op);
-    std::string name =
-        in.a_in_registers ? "gemm_rs<" + shape + std::to_string(in.grid_m) + ", " + flag(op->transpose_b) + ", " +
-                                flag(in.b_swizzled) + ">"
-        : in.b_in_registers ? "gemm_sr<" + shape + std::to_string(in.grid_n) + ", " + flag(op->transpose_a) + ", " +
-                                  flag(in.a_swizzled) + ">"
-                            : "gemm_ss<" + shape + std::to_string(in.grid_m) + ", " + std::to_string(in.grid_n) +
-                                  ", " + flag(op->transpose_a) + ", " + flag(op->transpose_b) + ", " +
-                                  flag(in.a_swizzled) + ", " + flag(in.b_swizzled) + ">";
-    auto operand = [&](const ir::BufferRegion& r, bool in_registers) {
-      return in_registers ? ir::address_of(local_of(r.buffer), {ir::make_int(0)}) : tile_address(r);
-    };
-    std::vector<Stmt> out;
-    if (op->clear_accum) out.push_back(fill_locals(op->c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(ir::device_call(name,
-                                  {operand(op->a, in.a_in_registers), operand(op->b, in.b_in_registers),
-                                   ir::address_of(local_of(op->c.buffer), {ir::make_int(0)})},
-                                  op->loc));
-    return located(ir::make_seq(out), op->loc);
+    std::optional<Stmt> calls;
+    if (lowering_.gemm) calls = lowering_.gemm(*op, *this);
+    if (!calls) throw no_lowering("gemm", ir::to_string(op->instruction));
+    return located(*calls, op->loc);
   }
 
   Stmt mutate_Reduce(const ir::Reduce* op, const Stmt&) override { return reduce_fragment(*op); }
@@ -176,38 +181,22 @@ class ThreadLowering : public TileLowering {
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt&) override {
     const ir::CopyInstruction& in = op->instruction;
-    switch (in.kind) {
-      case ir::CopyInstructionKind::TmaLoad:
-      case ir::CopyInstructionKind::TmaStore: return tma_copy(*op);
-      case ir::CopyInstructionKind::Stmatrix:
-        return matrix_copy("stmatrix_accumulator", op->src, op->dst,
-                           {std::to_string(in.grid_m), std::to_string(in.grid_n), std::to_string(in.panel_bytes)},
-                           op->loc);
-      case ir::CopyInstructionKind::Ldmatrix:
-        return matrix_copy("ldmatrix_accumulator", op->dst, op->src,
-                           {std::to_string(in.grid_m), std::to_string(in.grid_n),
-                            ir::mma_swizzled(*op->src.buffer) ? "true" : "false"},
-                           op->loc);
-      case ir::CopyInstructionKind::Loops:
-      case ir::CopyInstructionKind::CpAsync: return copy_global_shared(*op);
-      case ir::CopyInstructionKind::Unselected: break;
+    if (in.on_target_instruction()) {
+      std::optional<Stmt> calls;
+      if (lowering_.copy) calls = lowering_.copy(*op, *this);
+      if (!calls) throw no_lowering("copy", ir::to_string(in));
+      return located(*calls, op->loc);
     }
-    throw std::logic_error("lower_to_threads: a T.copy without an instruction (select_instructions runs first)");
+    if (in.kind == ir::CopyInstructionKind::Unselected)
+      throw std::logic_error("lower_to_threads: a T.copy without an instruction (select_instructions runs first)");
+    return copy_global_shared(*op);
   }
 
  private:
-  // tilec_cuda::name<rows, cols, args...>(the fragment's registers, the tile's address): the
-  // ldmatrix / stmatrix copies between a whole fragment and a whole 2-D shared tile.
-  Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, const ir::BufferRegion& tile,
-                   const std::vector<std::string>& args, const SourceLoc& loc) {
-    auto shape = ir::squeezed_extents(fragment);
-    int64_t rows, cols;
-    ir::is_const_int(shape[0], &rows);
-    ir::is_const_int(shape[1], &cols);
-    std::string call = name + "<" + std::to_string(rows) + ", " + std::to_string(cols);
-    for (const std::string& a : args) call += ", " + a;
-    return ir::device_call(call + ">",
-                           {ir::address_of(local_of(fragment.buffer), {ir::make_int(0)}), tile_address(tile)}, loc);
+  // The internal error of a tile op on an instruction the target's lowering does not know.
+  std::logic_error no_lowering(const std::string& op, const std::string& instruction) const {
+    return std::logic_error("lower_to_threads: target " + ctx_.target.name + " cannot lower a " + op + " via " +
+                            instruction + " (its hook in passes/gpu/instruction_lowering.h knows no such instruction)");
   }
 
   const ir::Buffer& local_of(const ir::Buffer& fragment) const {
@@ -223,101 +212,6 @@ class ThreadLowering : public TileLowering {
                     "are spread over threads (" + f.to_string() + "); read it inside a T.Parallel loop, or "
                     "copy it to shared memory first");
     return f.slot_of(indices);
-  }
-
-  // "M, N, K, ": the leading template arguments of the device gemms.
-  static std::string shape_arguments(const ir::Gemm& op) {
-    auto shape = gemm_shape(op);
-    if (!shape) throw std::logic_error("lower_to_threads: a tensor-core gemm of a symbolic shape");
-    return std::to_string(shape->m) + ", " + std::to_string(shape->n) + ", " + std::to_string(shape->k) + ", ";
-  }
-
-  // ------------------------------------------------------------ AMD matrix cores
-
-  // mfma_gemm_ss / mfma_gemm_rs (device/hip/mfma.h) over the waves of op's instruction.
-  Stmt mfma_gemm(const ir::Gemm& op) {
-    const ir::GemmInstruction& waves = op.instruction;
-    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    std::string name = waves.a_in_registers ? "mfma_gemm_rs<" + shape_arguments(op) + std::to_string(waves.grid_m) +
-                                                  ", " + flag(op.transpose_b) + ">"
-                                            : "mfma_gemm_ss<" + shape_arguments(op) + std::to_string(waves.grid_m) +
-                                                  ", " + std::to_string(waves.grid_n) + ", " + flag(op.transpose_a) +
-                                                  ", " + flag(op.transpose_b) + ">";
-    Expr a = waves.a_in_registers ? ir::address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
-    std::vector<Stmt> out;
-    if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(ir::device_call(
-        name, {a, tile_address(op.b), ir::address_of(local_of(op.c.buffer), {ir::make_int(0)})}, op.loc));
-    return located(ir::make_seq(out), op.loc);
-  }
-
-  // ------------------------------------------------------------ Hopper
-
-  // wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of op's instruction.
-  Stmt wgmma_gemm(const ir::Gemm& op) {
-    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    const ir::GemmInstruction& groups = op.instruction;
-    std::string shape = shape_arguments(op);
-    const std::string panel_b = std::to_string(groups.b_panel_bytes);
-    std::string name = groups.a_in_registers
-                           ? "wgmma_gemm_rs<" + shape + std::to_string(groups.grid_m) + ", " + flag(op.transpose_b) +
-                                 ", " + panel_b + ">"
-                           : "wgmma_gemm_ss<" + shape + std::to_string(groups.grid_m) + ", " +
-                                 std::to_string(groups.grid_n) + ", " + flag(op.transpose_a) + ", " +
-                                 flag(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
-                                 panel_b + ">";
-    Expr a = groups.a_in_registers ? ir::address_of(local_of(op.a.buffer), {ir::make_int(0)}) : tile_address(op.a);
-    std::vector<Stmt> out;
-    if (op.clear_accum) out.push_back(fill_locals(op.c.buffer, ir::make_float(0, DType::Float32)));
-    out.push_back(ir::device_call(
-        name, {a, tile_address(op.b), ir::address_of(local_of(op.c.buffer), {ir::make_int(0)})}, op.loc));
-    return located(ir::make_seq(out), op.loc);
-  }
-
-  // A TMA copy, one instruction a panel of the shared tile, the box of the tensor map being the
-  // panel's rows x its width (1 along the region's other dims), swizzled as the panel is. A load
-  // (warp_specialize made it) is issued by the thread that reaches it and completes on its
-  // barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
-  // read before going on to the barrier that lets the tile be written again.
-  Stmt tma_copy(const ir::Copy& op) {
-    const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
-    if (load != op.barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
-    const ir::BufferRegion& global = load ? op.src : op.dst;
-    const ir::BufferRegion& shared = load ? op.dst : op.src;
-    const size_t rank = global.region.size(), srank = shared.region.size();
-    int64_t cols;
-    ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
-    const int64_t panel_bytes = op.instruction.panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
-    if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
-      throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
-    ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
-    for (size_t d = rank; d-- > 0;) {
-      int64_t extent;
-      if (!ir::is_const_int(ir::simplify(global.region[d].extent), &extent))
-        throw std::logic_error("lower_to_threads: a TMA copy of a symbolic extent");
-      spec.box.push_back(d + 1 == rank ? panel : extent);
-    }
-    auto it = std::find(tensor_maps_.begin(), tensor_maps_.end(), spec);
-    int64_t index = it - tensor_maps_.begin();
-    if (it == tensor_maps_.end()) tensor_maps_.push_back(spec);
-    Expr map = ir::make_call(DType::UInt64, ir::kTensorMap, {ir::make_int(index)});
-    std::vector<Stmt> copies;
-    for (int64_t p = 0; p < cols / panel; ++p) {
-      std::vector<Expr> at;
-      for (size_t d = 0; d < srank; ++d) at.push_back(d + 2 < srank ? mutate(shared.region[d].min) : ir::make_int(0));
-      at.back() = ir::make_int(p * panel);
-      std::vector<Expr> args = {map, ir::address_of(shared.buffer, at)};
-      if (load) args.push_back(mutate(op.barrier));
-      for (size_t d = rank; d-- > 0;) {
-        Expr c = mutate(global.region[d].min);
-        if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
-        args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
-      }
-      copies.push_back(ir::device_call(load ? "tma_load" : "tma_store", args, op.loc));
-    }
-    if (load) return located(ir::make_seq(copies), op.loc);
-    copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, op.loc));
-    return located(ir::make_if(ir::make_EQ(tid_, ir::make_int(0, tid_->dtype)), ir::make_seq(copies)), op.loc);
   }
 
   // ------------------------------------------------------------ T.Parallel
@@ -573,23 +467,6 @@ class ThreadLowering : public TileLowering {
 
   // ------------------------------------------------------------ tile ops
 
-  Stmt fill_locals(const ir::Buffer& fragment, const Expr& value) {
-    const ir::Buffer& local = local_of(fragment);
-    Expr s = ir::make_var("s");
-    int64_t slots = fragment->fragment->slots();
-    return ir::make_for(s, ir::make_int(0), ir::make_int(slots),
-                        slots <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial,
-                        ir::make_store(local, {s}, ir::make_cast(local->dtype, value)));
-  }
-
-  // &tile[stage..., 0, 0]: the first element of the trailing 2-D tile of a region.
-  Expr tile_address(const ir::BufferRegion& r) {
-    std::vector<Expr> idx;
-    for (size_t d = 0; d < r.region.size(); ++d)
-      idx.push_back(d + 2 < r.region.size() ? mutate(r.region[d].min) : ir::make_int(0));
-    return ir::address_of(r.buffer, idx);
-  }
-
   // A reduction of a fragment along `dim` into the fragment of its projected layout: each
   // thread combines the elements it holds, then the threads that split the reduced dim
   // exchange partial results (warp shuffles, then shared memory across warps).
@@ -808,6 +685,7 @@ class ThreadLowering : public TileLowering {
   }
 
   const PassContext& ctx_;
+  const InstructionLowering lowering_;
   SourceLoc statement_loc_;  // of the innermost located statement being lowered
   int threads_ = 128;
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
@@ -819,7 +697,11 @@ class ThreadLowering : public TileLowering {
 }  // namespace
 
 ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx) {
-  return ThreadLowering(ctx).mutate(body);
+  return lower_to_threads(body, ctx, instruction_lowering(ctx.target));
+}
+
+ir::Stmt lower_to_threads(const ir::Stmt& body, const PassContext& ctx, InstructionLowering lowering) {
+  return ThreadLowering(ctx, lowering).mutate(body);
 }
 
 ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx) {
@@ -828,10 +710,9 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
     switch (op.kind) {
       case ir::StmtKind::Copy: {
         const auto& copy = static_cast<const ir::Copy&>(op);
-        const ir::CopyInstructionKind kind = copy.instruction.kind;
         return (scope(copy.src) == ir::MemoryScope::Global && scope(copy.dst) == ir::MemoryScope::Shared) ||
                (scope(copy.src) == ir::MemoryScope::Shared && scope(copy.dst) == ir::MemoryScope::Global) ||
-               kind == ir::CopyInstructionKind::Ldmatrix || kind == ir::CopyInstructionKind::Stmatrix;
+               copy.instruction.on_target_instruction();
       }
       case ir::StmtKind::Gemm: return static_cast<const ir::Gemm&>(op).instruction.on_matrix_cores();
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;

@@ -1,0 +1,135 @@
+#include "passes/cuda/lower_instructions.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/device_calls.h"
+#include "ir/region.h"
+#include "ir/shared_layout.h"
+#include "ir/simplify.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+
+// gemm_ss / gemm_rs / gemm_sr (device/cuda/gemm.h) over the warps of op's instruction.
+Stmt mma_sync_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx) {
+  const ir::GemmInstruction& in = op.instruction;
+  std::string shape = gemm_shape_arguments(op);
+  std::string name = in.a_in_registers
+                         ? "gemm_rs<" + shape + std::to_string(in.grid_m) + ", " + template_bool(op.transpose_b) +
+                               ", " + template_bool(in.b_swizzled) + ">"
+                     : in.b_in_registers
+                         ? "gemm_sr<" + shape + std::to_string(in.grid_n) + ", " + template_bool(op.transpose_a) +
+                               ", " + template_bool(in.a_swizzled) + ">"
+                         : "gemm_ss<" + shape + std::to_string(in.grid_m) + ", " + std::to_string(in.grid_n) + ", " +
+                               template_bool(op.transpose_a) + ", " + template_bool(op.transpose_b) + ", " +
+                               template_bool(in.a_swizzled) + ", " + template_bool(in.b_swizzled) + ">";
+  return matrix_core_gemm_call(op, name, ctx);
+}
+
+// wgmma_gemm_ss / wgmma_gemm_rs (device/cuda/wgmma.h) over the warpgroups of op's instruction.
+Stmt wgmma_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx) {
+  const ir::GemmInstruction& groups = op.instruction;
+  std::string shape = gemm_shape_arguments(op);
+  const std::string panel_b = std::to_string(groups.b_panel_bytes);
+  std::string name = groups.a_in_registers
+                         ? "wgmma_gemm_rs<" + shape + std::to_string(groups.grid_m) + ", " +
+                               template_bool(op.transpose_b) + ", " + panel_b + ">"
+                         : "wgmma_gemm_ss<" + shape + std::to_string(groups.grid_m) + ", " +
+                               std::to_string(groups.grid_n) + ", " + template_bool(op.transpose_a) + ", " +
+                               template_bool(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
+                               panel_b + ">";
+  return matrix_core_gemm_call(op, name, ctx);
+}
+
+// tilec_cuda::name<rows, cols, args...>(the fragment's registers, the tile's address): the
+// ldmatrix / stmatrix copies between a whole fragment and a whole 2-D shared tile.
+Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, const ir::BufferRegion& tile,
+                 const std::vector<std::string>& args, const SourceLoc& loc, InstructionLoweringContext& ctx) {
+  auto shape = ir::squeezed_extents(fragment);
+  int64_t rows, cols;
+  ir::is_const_int(shape[0], &rows);
+  ir::is_const_int(shape[1], &cols);
+  std::string call = name + "<" + std::to_string(rows) + ", " + std::to_string(cols);
+  for (const std::string& a : args) call += ", " + a;
+  return ir::device_call(call + ">", {ctx.registers(fragment.buffer), ctx.tile_address(tile)}, loc);
+}
+
+// A TMA copy, one instruction a panel of the shared tile, the box of the tensor map being the
+// panel's rows x its width (1 along the region's other dims), swizzled as the panel is. A load
+// (warp_specialize made it) is issued by the thread that reaches it and completes on its
+// barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
+// read before going on to the barrier that lets the tile be written again.
+Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
+  const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
+  if (load != op.barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
+  const ir::BufferRegion& global = load ? op.src : op.dst;
+  const ir::BufferRegion& shared = load ? op.dst : op.src;
+  const size_t rank = global.region.size(), srank = shared.region.size();
+  int64_t cols;
+  ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
+  const int64_t panel_bytes = op.instruction.panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
+  if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
+    throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
+  ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
+  for (size_t d = rank; d-- > 0;) {
+    int64_t extent;
+    if (!ir::is_const_int(ir::simplify(global.region[d].extent), &extent))
+      throw std::logic_error("lower_to_threads: a TMA copy of a symbolic extent");
+    spec.box.push_back(d + 1 == rank ? panel : extent);
+  }
+  Expr map = ir::make_call(DType::UInt64, ir::kTensorMap, {ir::make_int(ctx.tensor_map(spec))});
+  std::vector<Stmt> copies;
+  for (int64_t p = 0; p < cols / panel; ++p) {
+    std::vector<Expr> at;
+    for (size_t d = 0; d < srank; ++d)
+      at.push_back(d + 2 < srank ? ctx.lowered(shared.region[d].min) : ir::make_int(0));
+    at.back() = ir::make_int(p * panel);
+    std::vector<Expr> args = {map, ir::address_of(shared.buffer, at)};
+    if (load) args.push_back(ctx.lowered(op.barrier));
+    for (size_t d = rank; d-- > 0;) {
+      Expr c = ctx.lowered(global.region[d].min);
+      if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
+      args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
+    }
+    copies.push_back(ir::device_call(load ? "tma_load" : "tma_store", args, op.loc));
+  }
+  if (load) return ir::make_seq(copies);
+  copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, op.loc));
+  const Expr& tid = ctx.thread_index();
+  return ir::make_if(ir::make_EQ(tid, ir::make_int(0, tid->dtype)), ir::make_seq(copies));
+}
+
+}  // namespace
+
+std::optional<Stmt> cuda_lower_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx) {
+  switch (op.instruction.kind) {
+    case ir::GemmInstructionKind::MmaSync: return mma_sync_gemm(op, ctx);
+    case ir::GemmInstructionKind::Wgmma: return wgmma_gemm(op, ctx);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Stmt> cuda_lower_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
+  const ir::CopyInstruction& in = op.instruction;
+  switch (in.kind) {
+    case ir::CopyInstructionKind::TmaLoad:
+    case ir::CopyInstructionKind::TmaStore: return tma_copy(op, ctx);
+    case ir::CopyInstructionKind::Stmatrix:
+      return matrix_copy("stmatrix_accumulator", op.src, op.dst,
+                         {std::to_string(in.grid_m), std::to_string(in.grid_n), std::to_string(in.panel_bytes)},
+                         op.loc, ctx);
+    case ir::CopyInstructionKind::Ldmatrix:
+      return matrix_copy("ldmatrix_accumulator", op.dst, op.src,
+                         {std::to_string(in.grid_m), std::to_string(in.grid_n),
+                          template_bool(ir::mma_swizzled(*op.src.buffer))},
+                         op.loc, ctx);
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace tilec::passes
