@@ -34,6 +34,9 @@ struct GemmInstruction {
   bool a_swizzled = false, b_swizzled = false;
 
   bool selected() const { return kind != GemmInstructionKind::Unselected; }
+  // Whether it reads shared memory through the async proxy (wgmma), so that generic stores
+  // before it need a proxy fence (fence_proxy_async) as well as the barrier.
+  bool reads_through_async_proxy() const { return kind == GemmInstructionKind::Wgmma; }
   // Whether lower_to_threads calls a tensor-core routine for it (else it is element loops).
   bool on_matrix_cores() const {
     return kind == GemmInstructionKind::MmaSync || kind == GemmInstructionKind::Wgmma ||
@@ -64,6 +67,8 @@ struct CopyInstruction {
   // Whether the copy completes later than it is issued (the barriers after it must wait for it).
   bool asynchronous() const { return kind == CopyInstructionKind::CpAsync || kind == CopyInstructionKind::TmaLoad; }
   bool is_tma() const { return kind == CopyInstructionKind::TmaLoad || kind == CopyInstructionKind::TmaStore; }
+  // Whether it reads shared memory through the async proxy (a TMA store), as a wgmma gemm does.
+  bool reads_through_async_proxy() const { return kind == CopyInstructionKind::TmaStore; }
   // Whether lower_to_threads hands the copy to the target's instruction lowering
   // (passes/gpu/instruction_lowering.h), rather than running it as element or vector accesses.
   bool on_target_instruction() const {

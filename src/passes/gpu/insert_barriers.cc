@@ -1,8 +1,8 @@
 #include "passes/gpu/insert_barriers.h"
 
 #include "ir/device_calls.h"
-#include "ir/mutator.h"
 #include "ir/shared_layout.h"
+#include "ir/mutator.h"
 #include "op/accesses.h"
 
 namespace tilec::passes {
@@ -10,6 +10,13 @@ namespace {
 
 using ir::Stmt;
 using op::BufferSet;
+
+// Whether tile op `s` reads shared memory through the async proxy, by its instruction.
+bool reads_through_async_proxy(const Stmt& s) {
+  if (const auto* gemm = s.as<ir::Gemm>()) return gemm->instruction.reads_through_async_proxy();
+  if (const auto* copy = s.as<ir::Copy>()) return copy->instruction.reads_through_async_proxy();
+  return false;
+}
 
 // Buffers filled by async copies: pipeline_loops synchronizes them itself.
 class AsyncTargets : public ir::IRVisitor {
@@ -126,15 +133,11 @@ class BarrierPlacer {
     op::Accesses acc(ir::MemoryScope::Shared);
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
-    // wgmma and TMA stores (tma_copies.h) read panel tiles through the async proxy: the
+    // wgmma and TMA stores (tma_copies.h) read shared memory through the async proxy: the
     // writers' generic stores are ordered before them by their proxy fence, then the barrier.
-    const auto* copy = s.as<ir::Copy>();
-    if (barrier && (s.as<ir::Gemm>() || (copy && copy->dst.buffer->scope == ir::MemoryScope::Global)))
-      for (const auto* b : acc.reads)
-        if (ir::panel_width(*b)) {
-          barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
-          break;
-        }
+    // Only those instructions need it (a target that has none never makes the call).
+    if (barrier && reads_through_async_proxy(s))
+      barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     pending.writes.insert(acc.writes.begin(), acc.writes.end());
     return ir::make_seq({barrier, s});

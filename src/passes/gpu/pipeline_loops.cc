@@ -100,7 +100,7 @@ class LoopPipeliner : public ir::IRMutator {
     std::vector<Stmt> steady = {ir::device_call("cp_async_wait<" + std::to_string(stages - 2) + ">", {}, loop.loc)};
     // wgmma reads shared memory through the async proxy: cp.async's writes are ordered
     // before it by each writer's proxy fence, then the barrier.
-    if (reads_with_wgmma(consumers)) steady.push_back(ir::device_call("fence_proxy_async", {}, loop.loc));
+    if (reads_through_async_proxy(consumers)) steady.push_back(ir::device_call("fence_proxy_async", {}, loop.loc));
     steady.insert(steady.end(), {
                                     ir::device_call("sync_threads", {}, loop.loc),
                                     issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))),
@@ -116,16 +116,12 @@ class LoopPipeliner : public ir::IRMutator {
     return ir::with_loc(ir::make_seq(out), loop.loc);
   }
 
-  // Whether a gemm among `stmts` runs on wgmma.
-  bool reads_with_wgmma(const std::vector<Stmt>& stmts) const {
+  // Whether a gemm among `stmts` reads shared memory through the async proxy (wgmma).
+  static bool reads_through_async_proxy(const std::vector<Stmt>& stmts) {
     struct Finder : ir::IRVisitor {
-      const LoopPipeliner* self;
       bool found = false;
-      void visit_Gemm(const ir::Gemm* op) override {
-        found |= op->instruction.kind == ir::GemmInstructionKind::Wgmma;
-      }
+      void visit_Gemm(const ir::Gemm* op) override { found |= op->instruction.reads_through_async_proxy(); }
     } finder;
-    finder.self = this;
     for (const Stmt& s : stmts) finder.visit(s);
     return finder.found;
   }

@@ -1,0 +1,80 @@
+// insert_barriers puts a proxy fence (fence_proxy_async) before the barrier of a tile op only
+// when the op's instruction reads shared memory through the async proxy (wgmma, a TMA store),
+// whatever the layout of the tiles it reads: a gemm on hip, which has no async proxy, reading a
+// tile in make_swizzled_layout's panels gets the barrier alone.
+#include "passes/gpu/insert_barriers.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "frontend/elaborate.h"
+#include "ir/mutator.h"
+#include "ir/printer.h"
+#include "passes/gpu/select_instructions.h"
+#include "tilec/tilec.h"
+
+namespace tilec {
+namespace {
+
+// A gemm reading A_s, in 128-byte panels, after the copy that writes it.
+constexpr const char* kGemmOfAPanelTile =
+    "import tilec.language as T\n\n@T.prim_func\n"
+    "def main(A: T.Tensor((64, 64), \"float32\"), B: T.Tensor((64, 64), \"float32\"),\n"
+    "         C: T.Tensor((64, 64), \"float32\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        A_s = T.alloc_shared((64, 64), \"float32\")\n"
+    "        B_s = T.alloc_shared((64, 64), \"float32\")\n"
+    "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
+    "        T.annotate_layout({A_s: T.make_swizzled_layout(A_s)})\n"
+    "        T.clear(C_f)\n"
+    "        T.copy(A, A_s)\n"
+    "        T.copy(B, B_s)\n"
+    "        T.gemm(A_s, B_s, C_f)\n"
+    "        T.copy(C_f, C)\n";
+
+// Gives every T.gemm `kind`.
+struct SetGemmKind : ir::IRMutator {
+  ir::GemmInstructionKind kind;
+  ir::Stmt mutate_Gemm(const ir::Gemm* op, const ir::Stmt&) override {
+    auto n = std::make_shared<ir::Gemm>(*op);
+    n->instruction.kind = kind;
+    return ir::Stmt(n);
+  }
+};
+
+// The kernel after select_instructions for `target` `arch` (every gemm then given `kind`, when
+// set) and insert_barriers.
+std::string barriers_of(const std::string& target, const std::string& arch,
+                        ir::GemmInstructionKind kind = ir::GemmInstructionKind::Unselected) {
+  ir::PrimFunc f = frontend::elaborate(load_function(kGemmOfAPanelTile, "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target(target, arch);
+  ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
+  if (kind != ir::GemmInstructionKind::Unselected) {
+    SetGemmKind set;
+    set.kind = kind;
+    f.body = set.mutate(f.body);
+  }
+  f.body = passes::insert_barriers(f.body, ctx);
+  return ir::to_string(f);
+}
+
+TEST(InsertBarriers, AGemmOffTheAsyncProxyTakesTheBarrierAloneThoughItsTileIsInPanels) {
+  std::string ir = barriers_of("hip", "gfx906");
+  EXPECT_NE(ir.find("A_s = T.alloc_shared((64, 64), \"float32\")  # 128-byte panels"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("# via fma"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("T.evaluate(T.device.sync_threads())\n        T.gemm("), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("fence_proxy_async"), std::string::npos) << ir;
+}
+
+TEST(InsertBarriers, AWgmmaGemmTakesTheProxyFenceBeforeItsBarrier) {
+  std::string ir = barriers_of("cuda", "sm_90a", ir::GemmInstructionKind::Wgmma);
+  EXPECT_NE(ir.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
+                    "        T.gemm("), std::string::npos)
+      << ir;
+}
+
+}  // namespace
+}  // namespace tilec
