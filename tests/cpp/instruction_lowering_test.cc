@@ -17,6 +17,7 @@
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/gpu/select_instructions.h"
 #include "passes/hip/lower_instructions.h"
+#include "test_support.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -35,23 +36,6 @@ constexpr const char* kGemm =
     "        T.copy(B, B_s)\n"
     "        T.gemm(A_s, B_s, C_l, transpose_B=True, clear_accum=True)\n"
     "        T.copy(C_l, C)\n";
-
-// A_s copied into a fragment that mma.sync reads A from: on ldmatrix on sm_80.
-constexpr const char* kLdmatrixCopy =
-    "import tilec.language as T\n\n@T.prim_func\n"
-    "def main(A: T.Tensor((128, 32), \"float16\"), B: T.Tensor((32, 128), \"float16\"),\n"
-    "         C: T.Tensor((128, 128), \"float32\")):\n"
-    "    with T.Kernel(1, threads=128) as bx:\n"
-    "        A_s = T.alloc_shared((128, 32), \"float16\")\n"
-    "        A_f = T.alloc_fragment((128, 32), \"float16\")\n"
-    "        B_s = T.alloc_shared((32, 128), \"float16\")\n"
-    "        C_f = T.alloc_fragment((128, 128), \"float32\")\n"
-    "        T.clear(C_f)\n"
-    "        T.copy(A, A_s)\n"
-    "        T.copy(B, B_s)\n"
-    "        T.copy(A_s, A_f)\n"
-    "        T.gemm(A_f, B_s, C_f)\n"
-    "        T.copy(C_f, C)\n";
 
 // `source` with its instructions chosen and its layouts inferred for `target` `arch`, then
 // lowered to threads as target `lower_on` with `lowering`: the IR, or the internal error.
@@ -101,7 +85,7 @@ TEST(InstructionLowering, EachTargetsHookCallsItsMatrixCores) {
   passes::InstructionLowering hip = passes::instruction_lowering(parse_target("hip", "gfx90a"));
   std::string mfma = lowered(kGemm, "hip", "gfx90a", "hip", hip);
   EXPECT_NE(mfma.find("T.device.mfma_gemm_ss<64, 64, 32, "), std::string::npos) << mfma;
-  std::string ldmatrix = lowered(kLdmatrixCopy, "cuda", "sm_80", "cuda", cuda);
+  std::string ldmatrix = lowered(test_support::kGemmWithAInRegisters, "cuda", "sm_80", "cuda", cuda);
   EXPECT_NE(ldmatrix.find("T.device.ldmatrix_accumulator<128, 32, 4, 1, false>(T.address_of(A_f[0]), "
                           "T.address_of(A_s[0, 0]))"),
             std::string::npos)
@@ -131,7 +115,7 @@ TEST(InstructionLowering, ATileOpOnAnInstructionTheTargetsHooksDoNotKnowIsAnInte
   EXPECT_NE(mfma_on_cuda.find("lower_to_threads: target cuda cannot lower a gemm via mfma"), std::string::npos)
       << mfma_on_cuda;
   // An ldmatrix copy reaching hip, which has no copy hook.
-  EXPECT_EQ(lowered(kLdmatrixCopy, "cuda", "sm_80", "hip", hip),
+  EXPECT_EQ(lowered(test_support::kGemmWithAInRegisters, "cuda", "sm_80", "hip", hip),
             "lower_to_threads: target hip cannot lower a copy via ldmatrix, 4x1 warps (its hook in "
             "passes/gpu/instruction_lowering.h knows no such instruction)");
 }

@@ -152,24 +152,8 @@ TEST(SelectInstructions, AFallbackToMmaSyncSaysWhyAtTheGemmsLine) {
       << log;
 }
 
-constexpr const char* kRegisterA =
-    "import tilec.language as T\n\n@T.prim_func\n"
-    "def main(A: T.Tensor((128, 32), \"float16\"), B: T.Tensor((32, 128), \"float16\"),\n"
-    "         C: T.Tensor((128, 128), \"float32\")):\n"
-    "    with T.Kernel(1, threads=128) as bx:\n"
-    "        A_s = T.alloc_shared((128, 32), \"float16\")\n"
-    "        A_f = T.alloc_fragment((128, 32), \"float16\")\n"
-    "        B_s = T.alloc_shared((32, 128), \"float16\")\n"
-    "        C_f = T.alloc_fragment((128, 128), \"float32\")\n"
-    "        T.clear(C_f)\n"
-    "        T.copy(A, A_s)\n"
-    "        T.copy(B, B_s)\n"
-    "        T.copy(A_s, A_f)\n"
-    "        T.gemm(A_f, B_s, C_f)\n"
-    "        T.copy(C_f, C)\n";
-
 TEST(SelectInstructions, ARegisterOperandRunsOnWgmmaRs) {
-  BeforeAfter ir = selected(elaborated(kRegisterA), "cuda", "sm_90a", true);
+  BeforeAfter ir = selected(elaborated(test_support::kGemmWithAInRegisters), "cuda", "sm_90a", true);
   EXPECT_EQ(line_with(ir.after, "T.gemm("),
             "T.gemm(A_f[0:128, 0:32], B_s[0:32, 0:128], C_f[0:128, 0:128])  # via wgmma m64n128k16, A in registers, "
             "B in 128-byte panels, 1x1 warpgroups");
@@ -178,7 +162,7 @@ TEST(SelectInstructions, ARegisterOperandRunsOnWgmmaRs) {
 }
 
 TEST(SelectInstructions, ACopyIntoAnMmaOperandFragmentRunsOnLdmatrix) {
-  BeforeAfter ir = selected(elaborated(kRegisterA), "cuda", "sm_80", true);
+  BeforeAfter ir = selected(elaborated(test_support::kGemmWithAInRegisters), "cuda", "sm_80", true);
   EXPECT_EQ(line_with(ir.after, "T.gemm("),
             "T.gemm(A_f[0:128, 0:32], B_s[0:32, 0:128], C_f[0:128, 0:128])  # via mma.sync m16n8k16, A in registers, "
             "B swizzled, 4x1 warps");

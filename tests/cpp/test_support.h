@@ -62,4 +62,23 @@ inline void flip_byte(const std::string& path, size_t offset) {
   file.put(static_cast<char>(c ^ 0x5a));
 }
 
+// A 128 x 128 x 32 float16 gemm whose A is copied from shared memory into a fragment first:
+// on sm_80 the copy runs on ldmatrix and the gemm on mma.sync with A in registers; on sm_90a
+// the gemm runs on wgmma (wgmma_gemm_rs).
+constexpr const char* kGemmWithAInRegisters =
+"import tilec.language as T\n\n@T.prim_func\n"
+    "def main(A: T.Tensor((128, 32), \"float16\"), B: T.Tensor((32, 128), \"float16\"),\n"
+    "         C: T.Tensor((128, 128), \"float32\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        A_s = T.alloc_shared((128, 32), \"float16\")\n"
+    "        A_f = T.alloc_fragment((128, 32), \"float16\")\n"
+    "        B_s = T.alloc_shared((32, 128), \"float16\")\n"
+    "        C_f = T.alloc_fragment((128, 128), \"float32\")\n"
+    "        T.clear(C_f)\n"
+    "        T.copy(A, A_s)\n"
+    "        T.copy(B, B_s)\n"
+    "        T.copy(A_s, A_f)\n"
+    "        T.gemm(A_f, B_s, C_f)\n"
+    "        T.copy(C_f, C)\n";
+
 }  // namespace tilec::test_support
