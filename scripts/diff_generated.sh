@@ -13,12 +13,13 @@ cd "$ROOT"
 (( $# == 2 )) || { echo "usage: scripts/diff_generated.sh REV_A REV_B" >&2; exit 2; }
 [[ -x .venv/bin/python ]] || { echo "diff_generated.sh: run ./scripts/setup.sh first" >&2; exit 2; }
 out=${TILEC_EMIT_OUT:-$(mktemp -d)}
+mkdir -p "$out"
 tree=$(mktemp -d)
 trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || true' EXIT
 for side in a b; do
   rev=$([[ $side == a ]] && echo "$1" || echo "$2")
   git worktree remove --force "$tree" >/dev/null 2>&1 || true
-  git worktree add --detach "$tree" "$rev" >/dev/null
+  git worktree add -q --detach "$tree" "$rev"
   cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release -DTILEC_BUILD_TESTS=OFF \
     -DPython_EXECUTABLE="$ROOT/.venv/bin/python" >"$out/build_$side.log" 2>&1
   cmake --build "$tree/build" -j"$(nproc)" >>"$out/build_$side.log" 2>&1
