@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "frontend/elaborator.h"
+#include "frontend/builtin_table.h"
 #include "frontend/int_ops.h"
 #include "ir/intrinsics.h"
 #include "ir/shared_layout.h"
@@ -22,7 +22,7 @@
 namespace tilec::frontend {
 
 using K = CtValue::Kind;
-using Handler = std::function<CtValue(Elaborator&, const EvaluatedCall&)>;
+using Handler = BuiltinHandler;
 
 // ---------------------------------------------------------------- arguments
 
@@ -491,9 +491,10 @@ static CtValue no_value_here(const EvaluatedCall& call, const std::string& how) 
   error_at(call.node->loc, call.callee_name + " " + how);
 }
 
-static const std::unordered_map<std::string, Handler>& builtin_table() {
-  static const std::unordered_map<std::string, Handler> table = [] {
-    std::unordered_map<std::string, Handler> t;
+static const BuiltinTable& builtin_table() {
+  static const BuiltinTable table = [] {
+    BuiltinTable t;
+    add_simt_builtins(t);
     using M = ir::MemoryScope;
     t["T.copy"] = copy_op;
     t["T.gemm"] = gemm_op;

@@ -128,12 +128,21 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
   CtValue value = value_in;
   if (value.kind == K::Region && value.region->all_points())
     value = CtValue::of_expr(to_expr(value, loc, "value"));
-  if (value.kind == K::MutableVar) value = CtValue::of_expr(to_expr(value, loc, "value"));
-
   auto current = f.names.find(name);
-  if (current != f.names.end() && current->second.kind == K::MutableVar) {
+  bool to_a_variable = current != f.names.end() && current->second.kind == K::MutableVar;
+  // A T.alloc_var bound to a new name is that variable under a second name, as in TileLang;
+  // any other runtime variable gives its current value.
+  if (value.kind == K::MutableVar && (to_a_variable || !value.bool_value))
+    value = CtValue::of_expr(to_expr(value, loc, "value"));
+
+  if (to_a_variable) {
     const ir::Buffer& var = current->second.buffer;
     ir::Expr e = to_expr_of(value, var->dtype, loc, "value assigned to '" + name + "'");
+    // A T.alloc_var's dtype is the user's: values convert to it, as they do when stored.
+    if (current->second.bool_value) {
+      emit(store_scalar(var, e, loc));
+      return;
+    }
     if (value.kind == K::Expr && value.expr->dtype.is_float() && !var->dtype.is_float())
       error_at(loc, "'" + name + "' holds " + var->dtype.name() + " values (from its first "
                     "assignment) and cannot take a " + value.expr->dtype.name() + " value; give it "
@@ -627,6 +636,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     call.positional_locs.push_back(arg->loc);
   }
   int threads = 128;
+  std::vector<int64_t> thread_extents{threads};
   for (const auto& kw : ctx.keywords) {
     if (kw.name != "threads")
       error_at(kw.loc, "T.Kernel() got an unexpected keyword argument '" + kw.name +
@@ -634,8 +644,10 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     CtValue t = eval(*kw.value);
     std::vector<CtValue> parts = t.is_sequence() ? t.items.vector() : std::vector<CtValue>{t};
     int64_t product = 1;
+    thread_extents.clear();
     for (const auto& p : parts) {
       int64_t n = to_int(p, kw.value->loc, "threads");
+      thread_extents.push_back(n);
       if (n < 1 || n > 1024 || (product *= n) > 1024)
         error_at(kw.value->loc, "threads must be between 1 and 1024, not " +
                                     std::to_string(n < 1 || n > 1024 ? n : product));
@@ -686,6 +698,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   }
   in_kernel_ = true;
   kernel_ = launch.get();
+  thread_extents_ = thread_extents;
   kernel_allocs_.clear();
   annotated_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;

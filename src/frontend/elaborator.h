@@ -182,6 +182,7 @@ class Elaborator {
   ExprSizeCheck expr_sizes_;             // what to_expr hands out
   bool in_kernel_ = false;
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
+  std::vector<int64_t> thread_extents_;  // its threads=, as written: (128,) or (BLOCK_N, BLOCK_K)
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
   // T.annotate_layout in the T.Kernel block: each buffer's layout, given to it (and every use
   // of it) when the block ends.

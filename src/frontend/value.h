@@ -81,7 +81,8 @@ struct CtValue {
     None, Bool, Int, Float, String, DType,
     Tuple, List,
     Expr,        // a runtime IR expression (loop index, load, arithmetic...)
-    MutableVar,  // a runtime scalar that is assigned more than once: a 1-element local buffer
+    MutableVar,  // a runtime scalar that is assigned more than once: a 1-element local buffer;
+                 // bool_value: declared by T.alloc_var, with its dtype
     Buffer,      // a whole buffer
     Region,      // buffer[indices]
     Function,

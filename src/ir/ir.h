@@ -317,6 +317,10 @@ struct KernelLaunch : StmtNode {
   // threadIdx.x in [0, threads), once lowering to threads has made the body
   // per-thread code; null before (the body is per-block tile code).
   Expr thread_var;
+  // The thread index tile code reads (T.get_thread_binding), a Var in [0, threads); null when
+  // no statement reads it. Lowering to threads makes it the thread_var; the CPU runs the
+  // statements that read it once for each thread (passes/thread_loops.h).
+  Expr thread_index;
   Stmt body;
   KernelLaunch() : StmtNode(static_kind) {}
 };

@@ -386,7 +386,10 @@ class IRPrinter {
     std::string vars = list(op->block_vars);
     if (op->block_vars.size() != 1) vars = "(" + vars + ")";
     line(indent) << "with T.Kernel(" << grid << ", threads=" << std::to_string(op->threads) << ") as " << vars << ":"
-                 << (op->thread_var ? "  # per thread " + expr(op->thread_var) : std::string()) << "\n";
+                 << (op->thread_var     ? "  # per thread " + expr(op->thread_var)
+                     : op->thread_index ? "  # reads the thread index " + expr(op->thread_index)
+                                        : std::string())
+                 << "\n";
     if (op->producer_threads > 0)
       line(indent + 1) << "# warp-specialized: " << std::to_string(op->producer_threads) << " producer threads past "
                        << std::to_string(op->threads) << "\n";

@@ -30,6 +30,7 @@
 #include "passes/lower_tile_ops.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
+#include "passes/thread_loops.h"
 #include "passes/verify.h"
 
 namespace tilec::passes {
@@ -45,6 +46,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
     return {
         {"verify", verify},
         {"lower_tile_ops", lower_tile_ops},
+        {"thread_loops", thread_loops},
         {"simplify", simplify},
         {"verify", verify},
     };

@@ -61,9 +61,11 @@ class Verifier : public ir::IRVisitor {
     for (const auto& g : op->grid) visit(g);
     for (const auto& v : op->block_vars) defined_.insert(v.get());
     if (op->thread_var) defined_.insert(op->thread_var.get());
+    if (op->thread_index) defined_.insert(op->thread_index.get());
     visit(op->body);
     for (const auto& v : op->block_vars) end_scope(v.get(), op->loc);
     if (op->thread_var) end_scope(op->thread_var.get(), op->loc);
+    if (op->thread_index && op->thread_index.get() != op->thread_var.get()) end_scope(op->thread_index.get(), op->loc);
   }
   void visit_Allocate(const ir::Allocate* op) override {
     for (const auto& d : op->buffer->shape) visit(d);

@@ -422,3 +422,51 @@ def test_gpu_cumsum_matches_torch(scope, M, N, dim, reverse, in_place):
     x = a.double().flip(dim) if reverse else a.double()
     expected = x.cumsum(dim).flip(dim) if reverse else x.cumsum(dim)
     torch.testing.assert_close(b.double(), expected, rtol=1e-5, atol=1e-4)
+
+
+# --- kernels written thread by thread (docs/language.md, "Thread by thread") ---------------
+
+def atomics_per_thread_and_once(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), S: T.Tensor((2,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding()
+            T.atomic_add(S[0], X[tx])  # each thread's own value: every thread adds it
+            T.atomic_add(S[1], 1.0)    # the block's one update: once
+
+    return main
+
+
+def test_a_scalar_atomic_of_a_thread_value_is_made_by_every_thread():
+    source = cuda_compile(atomics_per_thread_and_once(128)).get_kernel_source()
+    body = source[source.index("T.atomic_add(S[0]"):]
+    per_thread = body[:body.index("T.atomic_add(S[1]")]
+    once = body[body.index("T.atomic_add(S[1]"):]
+    assert "atomic_add(&S[0], X[tx])" in per_thread and "if (tx == 0)" not in per_thread, per_thread
+    assert "if (tx == 0)" in once, once
+
+
+def gemm_reading_the_thread_index(read_it):
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float32"), D: T.Tensor((256,), "float32")):
+        with T.Kernel(2, 2, threads=256) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_f = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(4, num_stages=3):
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * 128, bx * 128])
+            if read_it:
+                D[T.get_thread_binding()] = 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("read_it", [False, True])
+def test_a_kernel_reading_the_thread_index_is_not_warp_specialized(read_it):
+    source = tilec.compile(gemm_reading_the_thread_index(read_it), target="cuda", arch=ARCH).get_kernel_source()
+    assert ("__launch_bounds__(384)" in source) == (not read_it), source[:600]

@@ -386,6 +386,10 @@ class KernelSpecializer : public ir::IRMutator {
 
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    // Statements that read the thread index (T.get_thread_binding) are written for the block's
+    // `threads` threads; a producer warpgroup past them, or blocks looping over tiles, would
+    // change what the index means to them.
+    if (op->thread_index) return self;
     Specializer specializer(*op, ctx_);
     Stmt body = specializer.run();
     if (!body) return self;

@@ -14,6 +14,7 @@
 #include "op/parallel.h"
 #include "passes/gpu/nest_vectors.h"
 #include "passes/lower_tile_ops.h"
+#include "passes/thread_values.h"
 #include "passes/tile_lowering.h"
 
 namespace tilec::passes {
@@ -103,7 +104,12 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     if (!whole_warps(op->threads, ctx_))
       error_at(op->loc, "threads=" + std::to_string(op->threads) + ": " + whole_warps_rule(ctx_));
     threads_ = op->threads;
-    tid_ = ir::make_var("tx");
+    tid_ = op->thread_index ? op->thread_index : ir::make_var("tx");
+    thread_values_.reset();
+    if (op->thread_index) {
+      thread_values_.emplace(op->thread_index, op->body);
+      thread_values_->check_barriers(op->body);
+    }
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
     tensor_maps_.clear();
     Stmt body = TileLowering::mutate_KernelLaunch(op, self);
@@ -172,10 +178,13 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
 
   Stmt mutate_Reduce(const ir::Reduce* op, const Stmt&) override { return reduce_fragment(*op); }
 
-  // A scalar atomic outside T.Parallel loops is the block's one update: one thread makes it.
+  // A scalar atomic outside T.Parallel loops is the block's one update: one thread makes it;
+  // unless its operands, or a condition it runs under, differ from thread to thread
+  // (T.get_thread_binding): then it is each thread's own.
   Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
     Stmt s = TileLowering::mutate_AtomicAdd(op, self);
     if (nest_depth_ > 0 || op->src.buffer) return s;
+    if (thread_values_ && (thread_values_->under_thread_control(op) || thread_values_->differs(self))) return s;
     return ir::with_loc(ir::make_if(ir::make_EQ(tid_, ir::make_int(0)), s), op->loc);
   }
 
@@ -690,6 +699,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   int threads_ = 128;
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
   Expr tid_;
+  std::optional<ThreadValues> thread_values_;  // when the kernel reads the thread index
   std::unordered_map<const ir::BufferNode*, ir::Buffer> locals_;
   std::vector<ir::TensorMapSpec> tensor_maps_;
 };

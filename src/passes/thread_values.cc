@@ -1,0 +1,112 @@
+#include "passes/thread_values.h"
+
+#include "base/diagnostics.h"
+#include "ir/device_calls.h"
+
+namespace tilec::passes {
+
+bool is_block_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "sync_threads"); }
+
+void Footprint::visit_Var(const ir::Var* op) { vars.insert(op); }
+
+void Footprint::visit_BufferLoad(const ir::BufferLoad* op) {
+  buffers.insert(op->buffer.get());
+  shared |= op->buffer->scope == ir::MemoryScope::Shared;
+  ir::IRVisitor::visit_BufferLoad(op);
+}
+
+void Footprint::visit_BufferStore(const ir::BufferStore* op) {
+  buffers.insert(op->buffer.get());
+  shared |= op->buffer->scope == ir::MemoryScope::Shared;
+  ir::IRVisitor::visit_BufferStore(op);
+}
+
+void Footprint::visit_region(const ir::BufferRegion& region) {
+  if (!region.buffer) return;  // a scalar T.atomic_add's source
+  buffers.insert(region.buffer.get());
+  shared |= region.buffer->scope == ir::MemoryScope::Shared;
+  ir::IRVisitor::visit_region(region);
+}
+
+void Footprint::visit_Evaluate(const ir::Evaluate* op) {
+  const auto* call = op->value.as<ir::Call>();
+  if (!barrier && call && call->name == std::string(ir::kDeviceCallPrefix) + "sync_threads") barrier = op;
+  ir::IRVisitor::visit_Evaluate(op);
+}
+
+void barrier_not_reached_by_all(const SourceLoc& loc) {
+  error_at(loc, "a block barrier (T.sync_threads, or one the threads' shared-memory hand-offs need) under "
+                "a condition or in a loop that differs from thread to thread: every thread of the block must "
+                "reach it, or the others wait forever; hand values on through shared memory outside such "
+                "conditions");
+}
+
+void ThreadValues::check_barriers(const ir::Stmt& body) const {
+  struct Barriers : ir::IRVisitor {
+    const ThreadValues& values;
+    explicit Barriers(const ThreadValues& v) : values(v) {}
+    void visit(const ir::Stmt& s) override {
+      if (s && is_block_barrier(s) && values.under_thread_control(s.get())) barrier_not_reached_by_all(s->loc);
+      ir::IRVisitor::visit(s);
+    }
+    using ir::IRVisitor::visit;
+  } barriers(*this);
+  barriers.visit(body);
+}
+
+ThreadValues::ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body) {
+  vars_.insert(thread_index.get());
+  size_t before;
+  do {
+    before = vars_.size() + buffers_.size();
+    visit(body);
+  } while (vars_.size() + buffers_.size() != before);
+}
+
+bool ThreadValues::differs(const Footprint& f) const {
+  for (const auto* v : f.vars)
+    if (vars_.count(v)) return true;
+  for (const auto* b : f.buffers)
+    if (buffers_.count(b)) return true;
+  return false;
+}
+
+void ThreadValues::visit(const ir::Stmt& s) {
+  if (s && control_) controlled_.insert(s.get());
+  ir::IRVisitor::visit(s);
+}
+
+void ThreadValues::visit_LetStmt(const ir::LetStmt* op) {
+  if (control_ || differs(op->value)) vars_.insert(op->var.get());
+  visit(op->body);
+}
+
+void ThreadValues::visit_For(const ir::For* op) {
+  bool differ = control_ || differs(op->min) || differs(op->extent);
+  if (differ) vars_.insert(op->var.get());
+  controlled(differ, op->body);
+}
+
+void ThreadValues::visit_While(const ir::While* op) { controlled(control_ || differs(op->condition), op->body); }
+
+void ThreadValues::visit_IfThenElse(const ir::IfThenElse* op) {
+  bool differ = control_ || differs(op->condition);
+  controlled(differ, op->then_case);
+  controlled(differ, op->else_case);
+}
+
+void ThreadValues::visit_BufferStore(const ir::BufferStore* op) {
+  if (op->buffer->scope != ir::MemoryScope::Local || buffers_.count(op->buffer.get())) return;
+  bool differ = control_ || differs(op->value);
+  for (const auto& i : op->indices) differ |= differs(i);
+  if (differ) buffers_.insert(op->buffer.get());
+}
+
+void ThreadValues::controlled(bool differ, const ir::Stmt& body) {
+  bool saved = control_;
+  control_ = differ;
+  visit(body);
+  control_ = saved;
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,72 @@
+// Which values of a kernel that reads the thread index (T.get_thread_binding) differ from
+// thread to thread: the thread index, the lets and loop vars computed from such values, and
+// the locals written with them or under a condition or loop that depends on them. The CPU
+// (passes/thread_loops.h) gives those statements a loop over the threads; GPU lowering makes
+// a scalar T.atomic_add that reads them on every thread, not once for the block.
+#pragma once
+
+#include <unordered_set>
+
+#include "ir/ir.h"
+#include "ir/visitor.h"
+
+namespace tilec::passes {
+
+// Whether `s` is T.sync_threads(): every thread of the block waits for the others.
+bool is_block_barrier(const ir::Stmt& s);
+
+// What a statement or expression reads and writes, and its first barrier, if any.
+struct Footprint : ir::IRVisitor {
+  std::unordered_set<const ir::ExprNode*> vars;
+  std::unordered_set<const ir::BufferNode*> buffers;
+  bool shared = false;  // touches a shared buffer
+  const ir::StmtNode* barrier = nullptr;
+
+  void visit_Var(const ir::Var* op) override;
+  void visit_BufferLoad(const ir::BufferLoad* op) override;
+  void visit_BufferStore(const ir::BufferStore* op) override;
+  void visit_Evaluate(const ir::Evaluate* op) override;
+  void visit_region(const ir::BufferRegion& region) override;
+};
+
+// The error of a barrier that not every thread of the block reaches.
+[[noreturn]] void barrier_not_reached_by_all(const SourceLoc& loc);
+
+template <typename Node>
+Footprint footprint_of(const Node& n) {
+  Footprint f;
+  f.visit(n);
+  return f;
+}
+
+class ThreadValues : ir::IRVisitor {
+ public:
+  ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body);
+
+  bool differs(const Footprint& f) const;
+  template <typename Node>
+  bool differs(const Node& n) const { return n && differs(footprint_of(n)); }
+  // Whether `s` runs under a condition or in a loop whose bounds differ between threads.
+  bool under_thread_control(const ir::StmtNode* s) const { return controlled_.count(s) > 0; }
+  bool is_thread_local(const ir::BufferNode* b) const { return buffers_.count(b) > 0; }
+  bool is_thread_value(const ir::Expr& var) const { return vars_.count(var.get()) > 0; }
+  // A block barrier in `body` under thread control is an error (barrier_not_reached_by_all).
+  void check_barriers(const ir::Stmt& body) const;
+
+ private:
+  void visit(const ir::Stmt& s) override;
+  using ir::IRVisitor::visit;
+  void visit_LetStmt(const ir::LetStmt* op) override;
+  void visit_For(const ir::For* op) override;
+  void visit_While(const ir::While* op) override;
+  void visit_IfThenElse(const ir::IfThenElse* op) override;
+  void visit_BufferStore(const ir::BufferStore* op) override;
+  void controlled(bool differ, const ir::Stmt& body);
+
+  std::unordered_set<const ir::ExprNode*> vars_;
+  std::unordered_set<const ir::BufferNode*> buffers_;
+  std::unordered_set<const ir::StmtNode*> controlled_;
+  bool control_ = false;
+};
+
+}  // namespace tilec::passes

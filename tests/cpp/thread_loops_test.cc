@@ -1,0 +1,121 @@
+// thread_loops (the CPU's threads of a block): the statements that read a thread's own values
+// become loops over the threads, the locals they write get a row per thread, a loop the
+// threads take together is split at its statements when it touches shared memory, and
+// T.sync_threads goes (the loops are its barrier).
+#include "passes/thread_loops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/diagnostics.h"
+#include "frontend/elaborate.h"
+#include "ir/printer.h"
+#include "passes/lower_tile_ops.h"
+#include "tilec/tilec.h"
+
+namespace tilec {
+namespace {
+
+std::string kernel(const std::string& body) {
+  return "import tilec.language as T\n\n@T.prim_func\n"
+         "def main(X: T.Tensor((64,), \"float32\"), Y: T.Tensor((64,), \"float32\")):\n"
+         "    with T.Kernel(1, threads=64) as bx:\n" +
+         body;
+}
+
+// The kernel's IR before thread_loops (after lower_tile_ops) and after it.
+std::pair<std::string, std::string> before_and_after(const std::string& body) {
+  ir::PrimFunc f = frontend::elaborate(load_function(kernel(body), "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target("cpu", "");
+  ctx.func = &f;
+  f.body = passes::lower_tile_ops(f.body, ctx);
+  std::string before = ir::to_string(f);
+  f.body = passes::thread_loops(f.body, ctx);
+  return {before, ir::to_string(f)};
+}
+
+TEST(ThreadLoops, StatementsThatReadTheThreadIndexLoopOverTheThreadsAndLocalsGetARowEach) {
+  auto [before, after] = before_and_after(
+      "        tx = T.get_thread_binding()\n"
+      "        acc = T.alloc_local((1,), \"float32\")\n"
+      "        acc[0] = X[tx]\n"
+      "        acc[0] = acc[0] * 2\n"
+      "        Y[0] = 1\n"
+      "        Y[tx] = acc[0]\n");
+  EXPECT_NE(before.find("# reads the thread index tx"), std::string::npos) << before;
+  EXPECT_NE(before.find("acc = T.alloc_local((1,), \"float32\")"), std::string::npos) << before;
+  EXPECT_EQ(after,
+            "@T.prim_func\n"
+            "def main(X: T.Tensor((64,), \"float32\"), Y: T.Tensor((64,), \"float32\")):\n"
+            "    with T.Kernel(1, threads=64) as bx:\n"
+            "        acc = T.alloc_local((64, 1), \"float32\")\n"
+            "        for tx in T.serial(64):\n"
+            "            acc[tx, 0] = X[tx]\n"
+            "        for tx_1 in T.serial(64):\n"
+            "            acc[tx_1, 0] = acc[tx_1, 0] * 2.0\n"
+            "        Y[0] = 1.0\n"
+            "        for tx_2 in T.serial(64):\n"
+            "            Y[tx_2] = acc[tx_2, 0]\n");
+}
+
+TEST(ThreadLoops, ALoopEveryThreadTakesIsSplitWhereItTouchesSharedMemoryAndTheBarrierGoes) {
+  auto [before, after] = before_and_after(
+      "        tx = T.get_thread_binding()\n"
+      "        s = T.alloc_shared((64,), \"float32\")\n"
+      "        for k in T.serial(4):\n"
+      "            s[tx] = X[tx] + k\n"
+      "            T.sync_threads()\n"
+      "            Y[tx] = s[63 - tx]\n");
+  EXPECT_NE(before.find("T.evaluate(T.device.sync_threads())"), std::string::npos) << before;
+  EXPECT_EQ(after.find("sync_threads"), std::string::npos) << after;
+  EXPECT_NE(after.find("        for k in T.serial(4):\n"
+                       "            for tx in T.serial(64):\n"
+                       "                s[tx] = X[tx] + T.cast(k, \"float32\")\n"
+                       "            for tx_1 in T.serial(64):\n"
+                       "                Y[tx_1] = s[63 - tx_1]\n"),
+            std::string::npos)
+      << after;
+}
+
+TEST(ThreadLoops, ALoopWithoutSharedMemoryRunsWholeOnEachThread) {
+  auto [before, after] = before_and_after(
+      "        tx = T.get_thread_binding()\n"
+      "        for k in T.serial(4):\n"
+      "            Y[tx] = X[tx] + k\n");
+  EXPECT_NE(after.find("        for tx in T.serial(64):\n"
+                       "            for k in T.serial(4):\n"),
+            std::string::npos)
+      << after;
+}
+
+TEST(ThreadLoops, AKernelThatReadsNoThreadIndexIsUnchangedButForItsBarriers) {
+  auto [before, after] = before_and_after(
+      "        s = T.alloc_shared((64,), \"float32\")\n"
+      "        for i in T.Parallel(64):\n"
+      "            s[i] = X[i]\n"
+      "        T.sync_threads()\n"
+      "        for i in T.Parallel(64):\n"
+      "            Y[i] = s[63 - i]\n");
+  EXPECT_NE(before.find("sync_threads"), std::string::npos) << before;
+  EXPECT_EQ(after.find("sync_threads"), std::string::npos) << after;
+  EXPECT_EQ(after.find("T.serial(64)"), std::string::npos) << after;
+}
+
+TEST(ThreadLoops, ABarrierUnderAConditionOnTheThreadIsAnError) {
+  try {
+    before_and_after(
+        "        tx = T.get_thread_binding()\n"
+        "        if tx < 32:\n"
+        "            Y[tx] = 1\n"
+        "            T.sync_threads()\n");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.py:9:13"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilec
