@@ -11,10 +11,12 @@ import atexit
 import logging
 import sys
 
-from . import _core, language, layout
+from . import _core, language, layout, profiler, utils
 from ._core import CompileError
 from .jit import compile, jit
 from .kernel import Kernel
+from .profiler import Profiler
+from .utils.tensor import TensorSupplyType
 
 __version__ = _core.version()
 
@@ -27,8 +29,8 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "Kernel", "compile", "jit", "language", "layout", "set_log_level",
-           "__version__"]
+__all__ = ["CompileError", "Kernel", "Profiler", "TensorSupplyType", "compile", "jit", "language",
+           "layout", "profiler", "set_log_level", "utils", "__version__"]
 
 
 def set_log_level(level):

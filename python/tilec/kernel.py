@@ -5,10 +5,7 @@ import operator
 import sys
 
 from . import capture
-
-# numpy can't hold these natively; ml_dtypes provides them.
-_ML_DTYPES = {"bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
-_TORCH_DTYPES = {"float8_e4m3": "float8_e4m3fn"}
+from .language import dtype
 
 
 def normalize_out_idx(out_idx, num_params, kernel_name):
@@ -81,6 +78,13 @@ class Kernel:
 
     def get_ir(self):
         return self._core.ir
+
+    def get_profiler(self, tensor_supply_type=None):
+        """A tilec.profiler.Profiler of this kernel, its inputs supplied as
+        tensor_supply_type (a tilec.TensorSupplyType; default Auto) says."""
+        from .profiler import Profiler, TensorSupplyType
+
+        return Profiler(self, TensorSupplyType.Auto if tensor_supply_type is None else tensor_supply_type)
 
     def get_tile_ir(self):
         return self._core.tile_ir
@@ -176,7 +180,8 @@ def _torch_converter():
     it costs several times the export."""
     torch = sys.modules["torch"]
     to_dlpack = torch.utils.dlpack.to_dlpack
-    float8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    float8 = tuple(getattr(torch, name) for name in ("float8_e4m3fn", "float8_e5m2")
+                   if hasattr(torch, name))  # torch 2.1 has them
 
     def convert(tensor):
         if tensor.dtype in float8:
@@ -197,16 +202,11 @@ def _allocate(shape, dtype_name, like, target):
         import torch
 
         device = like.device if like is not None else "cuda"
-        dtype = getattr(torch, _TORCH_DTYPES.get(dtype_name, dtype_name))
-        return torch.empty(shape, dtype=dtype, device=device)
+        return torch.empty(shape, dtype=dtype(dtype_name).as_torch(), device=device)
     if library == "numpy":
         import numpy
 
-        if dtype_name in _ML_DTYPES:
-            import ml_dtypes
-
-            return numpy.empty(shape, dtype=getattr(ml_dtypes, _ML_DTYPES[dtype_name]))
-        return numpy.empty(shape, dtype=dtype_name)
+        return numpy.empty(shape, dtype=dtype(dtype_name).as_numpy())
     raise TypeError(f"tilec allocates outputs as numpy arrays or torch tensors, not like a "
                     f"{type(like).__qualname__}: pass the outputs too")
 

@@ -13,6 +13,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -412,6 +413,13 @@ NB_MODULE(_core, m) {
       nb::arg("stage"),
       "One stage of compile() as text: 'tile-ir', 'ir', 'source' or 'ptx' (target 'cuda').");
 
+  m.def(
+      "dtype_name",
+      [](const std::string& name) -> std::optional<std::string> {
+        if (auto dtype = DType::from_name(name)) return std::string(dtype->name());
+        return std::nullopt;
+      },
+      nb::arg("name"), "The canonical name of the element type `name` ('half': 'float16'), or None.");
   m.def("cuda_available", &tilec::cuda_available,
         "True when a CUDA driver loads and sees at least one device.");
   m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,

@@ -10,19 +10,58 @@ import functools as _functools
 import sys as _sys
 from dataclasses import dataclass as _dataclass
 
+from .. import _core
 from .. import capture as _capture
+
+# The torch and numpy (ml_dtypes) names of the element types whose tilec name differs or
+# that numpy lacks.
+_TORCH_NAMES = {"float8_e4m3": "float8_e4m3fn"}
+_ML_DTYPES_NAMES = {"bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn",
+                    "float8_e5m2": "float8_e5m2"}
 
 
 class dtype(str):
-    """An element type: a str, so T.float16 == "float16"."""
+    """An element type: a str, so T.float16 == "float16". T.dtype(x) takes a
+    name ("float16", "half", "float8_e4m3fn"), a torch or numpy dtype or a
+    dtype, and holds tilec's canonical name for it."""
 
     __slots__ = ()
+
+    def __new__(cls, value):
+        name = value if isinstance(value, str) else _capture.library_dtype_name(value)
+        if name is None:
+            raise TypeError(f"T.dtype takes an element type name or a torch or numpy dtype, "
+                            f"not a {type(value).__qualname__}")
+        canonical = _core.dtype_name(name)
+        if canonical is None:
+            raise ValueError(f"tilec has no element type named {name!r}")
+        return super().__new__(cls, canonical)
 
     def __repr__(self):
         return f"T.{str(self)}"
 
     def _tilec_value(self):
         return ("dtype", str(self))
+
+    def as_torch(self):
+        """The torch dtype (torch.float16 for T.float16)."""
+        import torch
+
+        name = _TORCH_NAMES.get(str(self), str(self))
+        result = getattr(torch, name, None)
+        if not isinstance(result, torch.dtype):
+            raise TypeError(f"torch {torch.__version__} has no dtype {name} (for T.{self})")
+        return result
+
+    def as_numpy(self):
+        """The numpy dtype; bfloat16 and the float8 types are ml_dtypes'."""
+        import numpy
+
+        if str(self) in _ML_DTYPES_NAMES:
+            import ml_dtypes
+
+            return numpy.dtype(getattr(ml_dtypes, _ML_DTYPES_NAMES[str(self)]))
+        return numpy.dtype(str(self))
 
 
 class SymbolicExpr:

@@ -1,0 +1,47 @@
+"""T.dtype: what it takes (names and aliases, torch and numpy dtypes), the canonical name it
+holds, and as_torch() / as_numpy()."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilec.language as T
+
+
+@pytest.mark.parametrize("value, name", [("float16", "float16"), ("half", "float16"),
+                                         ("float8_e4m3fn", "float8_e4m3"), (T.bfloat16, "bfloat16"),
+                                         (np.float32, "float32"), (np.dtype("int8"), "int8"),
+                                         (np.dtype(ml_dtypes.bfloat16), "bfloat16")])
+def test_dtype_holds_the_canonical_name(value, name):
+    dtype = T.dtype(value)
+    assert isinstance(dtype, T.dtype) and dtype == name and repr(dtype) == f"T.{name}"
+
+
+def test_dtype_of_a_torch_dtype():
+    torch = pytest.importorskip("torch")
+    assert T.dtype(torch.float16) == "float16" and T.dtype(torch.int64) == "int64"
+
+
+def test_dtype_refuses_what_is_no_element_type():
+    with pytest.raises(ValueError, match="no element type named 'float128'"):
+        T.dtype("float128")
+    with pytest.raises(TypeError, match="not a list"):
+        T.dtype([1])
+
+
+@pytest.mark.parametrize("name, expected", [("float16", np.float16), ("bool", np.bool_),
+                                            ("uint32", np.uint32),
+                                            ("bfloat16", ml_dtypes.bfloat16),
+                                            ("float8_e4m3", ml_dtypes.float8_e4m3fn),
+                                            ("float8_e5m2", ml_dtypes.float8_e5m2)])
+def test_as_numpy(name, expected):
+    assert T.dtype(name).as_numpy() == np.dtype(expected)
+
+
+def test_as_torch():
+    torch = pytest.importorskip("torch")
+    assert T.float16.as_torch() is torch.float16
+    assert T.dtype("bfloat16").as_torch() is torch.bfloat16
+    assert T.bool.as_torch() is torch.bool
+    if hasattr(torch, "float8_e4m3fn"):
+        assert T.float8_e4m3fn.as_torch() is torch.float8_e4m3fn
