@@ -11,11 +11,12 @@ import atexit
 import logging
 import sys
 
-from . import _core, language, layout, profiler, utils
+from . import _core, language, layout, profiler, transform, utils
 from ._core import CompileError
 from .jit import compile, jit
 from .kernel import Kernel
 from .profiler import Profiler
+from .transform import PassConfigKey
 from .utils.tensor import TensorSupplyType
 
 __version__ = _core.version()
@@ -29,8 +30,9 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "Kernel", "Profiler", "TensorSupplyType", "compile", "jit", "language",
-           "layout", "profiler", "set_log_level", "utils", "__version__"]
+__all__ = ["CompileError", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "compile",
+           "jit", "language", "layout", "profiler", "set_log_level", "transform", "utils",
+           "__version__"]
 
 
 def set_log_level(level):

@@ -10,6 +10,7 @@
 Which style a function is written in is the core's call (it parses the source).
 """
 
+import enum
 import functools
 import inspect
 import logging
@@ -58,11 +59,14 @@ def resolve_target(target):
 
 
 def core_pass_configs(pass_configs):
-    """Pass configs as the core's {str: str}; bools as "true"/"false"."""
+    """Pass configs as the core's {str: str}: a key as its text (a PassConfigKey as its value),
+    bools as "true"/"false"."""
     def text(value):
+        if isinstance(value, enum.Enum):
+            return str(value.value)
         return str(value).lower() if isinstance(value, bool) else str(value)
 
-    return {str(key): text(value) for key, value in (pass_configs or {}).items()}
+    return {text(key): text(value) for key, value in (pass_configs or {}).items()}
 
 
 def cache_key(values):

@@ -1,9 +1,10 @@
 // The compile driver: source -> elaborated IR -> target passes -> target
 // source -> built module, with each stage logged and timed.
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "base/env_switch.h"
 #include "base/log.h"
@@ -21,26 +22,17 @@
 #include "runtime/hip/hip_library.h"
 #include "runtime/hip/hipcc.h"
 #include "runtime/kernel_impl.h"
+#include "runtime/pass_configs.h"
 
 namespace tilec {
 namespace {
 
-// The pass configs tilec reads, all switches.
-constexpr const char* kPassConfigs[] = {"tilec.bounds_check", "tilec.specialize_contiguous", "tilec.wgmma",
-                                        "tilec.tma", "tilec.warp_specialize", "tilec.setmaxnreg",
-                                        "tilec.tma_store", "tilec.persistent"};
-
-void check_pass_configs(const CompileOptions& options) {
-  for (const auto& [key, value] : options.pass_configs) {
-    if (std::find(std::begin(kPassConfigs), std::end(kPassConfigs), key) == std::end(kPassConfigs)) {
-      std::string known;
-      for (const char* k : kPassConfigs) known += (known.empty() ? "" : ", ") + std::string(k);
-      throw std::invalid_argument("unknown pass config '" + key + "' (tilec reads: " + known + ")");
-    }
-    static const char* const kSwitchValues[] = {"0", "1", "true", "false", "True", "False"};
-    if (std::find(std::begin(kSwitchValues), std::end(kSwitchValues), value) == std::end(kSwitchValues))
-      throw std::invalid_argument("pass config '" + key + "' is a switch: True or False, not '" + value + "'");
-  }
+// `options` with their pass configs normalized (runtime/pass_configs.h): TileLang's keys
+// become tilec's switches.
+CompileOptions with_normalized_pass_configs(const CompileOptions& options) {
+  CompileOptions normalized = options;
+  normalized.pass_configs = runtime::normalized_pass_configs(options.pass_configs);
+  return normalized;
 }
 
 }  // namespace
@@ -51,8 +43,7 @@ namespace {
 Target requested_target(const CompileOptions& options) {
   Target target = parse_target(options.target, options.arch);
   auto bounds = options.pass_configs.find("tilec.bounds_check");
-  if (target.is_hip() && bounds != options.pass_configs.end() &&
-      (bounds->second == "1" || bounds->second == "true" || bounds->second == "True"))
+  if (target.is_hip() && bounds != options.pass_configs.end() && runtime::switch_on(bounds->second))
     throw std::invalid_argument("pass config 'tilec.bounds_check' is not available on target 'hip' (use target "
                                 "'cpu' to check a kernel's accesses)");
   return target;
@@ -60,10 +51,7 @@ Target requested_target(const CompileOptions& options) {
 
 }  // namespace
 
-void check_options(const CompileOptions& options) {
-  check_pass_configs(options);
-  requested_target(options);
-}
+void check_options(const CompileOptions& options) { requested_target(with_normalized_pass_configs(options)); }
 
 namespace {
 
@@ -99,7 +87,7 @@ std::string target_header(const Target& target, const char* comment) {
 bool bounds_check(const CompileOptions& options) {
   if (options.target == "hip") return false;
   auto it = options.pass_configs.find("tilec.bounds_check");
-  if (it != options.pass_configs.end()) return it->second == "1" || it->second == "true" || it->second == "True";
+  if (it != options.pass_configs.end()) return runtime::switch_on(it->second);
   return env_switch("TILEC_BOUNDS_CHECK");
 }
 
@@ -115,7 +103,23 @@ CompileOptions with_bounds_check_fixed(const CompileOptions& options) {
 // contiguous, 16-byte aligned tensors first (passes/specialize_contiguous.h).
 bool specialize_contiguous(const CompileOptions& options) {
   auto it = options.pass_configs.find("tilec.specialize_contiguous");
-  return it == options.pass_configs.end() || it->second == "1" || it->second == "true" || it->second == "True";
+  return it == options.pass_configs.end() || runtime::switch_on(it->second);
+}
+
+// The NVRTC options the pass configs ask for: "tilec.fast_math" (default off, as TileLang's
+// tl.enable_fast_math) is nvcc's --use_fast_math: exp, log, sin, cos, division and square root
+// approximated, denormals flushed to zero, multiply-adds fused.
+std::vector<std::string> nvrtc_options(const CompileOptions& options) {
+  auto it = options.pass_configs.find("tilec.fast_math");
+  if (it == options.pass_configs.end() || !runtime::switch_on(it->second)) return {};
+  return {"--use_fast_math"};
+}
+
+// Fast math is NVRTC's: on the CPU and on hip the switch is accepted and has no effect.
+void log_fast_math_unused(const CompileOptions& options, const Target& target) {
+  auto it = options.pass_configs.find("tilec.fast_math");
+  if (it != options.pass_configs.end() && runtime::switch_on(it->second))
+    log(LogLevel::Debug, "pass config 'tilec.fast_math' has no effect on target '" + target.name + "'");
 }
 
 struct Lowered {
@@ -174,6 +178,7 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const T
   v.ir = ir::to_string(lowered);
   v.abi = codegen::make_kernel_abi(lowered);
   v.func = std::move(lowered);
+  if (!target.is_cuda()) log_fast_math_unused(options, target);
   if (target.is_cpu()) {
     {
       StageTimer t("codegen (cpu)");
@@ -200,7 +205,7 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const T
     kernel_name = std::move(generated.kernel_name);
   }
   StageTimer t("build (cuda " + target.arch + ")");
-  v.cuda_module = runtime::CudaModule::load(v.source, kernel_name, target.arch);
+  v.cuda_module = runtime::CudaModule::load(v.source, kernel_name, target.arch, nvrtc_options(options));
   return v;
 }
 
@@ -217,8 +222,7 @@ const KernelVariant& general_variant(Kernel::Impl& impl) {
 
 Kernel compile(const FunctionSource& func, const CompileOptions& given_options) {
   auto start = std::chrono::steady_clock::now();
-  check_pass_configs(given_options);
-  const CompileOptions options = with_bounds_check_fixed(given_options);
+  const CompileOptions options = with_bounds_check_fixed(with_normalized_pass_configs(given_options));
   auto impl = std::make_shared<Kernel::Impl>();
   impl->target = build_target(options);
   impl->first_is_contiguous = specialize_contiguous(options);
@@ -239,8 +243,8 @@ Kernel compile(const FunctionSource& func, const CompileOptions& given_options) 
   return Kernel(impl);
 }
 
-std::string emit(const FunctionSource& func, const CompileOptions& options, EmitStage stage) {
-  check_pass_configs(options);
+std::string emit(const FunctionSource& func, const CompileOptions& given_options, EmitStage stage) {
+  const CompileOptions options = with_normalized_pass_configs(given_options);
   const Target requested = requested_target(options);
   if (stage == EmitStage::TileIR) return target_header(requested, "#") + ir::to_string(frontend::elaborate(func));
   if (stage == EmitStage::PTX && !requested.is_cuda())
@@ -267,7 +271,8 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
   }
   codegen::CudaSource generated = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options));
   if (stage == EmitStage::Source) return generated.source;
-  return target_header(target, "//") + runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch);
+  return target_header(target, "//") +
+         runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch, nvrtc_options(options));
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }

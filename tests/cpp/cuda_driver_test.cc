@@ -111,12 +111,22 @@ class CudaModuleTest : public ::testing::Test {
   std::optional<test_support::TemporaryCacheDir> cache_;
 };
 
-TEST_F(CudaModuleTest, CacheKeyCoversSourceAndArch) {
+TEST_F(CudaModuleTest, CacheKeyCoversSourceArchAndNvrtcOptions) {
   const std::string key = CudaModule::cache_key(tagged_kernel("a"), "sm_90a");
   EXPECT_EQ(key.size(), 64u);
   EXPECT_EQ(key, CudaModule::cache_key(tagged_kernel("a"), "sm_90a"));
   EXPECT_NE(key, CudaModule::cache_key(tagged_kernel("b"), "sm_90a"));
   EXPECT_NE(key, CudaModule::cache_key(tagged_kernel("a"), "sm_80"));
+  EXPECT_NE(key, CudaModule::cache_key(tagged_kernel("a"), "sm_90a", {"--use_fast_math"}));
+}
+
+TEST_F(CudaModuleTest, NvrtcOptionsBuildAndLoadTheirOwnCubin) {
+  const std::string source = tagged_kernel("options");
+  const auto plain = CudaModule::load(source, "k", "sm_90a");
+  const auto fast = CudaModule::load(source, "k", "sm_90a", {"--use_fast_math"});
+  EXPECT_NE(plain->cubin_path(), fast->cubin_path());
+  EXPECT_EQ(fast->cubin_path(), cache_dir() + "/cuda/" +
+                                    CudaModule::cache_key(source, "sm_90a", {"--use_fast_math"}) + ".cubin");
 }
 
 TEST_F(CudaModuleTest, CubinRoundTripsThroughTheDiskCache) {

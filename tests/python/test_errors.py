@@ -673,8 +673,8 @@ def test_unknown_pass_config_names_it_and_the_known_ones():
                 B[i] = A[i]
 
     with pytest.raises(ValueError) as info:
-        tilec.compile(copy, target="cpu", pass_configs={"tl.disable_tma_lower": True})
-    assert "'tl.disable_tma_lower'" in str(info.value) and "tilec.specialize_contiguous" in str(info.value)
+        tilec.compile(copy, target="cpu", pass_configs={"tilec.disable_tma_lower": True})
+    assert "'tilec.disable_tma_lower'" in str(info.value) and "tilec.specialize_contiguous" in str(info.value)
     with pytest.raises(ValueError) as info:
         tilec.compile(copy, target="cpu", pass_configs={"tilec.bounds_check": "sometimes"})
     assert "'tilec.bounds_check'" in str(info.value) and "'sometimes'" in str(info.value)

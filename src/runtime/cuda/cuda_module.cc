@@ -42,19 +42,22 @@ std::string key_of(const std::string& source, const std::string& arch, const std
 
 // The key under the identity recorded by an earlier load of NVRTC when it still holds (no load
 // here), else under the loaded NVRTC's.
-std::string recorded_or_loaded_key(const std::string& source, const std::string& arch) {
-  if (std::optional<std::string> identity = recorded_nvrtc_identity(arch)) return key_of(source, arch, *identity);
-  return CudaModule::cache_key(source, arch);
+std::string recorded_or_loaded_key(const std::string& source, const std::string& arch,
+                                   const std::vector<std::string>& nvrtc_options) {
+  if (std::optional<std::string> identity = recorded_nvrtc_identity(arch, nvrtc_options))
+    return key_of(source, arch, *identity);
+  return CudaModule::cache_key(source, arch, nvrtc_options);
 }
 
 }  // namespace
 
-std::string CudaModule::cache_key(const std::string& source, const std::string& arch) {
-  return key_of(source, arch, nvrtc().identity(arch, {}));
+std::string CudaModule::cache_key(const std::string& source, const std::string& arch,
+                                  const std::vector<std::string>& nvrtc_options) {
+  return key_of(source, arch, nvrtc().identity(arch, nvrtc_options));
 }
 
 Cubin CudaModule::build_cubin(const std::string& source, const std::string& kernel_name,
-                              const std::string& arch) {
+                              const std::string& arch, const std::vector<std::string>& nvrtc_options) {
   Cubin cubin;
   const std::string dir = cache_subdir("cuda");
   auto read_cached = [&](const std::string& key) {
@@ -68,10 +71,10 @@ Cubin CudaModule::build_cubin(const std::string& source, const std::string& kern
     cubin.from_disk = true;
     return true;
   };
-  const std::string recorded_key = recorded_or_loaded_key(source, arch);
+  const std::string recorded_key = recorded_or_loaded_key(source, arch, nvrtc_options);
   if (read_cached(recorded_key)) return cubin;
   // A miss: the cubin is built, and keyed, by the NVRTC this process loads.
-  const std::string key = cache_key(source, arch);
+  const std::string key = cache_key(source, arch, nvrtc_options);
   record_nvrtc_identity();
   if (key != recorded_key && read_cached(key)) return cubin;
   const std::string name = "cuda module " + key.substr(0, 16);
@@ -81,7 +84,7 @@ Cubin CudaModule::build_cubin(const std::string& source, const std::string& kern
   write_atomically(source_path, source);
   CompileResult result;
   try {
-    result = nvrtc().compile(source, kernel_name + ".cu", arch);
+    result = nvrtc().compile(source, kernel_name + ".cu", arch, nvrtc_options);
   } catch (const std::runtime_error& error) {
     throw std::runtime_error(std::string(error.what()) + "(generated source: " + source_path + ")");
   }
@@ -93,22 +96,23 @@ Cubin CudaModule::build_cubin(const std::string& source, const std::string& kern
 }
 
 std::string CudaModule::ptx(const std::string& source, const std::string& kernel_name,
-                            const std::string& arch) {
-  CompileResult result = nvrtc().ptx(source, kernel_name + ".cu", arch);
+                            const std::string& arch, const std::vector<std::string>& nvrtc_options) {
+  CompileResult result = nvrtc().ptx(source, kernel_name + ".cu", arch, nvrtc_options);
   if (!result.log.empty()) log(LogLevel::Debug, kernel_name + ": NVRTC says:\n" + result.log);
   return std::move(result.binary);
 }
 
 std::shared_ptr<CudaModule> CudaModule::load(const std::string& source,
                                              const std::string& kernel_name,
-                                             const std::string& arch) {
-  const std::string key = recorded_or_loaded_key(source, arch);
+                                             const std::string& arch,
+                                             const std::vector<std::string>& nvrtc_options) {
+  const std::string key = recorded_or_loaded_key(source, arch, nvrtc_options);
   bool from_memory = false;
   std::shared_ptr<CudaModule> module = modules.get(
       key + "/" + kernel_name,
       [&] {
         return std::shared_ptr<CudaModule>(
-            new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch),
+            new CudaModule(kernel_name, arch, build_cubin(source, kernel_name, arch, nvrtc_options),
                            source.find("#include \"cuda/bounds_check.h\"") != std::string::npos));
       },
       &from_memory);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/cuda/bounds_report.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -31,23 +32,27 @@ struct Cubin {
 class CudaModule {
  public:
   // The module of `source` with its kernel `kernel_name` (extern "C" __global__), built for
-  // `arch` ("sm_90a", "sm_80"; device_arch() gives the current device's). Threads loading one
-  // key share one build. Throws std::runtime_error when NVRTC is missing or fails.
+  // `arch` ("sm_90a", "sm_80"; device_arch() gives the current device's) with the NVRTC options
+  // `nvrtc_options` besides tilec's own ({"--use_fast_math"}). Threads loading one key share one
+  // build. Throws std::runtime_error when NVRTC is missing or fails.
   static std::shared_ptr<CudaModule> load(const std::string& source, const std::string& kernel_name,
-                                          const std::string& arch);
+                                          const std::string& arch,
+                                          const std::vector<std::string>& nvrtc_options = {});
 
-  // sha256 of the source, NVRTC's identity for `arch`, `arch` and the embedded device headers.
-  static std::string cache_key(const std::string& source, const std::string& arch);
+  // sha256 of the source, NVRTC's identity for `arch` and `nvrtc_options` (its options among
+  // them), `arch` and the embedded device headers.
+  static std::string cache_key(const std::string& source, const std::string& arch,
+                               const std::vector<std::string>& nvrtc_options = {});
   // The cubin of `source` from the disk cache, else compiled (as "<kernel_name>.cu" in NVRTC's
   // messages) and stored there with the source beside it as <key>.cu. A damaged entry is
   // rebuilt.
   static Cubin build_cubin(const std::string& source, const std::string& kernel_name,
-                           const std::string& arch);
+                           const std::string& arch, const std::vector<std::string>& nvrtc_options = {});
 
   // The PTX of `source` for `arch`'s virtual architecture (compute_90a for sm_90a), to read;
   // compiled each time, not cached. Throws std::runtime_error when NVRTC is missing or fails.
   static std::string ptx(const std::string& source, const std::string& kernel_name,
-                         const std::string& arch);
+                         const std::string& arch, const std::vector<std::string>& nvrtc_options = {});
 
   // The architecture to build for on the current device: "sm_90a" for compute capability 9.0
   // (so that wgmma and setmaxnreg are there), else "sm_<major><minor>". Throws when there is no

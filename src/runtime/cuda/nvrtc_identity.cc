@@ -34,7 +34,8 @@ std::string file_stamp(const std::string& path) {
 
 }  // namespace
 
-std::optional<std::string> recorded_nvrtc_identity(const std::string& arch) {
+std::optional<std::string> recorded_nvrtc_identity(const std::string& arch,
+                                                   const std::vector<std::string>& extra_options) {
   std::optional<std::string> text = read_verified(record_path());
   if (!text) return std::nullopt;
   std::istringstream lines(*text);
@@ -43,7 +44,7 @@ std::optional<std::string> recorded_nvrtc_identity(const std::string& arch) {
       !std::getline(lines, version) || !std::getline(lines, include_dir))
     return std::nullopt;
   if (env != environment() || stamp.empty() || stamp != file_stamp(library)) return std::nullopt;
-  return NvrtcCompiler::identity_of(version, library, include_dir, arch, {});
+  return NvrtcCompiler::identity_of(version, library, include_dir, arch, extra_options);
 }
 
 void record_nvrtc_identity() {

@@ -10,11 +10,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tilec::runtime {
 
-// NvrtcCompiler::identity(arch, {}) as recorded by an earlier load, when the record still holds.
-std::optional<std::string> recorded_nvrtc_identity(const std::string& arch);
+// NvrtcCompiler::identity(arch, extra_options) as recorded by an earlier load, when the record
+// still holds.
+std::optional<std::string> recorded_nvrtc_identity(const std::string& arch,
+                                                   const std::vector<std::string>& extra_options = {});
 
 // Records the loaded NVRTC (NvrtcCompiler::get(), which must not be null) for later processes.
 void record_nvrtc_identity();
