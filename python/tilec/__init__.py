@@ -11,10 +11,11 @@ import atexit
 import logging
 import sys
 
-from . import _core, language, layout, profiler, transform, utils
+from . import _core, language, layout, math, profiler, transform, utils
 from ._core import CompileError
 from .jit import compile, jit
 from .kernel import Kernel
+from .math import cdiv, next_power_of_2
 from .profiler import Profiler
 from .transform import PassConfigKey
 from .utils.tensor import TensorSupplyType
@@ -30,9 +31,9 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "compile",
-           "jit", "language", "layout", "profiler", "set_log_level", "transform", "utils",
-           "__version__"]
+__all__ = ["CompileError", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "cdiv",
+           "compile", "jit", "language", "layout", "math", "next_power_of_2", "profiler",
+           "set_log_level", "transform", "utils", "__version__"]
 
 
 def set_log_level(level):

@@ -1,6 +1,8 @@
 """T.dtype: what it takes (names and aliases, torch and numpy dtypes), the canonical name it
 holds, and as_torch() / as_numpy()."""
 
+import importlib.util
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -45,3 +47,28 @@ def test_as_torch():
     assert T.bool.as_torch() is torch.bool
     if hasattr(torch, "float8_e4m3fn"):
         assert T.float8_e4m3fn.as_torch() is torch.float8_e4m3fn
+
+
+# --- tilec.language.fp8 ------------------------------------------------------------------------
+
+def test_determine_fp8_type_on_cuda_or_without_torch(monkeypatch):
+    from tilec.language import fp8
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        monkeypatch.setattr(torch.version, "hip", None)
+    assert fp8.determine_fp8_type() == T.float8_e4m3 == "float8_e4m3"
+    assert fp8.determine_fp8_type("e5m2") == T.float8_e5m2
+    with pytest.raises(ValueError, match="fp8_format 'e3m4' is neither 'e4m3' nor 'e5m2'"):
+        fp8.determine_fp8_type("e3m4")
+
+
+def test_determine_fp8_type_on_rocm_before_gfx950_has_no_tilec_type(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from tilec.language import fp8
+
+    monkeypatch.setattr(torch.version, "hip", "6.2")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="uses float8_e4m3fnuz, which tilec has no type for"):
+        fp8.determine_fp8_type()
