@@ -174,7 +174,8 @@ DType Elaborator::to_dtype(const CtValue& v, const SourceLoc& loc, const std::st
                   "int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
                   "float64, float8_e4m3, float8_e5m2)");
   }
-  error_at(loc, what + " must be a dtype (a name like \"float16\" or T.float16), not " + describe(v));
+  error_at(loc, what + " must be a dtype (a name like \"float16\", T.float16, torch.float16 or numpy.float16), not " +
+                    describe(v));
 }
 
 std::vector<ir::Expr> Elaborator::to_shape(const CtValue& v, const SourceLoc& loc,
