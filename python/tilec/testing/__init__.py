@@ -12,8 +12,8 @@ import sys
 
 import numpy
 
-from . import _core
-from .utils.tensor import torch_assert_close
+from .. import _core
+from ..utils.tensor import torch_assert_close
 
 __all__ = ["main", "requires_cdna", "requires_cuda", "requires_cuda_compute_version",
            "requires_cuda_compute_version_eq", "requires_cuda_compute_version_ge",
