@@ -1,6 +1,7 @@
 """Test helpers TileLang programs use (tilelang.testing): main, torch_assert_close,
-set_random_seed, and the requires_* markers, which skip a pytest test with a stated reason
-where the machine lacks what it needs. pytest is imported only when a marker or main is used.
+set_random_seed, the requires_* markers, which skip a pytest test with a stated reason
+where the machine lacks what it needs, and the performance regression scripts' process_func
+and regression (perf_regression.py). pytest is imported only when a marker or main is used.
 """
 
 import functools
@@ -14,12 +15,14 @@ import numpy
 
 from .. import _core
 from ..utils.tensor import torch_assert_close
+from .perf_regression import process_func, regression
 
 __all__ = ["main", "requires_cdna", "requires_cuda", "requires_cuda_compute_version",
            "requires_cuda_compute_version_eq", "requires_cuda_compute_version_ge",
            "requires_cuda_compute_version_gt", "requires_cuda_compute_version_le",
            "requires_cuda_compute_version_lt", "requires_cuda_or_cdna", "requires_gfx950",
-           "requires_package", "requires_rocm", "set_random_seed", "torch_assert_close"]
+           "process_func", "regression", "requires_package", "requires_rocm", "set_random_seed",
+           "torch_assert_close"]
 
 
 def main():
