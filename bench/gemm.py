@@ -28,6 +28,7 @@ import tilec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
+from timing import time_ms  # noqa: E402
 
 try:
     import triton
@@ -67,21 +68,6 @@ if triton is not None:
         grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
         _triton_matmul[grid](a, b, c, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
         return c
-
-
-def time_ms(fn, warmup=5, reps=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def rel_error(out, a, b):
