@@ -707,7 +707,13 @@ void CFamilyPrinter::emit_AtomicAdd(const ir::AtomicAdd& op) {
   for (const ir::Range& r : op.dst.region) indices.push_back(r.min);
   DType t = op.dst.buffer->dtype;
   CExpr value = convert(print(op.value), op.value->dtype, t);
-  emit_line(atomic_add("&" + buffer_element(op.dst.buffer, indices), value.text, t));
+  std::string add = atomic_add("&" + buffer_element(op.dst.buffer, indices), value.text, t);
+  if (op.prev.buffer) {
+    std::vector<ir::Expr> at;
+    for (const ir::Range& r : op.prev.region) at.push_back(r.min);
+    add = buffer_element(op.prev.buffer, at) + " = " + add;
+  }
+  emit_line(add);
 }
 
 }  // namespace tilec::codegen

@@ -271,13 +271,22 @@ static CtValue cumsum_op(Elaborator& el, const EvaluatedCall& call) {
   return CtValue::none();
 }
 
+// T.atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False). Atomics are
+// relaxed; use_tma is TileLang's hint for how to move a tile, which tilec picks itself.
 static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
-  CallArgs a = el.bind(call, {"dst", "value"});
+  CallArgs a = el.bind(call, {"dst", "value", "memory_order=None", "return_prev=False", "use_tma=False"});
   TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.atomic_add() argument 'dst'");
+  const CtValue& order = a["memory_order"];
+  if (!(order.kind == K::None || (order.kind == K::String && order.text == "relaxed")))
+    error_at(a.loc("memory_order"), "T.atomic_add's atomics are relaxed: memory_order is \"relaxed\" (or left out), not " +
+                                        (order.kind == K::String ? "\"" + order.text + "\"" : describe(order)));
+  el.truthy(a["use_tma"], a.loc("use_tma"));
+  const bool return_prev = el.truthy(a["return_prev"], a.loc("return_prev"));
   auto node = std::make_shared<ir::AtomicAdd>();
   node->loc = call.node->loc;
   const CtValue& value = a["value"];
   bool tile_value = value.kind == K::Buffer || (value.kind == K::Region && !value.region->all_points());
+  CtValue result = CtValue::none();
   if (!tile_value) {
     if (!dst.point_only)
       error_at(dst.loc, "T.atomic_add of a single value needs a single element as 'dst' "
@@ -285,7 +294,20 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
     for (auto& r : dst.ranges) r.extent = ir::make_int(1, r.min->dtype);
     node->dst = el.region_of(dst);
     node->value = el.to_expr_of(value, dst.buffer->dtype, a.loc("value"), "T.atomic_add value");
+    if (return_prev) {
+      if (el.parallel_depth_ == 0) el.block_atomics_with_prev_.push_back(call.node->loc);
+      // 0 where dst is out of its buffer (the add is dropped there).
+      ir::Buffer prev = el.new_local_scalar("prev", dst.buffer->dtype, call.node->loc);
+      el.emit(ir::with_loc(ir::make_store(prev, {ir::make_int(0)}, el.to_expr_of(CtValue::of_int(0), prev->dtype,
+                                                                                   call.node->loc, "")),
+                           call.node->loc));
+      node->prev = {prev, {{ir::make_int(0), ir::make_int(1)}}};
+      result = CtValue::of_expr(ir::make_load(prev, {ir::make_int(0)}));
+    }
   } else {
+    if (return_prev)
+      error_at(a.loc("return_prev"), "T.atomic_add(..., return_prev=True) returns one previous value: its 'dst' is "
+                                     "a single element and its 'value' a scalar, not a tile");
     TileOperand src = el.operand(value, a.loc("value"), "T.atomic_add() argument 'value'");
     if (dst.point_only) take_shape_from(dst, src, "T.atomic_add");
     node->dst = el.region_of(dst);
@@ -293,7 +315,7 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
   }
   op::check(*node, dst.loc);
   el.emit(ir::Stmt(node));
-  return CtValue::none();
+  return result;
 }
 
 static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemoryScope scope) {
@@ -539,6 +561,20 @@ static const BuiltinTable& builtin_table() {
       DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.cast dtype");
       return CtValue::of_expr(el.to_expr_of(a["value"], dtype, a.loc("value"), "T.cast value"));
     };
+    t["T.Cast"] = [](Elaborator& el, const EvaluatedCall& c) {  // TVM's order: the dtype first
+      CallArgs a = el.bind(c, {"dtype", "value"});
+      DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.Cast dtype");
+      return CtValue::of_expr(el.to_expr_of(a["value"], dtype, a.loc("value"), "T.Cast value"));
+    };
+    // Python's floor division and modulo, as // and % are.
+    t["T.floordiv"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"a", "b"});
+      return el.eval_binop("//", a["a"], a["b"], c.node->loc);
+    };
+    t["T.floormod"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"a", "b"});
+      return el.eval_binop("%", a["a"], a["b"], c.node->loc);
+    };
     t["T.infinity"] = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"dtype"});
       DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.infinity dtype");
@@ -560,6 +596,20 @@ static const BuiltinTable& builtin_table() {
     t["T.min"] = [](Elaborator& el, const EvaluatedCall& c) { return min_max(el, c, false); };
     t["max"] = t["T.max"];
     t["min"] = t["T.min"];
+    t["T.clamp"] = [](Elaborator& el, const EvaluatedCall& c) {  // min(max(x, low), high)
+      CallArgs a = el.bind(c, {"x", "low", "high"});
+      EvaluatedCall at_least = c, at_most = c;
+      at_least.callee_name = at_most.callee_name = "T.clamp";
+      at_least.keywords.clear();
+      at_least.keyword_locs.clear();
+      at_least.positional = {a["x"], a["low"]};
+      at_least.positional_locs = {a.loc("x"), a.loc("low")};
+      at_most.keywords.clear();
+      at_most.keyword_locs.clear();
+      at_most.positional = {min_max(el, at_least, true), a["high"]};
+      at_most.positional_locs = {a.loc("x"), a.loc("high")};
+      return min_max(el, at_most, false);
+    };
     auto symbolic = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"name", "dtype=\"int32\""});
       if (a["name"].kind != K::String)
@@ -592,7 +642,7 @@ static const BuiltinTable& builtin_table() {
     t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
       return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");
     };
-    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.unroll", "T.vectorized", "range"})
+    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.unroll", "T.vectorized", "range"})
       t[loop] = [](Elaborator&, const EvaluatedCall& c) {
         return no_value_here(c, "is used as the iterable of a for loop");
       };

@@ -396,7 +396,7 @@ void Elaborator::spend_compile_time_iterations(std::optional<int64_t> trips, con
 }
 
 static bool is_loop_builtin(const std::string& name) {
-  return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" ||
+  return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" || name == "T.Serial" ||
          name == "T.unroll" || name == "T.vectorized" || name == "range";
 }
 
@@ -565,7 +565,9 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     f.loop_vars.insert(name);
   }
   ++runtime_control_depth_;
+  parallel_depth_ += for_kind == ir::ForKind::Parallel;
   ir::Stmt body = collect([&] { exec_block(s.body); });
+  parallel_depth_ -= for_kind == ir::ForKind::Parallel;
   --runtime_control_depth_;
   // Python keeps a loop variable after its loop; its last value is a runtime
   // value nothing tracks, so reading it afterwards is an error.
@@ -699,12 +701,19 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   in_kernel_ = true;
   kernel_ = launch.get();
   thread_extents_ = thread_extents;
+  block_atomics_with_prev_.clear();
   kernel_allocs_.clear();
   annotated_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;
   frame().control_depth_at_entry = runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
   frame().control_depth_at_entry = saved_depth;
+  if (!launch->thread_index && !block_atomics_with_prev_.empty())
+    error_at(block_atomics_with_prev_[0],
+             "T.atomic_add(..., return_prev=True) outside T.Parallel loops is each thread's own call (every "
+             "thread adds, and gets back what it found), but this block's statements are the block's, run "
+             "alike on every thread: write it thread by thread (tx = T.get_thread_binding()), or move it "
+             "into a T.Parallel loop");
   // T.annotate_layout: the buffer has its layout at every use, before the call too. A row-major
   // layout is what a buffer without one has.
   ir::BufferMap laid_out;

@@ -183,6 +183,10 @@ class Elaborator {
   bool in_kernel_ = false;
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<int64_t> thread_extents_;  // its threads=, as written: (128,) or (BLOCK_N, BLOCK_K)
+  int parallel_depth_ = 0;               // T.Parallel loops around the statement being elaborated
+  // Where the block's statements (outside T.Parallel) call T.atomic_add(..., return_prev=True):
+  // each thread's own call, so the block must read the thread index (checked when it ends).
+  std::vector<SourceLoc> block_atomics_with_prev_;
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
   // T.annotate_layout in the T.Kernel block: each buffer's layout, given to it (and every use
   // of it) when the block ends.

@@ -216,7 +216,7 @@ bool StructuralEqual::eq_CumSum(const CumSum* a, const CumSum* b) {
 }
 
 bool StructuralEqual::eq_AtomicAdd(const AtomicAdd* a, const AtomicAdd* b) {
-  return eq(a->dst, b->dst) && eq(a->src, b->src) && eq(a->value, b->value);
+  return eq(a->dst, b->dst) && eq(a->src, b->src) && eq(a->value, b->value) && eq(a->prev, b->prev);
 }
 
 }  // namespace

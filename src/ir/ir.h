@@ -406,6 +406,9 @@ struct AtomicAdd : StmtNode {
   BufferRegion dst;
   BufferRegion src;  // src.buffer null => scalar form
   Expr value;        // scalar form only
+  // Scalar form, T.atomic_add(..., return_prev=True): the element (of a 1-element local) that
+  // takes the value dst held before the add; null buffer otherwise.
+  BufferRegion prev;
   AtomicAdd() : StmtNode(static_kind) {}
 };
 

@@ -301,12 +301,15 @@ Stmt IRMutator::mutate_AtomicAdd(const AtomicAdd* op, const Stmt& self) {
   BufferRegion dst = mutate_region(op->dst);
   BufferRegion src = mutate_region(op->src);
   Expr value = mutate(op->value);
-  if (same_region(dst, op->dst) && same_region(src, op->src) && value.same_as(op->value))
+  BufferRegion prev = op->prev.buffer ? mutate_region(op->prev) : op->prev;
+  if (same_region(dst, op->dst) && same_region(src, op->src) && value.same_as(op->value) &&
+      same_region(prev, op->prev))
     return self;
   auto n = std::make_shared<AtomicAdd>(*op);
   n->dst = std::move(dst);
   n->src = std::move(src);
   n->value = std::move(value);
+  n->prev = std::move(prev);
   return Stmt(n);
 }
 

@@ -462,7 +462,8 @@ class IRPrinter {
   void print_AtomicAdd(const AtomicAdd* op, int indent) {
     std::string dst = region(op->dst);
     std::string src = op->src.buffer ? region(op->src) : expr(op->value);
-    line(indent) << "T.atomic_add(" << dst << ", " << src << ")\n";
+    std::string call = "T.atomic_add(" + dst + ", " + src + (op->prev.buffer ? ", return_prev=True)" : ")");
+    line(indent) << (op->prev.buffer ? region(op->prev) + " = " : std::string()) << call << "\n";
   }
 
   std::ostringstream os_;

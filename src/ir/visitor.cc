@@ -143,6 +143,7 @@ void IRVisitor::visit_AtomicAdd(const AtomicAdd* op) {
   visit_region(op->dst);
   visit_region(op->src);
   visit(op->value);
+  if (op->prev.buffer) visit_region(op->prev);
 }
 
 }  // namespace tilec::ir

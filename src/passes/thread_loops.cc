@@ -36,6 +36,15 @@ class AsThread : public ir::IRMutator {
     return ir::with_loc(ir::make_store(it->second, row_indices(op->indices), mutate(op->value)), op->loc);
   }
 
+  ir::BufferRegion mutate_region(const ir::BufferRegion& region) override {
+    ir::BufferRegion out = ir::IRMutator::mutate_region(region);
+    auto it = copies_.find(region.buffer.get());
+    if (it == copies_.end()) return out;
+    out.buffer = it->second;
+    out.region.insert(out.region.begin(), {thread_, ir::make_int(1)});
+    return out;
+  }
+
  private:
   std::vector<Expr> row_indices(const std::vector<Expr>& indices) {
     std::vector<Expr> out{thread_};
@@ -50,7 +59,7 @@ class AsThread : public ir::IRMutator {
 class BlockThreads {
  public:
   BlockThreads(const ir::KernelLaunch& launch)
-      : launch_(launch), values_(launch.thread_index ? launch.thread_index : ir::make_var("tx"), launch.body) {}
+      : launch_(launch), values_(launch.thread_index, launch.body) {}
 
   Stmt run() { return split(launch_.body); }
 

@@ -55,6 +55,7 @@ void ThreadValues::check_barriers(const ir::Stmt& body) const {
 }
 
 ThreadValues::ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body) {
+  if (!thread_index) return;  // a kernel that reads no thread index: nothing differs
   vars_.insert(thread_index.get());
   size_t before;
   do {
@@ -100,6 +101,11 @@ void ThreadValues::visit_BufferStore(const ir::BufferStore* op) {
   bool differ = control_ || differs(op->value);
   for (const auto& i : op->indices) differ |= differs(i);
   if (differ) buffers_.insert(op->buffer.get());
+}
+
+// What an atomic's caller gets back differs from thread to thread, whatever it adds.
+void ThreadValues::visit_AtomicAdd(const ir::AtomicAdd* op) {
+  if (op->prev.buffer && op->prev.buffer->scope == ir::MemoryScope::Local) buffers_.insert(op->prev.buffer.get());
 }
 
 void ThreadValues::controlled(bool differ, const ir::Stmt& body) {

@@ -41,6 +41,7 @@ Footprint footprint_of(const Node& n) {
 
 class ThreadValues : ir::IRVisitor {
  public:
+  // `thread_index` null: a kernel that reads none, where no value differs.
   ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body);
 
   bool differs(const Footprint& f) const;
@@ -61,6 +62,7 @@ class ThreadValues : ir::IRVisitor {
   void visit_While(const ir::While* op) override;
   void visit_IfThenElse(const ir::IfThenElse* op) override;
   void visit_BufferStore(const ir::BufferStore* op) override;
+  void visit_AtomicAdd(const ir::AtomicAdd* op) override;
   void controlled(bool differ, const ir::Stmt& body);
 
   std::unordered_set<const ir::ExprNode*> vars_;

@@ -12,6 +12,7 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "passes/gpu/select_instructions.h"
+#include "base/diagnostics.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -74,6 +75,43 @@ TEST(InsertBarriers, AWgmmaGemmTakesTheProxyFenceBeforeItsBarrier) {
   EXPECT_NE(ir.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
                     "        T.gemm("), std::string::npos)
       << ir;
+}
+
+// A kernel written thread by thread: a branch on the thread index is one unit, its barrier
+// before it (not every thread would reach one inside), and a hand-off inside it is an error.
+std::string barriers_of_threads(const std::string& branch_body) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(X: T.Tensor((128,), \"int32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        s = T.alloc_shared((128,), \"int32\")\n"
+      "        s[tx] = X[tx]\n"
+      "        if tx < 64:\n" +
+      branch_body;
+  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  ctx.func = &f;
+  f.body = passes::insert_barriers(f.body, ctx);
+  return ir::to_string(f);
+}
+
+TEST(InsertBarriers, ABranchOnTheThreadIndexTakesItsBarrierBeforeIt) {
+  std::string ir = barriers_of_threads("            X[tx] = s[127 - tx]\n");
+  EXPECT_NE(ir.find("T.evaluate(T.device.sync_threads())\n        if tx < 64:\n            X[tx] = s[127 - tx]"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InsertBarriers, AHandOffInsideABranchOnTheThreadIndexIsAnError) {
+  try {
+    barriers_of_threads("            s[tx] = 1\n            X[tx] = s[127 - tx]\n");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.py:11:13"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -251,3 +251,86 @@ def barrier_under_thread_condition():
 def test_a_barrier_only_some_threads_reach_is_an_error():
     text = compile_error(barrier_under_thread_condition)
     check_diagnostic(text, HERE, "ERR:divergent-barrier", "sync_threads", "every thread")
+
+
+# --- T.atomic_add(..., return_prev=True): each thread takes a slot ---------------------------
+
+@jit
+def compact_positives(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "int32"), Out: T.Tensor((n,), "int32"), Count: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding()
+            count = T.alloc_shared((1,), "int32")
+            if tx == 0:
+                count[0] = 0
+            if X[tx] > 0:
+                slot = T.atomic_add(count[0], 1, return_prev=True, memory_order="relaxed")
+                Out[slot] = X[tx]
+            if tx == 0:
+                Count[0] = count[0]
+
+    return main
+
+
+def test_return_prev_gives_each_thread_its_own_slot(rng):
+    n = 128
+    X = rand((n,), "int32", rng)
+    Out, Count = poison((n,), "int32"), poison((1,), "int32")
+    compact_positives(n)(X, Out, Count)
+    positives = np.sort(X[X > 0])
+    assert Count[0] == len(positives)
+    np.testing.assert_array_equal(np.sort(Out[:len(positives)]), positives)
+
+
+@jit
+def return_prev_in_block_statements():
+    @T.prim_func
+    def main(C: T.Tensor((2,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            C[1] = T.atomic_add(C[0], 1, return_prev=True)  # ERR:block-return-prev
+
+    return main
+
+
+@jit
+def stronger_memory_order():
+    @T.prim_func
+    def main(C: T.Tensor((2,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(2):
+                T.atomic_add(C[i], 1, memory_order="seq_cst")  # ERR:memory-order
+
+    return main
+
+
+def test_return_prev_in_the_blocks_own_statements_is_an_error():
+    check_diagnostic(compile_error(return_prev_in_block_statements), HERE, "ERR:block-return-prev",
+                     "return_prev", "get_thread_binding")
+
+
+def test_memory_orders_other_than_relaxed_are_refused():
+    check_diagnostic(compile_error(stronger_memory_order), HERE, "ERR:memory-order", "relaxed", "seq_cst")
+
+
+@jit
+def return_prev_in_parallel(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "int32"), Before: T.Tensor((n,), "int32"), Total: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                Before[i] = T.atomic_add(Total[0], X[i], return_prev=True)
+
+    return main
+
+
+def test_return_prev_in_a_parallel_loop_gives_each_element_what_it_found(rng):
+    n = 256
+    X = rand((n,), "int32", rng, low=1, high=5)
+    Total = np.zeros((1,), np.int32)
+    Before = poison((n,), "int32")
+    return_prev_in_parallel(n)(X, Before, Total)
+    assert Total[0] == X.sum()
+    # Every element found a distinct running total: the sums before it, in some order.
+    order = np.argsort(Before)
+    np.testing.assert_array_equal(np.sort(Before), np.concatenate([[0], np.cumsum(X[order])[:-1]]))

@@ -4,6 +4,7 @@
 #include "ir/shared_layout.h"
 #include "ir/mutator.h"
 #include "op/accesses.h"
+#include "passes/thread_values.h"
 
 namespace tilec::passes {
 namespace {
@@ -70,8 +71,8 @@ class BarrierPlacer {
  public:
   // `consumer_threads` > 0: the launch is warp-specialized (warp_specialize.h), and the
   // branch its producer warpgroup doesn't take synchronizes only that many threads.
-  BarrierPlacer(BufferSet async, int consumer_threads)
-      : overlap_(std::move(async)), consumer_threads_(consumer_threads) {}
+  BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values)
+      : overlap_(std::move(async)), consumer_threads_(consumer_threads), thread_values_(thread_values) {}
 
   // `s` with barriers before each statement that would otherwise see another thread's
   // access of the same buffer (read after write, write after read or write) unseparated;
@@ -82,6 +83,14 @@ class BarrierPlacer {
       pending = Pending();
       return s;
     }
+    if (divides_threads(s)) return place_divergent(s, pending);
+    return place_parts(s, pending);
+  }
+
+ private:
+  // `s`'s parts placed: the statements of a sequence, a branch's sides, a loop's body; a leaf
+  // with the barrier it needs.
+  Stmt place_parts(const Stmt& s, Pending& pending) {
     if (const auto* seq = s.as<ir::Seq>()) {
       std::vector<Stmt> out;
       for (const Stmt& inner : seq->stmts) out.push_back(place(inner, pending));
@@ -143,7 +152,31 @@ class BarrierPlacer {
     return ir::make_seq({barrier, s});
   }
 
- private:
+  // A branch or loop whose condition or bounds differ from thread to thread (a kernel written
+  // thread by thread, passes/thread_values.h): not every thread reaches a barrier in it, so
+  // its accesses are separated from earlier ones by a barrier before it, and one its own
+  // statements would need between them is an error.
+  bool divides_threads(const Stmt& s) const {
+    if (const auto* branch = s.as<ir::IfThenElse>()) return thread_values_.differs(branch->condition);
+    if (const auto* loop = s.as<ir::For>())
+      return thread_values_.differs(loop->min) || thread_values_.differs(loop->extent);
+    if (const auto* w = s.as<ir::While>()) return thread_values_.differs(w->condition);
+    return false;
+  }
+
+  Stmt place_divergent(const Stmt& s, Pending& pending) {
+    op::Accesses acc(ir::MemoryScope::Shared);
+    acc.visit(s);
+    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
+    Pending inside;
+    ++divergent_depth_;
+    place_parts(s, inside);  // for its errors: a barrier it would place is one not every thread reaches
+    --divergent_depth_;
+    pending.reads.insert(acc.reads.begin(), acc.reads.end());
+    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    return ir::make_seq({barrier, s});
+  }
+
   // The loop body placed so that every iteration is safe after the previous one: placing
   // again with the accesses left unseparated at its end until nothing changes.
   Stmt place_loop_body(const Stmt& body, Pending& pending) {
@@ -178,6 +211,7 @@ class BarrierPlacer {
   }
 
   Stmt reset(Pending& pending, const SourceLoc& loc) const {
+    if (divergent_depth_ > 0) barrier_not_reached_by_all(loc);
     if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
     pending = Pending();
     return ir::device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
@@ -195,6 +229,8 @@ class BarrierPlacer {
 
   Overlap overlap_;
   int consumer_threads_;
+  const ThreadValues& thread_values_;
+  int divergent_depth_ = 0;  // inside a branch or loop that differs from thread to thread
   bool in_consumers_ = false, in_producer_ = false;
 };
 
@@ -205,7 +241,9 @@ class KernelBarriers : public ir::IRMutator {
     async.visit(op->body);
     Pending pending;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
-    n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0).place(op->body, pending);
+    ThreadValues thread_values(op->thread_index, op->body);
+    n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values)
+                  .place(op->body, pending);
     return Stmt(n);
   }
 };

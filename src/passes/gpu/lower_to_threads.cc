@@ -184,6 +184,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
     Stmt s = TileLowering::mutate_AtomicAdd(op, self);
     if (nest_depth_ > 0 || op->src.buffer) return s;
+    // return_prev: each thread gets back what it found (the frontend allows it only in kernels
+    // written thread by thread).
+    if (op->prev.buffer) return s;
     if (thread_values_ && (thread_values_->under_thread_control(op) || thread_values_->differs(self))) return s;
     return ir::with_loc(ir::make_if(ir::make_EQ(tid_, ir::make_int(0)), s), op->loc);
   }
