@@ -215,6 +215,16 @@ std::string emit(const FunctionSource& func, const CompileOptions& options, Emit
 bool cuda_available();
 std::string cuda_unavailable_reason();
 
+// Records a caller keeps in tilec's disk cache (the Python autotuner's best configs), under
+// the cache's rules (runtime/cache.h): the folder <cache>/<folder> is this user's and 0700, a
+// record is written atomically as 0600 beside its hash, and a record that is damaged, not this
+// user's or writable by others reads as missing. `folder` and `name` are plain names (no '/',
+// not "." or ".."); anything else throws std::invalid_argument.
+std::optional<std::string> read_cache_record(const std::string& folder, const std::string& name);
+void write_cache_record(const std::string& folder, const std::string& name, const std::string& bytes);
+// The folder a record of `folder` lies in (created if missing), for messages.
+std::string cache_record_folder(const std::string& folder);
+
 // "WARNING" (default), "INFO", "DEBUG": DEBUG logs every stage and its time.
 void set_log_level(const std::string& level);
 const char* version();

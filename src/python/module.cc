@@ -424,6 +424,13 @@ NB_MODULE(_core, m) {
         "True when a CUDA driver loads and sees at least one device.");
   m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,
         "Why cuda_available() is False ('' when it is True).");
+  m.def("read_cache_record", &tilec::read_cache_record, nb::arg("folder"), nb::arg("name"),
+        "The record `name` of the cache folder `folder`, or None when it is missing, damaged or "
+        "not private.");
+  m.def("write_cache_record", &tilec::write_cache_record, nb::arg("folder"), nb::arg("name"),
+        nb::arg("text"), "Writes the record atomically, private to this user.");
+  m.def("cache_record_folder", &tilec::cache_record_folder, nb::arg("folder"),
+        "The cache folder that records of `folder` lie in.");
   m.def("set_log_level", &tilec::set_log_level, nb::arg("level"));
   m.def("set_leak_warnings", [](bool on) { nb::set_leak_warnings(on); }, nb::arg("on"),
         "Whether nanobind reports tilec objects still alive when the interpreter ends.");
