@@ -33,6 +33,11 @@ def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None)
     when "auto" picks the CPU."""
 
     def wrap(f):
+        from .autotuner.decorator import AutotunedFunction  # the autotuner builds on jit
+
+        if isinstance(f, AutotunedFunction):  # @jit over @autotune
+            return f.with_jit_options(out_idx=out_idx, target=target, arch=arch,
+                                      pass_configs=pass_configs)
         if not (isinstance(f, PrimFunc) or inspect.isfunction(f)):
             raise TypeError(f"tilec.jit takes a function or a @T.prim_func, not a "
                             f"{type(f).__qualname__}")
@@ -134,6 +139,28 @@ class JitFunction:
         defaults = {name: p.default for name, p in self._signature().parameters.items()
                     if p.default is not inspect.Parameter.empty}
         return self._eager_kernel({**defaults, **constants})
+
+    def kernel_for(self, *args, **kwargs):
+        """The Kernel a call with these arguments runs, compiled (or from the
+        cache) but not run: a factory's arguments, or an eager kernel's tensors
+        and constants, by position or name (tensors left out: constants only,
+        as compile takes them)."""
+        if self.style != "eager":
+            return self.compile(*args, **kwargs)
+        arguments = self.given_arguments(args, kwargs)
+        for name, parameter in self._signature().parameters.items():
+            if name not in arguments and parameter.default is not inspect.Parameter.empty:
+                arguments[name] = parameter.default
+        return self._eager_kernel(arguments)
+
+    def given_arguments(self, args, kwargs):
+        """{name: value} of a call's arguments, defaults left out; an eager
+        kernel's T.const dims given by name are kept too."""
+        parameters = self._signature().parameters
+        constants = {} if self.style != "eager" else {
+            name: value for name, value in kwargs.items() if name not in parameters}
+        named = {name: value for name, value in kwargs.items() if name not in constants}
+        return {**self._signature().bind_partial(*args, **named).arguments, **constants}
 
     def get_kernel_source(self):
         """The generated source of the kernel compiled without arguments."""

@@ -47,6 +47,8 @@ class Kernel:
         # launch checks the inputs either way): a call's Python cost is part of each launch.
         self._fixed_shapes = {i: tuple(self.params[i].shape) for i in self.out_idx
                               if all(isinstance(d, int) for d in self.params[i].shape)}
+        # What the autotuner measured, on the kernel it picked (TileLang's names); else None.
+        self.latency = self.config = self.ref_latency = None
 
     @property
     def name(self):
