@@ -22,6 +22,16 @@ inline To bit_cast(const From& from) {
   return to;
 }
 
+}  // namespace detail
+
+// T.reinterpret: the bits of `from` read as To, a type of its size.
+template <class To, class From>
+inline To reinterpret(const From& from) {
+  return detail::bit_cast<To>(from);
+}
+
+namespace detail {
+
 // A binary floating-point format narrower than float: E exponent bits, M mantissa bits.
 // IEEE-like formats keep the top exponent for inf and NaN and overflow to inf. The others
 // (OCP "fn" formats such as e4m3fn) have no infinities, use only the all-ones exponent and

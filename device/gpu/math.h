@@ -164,4 +164,11 @@ __device__ __forceinline__ T atomic_update_narrow(T* address, F update) {
 
 }  // namespace detail
 
+// T.reinterpret: the bits of `from` read as To, a type of its size.
+template <class To, class From>
+__device__ __forceinline__ To reinterpret(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "reinterpret between types of different sizes");
+  return detail::low_bytes_as<To>(from);
+}
+
 }  // namespace TILEC_GPU_NAMESPACE

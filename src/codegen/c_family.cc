@@ -403,6 +403,11 @@ CExpr CFamilyPrinter::print_binary(ir::ExprKind kind, const ir::Expr& a, const i
 }
 
 CExpr CFamilyPrinter::print_call(const ir::Call& op) {
+  if (op.name == ir::kReinterpret) {
+    if (op.args.size() != 1 || op.args[0]->dtype.bits() != op.dtype.bits())
+      fail("reinterpret takes one value of its result's size", op.loc);
+    return CExpr{reinterpret(op.dtype, print(op.args[0]).text)};
+  }
   const ir::IntrinsicInfo* info = ir::find_intrinsic(op.name);
   if (!info) fail("unknown intrinsic '" + op.name + "'", op.loc);
   if (static_cast<int>(op.args.size()) != info->arity)

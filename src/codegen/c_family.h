@@ -79,6 +79,8 @@ class CFamilyPrinter {
   // A literal for an infinite or NaN `value` of float type `t`.
   virtual CExpr non_finite_literal(double value, DType t) const = 0;
   // The statement that atomically adds `value` (of type `t`) to `*address`.
+  // `value` (of a type the size of `to`) with its bits read as `to`.
+  virtual std::string reinterpret(DType to, const std::string& value) const = 0;
   virtual std::string atomic_add(const std::string& address, const std::string& value,
                                  DType t) const = 0;
   // The pragma line written before a loop, or "" for none.

@@ -142,8 +142,26 @@ static void take_shape_from(TileOperand& point, const TileOperand& other, const 
 
 // ---------------------------------------------------------------- tile ops
 
+// T.copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None,
+// prefer_instruction=None): coalesced_width and eviction_policy are TileLang's hints, accepted
+// (tilec picks access widths itself and leaves caching to the hardware).
 static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
-  CallArgs a = el.bind(call, {"src", "dst"});
+  CallArgs a = el.bind(call, {"src", "dst", "coalesced_width=None", "disable_tma=False", "eviction_policy=None",
+                              "prefer_instruction=None"});
+  const CtValue& width = a["coalesced_width"];
+  if (width.kind != K::None && el.to_int(width, a.loc("coalesced_width"), "coalesced_width") < 1)
+    error_at(a.loc("coalesced_width"), "T.copy's coalesced_width is a positive number of elements");
+  const CtValue& eviction = a["eviction_policy"];
+  if (!(eviction.kind == K::None ||
+        (eviction.kind == K::String &&
+         (eviction.text == "evict_normal" || eviction.text == "evict_first" || eviction.text == "evict_last"))))
+    error_at(a.loc("eviction_policy"), "T.copy's eviction_policy is \"evict_normal\", \"evict_first\" or "
+                                       "\"evict_last\", not " + describe(eviction));
+  const CtValue& prefer = a["prefer_instruction"];
+  if (!(prefer.kind == K::None ||
+        (prefer.kind == K::String && (prefer.text == "tma" || prefer.text == "cp_async" || prefer.text == "sync"))))
+    error_at(a.loc("prefer_instruction"), "T.copy's prefer_instruction is \"tma\", \"cp_async\" or \"sync\", not " +
+                                              describe(prefer));
   TileOperand src = el.operand(a["src"], a.loc("src"), "T.copy() argument 'src'");
   TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.copy() argument 'dst'");
   if (src.point_only && dst.point_only)
@@ -155,6 +173,10 @@ static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
   node->src = el.region_of(src);
   node->dst = el.region_of(dst);
   node->loc = call.node->loc;
+  const bool sync = prefer.kind == K::String && prefer.text == "sync";
+  node->allow_tma = !(el.truthy(a["disable_tma"], a.loc("disable_tma")) || sync ||
+                      (prefer.kind == K::String && prefer.text == "cp_async"));
+  node->allow_async = !sync;
   op::check(*node, src.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();
@@ -560,6 +582,17 @@ static const BuiltinTable& builtin_table() {
       CallArgs a = el.bind(c, {"value", "dtype"});
       DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.cast dtype");
       return CtValue::of_expr(el.to_expr_of(a["value"], dtype, a.loc("value"), "T.cast value"));
+    };
+    // T.reinterpret(value, dtype): value's bits read as dtype, of the same size.
+    t["T.reinterpret"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"value", "dtype"});
+      DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.reinterpret dtype");
+      ir::Expr value = el.to_expr(a["value"], a.loc("value"), "T.reinterpret value");
+      if (value->dtype.bits() != dtype.bits() || dtype.is_bool() || value->dtype.is_bool())
+        error_at(c.node->loc, std::string("T.reinterpret keeps the bits, so the dtypes have one size: ") +
+                                  value->dtype.name() + " is " + std::to_string(value->dtype.bits()) + " bits, " +
+                                  dtype.name() + " " + std::to_string(dtype.bits()));
+      return CtValue::of_expr(ir::make_call(dtype, std::string(ir::kReinterpret), {value}));
     };
     t["T.Cast"] = [](Elaborator& el, const EvaluatedCall& c) {  // TVM's order: the dtype first
       CallArgs a = el.bind(c, {"dtype", "value"});

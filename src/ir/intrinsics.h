@@ -33,6 +33,10 @@ namespace tilec::ir {
   X(isinf, 1, true, true)           \
   X(isfinite, 1, true, true)
 
+// reinterpret(x): the bits of x read as the Call's dtype, which has x's size (T.reinterpret).
+// Not a math intrinsic: its result type is the Call's, not its argument's.
+inline constexpr std::string_view kReinterpret = "reinterpret";
+
 struct IntrinsicInfo {
   const char* name;
   int arity;

@@ -338,6 +338,10 @@ struct Copy : StmtNode {
   BufferRegion src, dst;
   CopyInstruction instruction;
   Expr barrier;
+  // What the user let the copy run on: T.copy(disable_tma=True) or prefer_instruction="cp_async"
+  // rules out TMA, prefer_instruction="sync" cp.async too (the threads' own loads and stores).
+  bool allow_tma = true;
+  bool allow_async = true;
   Copy() : StmtNode(static_kind) {}
 };
 

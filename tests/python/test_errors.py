@@ -678,3 +678,17 @@ def test_unknown_pass_config_names_it_and_the_known_ones():
     with pytest.raises(ValueError) as info:
         tilec.compile(copy, target="cpu", pass_configs={"tilec.bounds_check": "sometimes"})
     assert "'tilec.bounds_check'" in str(info.value) and "'sometimes'" in str(info.value)
+
+
+@jit
+def copy_unknown_instruction():
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.copy(A, B, prefer_instruction="ldmatrix")  # ERR:copy-prefer
+
+    return main
+
+
+def test_copy_prefer_instruction_names_the_choices():
+    check_diagnostic(compile_error(copy_unknown_instruction), HERE, "ERR:copy-prefer", "tma", "cp_async", "sync")

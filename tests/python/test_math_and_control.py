@@ -5,9 +5,10 @@ constants, T.macro) on the backend under test."""
 import numpy as np
 import pytest
 
+import tilec
 import tilec.language as T
 
-from helpers import assert_close, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
 
 
 # --- math functions ------------------------------------------------------------
@@ -537,3 +538,82 @@ def test_helper_prim_func_is_inlined_with_its_arguments(rng):
     a, b = rand((4, 8), "float32", rng), poison((4, 8), "float32")
     helper_prim_func_kernel()(a, b)
     assert_close(b, a.astype(np.float64) * 3, "float32")
+
+
+# --- T.reinterpret: the bits of a value read as another dtype of its size ------------------
+
+@jit
+def reinterpret_bits(n, src_dtype, dst_dtype):
+    @T.prim_func
+    def main(X: T.Tensor((n,), src_dtype), Y: T.Tensor((n,), dst_dtype), Z: T.Tensor((n,), src_dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                bits = T.reinterpret(X[i], dst_dtype)
+                Y[i] = bits
+                Z[i] = T.reinterpret(bits, src_dtype)
+
+    return main
+
+
+@pytest.mark.parametrize("src_dtype,dst_dtype", [("float32", "int32"), ("float16", "int16"), ("bfloat16", "int16"),
+                                                 ("float64", "int64"), ("float8_e4m3", "uint8"), ("int32", "float32")])
+def test_reinterpret_keeps_the_bits(rng, src_dtype, dst_dtype):
+    n = 200
+    X = rand((n,), src_dtype, rng)
+    Y, Z = poison((n,), dst_dtype), poison((n,), src_dtype)
+    reinterpret_bits(n, src_dtype, dst_dtype)(X, Y, Z)
+    np.testing.assert_array_equal(Y.view(np.uint8), X.view(np.uint8))
+    np.testing.assert_array_equal(Z.view(np.uint8), X.view(np.uint8))
+
+
+@jit
+def reinterpret_of_another_size():
+    @T.prim_func
+    def main(X: T.Tensor((8,), "float32"), Y: T.Tensor((8,), "int16")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(8):
+                Y[i] = T.reinterpret(X[i], "int16")  # ERR:reinterpret-size
+
+    return main
+
+
+def test_reinterpret_between_sizes_is_an_error():
+    with pytest.raises(tilec.CompileError) as info:
+        reinterpret_of_another_size()
+    check_diagnostic(str(info.value), __file__, "ERR:reinterpret-size", "32 bits", "int16 16")
+
+
+# --- TileLang's spellings: T.Cast, T.floordiv, T.floormod, T.clamp, T.Serial ----------------
+
+@jit
+def tilelang_spellings(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "int32"), B: T.Tensor((n,), "int32"), X: T.Tensor((n,), "float32"),
+             Q: T.Tensor((n,), "int32"), R: T.Tensor((n,), "int32"), C: T.Tensor((n,), "float32"),
+             F: T.Tensor((n,), "float16"), S: T.Tensor((n,), "int32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                Q[i] = T.floordiv(A[i], B[i])
+                R[i] = T.floormod(A[i], B[i])
+                C[i] = T.clamp(X[i], -0.5, 0.25)
+                F[i] = T.Cast("float16", X[i])
+            for i in T.Serial(n):
+                S[i] = A[i] + i
+
+    return main
+
+
+def test_tilelang_spellings_of_division_clamp_cast_and_serial(rng):
+    n = 100
+    A = rand((n,), "int32", rng)
+    B = rand((n,), "int32", rng)
+    B[B == 0] = 7
+    X = rand((n,), "float32", rng)
+    outs = [poison((n,), d) for d in ("int32", "int32", "float32", "float16", "int32")]
+    tilelang_spellings(n)(A, B, X, *outs)
+    Q, R, C, F, S = outs
+    np.testing.assert_array_equal(Q, A // B)
+    np.testing.assert_array_equal(R, A % B)
+    np.testing.assert_array_equal(C, np.clip(X, -0.5, 0.25))
+    np.testing.assert_array_equal(F, X.astype(np.float16))
+    np.testing.assert_array_equal(S, A + np.arange(n))

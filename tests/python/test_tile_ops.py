@@ -64,6 +64,29 @@ def test_copy_slice_form_through_shared_and_fragment(M, N, rng):
     assert_close(b, a, "float32", exact=True)
 
 
+# TileLang's keywords say what a copy may run on, or give hints; the result is the same.
+@jit
+def copy_with_keywords(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_N), "float32")
+            B_s = T.alloc_shared((block_M, block_N), "float32")
+            T.copy(A[by * block_M, bx * block_N], A_s, disable_tma=True, coalesced_width=4)
+            T.copy(A_s, B_s, prefer_instruction="sync", eviction_policy="evict_first")
+            T.copy(B_s, B[by * block_M, bx * block_N], prefer_instruction="cp_async")
+
+    return main
+
+
+@pytest.mark.parametrize("M,N", [(48, 61), (64, 64)])
+def test_copy_keywords_keep_the_result(M, N, rng):
+    a = rand((M, N), "float32", rng)
+    b = poison((M, N), "float32")
+    copy_with_keywords(M, N, 32, 32)(a, b)
+    assert_close(b, a, "float32", exact=True)
+
+
 @jit
 def copy_via_fragment(M, N, block_M, block_N):
     @T.prim_func

@@ -94,6 +94,9 @@ class CpuPrinter final : public CFamilyPrinter {
     return literal;
   }
 
+  std::string reinterpret(DType to, const std::string& value) const override {
+    return "tilec_rt::reinterpret<" + type_name(to) + ">(" + value + ")";
+  }
   std::string atomic_add(const std::string& address, const std::string& value,
                          DType) const override {
     return "tilec_rt::atomic_add(" + address + ", " + value + ");";

@@ -98,6 +98,9 @@ class CudaPrinter final : public CFamilyPrinter {
     return {soft_float_from(t, f.text)};
   }
 
+  std::string reinterpret(DType to, const std::string& value) const override {
+    return ns_ + "reinterpret<" + type_name(to) + ">(" + value + ")";
+  }
   std::string atomic_add(const std::string& address, const std::string& value, DType) const override {
     return ns_ + "atomic_add(" + address + ", " + value + ");";
   }

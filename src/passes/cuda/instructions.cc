@@ -251,8 +251,8 @@ std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads)
 // Whether `copy` is a TMA store under ctx's pass configs ("tilec.tma_store", in the
 // contiguous variant, whose strides are known).
 bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
-  return copy.src.buffer->scope == ir::MemoryScope::Shared && copy.dst.buffer->scope == ir::MemoryScope::Global &&
-         ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+  return copy.allow_tma && copy.src.buffer->scope == ir::MemoryScope::Shared &&
+         copy.dst.buffer->scope == ir::MemoryScope::Global && ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
 }
 
 ir::GemmInstruction wgmma_instruction(const ir::Gemm& op, const WarpgroupGrid& grid) {

@@ -124,7 +124,7 @@ class Specializer {
       }
       const ir::Buffer& dst = copy->dst.buffer;
       auto tile = tma_tile(copy->dst, copy->src);
-      if (!is_producer(s) || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
+      if (!is_producer(s) || !copy->allow_tma || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
         return Stmt();
       producers.push_back(s);
       bytes += tile->rows * tile->cols * tile->bytes;

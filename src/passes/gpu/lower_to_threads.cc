@@ -608,6 +608,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   // width out.
   std::optional<Stmt> vector_copy(const ir::Copy& op, int64_t access_bytes, const Stmt& elementwise) {
     bool to_shared = op.dst.buffer->scope == ir::MemoryScope::Shared;
+    // T.copy(..., prefer_instruction="sync"): the threads' own loads and stores, not cp.async.
+    if (to_shared && !op.allow_async) return std::nullopt;
     const ir::BufferRegion& global = to_shared ? op.src : op.dst;
     const ir::BufferRegion& shared = to_shared ? op.dst : op.src;
     const int64_t vec = access_bytes / op.dst.buffer->dtype.bytes();

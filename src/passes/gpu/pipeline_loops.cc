@@ -55,7 +55,7 @@ class LoopPipeliner : public ir::IRMutator {
     ir::BufferMap loop_staged;
     for (const Stmt& s : body_stmts) {
       const ir::Buffer* dst = nullptr;
-      if (is_producer(s)) dst = &s.as<ir::Copy>()->dst.buffer;
+      if (is_producer(s) && s.as<ir::Copy>()->allow_async) dst = &s.as<ir::Copy>()->dst.buffer;
       // Its buffer must live only in this loop: stages have no meaning outside it.
       if (dst && uses_[dst->get()] == uses_in_loop[dst->get()] && !staged.count(dst->get())) {
         producers.push_back(s);
