@@ -446,38 +446,12 @@ def test_a_scalar_atomic_of_a_thread_value_is_made_by_every_thread():
     assert "if (tx == 0)" in once, once
 
 
-def gemm_reading_the_thread_index(read_it):
+# A pipelined gemm whose loads would be TMA loads in a warp-specialized loop: it reads the
+# thread index when asked, and its first copy takes T.copy's keywords.
+def pipelined_gemm(read_thread_index=False, disable_tma=False, prefer_instruction=None):
     @T.prim_func
     def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
              C: T.Tensor((256, 256), "float32"), D: T.Tensor((256,), "float32")):
-        with T.Kernel(2, 2, threads=256) as (bx, by):
-            A_s = T.alloc_shared((128, 64), "float16")
-            B_s = T.alloc_shared((64, 128), "float16")
-            C_f = T.alloc_fragment((128, 128), "float32")
-            T.clear(C_f)
-            for k in T.Pipelined(4, num_stages=3):
-                T.copy(A[by * 128, k * 64], A_s)
-                T.copy(B[k * 64, bx * 128], B_s)
-                T.gemm(A_s, B_s, C_f)
-            T.copy(C_f, C[by * 128, bx * 128])
-            if read_it:
-                D[T.get_thread_binding()] = 1.0
-
-    return main
-
-
-@pytest.mark.parametrize("read_it", [False, True])
-def test_a_kernel_reading_the_thread_index_is_not_warp_specialized(read_it):
-    source = tilec.compile(gemm_reading_the_thread_index(read_it), target="cuda", arch=ARCH).get_kernel_source()
-    assert ("__launch_bounds__(384)" in source) == (not read_it), source[:600]
-
-
-# --- T.copy's keywords: what the user lets a copy run on --------------------------------------
-
-def gemm_with_copy_keywords(disable_tma=False, prefer_instruction=None):
-    @T.prim_func
-    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
-             C: T.Tensor((256, 256), "float32")):
         with T.Kernel(2, 2, threads=256) as (bx, by):
             A_s = T.alloc_shared((128, 64), "float16")
             B_s = T.alloc_shared((64, 128), "float16")
@@ -488,9 +462,19 @@ def gemm_with_copy_keywords(disable_tma=False, prefer_instruction=None):
                 T.copy(B[k * 64, bx * 128], B_s, coalesced_width=8, eviction_policy="evict_last")
                 T.gemm(A_s, B_s, C_f)
             T.copy(C_f, C[by * 128, bx * 128])
+            if read_thread_index:
+                D[T.get_thread_binding()] = 1.0
 
     return main
 
+
+@pytest.mark.parametrize("read_it", [False, True])
+def test_a_kernel_reading_the_thread_index_is_not_warp_specialized(read_it):
+    source = tilec.compile(pipelined_gemm(read_thread_index=read_it), target="cuda", arch=ARCH).get_kernel_source()
+    assert ("__launch_bounds__(384)" in source) == (not read_it), source[:600]
+
+
+# --- T.copy's keywords: what the user lets a copy run on --------------------------------------
 
 @pytest.mark.parametrize("keywords,tma,cp_async", [
     ({}, True, False),
@@ -500,7 +484,7 @@ def gemm_with_copy_keywords(disable_tma=False, prefer_instruction=None):
     ({"prefer_instruction": "tma"}, True, False),
 ])
 def test_copy_keywords_choose_what_a_copy_runs_on(keywords, tma, cp_async):
-    kernel = tilec.compile(gemm_with_copy_keywords(**keywords), target="cuda", arch=ARCH)
+    kernel = tilec.compile(pipelined_gemm(**keywords), target="cuda", arch=ARCH)
     source = kernel.get_kernel_source()
     assert ("tma_load" in source) == tma, source[source.index("__global__"):][:3000]
     assert ("cp_async" in source) == cp_async

@@ -6,18 +6,12 @@ block's statements that read a thread's own values run once for each thread
 import numpy as np
 import pytest
 
-import tilec
 import tilec.language as T
 
 from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401
+from test_errors import compile_error
 
 HERE = __file__
-
-
-def compile_error(factory, *args):
-    with pytest.raises(tilec.CompileError) as info:
-        factory(*args)
-    return str(info.value)
 
 
 # --- a GEMV whose threads are (row, slice of K), as TileLang's example_gemv writes it ---------
