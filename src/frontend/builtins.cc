@@ -761,6 +761,12 @@ static const BuiltinTable& builtin_table() {
           auto it = el.eager_->args.find(name);
           if (it != el.eager_->args.end() && it->second.kind == K::Int) {
             dims.push_back(it->second);
+          } else if (el.finding_dims_) {
+            ir::Expr placeholder = ir::make_var(name, DType::Int32);
+            el.dim_placeholders_[placeholder.as<ir::Var>()] = name;
+            dims.push_back(CtValue::of_expr(placeholder));
+          } else if (auto declared = el.declared_dims().find(name); declared != el.declared_dims().end()) {
+            dims.push_back(CtValue::of_int(declared->second.value));
           } else {
             CtValue p;
             p.kind = K::PendingDim;

@@ -151,18 +151,27 @@ void Elaborator::declare_tensor(const std::string& name, const TensorTypeValue& 
     for (size_t d = 0; d < type.shape.size(); ++d) {
       CtValue& dim = type.shape[d];
       int64_t actual = spec.items[d].int_value;
+      if (finding_dims_ && dim.kind == K::Expr) {
+        auto placeholder = dim_placeholders_.find(dim.expr.as<ir::Var>());
+        if (placeholder != dim_placeholders_.end())
+          found_dims_.emplace(placeholder->second, DeclaredDim{name, static_cast<int>(d), actual});
+      }
       if (dim.kind == K::PendingDim) {
         std::string dim_name = dim.text;
         dim = CtValue::of_int(actual);
         frame().names[dim_name] = dim;
         st.const_dims.push_back({param_index, static_cast<int>(d), actual});
-        st.pending_dim_sources[dim_name] = {param_index, static_cast<int>(d)};
       } else if (dim.kind == K::Int && dim.int_value != actual) {
         throw ArgumentError("argument '" + name + "' has shape " + shape_text(spec.items.vector()) +
                             " but dim " + std::to_string(d) + " must be " +
                             std::to_string(dim.int_value) + " (declared at " + loc.str() + ")");
       }
     }
+    // T.const dims this declaration binds that were used before it (declared_dims): the
+    // kernel holds their values, so a call must bring the same.
+    if (st.declared_dims)
+      for (const auto& [dim_name, declared] : *st.declared_dims)
+        if (declared.tensor == name) st.const_dims.push_back({param_index, declared.dim, declared.value});
   }
   // Dims fixed by an earlier tensor are constants now; a name bound since the
   // type was written resolves here too.
@@ -251,6 +260,7 @@ ir::PrimFunc Elaborator::prim_func(const FunctionValue& f, const std::string& na
 ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::string, CtValue>& args) {
   const ast::Stmt& def = *f.def;
   eager_ = std::make_unique<EagerState>();
+  eager_->function = &f;
   eager_->args = args;
   new_frame(*this, f);
   for (const auto& p : def.params) {
@@ -326,6 +336,21 @@ ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::strin
   frames_.pop_back();
   eager_.reset();
   return func;
+}
+
+const std::map<std::string, Elaborator::DeclaredDim>& Elaborator::declared_dims() {
+  EagerState& st = *eager_;
+  if (!st.declared_dims) {
+    Elaborator finder;
+    finder.finding_dims_ = true;
+    try {
+      finder.eager(*st.function, st.args);
+    } catch (const CompileError&) {
+    } catch (const ArgumentError&) {
+    }
+    st.declared_dims = finder.found_dims_;
+  }
+  return *st.declared_dims;
 }
 
 FunctionValue Elaborator::run_factory(const FunctionValue& f, const std::map<std::string, CtValue>& args) {

@@ -90,8 +90,10 @@ ir::Expr Elaborator::to_expr(const CtValue& v, const SourceLoc& loc, const std::
       return ir::with_loc(ir::make_load(r.buffer, idx), r.loc);
     }
     case K::PendingDim:
-      error_at(loc, "T.const dim '" + v.text + "' has no value yet: declare a tensor whose "
-                    "shape gives it before using it, or pass " + v.text + "=... to compile()");
+      error_at(loc, "T.const dim '" + v.text + "' has no value here: no declaration of a tensor "
+                    "argument ('A: T.Tensor((" + v.text + ", ...), dtype)') gives it, or one does "
+                    "only after a compile-time decision on it; declare that tensor first, or pass " +
+                    v.text + "=... to compile()");
     default:
       error_at(loc, what + " must be a number or a runtime value, not " + describe(v));
   }

@@ -629,6 +629,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   if (!(callee.kind == K::Builtin && callee.text == "T.Kernel"))
     error_at(ctx.loc, "only 'with T.Kernel(...)' is supported in kernels");
   if (in_kernel_) error_at(ctx.loc, "T.Kernel blocks cannot be nested");
+  if (finding_dims_) return;  // the tensors are declared before the block (declared_dims)
 
   EvaluatedCall call;
   call.node = &ctx;

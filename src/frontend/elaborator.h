@@ -194,17 +194,36 @@ class Elaborator {
   std::set<std::string> buffer_names_;
   std::vector<FunctionValue> defined_prim_funcs_;
 
+  // A T.const dim that a tensor declaration binds: `A: T.Tensor((M, K), dtype)` of the
+  // call's argument A binds M to A's dim 0.
+  struct DeclaredDim {
+    std::string tensor;
+    int dim = 0;
+    int64_t value = 0;
+  };
   // Eager kernels: tensor params and outputs as they are declared.
   struct EagerState {
+    const FunctionValue* function = nullptr;   // the jit function being elaborated
     std::vector<std::string> param_names;      // the jit function's params
     std::map<std::string, CtValue> args;       // call arguments (TensorSpec / constants)
     std::vector<ir::Param> tensor_params;      // declared, in kernel param order
     std::vector<std::string> declared_order;   // names of tensor_params
     std::vector<ir::Param> outputs;            // T.empty
     std::vector<ir::ConstDim> const_dims;
-    std::map<std::string, std::pair<int, int>> pending_dim_sources;
+    // The T.const dims the function's declarations bind (declared_dims()), once looked for.
+    std::optional<std::map<std::string, DeclaredDim>> declared_dims;
   };
   std::unique_ptr<EagerState> eager_;
+  // The T.const dims of the eager function that its tensor declarations bind, wherever they
+  // are used first: found by running the body before its T.Kernel block once with every
+  // T.const dim a symbolic placeholder (TileLang's first phase), its errors left to the real
+  // elaboration, which reports them where they are.
+  const std::map<std::string, DeclaredDim>& declared_dims();
+  // Set in that first run: T.const gives placeholders (the Vars, by name) and declarations
+  // record what they bind into found_dims_; the T.Kernel block is not entered.
+  bool finding_dims_ = false;
+  std::map<const ir::Var*, std::string> dim_placeholders_;
+  std::map<std::string, DeclaredDim> found_dims_;
 
   // Name of the variable a call's result is assigned to (`A_s = T.alloc_shared(...)`),
   // so buffers keep their source names.

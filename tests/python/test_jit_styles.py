@@ -157,6 +157,32 @@ def test_eager_compile_returns_a_kernel(rng):
 
 
 @jit
+def eager_pool_rows(X, pool: int = 2, block: int = 4):
+    # As TileLang's convolution and block-sparse GEMM do: dims computed with before the
+    # declaration that binds them.
+    M, N = T.const("M, N")
+    OM = M // pool
+    X: T.Tensor((M, N), "float32")
+    Y = T.empty((OM, N), "float32")
+    with T.Kernel(T.ceildiv(OM, block), threads=32) as bx:
+        for i, j in T.Parallel(block, N):
+            if bx * block + i < OM:
+                Y[bx * block + i, j] = 0.0
+                for p in T.serial(pool):
+                    Y[bx * block + i, j] = Y[bx * block + i, j] + X[(bx * block + i) * pool + p, j]
+    return Y
+
+
+def test_eager_const_dim_used_before_the_tensor_that_binds_it(rng):
+    # Each new row count compiles anew: the kernel records the dims it was made for.
+    for rows, pool in ((12, 2), (12, 3), (18, 2), (12, 2)):
+        x = rand((rows, 5), "float32", rng)
+        y = eager_pool_rows(x, pool)
+        assert y.shape == (rows // pool, 5)
+        assert_close(y, x.astype(np.float64).reshape(rows // pool, pool, 5).sum(axis=1), "float32")
+
+
+@jit
 def seed_style_add(M, N):
     A = T.Tensor[(M, N), "float32"]
     B = T.Tensor[(M, N), "float32"]
