@@ -9,6 +9,7 @@
 
 #include "frontend/builtin_table.h"
 #include "frontend/int_ops.h"
+#include "frontend/limits.h"
 #include "ir/intrinsics.h"
 #include "ir/shared_layout.h"
 #include "op/atomic_add.h"
@@ -504,6 +505,16 @@ static CtValue intrinsic_call(Elaborator& el, const EvaluatedCall& call, const i
   return CtValue::of_expr(ir::make_call(info.returns_bool ? DType(DType::Bool) : t, info.name, args));
 }
 
+// a < b of two compile-time numbers, exactly for ints, as Python compares them.
+static bool number_less(const CtValue& a, const CtValue& b) {
+  auto as_int = [](const CtValue& v) { return v.kind == K::Bool ? int64_t{v.bool_value} : v.int_value; };
+  auto as_double = [&](const CtValue& v) {
+    return v.kind == K::Float ? v.float_value : static_cast<double>(as_int(v));
+  };
+  if (a.kind != K::Float && b.kind != K::Float) return as_int(a) < as_int(b);
+  return as_double(a) < as_double(b);
+}
+
 static CtValue min_max(Elaborator& el, const EvaluatedCall& call, bool is_max) {
   std::vector<CtValue> values = call.positional;
   std::vector<SourceLoc> locs = call.positional_locs;
@@ -520,13 +531,95 @@ static CtValue min_max(Elaborator& el, const EvaluatedCall& call, bool is_max) {
   for (size_t i = 1; i < values.size(); ++i) {
     const CtValue& v = values[i];
     if (acc.is_number() && v.is_number()) {
-      if (el.truthy(el.eval_binop(is_max ? ">" : "<", v, acc, locs[i]), locs[i])) acc = v;
+      if (is_max ? number_less(acc, v) : number_less(v, acc)) acc = v;  // the first extreme wins
       continue;
     }
     auto [a, b] = el.unify_operands(acc, v, locs[i], call.callee_name + " argument");
     acc = CtValue::of_expr(is_max ? ir::make_Max(a, b) : ir::make_Min(a, b));
   }
   return acc;
+}
+
+// ---------------------------------------------------------------- Python's iterating builtins
+
+// The items of a compile-time sequence that sum, any, all, enumerate or zip iterates.
+static std::vector<CtValue> iterable_items(Elaborator& el, const CtValue& v, const SourceLoc& loc,
+                                           const std::string& fn) {
+  if (!v.is_sequence())
+    error_at(loc, fn + "() iterates a tuple, a list or a range of compile-time values, not " +
+                      describe(v));
+  el.spend_sequence_work(static_cast<int64_t>(v.items.size()), loc);
+  return v.items.vector();
+}
+
+static CtValue sum_op(Elaborator& el, const EvaluatedCall& c) {
+  CallArgs a = el.bind(c, {"iterable", "start=0"});
+  if (a["start"].kind == K::String)
+    error_at(a.loc("start"), "sum() can't sum strings (join them with '+')");
+  CtValue total = a["start"];
+  for (const auto& item : iterable_items(el, a["iterable"], a.loc("iterable"), "sum"))
+    total = el.eval_binop("+", total, item, a.loc("iterable"));
+  return total;
+}
+
+// any() (`wanted` true) or all() (false): the first item whose truth is `wanted` decides.
+static CtValue any_all_op(Elaborator& el, const EvaluatedCall& c, bool wanted) {
+  CallArgs a = el.bind(c, {"iterable"});
+  for (const auto& item : iterable_items(el, a["iterable"], a.loc("iterable"), c.callee_name))
+    if (el.truthy(item, a.loc("iterable")) == wanted) return CtValue::of_bool(wanted);
+  return CtValue::of_bool(!wanted);
+}
+
+// Python's enumerate and zip give iterators; here they give the tuple of what the iterator
+// would yield, which loops, comprehensions and the builtins above iterate the same way.
+static CtValue enumerate_op(Elaborator& el, const EvaluatedCall& c) {
+  CallArgs a = el.bind(c, {"iterable", "start=0"});
+  int64_t index = el.to_int(a["start"], a.loc("start"), "enumerate() start");
+  std::vector<CtValue> pairs;
+  for (const auto& item : iterable_items(el, a["iterable"], a.loc("iterable"), "enumerate")) {
+    pairs.push_back(CtValue::tuple({CtValue::of_int(index), item}));
+    if (pairs.size() < a["iterable"].items.size()) index = fold_int("+", index, 1, a.loc("start"));
+  }
+  return CtValue::tuple(pairs);
+}
+
+static CtValue zip_op(Elaborator& el, const EvaluatedCall& c) {
+  bool strict = false;
+  for (size_t i = 0; i < c.keywords.size(); ++i) {
+    if (c.keywords[i].first != "strict")
+      error_at(c.keyword_locs[i], "zip() got an unexpected keyword argument '" +
+                                      c.keywords[i].first + "' (it takes strict=)");
+    strict = el.truthy(c.keywords[i].second, c.keyword_locs[i]);
+  }
+  std::vector<std::vector<CtValue>> columns;
+  size_t rows = 0;
+  for (size_t i = 0; i < c.positional.size(); ++i) {
+    columns.push_back(iterable_items(el, c.positional[i], c.positional_locs[i], "zip"));
+    rows = i == 0 ? columns[0].size() : std::min(rows, columns[i].size());
+    if (strict && columns[i].size() != columns[0].size())
+      error_at(c.positional_locs[i], "zip() argument " + std::to_string(i + 1) + " is " +
+                                         (columns[i].size() < columns[0].size() ? "shorter" : "longer") +
+                                         " than argument 1");
+  }
+  std::vector<CtValue> tuples;
+  for (size_t r = 0; r < rows; ++r) {
+    std::vector<CtValue> row;
+    for (const auto& column : columns) row.push_back(column[r]);
+    tuples.push_back(CtValue::tuple(row));
+  }
+  return CtValue::tuple(tuples);
+}
+
+// range() where a value is wanted (a comprehension's or a builtin's iterable; a for loop's
+// range is a loop instead): the tuple of its ints, of compile-time bounds.
+static CtValue range_op(Elaborator& el, const EvaluatedCall& c) {
+  CompileTimeRange r = el.compile_time_range(c);
+  // Past the limit, counted as just past it (a count past int64 would wrap the tally).
+  el.spend_sequence_work(std::min(r.trips.value_or(kMaxSequenceWork + 1), kMaxSequenceWork + 1),
+                         c.node->loc);
+  std::vector<CtValue> values;
+  for (int64_t k = 0; k < *r.trips; ++k) values.push_back(CtValue::of_int(r.start + k * r.step));
+  return CtValue::tuple(values);
 }
 
 // ---------------------------------------------------------------- the table
@@ -675,10 +768,16 @@ static const BuiltinTable& builtin_table() {
     t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
       return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");
     };
-    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.unroll", "T.vectorized", "range"})
+    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.unroll", "T.vectorized"})
       t[loop] = [](Elaborator&, const EvaluatedCall& c) {
         return no_value_here(c, "is used as the iterable of a for loop");
       };
+    t["range"] = range_op;
+    t["sum"] = sum_op;
+    t["any"] = [](Elaborator& el, const EvaluatedCall& c) { return any_all_op(el, c, true); };
+    t["all"] = [](Elaborator& el, const EvaluatedCall& c) { return any_all_op(el, c, false); };
+    t["enumerate"] = enumerate_op;
+    t["zip"] = zip_op;
     for (const char* deco : {"T.prim_func", "T.macro", "tilec.jit"})
       t[deco] = [](Elaborator&, const EvaluatedCall& c) {
         return no_value_here(c, "is used as a decorator");

@@ -20,7 +20,8 @@ SourceLoc CallArgs::loc(const std::string& name) const {
 
 static const char* python_builtins[] = {"range", "len", "min", "max", "abs", "int",
                                         "float", "bool", "print", "isinstance", "tuple",
-                                        "list", "str"};
+                                        "list", "str", "sum", "any", "all", "enumerate",
+                                        "zip"};
 
 CtValue Elaborator::lookup(const std::string& name, const SourceLoc& loc) {
   Frame& f = frame();

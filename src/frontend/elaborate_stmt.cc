@@ -400,6 +400,16 @@ static bool is_loop_builtin(const std::string& name) {
          name == "T.unroll" || name == "T.vectorized" || name == "range";
 }
 
+CompileTimeRange Elaborator::compile_time_range(const EvaluatedCall& call) {
+  CallArgs a = bind(call, {"start", "stop=None", "step=1"});
+  int64_t start = to_int(a["start"], a.loc("start"), "range start");
+  int64_t stop = 0, step = to_int(a["step"], a.loc("step"), "range step");
+  if (a["stop"].kind == K::None) std::swap(start, stop);
+  else stop = to_int(a["stop"], a.loc("stop"), "range stop");
+  if (step == 0) error_at(a.loc("step"), "range step must not be zero");
+  return {start, step, trip_count(start, stop, step)};
+}
+
 void Elaborator::exec_for(const ast::Stmt& s) {
   const ast::Expr& target = *s.targets[0];
   const ast::Expr& iter = *s.value;
@@ -437,16 +447,10 @@ void Elaborator::exec_for(const ast::Stmt& s) {
 
   // range over constants outside a kernel runs at compile time.
   if (kind_name == "range" && !in_kernel_) {
-    CallArgs a = bind(call, {"start", "stop=None", "step=1"});
-    int64_t start = to_int(a["start"], a.loc("start"), "range start");
-    int64_t stop = 0, step = to_int(a["step"], a.loc("step"), "range step");
-    if (a["stop"].kind == K::None) std::swap(start, stop);
-    else stop = to_int(a["stop"], a.loc("stop"), "range stop");
-    if (step == 0) error_at(a.loc("step"), "range step must not be zero");
-    std::optional<int64_t> trips = trip_count(start, stop, step);
-    spend_compile_time_iterations(trips, iter.loc);
-    for (int64_t k = 0; k < *trips; ++k) {
-      assign(target, CtValue::of_int(start + k * step), target.loc);  // within [start, stop)
+    CompileTimeRange range = compile_time_range(call);
+    spend_compile_time_iterations(range.trips, iter.loc);
+    for (int64_t k = 0; k < *range.trips; ++k) {
+      assign(target, CtValue::of_int(range.start + k * range.step), target.loc);  // within [start, stop)
       exec_block(s.body);
       if (frame().returned) break;
     }

@@ -45,6 +45,13 @@ struct TileOperand {
   SourceLoc loc;
 };
 
+// range(start, stop, step) of compile-time ints: its first value, step and length (nullopt
+// past int64).
+struct CompileTimeRange {
+  int64_t start = 0, step = 1;
+  std::optional<int64_t> trips;
+};
+
 class Elaborator {
  public:
   Elaborator() = default;
@@ -103,6 +110,7 @@ class Elaborator {
   void assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc);
   void assign_name(const std::string& name, const CtValue& value, const SourceLoc& loc);
   void exec_for(const ast::Stmt& s);
+  CompileTimeRange compile_time_range(const EvaluatedCall& range_call);
   void exec_with(const ast::Stmt& s);
   // Unbinds the names of the frame that hold the finished T.Kernel block's
   // buffers (kernel_allocs_) and block indices.

@@ -52,6 +52,33 @@ TEST(ElaborateExpr, IntegersFoldAsPythonComputesThem) {
   for (const auto& [expr, value] : cases) EXPECT_EQ(store_of(expr), "T.int64(" + value + ")") << expr;
 }
 
+TEST(ElaborateExpr, IteratingBuiltinsFoldOverCompileTimeValues) {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"sum((1, 2, 3))", "6"},
+      {"sum(range(1, 10, 3), 100)", "112"},
+      {"sum(())", "0"},
+      {"len(range(10, 0, -3))", "4"},
+      {"enumerate((5, 6), 3)[1][0] * 10 + len(enumerate(()))", "40"},
+      {"zip((1, 2, 3), (10, 20))[1][1] + len(zip((1, 2, 3), (10, 20)))", "22"},
+      {"max(zip((1, 2), (3, 4))[1]) + min(range(7, 9))", "11"},
+      {"max(3, 9, 4) * 10 + min((5, -2.0, 7)) + max(True, 0)", "89"},
+      {"any((0, 0, 3)) * 100 + all((1, 0)) * 10 + all(())", "101"},
+  };
+  for (const auto& [expr, value] : cases) EXPECT_EQ(store_of(expr), "T.int64(" + value + ")") << expr;
+}
+
+TEST(ElaborateExpr, IteratingBuiltinsMisusedAreLocatedErrors) {
+  expect_store_error("sum(5)", "6:20: error: sum() iterates a tuple, a list or a range of "
+                               "compile-time values, not int");
+  expect_store_error("zip((1, 2), (3,), strict=True)[0][0]",
+                     "6:28: error: zip() argument 2 is shorter than argument 1");
+  expect_store_error("zip((1,), x=1)",
+                     "6:26: error: zip() got an unexpected keyword argument 'x' (it takes strict=)");
+  expect_store_error("sum((1,), 'a')", "6:26: error: sum() can't sum strings");
+  expect_store_error("any((bx,))", "6:20: error: the truth of a ");
+  expect_store_error("len(range(bx))", "6:26: error: range start must be a compile-time integer");
+}
+
 TEST(ElaborateExpr, FloatsFoldAsPythonComputesThem) {
   EXPECT_EQ(store_of("(-7.0) // 2.0 + 0.25", "float32"), "-3.75");
   EXPECT_EQ(store_of("(-7.0) % 2.0", "float32"), "1.0");

@@ -183,6 +183,27 @@ def test_eager_const_dim_used_before_the_tensor_that_binds_it(rng):
 
 
 @jit
+def eager_segment_scale(X, sizes=(2, 3, 1), scales=(1.0, -2.0, 3.0)):
+    # Python's builtins over compile-time values, in the body and in the kernel.
+    total = sum(sizes)
+    X: T.Tensor((total,), "float32")
+    Y = T.empty((total,), "float32")
+    with T.Kernel(1, threads=32) as bx:
+        for i, (size, scale) in enumerate(zip(sizes, scales, strict=True)):
+            start = sum(sizes[:i])
+            for j in T.serial(size):
+                Y[start + j] = X[start + j] * (scale if all(sizes) and not any(()) else 0.0)
+    return Y
+
+
+@pytest.mark.parametrize("sizes,scales", [((2, 3, 1), (1.0, -2.0, 3.0)), ((4,), (0.5,))])
+def test_eager_python_builtins_over_constants(sizes, scales, rng):
+    x = rand((sum(sizes),), "float32", rng)
+    expected = x.astype(np.float64) * np.repeat(scales, sizes)
+    assert_close(eager_segment_scale(x, sizes, scales), expected, "float32")
+
+
+@jit
 def seed_style_add(M, N):
     A = T.Tensor[(M, N), "float32"]
     B = T.Tensor[(M, N), "float32"]
