@@ -44,7 +44,9 @@ enum class ExprKind {
   Starred,    // *value (in call arguments only)
   Lambda,     // lambda items...: value   (items: the parameters, Names; plain ones only)
   Dict,       // {items[0]: values[0], ...}  (key: value entries only)
-  Unsupported,  // valid Python outside the kernel language (lambda, comprehension,
+  Comprehension,  // [value for ... in ... if ...] (id "list") or the parenthesized
+                  // generator expression (id "generator"): clauses, in order
+  Unsupported,  // valid Python outside the kernel language (set and dict comprehensions,
                 // f-string, yield, await, walrus...): id names the construct, so
                 // elaboration reports it where it is used, if it is used
 };
@@ -53,6 +55,13 @@ struct Keyword {
   std::string name;  // empty for **kwargs (rejected by elaboration)
   ExprPtr value;
   SourceLoc loc;
+};
+
+// One `for target in iter` of a comprehension, with the `if` conditions that follow it.
+struct ComprehensionClause {
+  ExprPtr target;
+  ExprPtr iter;
+  std::vector<ExprPtr> conditions;
 };
 
 struct Expr {
@@ -69,6 +78,7 @@ struct Expr {
   std::vector<ExprPtr> items;
   std::vector<ExprPtr> values;  // Dict
   std::vector<Keyword> keywords;
+  std::vector<ComprehensionClause> clauses;  // Comprehension
 };
 
 struct Param {

@@ -719,6 +719,79 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
   }
 }
 
+// ---------------------------------------------------------------- comprehensions
+
+// Binds a comprehension's target (a name, or a tuple or list of targets) to `value`.
+static void bind_comprehension_target(Elaborator& el, const ast::Expr& target, const CtValue& value) {
+  if (target.kind == ast::ExprKind::Name) {
+    el.frame().names[target.id] = value;
+    return;
+  }
+  if (target.kind != ast::ExprKind::Tuple && target.kind != ast::ExprKind::List)
+    error_at(target.loc, "a comprehension's target is a name or a tuple of names");
+  if (!value.is_sequence())
+    error_at(target.loc, "cannot unpack " + describe(value) + " into " +
+                             std::to_string(target.items.size()) + " names");
+  if (value.items.size() != target.items.size())
+    error_at(target.loc, "cannot unpack " + std::to_string(value.items.size()) + " values into " +
+                             std::to_string(target.items.size()) + " names");
+  for (size_t i = 0; i < target.items.size(); ++i) {
+    if (target.items[i]->kind == ast::ExprKind::Starred)
+      error_at(target.items[i]->loc, "a starred target is not supported in a comprehension");
+    bind_comprehension_target(el, *target.items[i], value.items[i]);
+  }
+}
+
+static void target_names(const ast::Expr& target, std::set<std::string>& names) {
+  if (target.kind == ast::ExprKind::Name) names.insert(target.id);
+  for (const auto& item : target.items) target_names(*item, names);
+}
+
+// Evaluated now, over compile-time sequences: the list of a list comprehension's elements,
+// the tuple of a generator expression's. Its targets are its own names, as in Python 3: a
+// name of the code around it that a target shadows is as it was afterwards.
+CtValue Elaborator::eval_comprehension(const ast::Expr& e) {
+  std::set<std::string> names;
+  for (const auto& clause : e.clauses) target_names(*clause.target, names);
+  std::map<std::string, std::optional<CtValue>> shadowed;
+  for (const auto& name : names) {
+    auto bound = frame().names.find(name);
+    shadowed[name] = bound == frame().names.end() ? std::nullopt : std::optional(bound->second);
+  }
+  std::vector<CtValue> items;
+  std::function<void(size_t)> run = [&](size_t k) {
+    if (k == e.clauses.size()) {
+      check_length(static_cast<int64_t>(items.size() + 1), false, e.loc, "this comprehension");
+      items.push_back(eval(*e.value));
+      return;
+    }
+    const ast::ComprehensionClause& clause = e.clauses[k];
+    CtValue seq = eval(*clause.iter);
+    if (!seq.is_sequence())
+      error_at(clause.iter->loc, "a comprehension iterates a tuple, a list or a range of "
+                                 "compile-time values, not " + describe(seq));
+    spend_compile_time_iterations(static_cast<int64_t>(seq.items.size()), clause.iter->loc);
+    for (const auto& item : seq.items) {
+      bind_comprehension_target(*this, *clause.target, item);
+      bool kept = true;
+      for (const auto& condition : clause.conditions)
+        if (!truthy(eval(*condition), condition->loc)) {
+          kept = false;
+          break;
+        }
+      if (kept) run(k + 1);
+    }
+  };
+  run(0);
+  for (const auto& [name, value] : shadowed) {
+    if (value) frame().names[name] = *value;
+    else frame().names.erase(name);
+  }
+  CtValue result = CtValue::tuple(std::move(items));
+  if (e.id == "list") result.kind = K::List;
+  return result;
+}
+
 CtValue Elaborator::apply_lambda(const ast::Expr& lambda, const std::vector<CtValue>& args) {
   // The parameters shadow the frame's names while the body is evaluated.
   struct Shadow {
@@ -875,6 +948,7 @@ CtValue Elaborator::eval(const ast::Expr& e) {
     case E::Dict:
       error_at(e.loc, "a dict is not supported in kernels but as T.annotate_layout's argument "
                       "(T.annotate_layout({A_shared: layout}))");
+    case E::Comprehension: return eval_comprehension(e);
     case E::Unsupported: error_at(e.loc, e.id + " is not supported in kernels");
   }
   error_at(e.loc, "unsupported expression");

@@ -67,6 +67,7 @@ std::string describe(const Expr& e) {
     case ExprKind::Starred: return "starred";
     case ExprKind::Attribute: return "attribute";
     case ExprKind::Subscript: return "subscript";
+    case ExprKind::Comprehension: return e.id == "list" ? "list comprehension" : "generator expression";
     case ExprKind::Unsupported: return e.id;
     case ExprKind::Name:
     case ExprKind::Slice:
@@ -238,7 +239,9 @@ class Parser {
   ExprPtr parse_parenthesized();
   ExprPtr parse_list();
   ExprPtr parse_brace();
-  void parse_comprehension_clauses();
+  // The clauses of a comprehension whose element `value` starts at `loc`; `kind` is "list"
+  // or "generator". An `async for` makes it Unsupported.
+  ExprPtr parse_comprehension(const SourceLoc& loc, ExprPtr value, const std::string& kind);
   ExprPtr parse_target_list();
   ExprPtr parse_target_item();
 
@@ -997,10 +1000,10 @@ ExprPtr Parser::parse_call(const SourceLoc& loc, ExprPtr callee) {
       ExprPtr arg = parse_named_expression();
       if (at_op("=")) error_at(arg->loc, "expected a name before '=' in keyword argument");
       if (at_comprehension_for()) {
-        parse_comprehension_clauses();
+        SourceLoc element = arg->loc;
+        arg = parse_comprehension(open, std::move(arg), "generator");  // its parentheses are the call's
         if (!call->items.empty() || !call->keywords.empty() || !at_op(")"))
-          error_at(arg->loc, "generator expression must be parenthesized");
-        arg = unsupported_expr(open, "comprehension");  // its parentheses are the call's
+          error_at(element, "generator expression must be parenthesized");
       }
       if (seen_double_star)
         error_at(arg->loc, "positional argument follows keyword argument unpacking");
@@ -1133,9 +1136,9 @@ ExprPtr Parser::parse_parenthesized() {
   }
   ExprPtr first = parse_star_named_expression();
   if (at_comprehension_for()) {
-    parse_comprehension_clauses();
+    ExprPtr e = parse_comprehension(loc, std::move(first), "generator");
     expect_op(")", "expected ')' after generator expression");
-    return unsupported_expr(loc, "comprehension");
+    return e;
   }
   if (accept_op(")")) return checked_value(std::move(first));
   ExprPtr tuple = make_expr(ExprKind::Tuple, loc);
@@ -1151,9 +1154,9 @@ ExprPtr Parser::parse_list() {
   if (accept_op("]")) return list;
   list->items.push_back(parse_star_named_expression());
   if (at_comprehension_for()) {
-    parse_comprehension_clauses();
+    ExprPtr e = parse_comprehension(loc, std::move(list->items[0]), "list");
     expect_op("]", "expected ']' after list comprehension");
-    return unsupported_expr(loc, "comprehension");
+    return e;
   }
   while (accept_op(",") && !at_op("]")) list->items.push_back(parse_star_named_expression());
   expect_op("]", "expected ',' or ']'");
@@ -1193,9 +1196,9 @@ ExprPtr Parser::parse_brace() {
     }
   }
   if (at_comprehension_for()) {
-    parse_comprehension_clauses();
+    parse_comprehension(loc, nullptr, dict ? "dict" : "set");
     expect_op("}", "expected '}' after comprehension");
-    return unsupported_expr(loc, "comprehension");
+    return unsupported_expr(loc, dict ? "dict comprehension" : "set comprehension");
   }
   while (accept_op(",") && !at_op("}")) entry();
   expect_op("}", "expected ',' or '}'");
@@ -1203,15 +1206,23 @@ ExprPtr Parser::parse_brace() {
   return e;
 }
 
-void Parser::parse_comprehension_clauses() {
+ExprPtr Parser::parse_comprehension(const SourceLoc& loc, ExprPtr value, const std::string& kind) {
+  ExprPtr e = make_expr(ExprKind::Comprehension, loc);
+  e->id = kind;
+  e->value = std::move(value);
+  bool async_for = false;
   while (at_comprehension_for()) {
-    accept_keyword("async");
+    if (accept_keyword("async")) async_for = true;
     next();  // for
-    check_assign_target(*parse_target_list());
+    ast::ComprehensionClause clause;
+    clause.target = parse_target_list();
+    check_assign_target(*clause.target);
     expect_keyword("in", "expected 'in' after comprehension target");
-    parse_disjunction();
-    while (accept_keyword("if")) parse_disjunction();
+    clause.iter = parse_disjunction();
+    while (accept_keyword("if")) clause.conditions.push_back(parse_disjunction());
+    e->clauses.push_back(std::move(clause));
   }
+  return async_for ? unsupported_expr(loc, "asynchronous comprehension") : std::move(e);
 }
 
 // Targets of `for`, comprehensions and `del`: `in` must not be taken as an operator,

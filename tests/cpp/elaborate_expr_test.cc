@@ -79,6 +79,31 @@ TEST(ElaborateExpr, IteratingBuiltinsMisusedAreLocatedErrors) {
   expect_store_error("len(range(bx))", "6:26: error: range start must be a compile-time integer");
 }
 
+TEST(ElaborateExpr, ComprehensionsFoldOverCompileTimeValues) {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"sum(i * i for i in range(4))", "14"},
+      {"len([x for x in (1, 2, 3, 4) if x % 2 if x > 1])", "1"},
+      {"[y for x in ((1, 2), (3,)) for y in x][2]", "3"},
+      {"sum((a * b for a, b in zip((1, 2), (3, 4))), 100)", "111"},
+      {"max([len(t) for t in ((1,), (1, 2, 3), ())])", "3"},
+  };
+  for (const auto& [expr, value] : cases) EXPECT_EQ(store_of(expr), "T.int64(" + value + ")") << expr;
+  // The targets are the comprehension's own: the x around it is unchanged.
+  test_support::Compiled c = compile_text(
+      kernel_text("        A[0] = sum([x for x in (1, 2)]) * 10 + x\n", "int64", "    x = 5\n"));
+  EXPECT_NE(c.text.find("A[0] = T.int64(35)"), std::string::npos) << c.error << c.text;
+  // Runtime elements make a runtime value.
+  EXPECT_EQ(store_of("sum(A[i] for i in range(3))"), "A[0] + A[1] + A[2]");
+}
+
+TEST(ElaborateExpr, ComprehensionsMisusedAreLocatedErrors) {
+  expect_store_error("sum(x for x in 5)", "6:31: error: a comprehension iterates a tuple, a list "
+                                          "or a range of compile-time values, not int");
+  expect_store_error("[x for x, y in ((1, 2, 3),)][0]",
+                     "6:23: error: cannot unpack 3 values into 2 names");
+  expect_store_error("[x for x in (1, 2) if bx][0]", "6:38: error: the truth of a ");
+}
+
 TEST(ElaborateExpr, FloatsFoldAsPythonComputesThem) {
   EXPECT_EQ(store_of("(-7.0) // 2.0 + 0.25", "float32"), "-3.75");
   EXPECT_EQ(store_of("(-7.0) % 2.0", "float32"), "1.0");

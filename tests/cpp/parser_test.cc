@@ -81,6 +81,15 @@ std::string dump(const ast::ExprPtr& e) {
       for (size_t i = 0; i < e->items.size(); ++i) out += " " + dump(e->items[i]) + ": " + dump(e->values[i]);
       return out + ")";
     }
+    case ExprKind::Comprehension: {
+      std::string out = "(" + e->id + "comp " + dump(e->value);
+      for (const auto& c : e->clauses) {
+        out += " (for " + dump(c.target) + " " + dump(c.iter);
+        for (const auto& cond : c.conditions) out += " (if " + dump(cond) + ")";
+        out += ")";
+      }
+      return out + ")";
+    }
     case ExprKind::Unsupported: return "<" + e->id + ">";
   }
   return "?";
@@ -309,15 +318,20 @@ TEST(ParserExpr, LambdasAndDicts) {
   EXPECT_EQ(expr("{A_s: f(A_s), 'b': 2,}"), "(dict A_s: (call f A_s) \"b\": 2)");
 }
 
+TEST(ParserExpr, Comprehensions) {
+  EXPECT_EQ(expr("[x * 2 for x in range(4) if x if x > 1]"),
+            "(listcomp (* x 2) (for x (call range 4) (if x) (if (cmp x > 1))))");
+  EXPECT_EQ(expr("[y for x in a for y in x]"), "(listcomp y (for x a) (for y x))");
+  EXPECT_EQ(expr("(x for x, y in z)"), "(generatorcomp x (for (tuple x y) z))");
+  EXPECT_EQ(expr("sum(x for x in a)"), "(call sum (generatorcomp x (for x a)))");
+  EXPECT_EQ(expr("sum((x for x in a), 1)"), "(call sum (generatorcomp x (for x a)) 1)");
+}
+
 TEST(ParserExpr, UnsupportedExpressions) {
   EXPECT_EQ(expr("lambda x, y=1, *a, k, **kw: x + y"), "<lambda with default or star parameters>");
-  EXPECT_EQ(expr("[x * 2 for x in range(4) if x if x > 1]"), "<comprehension>");
-  EXPECT_EQ(expr("[y for x in a for y in x]"), "<comprehension>");
-  EXPECT_EQ(expr("(x for x, y in z)"), "<comprehension>");
-  EXPECT_EQ(expr("{x for x in a}"), "<comprehension>");
-  EXPECT_EQ(expr("{k: v for k, v in a.items()}"), "<comprehension>");
-  EXPECT_EQ(expr("[x async for x in a]"), "<comprehension>");
-  EXPECT_EQ(expr("sum(x for x in a)"), "(call sum <comprehension>)");
+  EXPECT_EQ(expr("{x for x in a}"), "<set comprehension>");
+  EXPECT_EQ(expr("{k: v for k, v in a.items()}"), "<dict comprehension>");
+  EXPECT_EQ(expr("[x async for x in a]"), "<asynchronous comprehension>");
   EXPECT_EQ(expr("{'a': 1, **b, 'c': 2,}"), "<dict display with **>");
   EXPECT_EQ(expr("{**b}"), "<dict display with **>");
   EXPECT_EQ(expr("{1, *b, 2}"), "<set display>");
@@ -571,11 +585,11 @@ TEST(ParserStmt, UnsupportedCodeAroundAKernel) {
             "import torch as torch\n"
             "<class definition>\n"
             "  def __init__(self, *kw)\n"
-            "    self.d = <comprehension>\n"
+            "    self.d = <dict comprehension>\n"
             "    self.f = (lambda (x) (** x 2))\n"
             "  <async function definition>\n"
             "    <async with statement>\n"
-            "      return <comprehension>\n"
+            "      return (listcomp <await> (for t self.tasks))\n"
             "def kernel(n)\n"
             "  with (call T.Kernel n) as bx\n"
             "    (call T.clear x)\n");
@@ -972,7 +986,9 @@ TEST(ParserError, AssignmentTargets) {
   EXPECT_PARSE_ERROR("-a = x\n", 1, 1, "cannot assign to expression");
   EXPECT_PARSE_ERROR("a < b = x\n", 1, 1, "cannot assign to comparison");
   EXPECT_PARSE_ERROR("a if b else c = x\n", 1, 1, "cannot assign to conditional expression");
-  EXPECT_PARSE_ERROR("[x for x in y] = z\n", 1, 1, "cannot assign to comprehension");
+  EXPECT_PARSE_ERROR("[x for x in y] = z\n", 1, 1, "cannot assign to list comprehension");
+  EXPECT_PARSE_ERROR("(x for x in y) = z\n", 1, 1, "cannot assign to generator expression");
+  EXPECT_PARSE_ERROR("f(x for x in y, 1)\n", 1, 3, "generator expression must be parenthesized");
   EXPECT_PARSE_ERROR("*a = b\n", 1, 1, "starred assignment target must be in a list or tuple");
   EXPECT_PARSE_ERROR("for f() in x: pass\n", 1, 5, "cannot assign to function call");
   EXPECT_PARSE_ERROR("for *a in x: pass\n", 1, 5,

@@ -316,12 +316,12 @@ def uses_lambda():
 
 
 @jit
-def uses_list_comprehension():
+def uses_set_comprehension():
     @T.prim_func
     def main(A: T.Tensor((4,), "float32")):
         with T.Kernel(1, threads=128) as bx:
-            xs = [i * 2 for i in range(4)]  # ERR:list-comprehension
-            A[0] = xs[1]
+            xs = {i * 2 for i in range(4)}  # ERR:set-comprehension
+            A[0] = len(xs)
 
     return main
 
@@ -341,7 +341,7 @@ def uses_try():
 
 @pytest.mark.parametrize("factory,marker,word", [
     (uses_lambda, "ERR:lambda", "lambda"),
-    (uses_list_comprehension, "ERR:list-comprehension", "comprehension"),
+    (uses_set_comprehension, "ERR:set-comprehension", "set comprehension"),
     (uses_try, "ERR:try", "try"),
 ])
 def test_unsupported_python_construct(factory, marker, word):

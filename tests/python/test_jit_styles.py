@@ -204,6 +204,32 @@ def test_eager_python_builtins_over_constants(sizes, scales, rng):
 
 
 @jit
+def eager_padded_groups(X, sizes=(3, 1, 6), block: int = 4):
+    # TileLang's grouped GEMM: the grid and the groups' offsets from comprehensions.
+    total = sum(sizes)
+    starts = [sum(sizes[:g]) for g in range(len(sizes))]
+    tiles = [(size + block - 1) // block for size in sizes]
+    X: T.Tensor((total,), "float32")
+    Y = T.empty((sum(tiles) * block,), "float32")
+    with T.Kernel(sum(t for t in tiles), threads=32) as bx:
+        for g, (start, size) in enumerate(zip(starts, sizes)):
+            first_tile = sum(tiles[:g])
+            if bx >= first_tile and bx < first_tile + tiles[g]:
+                for i in T.serial(block):
+                    row = (bx - first_tile) * block + i
+                    Y[bx * block + i] = T.if_then_else(row < size, X[start + row], 0.0)
+    return Y
+
+
+def test_eager_comprehensions_over_constants(rng):
+    sizes, block = (3, 1, 6), 4
+    x = rand((sum(sizes),), "float32", rng)
+    groups = np.split(x, np.cumsum(sizes)[:-1])
+    expected = np.concatenate([np.pad(g, (0, -len(g) % block)) for g in groups])
+    assert_close(eager_padded_groups(x, sizes, block), expected, "float32")
+
+
+@jit
 def seed_style_add(M, N):
     A = T.Tensor[(M, N), "float32"]
     B = T.Tensor[(M, N), "float32"]
