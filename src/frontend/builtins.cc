@@ -318,7 +318,13 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
     node->dst = el.region_of(dst);
     node->value = el.to_expr_of(value, dst.buffer->dtype, a.loc("value"), "T.atomic_add value");
     if (return_prev) {
-      if (el.parallel_depth_ == 0) el.block_atomics_with_prev_.push_back(call.node->loc);
+      // A GPU spreads a T.Parallel loop over the threads only when its body writes no local,
+      // and the value returned lives in one.
+      if (el.parallel_depth_ > 0)
+        error_at(a.loc("return_prev"), "T.atomic_add(..., return_prev=True) inside a T.Parallel loop is not supported; "
+                                       "write the kernel thread by thread (tx = T.get_thread_binding()) and call it "
+                                       "outside T.Parallel");
+      el.block_atomics_with_prev_.push_back(call.node->loc);
       // 0 where dst is out of its buffer (the add is dropped there).
       ir::Buffer prev = el.new_local_scalar("prev", dst.buffer->dtype, call.node->loc);
       el.emit(ir::with_loc(ir::make_store(prev, {ir::make_int(0)}, el.to_expr_of(CtValue::of_int(0), prev->dtype,

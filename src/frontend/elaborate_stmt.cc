@@ -715,10 +715,9 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   frame().control_depth_at_entry = saved_depth;
   if (!launch->thread_index && !block_atomics_with_prev_.empty())
     error_at(block_atomics_with_prev_[0],
-             "T.atomic_add(..., return_prev=True) outside T.Parallel loops is each thread's own call (every "
+             "T.atomic_add(..., return_prev=True) is each thread's own call (every "
              "thread adds, and gets back what it found), but this block's statements are the block's, run "
-             "alike on every thread: write it thread by thread (tx = T.get_thread_binding()), or move it "
-             "into a T.Parallel loop");
+             "alike on every thread: write it thread by thread (tx = T.get_thread_binding())");
   // T.annotate_layout: the buffer has its layout at every use, before the call too. A row-major
   // layout is what a buffer without one has.
   ir::BufferMap laid_out;

@@ -313,18 +313,11 @@ def return_prev_in_parallel(n):
     def main(X: T.Tensor((n,), "int32"), Before: T.Tensor((n,), "int32"), Total: T.Tensor((1,), "int32")):
         with T.Kernel(1, threads=128) as bx:
             for i in T.Parallel(n):
-                Before[i] = T.atomic_add(Total[0], X[i], return_prev=True)
+                Before[i] = T.atomic_add(Total[0], X[i], return_prev=True)  # ERR:parallel-return-prev
 
     return main
 
 
-def test_return_prev_in_a_parallel_loop_gives_each_element_what_it_found(rng):
-    n = 256
-    X = rand((n,), "int32", rng, low=1, high=5)
-    Total = np.zeros((1,), np.int32)
-    Before = poison((n,), "int32")
-    return_prev_in_parallel(n)(X, Before, Total)
-    assert Total[0] == X.sum()
-    # Every element found a distinct running total: the sums before it, in some order.
-    order = np.argsort(Before)
-    np.testing.assert_array_equal(np.sort(Before), np.concatenate([[0], np.cumsum(X[order])[:-1]]))
+def test_return_prev_in_a_parallel_loop_is_an_error():
+    check_diagnostic(compile_error(return_prev_in_parallel, 256), HERE, "ERR:parallel-return-prev",
+                     "return_prev", "T.Parallel")
