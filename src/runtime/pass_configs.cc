@@ -58,7 +58,9 @@ std::map<std::string, std::string> normalized_pass_configs(const std::map<std::s
                                   "' two ways");
     set_by.emplace(name, key);
   };
-  for (const auto& [key, value] : given) {
+  for (const auto& entry : given) {
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     if (starts_with(key, "tilec.")) {
       if (std::find_if(std::begin(kTilecSwitches), std::end(kTilecSwitches),
                        [&](const char* known) { return key == known; }) == std::end(kTilecSwitches)) {
