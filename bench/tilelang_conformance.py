@@ -2,6 +2,7 @@
 
     python bench/tilelang_conformance.py /path/to/tilelang [--out DIR] [-j N]
         [--timeout 120] [--families gemm,norm] [--programs SUBSTRING] [--run-skipped]
+        [--cuda-arch sm_90a]
 
 The argument is a TileLang checkout (a folder with examples/) or its examples/
 folder. The runner copies the family folders (FAMILIES) to a temporary folder,
@@ -36,6 +37,12 @@ FlashMLA and FlashInfer, without checks of their own).
 Skipped (not run unless --run-skipped): a program whose every call in its folder's
 test_*.py sits in a test that TileLang's own `requires_cuda_compute_version*` marker
 turns off for the GPU's compute capability (nvidia-smi's, else 9.0: the H200).
+
+--cuda-arch ARCH is for a machine without a GPU: every kernel whose target is "auto" is
+compiled for CUDA at ARCH (NVRTC needs no GPU) instead of for the CPU, so each program runs
+as far as its first use of a GPU. needs-gpu then says its kernels up to there compiled; the
+compile errors are those the GPU machine would meet. (It patches tilec.jit in the programs'
+processes only, through a sitecustomize module put first on their PYTHONPATH.)
 
 Classes:
     pass             exit status 0 (the program's own checks passed)
@@ -406,10 +413,34 @@ def _is_sibling(module, workdir):
     return False
 
 
-def run_program(program, workdir, timeout, python):
+# --cuda-arch: the programs' sitecustomize, which makes target "auto" mean CUDA at that arch.
+CUDA_WITHOUT_GPU = """\
+import os
+import tilec.jit as _jit
+
+_arch = os.environ["TILEC_CONFORMANCE_CUDA_ARCH"]
+_compile = _jit.JitFunction._compile
+
+
+def _compile_for_cuda(self, capture_function):
+    if self.target == "auto":
+        self.target, self.arch = "cuda", self.arch or _arch
+    return _compile(self, capture_function)
+
+
+_jit.JitFunction._compile = _compile_for_cuda
+_jit.resolve_target = lambda target: "cuda" if target == "auto" else target
+"""
+
+
+def run_program(program, workdir, timeout, python, cuda_arch=None):
     """Runs one program in its own process group; returns its result row."""
     path = os.path.join(workdir, program["path"])
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    if cuda_arch:
+        site = os.path.join(workdir, ".cuda_without_gpu")
+        env["TILEC_CONFORMANCE_CUDA_ARCH"] = cuda_arch
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
     start = time.monotonic()
     process = subprocess.Popen([python, os.path.basename(path)], cwd=os.path.dirname(path),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -515,6 +546,9 @@ def main(argv=None):
     parser.add_argument("--run-skipped", action="store_true",
                         help="also run the programs TileLang's own tests skip on this GPU")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs them")
+    parser.add_argument("--cuda-arch", default=None,
+                        help="without a GPU: compile auto-target kernels for CUDA at this arch "
+                             "(sm_90a) and run each program up to its first GPU use")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
@@ -536,12 +570,19 @@ def main(argv=None):
         print(f"  {path}: {reason}")
     gpu = (f"GPU compute capability {capability[0]}.{capability[1]}" if detected
            else "no GPU (TileLang's skips judged for 9.0, the H200)")
+    if args.cuda_arch:
+        gpu += f", kernels compiled for CUDA {args.cuda_arch}"
     print(f"{len(programs)} programs, {gpu}, timeout {args.timeout:g} s, -j {args.jobs}")
 
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="tilelang_conformance_") as workdir:
         swapped = copy_swapped(examples, FAMILIES, workdir)
+        if args.cuda_arch:
+            os.makedirs(os.path.join(workdir, ".cuda_without_gpu"))
+            with open(os.path.join(workdir, ".cuda_without_gpu", "sitecustomize.py"), "w",
+                      encoding="utf-8") as f:
+                f.write(CUDA_WITHOUT_GPU)
         skips = {}
         for family in families:
             folder = os.path.join(examples, family)
@@ -558,8 +599,8 @@ def main(argv=None):
             else:
                 to_run.append(program)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = [pool.submit(run_program, p, workdir, args.timeout, args.python)
-                       for p in to_run]
+            futures = [pool.submit(run_program, p, workdir, args.timeout, args.python,
+                                   args.cuda_arch) for p in to_run]
             for future in concurrent.futures.as_completed(futures):
                 result = future.result()
                 print(f"  {result['class']:15} {result['seconds']:6.1f} s  {result['path']}",
