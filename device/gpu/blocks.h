@@ -6,7 +6,8 @@
 // (x fastest), and consecutive ones walk down a panel of Panel grid rows column by column,
 // the next panel walking back the other way. The blocks resident at one time then cover a few
 // rows and columns of tiles rather than one long row: in a GEMM they share A's and B's tiles
-// in L2. Columns: the same with the grid's axes swapped. A bijection on the grid.
+// in L2. Columns: the same with the grid's axes swapped. A bijection on the grid; a 3-D grid's
+// blocks are ordered so within each z.
 #pragma once
 
 #include "gpu/types.h"
@@ -14,7 +15,7 @@
 namespace TILEC_GPU_NAMESPACE {
 
 struct block_index {
-  unsigned x, y;
+  unsigned x, y, z;
 };
 
 // The grid position that the block launched `launched`-th (x fastest) of an across x down grid
@@ -29,12 +30,14 @@ __device__ __forceinline__ block_index rasterize(unsigned launched, unsigned gri
   unsigned a = offset / rows;
   const unsigned d = panel * Panel + offset % rows;
   if (panel % 2 == 1) a = across - 1 - a;
-  return Columns ? block_index{d, a} : block_index{a, d};
+  return Columns ? block_index{d, a, 0} : block_index{a, d, 0};
 }
 
 template <int Panel, bool Columns>
 __device__ __forceinline__ block_index rasterized_block() {
-  return rasterize<Panel, Columns>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, gridDim.y);
+  block_index b = rasterize<Panel, Columns>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, gridDim.y);
+  b.z = blockIdx.z;
+  return b;
 }
 
 }  // namespace TILEC_GPU_NAMESPACE

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +25,25 @@
 namespace tilec {
 
 struct FunctionSource;
+struct Value;
+
+// An object of the host language (a Python module, class or builtin function) that kernel
+// source names: reading its attributes and calling it with compile-time arguments run in the
+// host while the kernel compiles, as the same code would run in Python. Either may throw
+// HostError with the host's message. Implementations must be callable from any thread.
+class HostObject {
+ public:
+  virtual ~HostObject() = default;
+  // What it is, for messages ("module math", "builtin_function_or_method ceil").
+  virtual std::string description() const = 0;
+  virtual Value attribute(const std::string& name) const = 0;
+  virtual Value call(const std::vector<Value>& positional,
+                     const std::vector<std::pair<std::string, Value>>& keywords) const = 0;
+};
+
+struct HostError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A compile-time value for a free name of kernel source (or a jit parameter).
 struct Value {
@@ -34,6 +54,7 @@ struct Value {
     Function,    // a @T.prim_func, @T.macro or plain function, as its own source
     Module,      // text = "tilec.language" (the T namespace) or "tilec"
     TensorSpec,  // an argument tensor of an eager call: items = shape (Ints), dtype
+    Host,        // a host object (module, class, builtin function): host
     Opaque,      // anything else; text = its Python type name (an error if used)
   };
   Kind kind = Kind::None;
@@ -44,6 +65,7 @@ struct Value {
   DType dtype;
   std::vector<Value> items;
   std::shared_ptr<const FunctionSource> function;
+  std::shared_ptr<const HostObject> host;  // Host; for a Module, its Python module if known
 
   static Value none() { return Value{}; }
   static Value of_bool(bool v) { Value r; r.kind = Kind::Bool; r.bool_value = v; return r; }
@@ -57,6 +79,7 @@ struct Value {
   static Value module(std::string name) { Value r; r.kind = Kind::Module; r.text = std::move(name); return r; }
   static Value of_function(std::shared_ptr<const FunctionSource> f) { Value r; r.kind = Kind::Function; r.function = std::move(f); return r; }
   static Value tensor_spec(std::vector<int64_t> shape, DType t);
+  static Value of_host(std::shared_ptr<const HostObject> h) { Value r; r.kind = Kind::Host; r.host = std::move(h); return r; }
   static Value opaque(std::string type_name) { Value r; r.kind = Kind::Opaque; r.text = std::move(type_name); return r; }
 };
 

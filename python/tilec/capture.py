@@ -8,6 +8,7 @@ tilec::Value (see src/python/module.cc for the list of tags).
 import ast
 import contextlib
 import contextvars
+import functools
 import inspect
 import numbers
 import sys
@@ -86,8 +87,10 @@ _converting = contextvars.ContextVar("tilec_converting_functions", default=())
 
 
 def to_core_value(value):
-    """`value` as a tagged value for the core; anything the core can't use is
-    ("opaque", type name), an error only if a kernel uses it."""
+    """`value` as a tagged value for the core. Modules, classes, builtin functions and other
+    libraries' objects are ("host", value): the core reads their attributes and calls them in
+    Python while it compiles. Anything else the core can't use is ("opaque", type name), an
+    error only if a kernel uses it."""
     convert = getattr(type(value), "_tilec_value", None)
     if convert is not None:  # tilec.language objects: dtypes, symbolic dims, prim_funcs
         return convert(value)
@@ -111,13 +114,35 @@ def to_core_value(value):
     if isinstance(value, types.ModuleType):
         if value.__name__ in ("tilec", "tilec.language", "tilec.layout"):
             return ("module", value.__name__)
-        return ("opaque", f"module {value.__name__}")
+        return ("host", value)
     dtype = library_dtype_name(value)
     if dtype is not None:
         return ("dtype", dtype)
     if isinstance(value, types.FunctionType) and value.__name__ != "<lambda>":
         return _helper_function_value(value)
+    if _runs_in_python(value):
+        return ("host", value)
     return ("opaque", type(value).__qualname__)
+
+
+def host_result(value):
+    """What an attribute read or a call the core made in Python (a host object's) gives back,
+    tagged: to_core_value's, but a Python function stays a host object, called in Python."""
+    if isinstance(value, types.FunctionType) and getattr(type(value), "_tilec_value", None) is None:
+        return ("host", value)
+    return to_core_value(value)
+
+
+def _runs_in_python(value):
+    """Whether the core uses `value` as a host object (attributes read and calls made in Python
+    while a kernel compiles): classes, builtin functions and methods, and instances of classes
+    of other libraries than Python's builtins and tilec (but its device descriptions)."""
+    if isinstance(value, (type, types.BuiltinFunctionType, types.MethodType, functools.partial)):
+        return True
+    module = type(value).__module__ or ""
+    if module == "tilec" or module.startswith("tilec."):
+        return module.startswith("tilec.carver")
+    return module != "builtins"
 
 
 def _helper_function_value(func):

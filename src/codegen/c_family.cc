@@ -58,6 +58,10 @@ const char* infix_operator(ir::ExprKind kind) {
     case ir::ExprKind::Mul: return "*";
     case ir::ExprKind::Div: return "/";
     case ir::ExprKind::BitXor: return "^";
+    case ir::ExprKind::BitAnd: return "&";
+    case ir::ExprKind::BitOr: return "|";
+    case ir::ExprKind::ShiftLeft: return "<<";
+    case ir::ExprKind::ShiftRight: return ">>";
     case ir::ExprKind::EQ: return "==";
     case ir::ExprKind::NE: return "!=";
     case ir::ExprKind::LT: return "<";
@@ -353,6 +357,9 @@ CExpr CFamilyPrinter::print_arith(ir::ExprKind kind, const CExpr& a, const CExpr
     return {math_function(fn, t) + "(" + a.text + ", " + b.text + ")"};
   Prec prec = kind == ir::ExprKind::Add || kind == ir::ExprKind::Sub ? Prec::Additive
                : kind == ir::ExprKind::BitXor                         ? Prec::BitXor
+               : kind == ir::ExprKind::BitAnd                         ? Prec::BitAnd
+               : kind == ir::ExprKind::BitOr                          ? Prec::BitOr
+               : kind == ir::ExprKind::ShiftLeft || kind == ir::ExprKind::ShiftRight ? Prec::Shift
                                                                       : Prec::Multiplicative;
   std::string lhs = wrap(a, prec);
   if (t.is_uint() && t.bits() < 32) lhs = "static_cast<uint32_t>(" + a.text + ")";

@@ -28,9 +28,12 @@ enum class Prec : int {
   Cond = 1,        // c ? a : b
   LogicalOr,       // ||
   LogicalAnd,      // &&
+  BitOr,           // |
   BitXor,          // ^
+  BitAnd,          // &
   Equality,        // == !=
   Relational,      // < <= > >=
+  Shift,           // << >>
   Additive,        // + -
   Multiplicative,  // * / %
   Unary,           // !x, -1, (int64_t)x

@@ -243,6 +243,13 @@ static CtValue gemv_op(Elaborator& el, const EvaluatedCall& call) {
 
 static CtValue fill_op(Elaborator& el, const EvaluatedCall& call, bool clear) {
   CallArgs a = clear ? el.bind(call, {"buffer"}) : el.bind(call, {"buffer", "value"});
+  const SourceLoc& value_loc = clear ? call.node->loc : a.loc("value");
+  if (a["buffer"].kind == K::MutableVar) {  // a T.alloc_var: its one value
+    const ir::Buffer& var = a["buffer"].buffer;
+    ir::Expr value = el.to_expr_of(clear ? CtValue::of_int(0) : a["value"], var->dtype, value_loc, "fill value");
+    el.emit(ir::with_loc(ir::make_store(var, {ir::make_int(0)}, value), call.node->loc));
+    return CtValue::none();
+  }
   TileOperand dst = el.operand(a["buffer"], a.loc("buffer"), call.callee_name + "() argument 'buffer'");
   if (dst.point_only)
     for (auto& r : dst.ranges) r.extent = ir::make_int(1, r.min->dtype);
@@ -250,8 +257,7 @@ static CtValue fill_op(Elaborator& el, const EvaluatedCall& call, bool clear) {
   node->loc = call.node->loc;
   node->dst = el.region_of(dst);
   CtValue value = clear ? CtValue::of_int(0) : a["value"];
-  node->value = el.to_expr_of(value, dst.buffer->dtype, clear ? call.node->loc : a.loc("value"),
-                              "fill value");
+  node->value = el.to_expr_of(value, dst.buffer->dtype, value_loc, "fill value");
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
@@ -667,6 +673,12 @@ static const BuiltinTable& builtin_table() {
       if (order != "row" && order != "col" && order != "column")
         error_at(a.loc("order"), "T.use_swizzle order is \"row\" or \"col\"");
       if (el.truthy(a["enable"], a.loc("enable"))) el.use_block_swizzle(panel, order != "row", c.node->loc);
+      return CtValue::none();
+    };
+    t["T.no_set_max_nreg"] = [](Elaborator& el, const EvaluatedCall& c) {
+      el.bind(c, {});
+      if (!el.kernel_) error_at(c.node->loc, "T.no_set_max_nreg goes inside a T.Kernel block");
+      el.kernel_->keep_registers = true;
       return CtValue::none();
     };
     t["T.if_then_else"] = [](Elaborator& el, const EvaluatedCall& c) {

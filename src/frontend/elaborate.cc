@@ -54,6 +54,7 @@ CtValue Elaborator::from_value(const Value& value) {
       CtValue r;
       r.kind = K::Module;
       r.text = value.text.rfind("tilelang", 0) == 0 ? "tilec" + value.text.substr(8) : value.text;
+      r.host = value.host;
       return r;
     }
     case VK::TensorSpec: {
@@ -61,6 +62,12 @@ CtValue Elaborator::from_value(const Value& value) {
       r.kind = K::TensorSpec;
       r.dtype = value.dtype;
       for (const auto& d : value.items) r.items.push_back(CtValue::of_int(d.int_value));
+      return r;
+    }
+    case VK::Host: {
+      CtValue r;
+      r.kind = K::Host;
+      r.host = value.host;
       return r;
     }
     case VK::Opaque: {
@@ -193,6 +200,8 @@ void Elaborator::declare_tensor(const std::string& name, const TensorTypeValue& 
 
 // ---------------------------------------------------------------- styles
 
+// Whether `body` defines a @T.prim_func, itself or in a function it defines (a factory that
+// builds its kernel through a helper: def kernel_func(block_M): @T.prim_func def main ...).
 static bool defines_prim_func(const ast::StmtList& body) {
   for (const auto& s : body) {
     if (s->kind == ast::StmtKind::FunctionDef) {
@@ -202,6 +211,7 @@ static bool defines_prim_func(const ast::StmtList& body) {
         if ((e->kind == ast::ExprKind::Attribute || e->kind == ast::ExprKind::Name) && e->id == "prim_func")
           return true;
       }
+      if (defines_prim_func(s->body)) return true;
       continue;
     }
     if (defines_prim_func(s->body) || defines_prim_func(s->orelse)) return true;

@@ -321,6 +321,10 @@ static ir::ExprKind binary_kind(const std::string& op) {
   if (op == "//") return ir::ExprKind::FloorDiv;
   if (op == "%") return ir::ExprKind::FloorMod;
   if (op == "^") return ir::ExprKind::BitXor;
+  if (op == "&") return ir::ExprKind::BitAnd;
+  if (op == "|") return ir::ExprKind::BitOr;
+  if (op == "<<") return ir::ExprKind::ShiftLeft;
+  if (op == ">>") return ir::ExprKind::ShiftRight;
   if (op == "<") return ir::ExprKind::LT;
   if (op == "<=") return ir::ExprKind::LE;
   if (op == ">") return ir::ExprKind::GT;
@@ -386,13 +390,11 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
     return pair;
   };
 
-  if (op == "&" || op == "|") {
+  if (op == "&" || op == "|") {  // of conditions: and, or
     ir::Expr ea = to_expr(a, loc, "left operand of '" + op + "'");
     ir::Expr eb = to_expr(b, loc, "right operand of '" + op + "'");
-    if (!ea->dtype.is_bool() || !eb->dtype.is_bool())
-      error_at(loc, "bitwise '" + op + "' on runtime integers is not supported; on conditions "
-                    "it means 'and'/'or' (both sides must be comparisons)");
-    return CtValue::of_expr(op == "&" ? ir::make_And(ea, eb) : ir::make_Or(ea, eb));
+    if (ea->dtype.is_bool() && eb->dtype.is_bool())
+      return CtValue::of_expr(op == "&" ? ir::make_And(ea, eb) : ir::make_Or(ea, eb));
   }
   if (op == "**") {
     if (b.kind == K::Int && b.int_value >= 0 && b.int_value <= 16) {
@@ -415,8 +417,9 @@ CtValue Elaborator::eval_binop(const std::string& op, const CtValue& a, const Ct
     error_at(loc, "operator '" + op + "' is not supported on " + describe(a) + " and " + describe(b));
   DType t;
   auto [ea, eb] = typed_pair(&t);
-  if (op == "^" && !t.is_integer())
-    error_at(loc, "operator '^' needs integers, not " + describe(a) + " and " + describe(b));
+  if ((op == "^" || op == "&" || op == "|" || op == "<<" || op == ">>") && !t.is_integer())
+    error_at(loc, "operator '" + op + "' needs integers (or, for & and |, two conditions), not " +
+                      describe(a) + " and " + describe(b));
   if (op == "/" && !t.is_float()) {
     ea = ir::make_cast(DType::Float32, ea);
     eb = ir::make_cast(DType::Float32, eb);
@@ -439,9 +442,15 @@ CtValue Elaborator::eval_unary(const std::string& op, const CtValue& a, const So
     if (op == "-") return CtValue::of_float(-a.float_value);
     if (op == "+") return a;
   }
-  if (op == "~") error_at(loc, "operator '~' is not supported on " + describe(a));
   ir::Expr e = to_expr(a, loc, "operand of unary '" + op + "'");
   if (op == "+") return CtValue::of_expr(e);
+  if (op == "~") {  // every bit flipped: x ^ all ones
+    if (!e->dtype.is_integer() || e->dtype.is_bool())
+      error_at(loc, "operator '~' needs an integer, not " + describe(a));
+    const int bits = e->dtype.bits();
+    const int64_t all_ones = e->dtype.is_uint() && bits < 64 ? (int64_t{1} << bits) - 1 : -1;
+    return CtValue::of_expr(ir::with_loc(ir::make_BitXor(e, ir::make_int(all_ones, e->dtype)), loc));
+  }
   if (e->dtype.is_bool()) e = ir::make_cast(DType::Int32, e);
   ir::Expr zero = e->dtype.is_float() ? ir::make_float(0, e->dtype) : ir::make_int(0, e->dtype);
   return CtValue::of_expr(ir::make_Sub(zero, e));
@@ -619,6 +628,7 @@ CtValue Elaborator::eval_subscript(const ast::Expr& e) {
 CtValue Elaborator::eval_attribute(const ast::Expr& e) {
   CtValue base = eval(*e.value);
   const std::string& attr = e.id;
+  if (base.kind == K::Host) return host_attribute(base, attr, e.loc);
   if (base.kind == K::Module) {
     if (base.text == "tilec" && (attr == "language" || attr == "layout")) {
       CtValue m;
@@ -646,6 +656,7 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
       error_at(e.loc, "unknown primitive 'T." + attr + "' (docs/language.md lists the T namespace)");
     }
     if (is_builtin("tilec." + attr)) return CtValue::builtin("tilec." + attr);
+    if (base.host) return host_attribute(base, attr, e.loc);  // tilec.math, tilec.cdiv, ...
     error_at(e.loc, "module '" + base.text + "' has no attribute '" + attr + "' usable in kernels");
   }
   ir::Buffer buffer = base.kind == K::Buffer ? base.buffer
@@ -707,6 +718,7 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
   switch (callee.kind) {
     case K::Builtin: return call_builtin(callee.text, call);
     case K::Function: return call_function(callee, call);
+    case K::Host: return call_host(callee, call);
     case K::DType: {
       if (call.positional.size() != 1 || !call.keywords.empty())
         error_at(e.loc, std::string("T.") + callee.dtype.name() + "() takes one value");

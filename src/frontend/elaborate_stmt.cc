@@ -761,9 +761,9 @@ void Elaborator::end_kernel_names(const ir::KernelLaunch& launch, const SourceLo
 
 void Elaborator::use_block_swizzle(int64_t panel, bool columns, const SourceLoc& loc) {
   if (!kernel_) error_at(loc, "T.use_swizzle goes inside a T.Kernel block");
-  if (kernel_->grid.size() != 2)
-    error_at(loc, "T.use_swizzle orders the blocks of a 2-D grid; this T.Kernel has " +
-                      std::to_string(kernel_->grid.size()) + " grid dim" + (kernel_->grid.size() == 1 ? "" : "s"));
+  // A 1-D grid is in its own order (one row of blocks); a 3-D grid's x and y are ordered within
+  // each z.
+  if (kernel_->grid.size() < 2) return;
   if (kernel_->swizzle_panel > 0) error_at(loc, "T.use_swizzle is given twice in this T.Kernel block");
   kernel_->swizzle_panel = panel;
   kernel_->swizzle_columns = columns;

@@ -77,6 +77,9 @@ class Elaborator {
   // The body of `lambda` (a Lambda node of this frame's source) with its parameters bound to
   // `args` (as many), evaluated where it is written: T.Layout's index function.
   CtValue apply_lambda(const ast::Expr& lambda, const std::vector<CtValue>& args);
+  // ---- Python objects at compile time (host_calls.cc)
+  CtValue host_attribute(const CtValue& base, const std::string& attr, const SourceLoc& loc);
+  CtValue call_host(const CtValue& callee, const EvaluatedCall& call);
   // A runtime value (or a number) as an IR expression; `what` names it in errors.
   ir::Expr to_expr(const CtValue& v, const SourceLoc& loc, const std::string& what);
   ir::Expr to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc, const std::string& what);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tilec/tilec.h"
+
 namespace tilec::frontend {
 
 bool FunctionValue::has_decorator(const std::string& attr) const {
@@ -174,6 +176,7 @@ std::string describe(const CtValue& v) {
     case K::TensorType: return "tensor type";
     case K::PendingDim: return "T.const dim '" + v.text + "'";
     case K::TensorSpec: return "tensor argument";
+    case K::Host: return "Python " + v.host->description();
     case K::Opaque: return "Python value of type '" + v.text + "'";
     case K::Layout: return "layout";
   }

@@ -15,6 +15,7 @@
 
 namespace tilec {
 struct FunctionSource;
+class HostObject;
 }
 
 namespace tilec::frontend {
@@ -91,6 +92,7 @@ struct CtValue {
     TensorType,
     PendingDim,  // T.const dim not known yet (eager kernels); text: its name
     TensorSpec,  // an eager call's argument tensor: items = shape ints, dtype
+    Host,        // a Python module, class or builtin function, run at compile time: host
     Opaque,      // text: the Python type name of a value kernels can't use
     Layout,      // a shared tile's layout (T.Layout, make_swizzled_layout): layout
   };
@@ -107,6 +109,7 @@ struct CtValue {
   std::shared_ptr<FunctionValue> function;
   std::shared_ptr<TensorTypeValue> tensor_type;
   std::shared_ptr<const ir::SharedLayout> layout;
+  std::shared_ptr<const HostObject> host;
 
   static CtValue none() { return CtValue{}; }
   static CtValue of_bool(bool v);

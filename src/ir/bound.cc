@@ -163,7 +163,12 @@ std::optional<Interval> BoundAnalyzer::eval(const Expr& e, bool* may_wrap) const
       return whole(t);
     case ExprKind::Min: return Interval{std::min(a.min, b.min), std::min(a.max, b.max)};
     case ExprKind::Max: return Interval{std::max(a.min, b.min), std::max(a.max, b.max)};
-    case ExprKind::BitXor: {
+    case ExprKind::BitAnd:
+      // Of non-negative operands: at most the smaller.
+      if (a.min < 0 || b.min < 0) return whole(t);
+      return Interval{0, std::min(a.max, b.max)};
+    case ExprKind::BitXor:
+    case ExprKind::BitOr: {
       // Of non-negative operands: no bit above the larger one's highest.
       if (a.min < 0 || b.min < 0) return whole(t);
       Wide high = 1;

@@ -22,7 +22,8 @@
 namespace tilec::ir {
 
 #define TILEC_FOR_EACH_BINARY_EXPR(X) \
-  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(BitXor) X(Min) X(Max) \
+  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(BitXor) X(BitAnd) X(BitOr) X(ShiftLeft) \
+  X(ShiftRight) X(Min) X(Max) \
   X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(And) X(Or)
 
 #define TILEC_FOR_EACH_EXPR(X)                               \
@@ -162,8 +163,10 @@ struct Var : ExprNode {
 
 // All binary operators share one shape. Div is true division for floats and
 // truncating division for integers (only compiler-made, after proving signs);
-// FloorDiv/FloorMod are Python's // and %; BitXor is an integer ^ (shared-memory swizzles,
-// ir/shared_layout.h). Comparisons and And/Or give bool.
+// FloorDiv/FloorMod are Python's // and %; BitXor, BitAnd, BitOr, ShiftLeft and ShiftRight are
+// integer ^ & | << >> (shared-memory swizzles, ir/shared_layout.h; bit manipulation in kernels),
+// shifts by a count in [0, bits) and >> arithmetic on signed types. Comparisons and And/Or give
+// bool.
 template <ExprKind K>
 struct BinaryNode : ExprNode {
   static constexpr ExprKind static_kind = K;
@@ -300,13 +303,16 @@ struct KernelLaunch : StmtNode {
   std::vector<Expr> grid;        // 1 to 3 extents
   std::vector<Expr> block_vars;  // Vars, one per grid dim
   int threads = 128;
-  // T.use_swizzle (2-D grids): blocks take their (x, y) in panels of this many grid rows
+  // T.use_swizzle (2-D and 3-D grids): blocks take their (x, y) in panels of this many grid rows
   // (columns with swizzle_columns), for L2 reuse; 0 keeps the launch order.
   int64_t swizzle_panel = 0;
   bool swizzle_columns = false;
   // Warp specialization (passes/cuda/warp_specialize.h): this many threads run past
   // `threads` (a producer warpgroup); layouts still span the first `threads`.
   int producer_threads = 0;
+  // T.no_set_max_nreg: warp specialization leaves every thread the registers it launched with
+  // (no setmaxnreg).
+  bool keep_registers = false;
   // Persistent (passes/cuda/warp_specialize.h): the launch is one wave of blocks on a 1-D grid
   // and the body loops over the tiles of `grid` itself, binding the block vars for each; they
   // are not bound to the launch's block index.

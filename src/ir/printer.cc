@@ -18,7 +18,7 @@ namespace {
 
 // Python's operator precedence, loosest first; calls, subscripts and plain
 // literals are atoms.
-enum Prec { kOr = 1, kAnd, kNot, kCompare, kBitXor, kAdd, kMul, kUnary, kAtom };
+enum Prec { kOr = 1, kAnd, kNot, kCompare, kBitOr, kBitXor, kBitAnd, kShift, kAdd, kMul, kUnary, kAtom };
 
 struct Text {
   std::string s;
@@ -40,6 +40,10 @@ BinaryOp binary_op(ExprKind kind) {
     case ExprKind::FloorDiv: return {" // ", nullptr, kMul};
     case ExprKind::FloorMod: return {" % ", nullptr, kMul};
     case ExprKind::BitXor: return {" ^ ", nullptr, kBitXor};
+    case ExprKind::BitAnd: return {" & ", nullptr, kBitAnd};
+    case ExprKind::BitOr: return {" | ", nullptr, kBitOr};
+    case ExprKind::ShiftLeft: return {" << ", nullptr, kShift};
+    case ExprKind::ShiftRight: return {" >> ", nullptr, kShift};
     case ExprKind::Min: return {nullptr, "T.min", kAtom};
     case ExprKind::Max: return {nullptr, "T.max", kAtom};
     case ExprKind::EQ: return {" == ", nullptr, kCompare};
@@ -406,6 +410,7 @@ class IRPrinter {
     if (op->swizzle_panel > 0)
       line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
                        << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";
+    if (op->keep_registers) line(indent + 1) << "T.no_set_max_nreg()\n";
     body(op->body, indent + 1);
   }
 

@@ -108,6 +108,10 @@ std::optional<int64_t> evaluate(const Expr& e, const std::vector<Expr>& vars, co
     case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
     case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
     case ExprKind::BitXor: return a ^ b;
+    case ExprKind::BitAnd: return a & b;
+    case ExprKind::BitOr: return a | b;
+    case ExprKind::ShiftLeft: return b < 0 || b >= 63 ? std::nullopt : std::optional<int64_t>(a << b);
+    case ExprKind::ShiftRight: return b < 0 || b >= 64 ? std::nullopt : std::optional<int64_t>(a >> b);
     case ExprKind::Min: return std::min(a, b);
     case ExprKind::Max: return std::max(a, b);
     case ExprKind::EQ: return a == b;

@@ -36,6 +36,8 @@ bool is_commutative(ExprKind k) {
     case ExprKind::Add:
     case ExprKind::Mul:
     case ExprKind::BitXor:
+    case ExprKind::BitAnd:
+    case ExprKind::BitOr:
     case ExprKind::Min:
     case ExprKind::Max:
     case ExprKind::EQ:
@@ -77,6 +79,14 @@ Expr fold_int(ExprKind k, DType t, int64_t a, int64_t b) {
     case ExprKind::Sub: return imm(ua - ub);
     case ExprKind::Mul: return imm(ua * ub);
     case ExprKind::BitXor: return imm(ua ^ ub);
+    case ExprKind::BitAnd: return imm(ua & ub);
+    case ExprKind::BitOr: return imm(ua | ub);
+    case ExprKind::ShiftLeft:
+    case ExprKind::ShiftRight: {
+      if (b < 0 || b >= t.bits()) return Expr();  // left as written (undefined in C)
+      if (k == ExprKind::ShiftLeft) return imm(ua << b);
+      return u ? imm(ua >> b) : imm(static_cast<uint64_t>(a >> b));
+    }
     default: break;
   }
   if (b == 0) return Expr();
@@ -313,6 +323,16 @@ Expr rewrite(ExprKind k, const Expr& a, const Expr& b) {
       if (!integer) return Expr();
       if (b_const && cb == 0) return a;
       return structural_equal(a, b) ? zero() : Expr();
+    case ExprKind::BitOr:
+      if (!integer) return Expr();
+      if (b_const && cb == 0) return a;
+      return structural_equal(a, b) ? a : Expr();
+    case ExprKind::BitAnd:
+      if (!integer) return Expr();
+      if (b_const && cb == 0) return zero();
+      return structural_equal(a, b) ? a : Expr();
+    case ExprKind::ShiftLeft:
+    case ExprKind::ShiftRight: return integer && b_const && cb == 0 ? a : Expr();
     case ExprKind::Min:
     case ExprKind::Max: return structural_equal(a, b) ? a : Expr();
     case ExprKind::EQ:

@@ -6,7 +6,9 @@
 //   ("dtype", name) ("symbolic", (name, dtype_name)) ("module", name)
 //   ("tuple", [tagged...]) ("list", [tagged...]) ("opaque", type_name)
 //   ("function", (source, filename, first_line, name, {name: tagged}))
-//   ("tensor_spec", ([dims...], dtype_name))
+//   ("tensor_spec", ([dims...], dtype_name)) ("host", object)
+// A "host" object (a module, class or builtin function) stays in Python: the compiler reads
+// its attributes and calls it through PythonObject below, which takes the GIL for each.
 // Launch arguments are tensors (anything DLPack-capable), (tensor, dtype_name)
 // pairs for element types the producer can't export (numpy's ml_dtypes arrays
 // arrive as same-width unsigned views), ints, floats and bools.
@@ -48,6 +50,90 @@ constexpr int kMaxValueDepth = 1000;
 
 Value to_value(nb::handle tagged, int depth);
 
+// What a host object's attribute or call gave, as the compiler's value (tilec.capture tags it).
+Value from_python(nb::handle value) {
+  return to_value(nb::module_::import_("tilec.capture").attr("host_result")(value), 0);
+}
+
+nb::object to_python(const Value& value);
+
+class PythonObject final : public tilec::HostObject {
+ public:
+  explicit PythonObject(nb::handle object) : object_(nb::borrow(object)) {}
+  // The last reference may go while the compiler runs without the GIL.
+  ~PythonObject() override {
+    nb::gil_scoped_acquire gil;
+    object_.reset();
+  }
+
+  std::string description() const override {
+    nb::gil_scoped_acquire gil;
+    std::string type = nb::cast<std::string>(nb::handle(Py_TYPE(object_.ptr())).attr("__name__"));
+    if (nb::hasattr(object_, "__name__") && nb::isinstance<nb::str>(object_.attr("__name__")))
+      return type + " " + nb::cast<std::string>(object_.attr("__name__"));
+    return "value of type '" + type + "'";
+  }
+
+  Value attribute(const std::string& name) const override {
+    nb::gil_scoped_acquire gil;
+    try {
+      return from_python(object_.attr(name.c_str()));
+    } catch (const nb::python_error& e) {
+      throw tilec::HostError(message(e));
+    }
+  }
+
+  Value call(const std::vector<Value>& positional,
+             const std::vector<std::pair<std::string, Value>>& keywords) const override {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::list args;
+      for (const Value& v : positional) args.append(to_python(v));
+      nb::dict kwargs;
+      for (const auto& [name, v] : keywords) kwargs[name.c_str()] = to_python(v);
+      return from_python(object_(*nb::tuple(args), **kwargs));
+    } catch (const nb::python_error& e) {
+      throw tilec::HostError(message(e));
+    }
+  }
+
+  nb::handle object() const { return object_; }
+
+ private:
+  // "ValueError: math domain error"
+  static std::string message(const nb::python_error& e) {
+    std::string type = nb::cast<std::string>(e.type().attr("__name__"));
+    std::string text = nb::cast<std::string>(nb::str(e.value()));
+    return text.empty() ? type : type + ": " + text;
+  }
+
+  nb::object object_;
+};
+
+nb::object to_python(const Value& value) {
+  using VK = Value::Kind;
+  switch (value.kind) {
+    case VK::None: return nb::none();
+    case VK::Bool: return nb::bool_(value.bool_value);
+    case VK::Int: return nb::int_(value.int_value);
+    case VK::Float: return nb::float_(value.float_value);
+    case VK::String: return nb::str(value.text.c_str());
+    case VK::DType: return nb::module_::import_("tilec.language").attr("dtype")(value.dtype.name());
+    case VK::Tuple: case VK::List: {
+      nb::list items;
+      for (const Value& item : value.items) items.append(to_python(item));
+      return value.kind == VK::Tuple ? nb::object(nb::tuple(items)) : nb::object(items);
+    }
+    case VK::Host:
+      if (auto* python = dynamic_cast<const PythonObject*>(value.host.get()))
+        return nb::borrow(python->object());
+      break;
+    default:
+      break;
+  }
+  throw tilec::HostError("this value cannot be passed to Python");
+}
+
 std::vector<Value> to_values(nb::handle items, int depth) {
   std::vector<Value> values;
   for (nb::handle item : items) values.push_back(to_value(item, depth + 1));
@@ -79,8 +165,14 @@ Value to_value(nb::handle tagged, int depth) {
   if (tag == "int") return Value::of_int(nb::cast<int64_t>(payload));
   if (tag == "float") return Value::of_float(nb::cast<double>(payload));
   if (tag == "str") return Value::of_string(nb::cast<std::string>(payload));
-  if (tag == "module") return Value::module(nb::cast<std::string>(payload));
+  if (tag == "module") {  // tilec's own: the compiler knows their kernel-side names
+    auto name = nb::cast<std::string>(payload);
+    Value module = Value::module(name);
+    module.host = std::make_shared<PythonObject>(nb::module_::import_(name.c_str()));
+    return module;
+  }
   if (tag == "opaque") return Value::opaque(nb::cast<std::string>(payload));
+  if (tag == "host") return Value::of_host(std::make_shared<PythonObject>(payload));
   if (tag == "tuple") return Value::tuple(to_values(payload, depth));
   if (tag == "list") return Value::list(to_values(payload, depth));
   if (tag == "dtype") {

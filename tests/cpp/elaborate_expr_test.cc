@@ -147,6 +147,13 @@ TEST(ElaborateExpr, XorOfRuntimeIntegersIsBitXor) {
   EXPECT_EQ(store_of("5 ^ 3"), "T.int64(6)");
 }
 
+TEST(ElaborateExpr, BitwiseOperatorsOfRuntimeIntegers) {
+  EXPECT_EQ(store_of("T.int64(bx) & 6 | 1"), "T.cast(bx, \"int64\") & T.int64(6) | T.int64(1)");
+  EXPECT_EQ(store_of("T.int64(bx) << 2 >> 1"), "T.cast(bx, \"int64\") << T.int64(2) >> T.int64(1)");
+  EXPECT_EQ(store_of("~T.int64(bx)"), "T.cast(bx, \"int64\") ^ T.int64(-1)");
+  EXPECT_EQ(store_of("~3 & 7"), "T.int64(4)");
+}
+
 TEST(ElaborateExpr, ConstantsMustFitTheTypeTheyReachTheIRAs) {
   expect_store_error("300", "6:9: error: the integer 300 does not fit in int8 (stored value)", "int8");
   expect_store_error("A[1] + 300", "6:16: error: the integer 300 does not fit in int8 (operand of '+')", "int8");

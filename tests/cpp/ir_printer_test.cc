@@ -68,6 +68,12 @@ TEST(IRPrinter, MinimalParentheses) {
   EXPECT_EQ(to_string(make_Mul(make_BitXor(x, y), z)), "(x ^ y) * z");
   EXPECT_EQ(to_string(make_BitXor(x, make_BitXor(y, z))), "x ^ (y ^ z)");
   EXPECT_EQ(to_string(make_LT(make_BitXor(x, y), z)), "x ^ y < z");
+  // | looser than ^, looser than &, looser than shifts, looser than +, as in Python.
+  EXPECT_EQ(to_string(make_BitOr(make_BitXor(x, y), make_BitAnd(y, z))), "x ^ y | y & z");
+  EXPECT_EQ(to_string(make_BitAnd(make_BitOr(x, y), z)), "(x | y) & z");
+  EXPECT_EQ(to_string(make_ShiftLeft(make_Add(x, y), z)), "x + y << z");
+  EXPECT_EQ(to_string(make_BitAnd(make_ShiftRight(x, y), z)), "x >> y & z");
+  EXPECT_EQ(to_string(make_ShiftRight(x, make_BitAnd(y, z))), "x >> (y & z)");
   EXPECT_EQ(to_string(make_LT(make_Add(x, y), z)), "x + y < z");
   EXPECT_EQ(to_string(make_EQ(make_LT(x, y), make_bool(true))), "(x < y) == True");
   Expr c1 = make_LT(x, y), c2 = make_GE(y, z), c3 = make_NE(x, z);

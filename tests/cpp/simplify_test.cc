@@ -185,6 +185,12 @@ TEST(Simplify, FoldsIntegerArithmeticExactly) {
       {ExprKind::Max, DType::Int32, -1, 1, 1},
       {ExprKind::Min, DType::UInt64, -1, 1, 1},
       {ExprKind::Max, DType::UInt64, -1, 1, -1},
+      {ExprKind::BitAnd, DType::Int32, -7, 12, 8},
+      {ExprKind::BitOr, DType::UInt16, 0x8000, 0x0101, 0x8101},
+      {ExprKind::ShiftLeft, DType::Int8, 64, 1, -128},
+      {ExprKind::ShiftLeft, DType::UInt16, 0xFFFF, 8, 0xFF00},
+      {ExprKind::ShiftRight, DType::Int32, -16, 2, -4},  // arithmetic on signed types
+      {ExprKind::ShiftRight, DType::UInt32, 4294967280, 2, 1073741820},
   };
   for (const IntCase& c : cases) {
     Expr e = make_binary(c.kind, make_int(c.a, c.dtype), make_int(c.b, c.dtype));
@@ -193,6 +199,13 @@ TEST(Simplify, FoldsIntegerArithmeticExactly) {
     ASSERT_NE(imm, nullptr) << to_string(e);
     EXPECT_EQ(imm->value, c.expected) << to_string(e);
     EXPECT_EQ(r->dtype, c.dtype) << to_string(e);
+  }
+}
+
+TEST(Simplify, LeavesShiftsPastTheWidthAsWritten) {
+  for (int64_t count : {-1, 32, 40}) {
+    Expr e = make_ShiftLeft(make_int(1), make_int(count));
+    EXPECT_EQ(simplify(e).as<IntImm>(), nullptr) << to_string(e);
   }
 }
 

@@ -76,6 +76,8 @@ class Input:
             return f"sym({word(payload[0])})"
         if tag in ("module", "opaque"):
             return f"{tag}({word(payload)})"
+        if tag == "host":  # a Python object the core calls into: the fuzzer has no Python
+            return f"opaque({word(type(payload).__qualname__)})"
         if tag in ("tuple", "list"):
             items = ", ".join(self.value(item) for item in payload)
             return f"({items})" if tag == "tuple" else f"[{items}]"

@@ -38,6 +38,8 @@ NP_DTYPES = {
     "int32": np.dtype(np.int32),
     "int64": np.dtype(np.int64),
     "uint8": np.dtype(np.uint8),
+    "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32),
     "float16": np.dtype(np.float16),
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
     "float32": np.dtype(np.float32),
@@ -72,6 +74,8 @@ INT_RANGES = {
     "int32": (-1000, 1000),
     "int64": (-1000, 1000),
     "uint8": (1, 200),
+    "uint16": (1, 60000),
+    "uint32": (1, 4000000000),
 }
 
 

@@ -10,7 +10,8 @@ import tilec
 import tilec.language as T
 from tilec import _core
 
-from test_tile_ops import cumsum_kernel, matmul_operand_in_registers, matmul_rasterized, matmul_shared_epilogue
+from test_tile_ops import (batched_matmul_rasterized, cumsum_kernel, matmul_operand_in_registers,
+                           matmul_rasterized, matmul_shared_epilogue, rows_rasterized)
 
 ARCH = "sm_90a"
 
@@ -337,6 +338,11 @@ def test_use_swizzle_rasterizes_the_block_indices():
     assert "const int32_t bx = static_cast<int32_t>(block.x);" in source
     source = cuda_compile(matmul_rasterized.__wrapped__(256, 256, 64, 2, "col")).get_kernel_source()
     assert "rasterized_block<2, true>" in source
+    # A 3-D grid: x and y rasterized, z as launched; a 1-D grid needs no reordering.
+    source = cuda_compile(batched_matmul_rasterized.__wrapped__(2, 256, 256, 64, 4)).get_kernel_source()
+    assert "rasterized_block<4, false>();" in source
+    assert "const int32_t bz = static_cast<int32_t>(block.z);" in source
+    assert "rasterized_block" not in cuda_compile(rows_rasterized.__wrapped__(1000)).get_kernel_source()
 
 
 def test_block_of_partial_warps_is_an_error():

@@ -156,11 +156,7 @@ def swizzle_misuse(case):
     def main(A: T.Tensor((64, 64), "float32")):
         if case == "outside":
             T.use_swizzle(2)  # ERR:swizzle-outside
-        if case == "one_dim":
-            with T.Kernel(4, threads=128) as bx:
-                T.use_swizzle(2)  # ERR:swizzle-one-dim
-                A[bx, 0] = 1.0
-        elif case != "outside":
+        if case != "outside":
             with T.Kernel(2, 2, threads=128) as (bx, by):
                 if case == "twice":
                     T.use_swizzle(2)
@@ -175,7 +171,6 @@ def swizzle_misuse(case):
 
 
 @pytest.mark.parametrize("case,marker,word", [("outside", "ERR:swizzle-outside", "inside a T.Kernel"),
-                                              ("one_dim", "ERR:swizzle-one-dim", "2-D grid"),
                                               ("twice", "ERR:swizzle-twice", "twice"),
                                               ("order", "ERR:swizzle-order", "\"row\" or \"col\""),
                                               ("panel", "ERR:swizzle-panel", "at least 1")])

@@ -26,7 +26,7 @@ LADDER = {
 
 
 def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat16", trans_b=False,
-           shared_epilogue=False, panel=0, out_dtype="bfloat16"):
+           shared_epilogue=False, panel=0, out_dtype="bfloat16", keep_registers=False):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
@@ -34,6 +34,8 @@ def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat1
         with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
             if panel:
                 T.use_swizzle(panel)
+            if keep_registers:
+                T.no_set_max_nreg()
             A_s = T.alloc_shared((bM, bK), dtype)
             B_s = T.alloc_shared(((bN, bK) if trans_b else (bK, bN)), dtype)
             C_l = T.alloc_fragment((bM, bN), "float32")
@@ -91,6 +93,12 @@ def test_each_technique_shows_in_the_source_and_its_config_turns_it_off(step):
     assert ("setmaxnreg_dec<40>" in src) == on("setmaxnreg")
     assert ("persistent_first()" in src and "tile_iter" in src) == on("persistent")
     assert ("cp_async_16" in src) == (not on("tma"))
+
+
+def test_no_set_max_nreg_keeps_the_registers_of_a_warp_specialized_kernel():
+    src = compile_or_skip(matmul(512, 512, 512, keep_registers=True), target="cuda", arch=ARCH).get_kernel_source()
+    assert "mbarrier_arrive_per_warp" in src and "setmaxnreg_" not in src
+    assert "T.no_set_max_nreg()" in emit(matmul(512, 512, 512, keep_registers=True), "ir")
 
 
 def test_unknown_or_malformed_hopper_pass_configs_are_errors():

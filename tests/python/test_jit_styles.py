@@ -59,6 +59,28 @@ def test_lazy_without_out_idx_writes_in_place(rng):
     assert_close(c, expected, "float32", scale=scale)
 
 
+def test_factory_building_its_kernel_through_a_helper_function(rng):
+    # TileLang's block-sparse attention: the factory defines kernel_func(block, ...), which
+    # defines the prim_func, and returns what kernel_func returns.
+    @jit(out_idx=[-1])
+    def scaled(n, factor):
+        def kernel_func(block, threads):
+            @T.prim_func
+            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+                with T.Kernel(T.ceildiv(n, block), threads=threads) as bx:
+                    for i in T.Parallel(block):
+                        if bx * block + i < n:
+                            B[bx * block + i] = A[bx * block + i] * factor
+
+            return main
+
+        return kernel_func(64, 64)
+
+    assert scaled.style == "factory"
+    a = rand(100, "float32", rng)
+    assert_close(scaled(100, 3.0)(a), a * 3.0, "float32", exact=True)
+
+
 def test_decorator_with_arguments(rng):
     @jit(out_idx=[-1])
     def double(n):

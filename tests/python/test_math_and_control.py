@@ -9,6 +9,7 @@ import tilec
 import tilec.language as T
 
 from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from test_errors import compile_error
 
 
 # --- math functions ------------------------------------------------------------
@@ -133,6 +134,54 @@ def test_xor_of_runtime_integers(dtype, rng):
     assert_close(c[0], a ^ b, dtype, what="a ^ b")
     assert_close(c[1], a ^ 5, dtype, what="a ^ 5")
     assert_close(c[2], a[i ^ 1] + (i ^ 3) * 2, dtype, what="A[i ^ 1] + (i ^ 3) * 2")
+
+
+@jit
+def bitwise_of_ints(n, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((6, n), dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                C[0, i] = A[i] & B[i]
+                C[1, i] = A[i] | 0x41
+                C[2, i] = ~A[i]
+                C[3, i] = A[i] >> 3
+                C[4, i] = (A[i] & 0x3F) << 2
+                C[5, i] = T.if_then_else(A[i] < B[i], ~A[i] & 0x7F, A[i] | (B[i] >> 1))
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint16", "int8", "uint32", "int64"])
+def test_bitwise_operators_of_runtime_integers(dtype, rng):
+    signed = np.dtype(dtype).kind == "i"
+    low, high = (-100, 100) if signed else (0, 200)
+    a = rand(64, dtype, rng, low=low, high=high)
+    b = rand(64, dtype, rng, low=low, high=high)
+    c = poison((6, 64), dtype)
+    bitwise_of_ints(64, dtype)(a, b, c)
+    t = np.dtype(dtype).type
+    assert_close(c[0], a & b, dtype, exact=True, what="a & b")
+    assert_close(c[1], a | t(0x41), dtype, exact=True, what="a | 0x41")
+    assert_close(c[2], ~a, dtype, exact=True, what="~a")
+    assert_close(c[3], a >> t(3), dtype, exact=True, what="a >> 3 (arithmetic on signed types)")
+    assert_close(c[4], ((a & t(0x3F)) << t(2)).astype(dtype), dtype, exact=True, what="(a & 0x3F) << 2")
+    expected = np.where(a < b, ~a & t(0x7F), a | (b >> t(1))).astype(dtype)
+    assert_close(c[5], expected, dtype, exact=True, what="select of bit operations")
+
+
+def test_bitwise_operators_need_integers():
+    @jit
+    def float_and(n):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(n):
+                    A[i] = A[i] & 3  # ERR:bitwise-float
+
+        return main
+
+    check_diagnostic(compile_error(float_and, 32), __file__, "ERR:bitwise-float", "'&' needs integers")
 
 
 Q_PY, R_PY = divmod(-17, 5)  # computed by Python: -4, 3

@@ -141,6 +141,35 @@ def test_alloc_var_forms_and_conversion(rng):
     assert_close(Y[3], X.astype(np.float64) * 2 + 1, "float32")
 
 
+@jit
+def cleared_and_filled_variables(n):
+    # TileLang's split-K reductions start their running sums with T.clear / T.fill of a variable.
+    @T.prim_func
+    def main(X: T.Tensor((n, 4), "float32"), Y: T.Tensor((2, n), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding()
+            total = T.alloc_var("float32")
+            largest = T.alloc_var("float32")
+            T.clear(total)
+            T.fill(largest, -T.infinity("float32"))
+            for k in T.serial(4):
+                total = total + X[tx, k]
+                largest = T.max(largest, X[tx, k])
+            Y[0, tx] = total
+            Y[1, tx] = largest
+
+    return main
+
+
+def test_clear_and_fill_a_variable(rng):
+    n = 32
+    X = rand((n, 4), "float32", rng)
+    Y = poison((2, n), "float32")
+    cleared_and_filled_variables(n)(X, Y)
+    assert_close(Y[0], X.astype(np.float64).sum(axis=1), "float32")
+    assert_close(Y[1], X.max(axis=1), "float32")
+
+
 # --- the extents and block bindings --------------------------------------------------------
 
 @jit

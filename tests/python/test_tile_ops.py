@@ -398,6 +398,58 @@ def test_use_swizzle_gives_every_block_one_tile(panel, order, rng):
     assert_close(c, op_a @ op_b, "float32", scale=np.abs(op_a) @ np.abs(op_b))
 
 
+@jit
+def batched_matmul_rasterized(batch, M, N, K, panel, block=32):
+    # A 3-D grid: T.use_swizzle orders x and y within each z.
+    @T.prim_func
+    def main(A: T.Tensor((batch, M, K), "float16"), B: T.Tensor((batch, K, N), "float16"),
+             C: T.Tensor((batch, M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), batch, threads=128) as (bx, by, bz):
+            T.use_swizzle(panel)
+            A_s = T.alloc_shared((block, 32), "float16")
+            B_s = T.alloc_shared((32, block), "float16")
+            C_f = T.alloc_fragment((block, block), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                T.copy(A[bz, by * block, k * 32], A_s)
+                T.copy(B[bz, k * 32, bx * block], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[bz, by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("panel", [1, 3])
+def test_use_swizzle_on_a_3d_grid_keeps_each_batch_apart(panel, rng):
+    batch, M, N, K = 3, 130, 100, 64
+    a, b = rand((batch, M, K), "float16", rng), rand((batch, K, N), "float16", rng)
+    c = poison((batch, M, N), "float32")
+    batched_matmul_rasterized(batch, M, N, K, panel)(a, b, c)
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64)
+    assert_close(c, op_a @ op_b, "float32", scale=np.abs(op_a) @ np.abs(op_b))
+
+
+@jit
+def rows_rasterized(n, block=64):
+    # A 1-D grid is one row of blocks, already in T.use_swizzle's order.
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, block), threads=64) as bx:
+            T.use_swizzle(4)
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    B[bx * block + i] = A[bx * block + i] * 2
+
+    return main
+
+
+def test_use_swizzle_on_a_1d_grid_keeps_the_launch_order(rng):
+    a = rand((1000,), "float32", rng)
+    b = poison((1000,), "float32")
+    rows_rasterized(1000)(a, b)
+    assert_close(b, a.astype(np.float64) * 2, "float32")
+
+
 # --- T.gemm with an operand in registers (gemm_rs / gemm_sr on the GPU) ------------
 
 @jit

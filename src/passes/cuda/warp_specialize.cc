@@ -231,7 +231,7 @@ class Specializer {
         consumer_work = over_tiles(tile_iter, consumer_work, loc);
       }
       const std::optional<int> grown =
-          hopper_feature(ctx_, "tilec.setmaxnreg") ? consumer_registers(launch_.threads) : std::nullopt;
+          hopper_feature(ctx_, "tilec.setmaxnreg") && !launch_.keep_registers ? consumer_registers(launch_.threads) : std::nullopt;
       std::vector<Stmt> producer, consumer;
       if (grown)
         producer.push_back(ir::device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));
@@ -338,11 +338,14 @@ class Specializer {
                                    stride);
     Expr tile = ir::make_Add(first, ir::make_Mul(tile_iter, stride));
     std::vector<Expr> coords;
-    if (launch_.swizzle_panel > 0) {
+    if (launch_.swizzle_panel > 0) {  // x and y in T.use_swizzle's order, within each z
       std::string order = std::to_string(launch_.swizzle_panel) + (launch_.swizzle_columns ? ", true>" : ", false>");
+      Expr plane = ir::make_Mul(extents[0], extents[1]);
+      Expr in_plane = extents.size() == 3 ? ir::make_FloorMod(tile, plane) : tile;
       for (const char* axis : {"x", "y"})
         coords.push_back(
-            ir::device_value(t, std::string("tile_block_") + axis + "<" + order, {tile, extents[0], extents[1]}));
+            ir::device_value(t, std::string("tile_block_") + axis + "<" + order, {in_plane, extents[0], extents[1]}));
+      if (extents.size() == 3) coords.push_back(ir::make_FloorDiv(tile, plane));
     } else {
       Expr rest = tile;
       for (const Expr& extent : extents) {
