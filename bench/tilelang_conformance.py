@@ -415,8 +415,10 @@ def _is_sibling(module, workdir):
 
 # --cuda-arch: the programs' sitecustomize, which makes target "auto" mean CUDA at that arch.
 CUDA_WITHOUT_GPU = """\
+import importlib
 import os
-import tilec.jit as _jit
+
+_jit = importlib.import_module("tilec.jit")  # the module: tilec.jit, the attribute, is the function
 
 _arch = os.environ["TILEC_CONFORMANCE_CUDA_ARCH"]
 _compile = _jit.JitFunction._compile

@@ -675,12 +675,14 @@ static const BuiltinTable& builtin_table() {
       if (el.truthy(a["enable"], a.loc("enable"))) el.use_block_swizzle(panel, order != "row", c.node->loc);
       return CtValue::none();
     };
-    t["T.no_set_max_nreg"] = [](Elaborator& el, const EvaluatedCall& c) {
-      el.bind(c, {});
-      if (!el.kernel_) error_at(c.node->loc, "T.no_set_max_nreg goes inside a T.Kernel block");
-      el.kernel_->keep_registers = true;
-      return CtValue::none();
-    };
+    // TileLang's two spellings of one hint: warp specialization keeps the registers as launched.
+    for (const char* name : {"T.no_set_max_nreg", "T.disable_warp_group_reg_alloc"})
+      t[name] = [](Elaborator& el, const EvaluatedCall& c) {
+        el.bind(c, {});
+        if (!el.kernel_) error_at(c.node->loc, c.callee_name + " goes inside a T.Kernel block");
+        el.kernel_->keep_registers = true;
+        return CtValue::none();
+      };
     t["T.if_then_else"] = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"cond", "true_value", "false_value"});
       if (a["cond"].is_constant())

@@ -1,11 +1,14 @@
 #include "ir/region.h"
 
+#include "ir/simplify.h"
+
 namespace tilec::ir {
 
 std::vector<int> squeezed_dims(const BufferRegion& region) {
   std::vector<int> dims;
   for (size_t d = 0; d < region.region.size(); ++d)
-    if (!is_one(region.region[d].extent)) dims.push_back(static_cast<int>(d));
+    // A slice's extent is written as its end minus its start: ((bx + 1) * m - bx * m) is 1.
+    if (!is_one(simplify(region.region[d].extent))) dims.push_back(static_cast<int>(d));
   return dims;
 }
 

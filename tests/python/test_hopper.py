@@ -101,6 +101,17 @@ def test_no_set_max_nreg_keeps_the_registers_of_a_warp_specialized_kernel():
     assert "T.no_set_max_nreg()" in emit(matmul(512, 512, 512, keep_registers=True), "ir")
 
 
+def test_disable_warp_group_reg_alloc_is_no_set_max_nreg():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.disable_warp_group_reg_alloc()
+            for i in T.Parallel(128):
+                A[i] = 1.0
+
+    assert "T.no_set_max_nreg()" in emit(main, "ir")
+
+
 def test_unknown_or_malformed_hopper_pass_configs_are_errors():
     with pytest.raises(ValueError, match="tilec.wgmma.*is a switch"):
         tilec.compile(matmul(128, 256, 64), target="cuda", arch=ARCH, pass_configs={"tilec.wgmma": "maybe"})

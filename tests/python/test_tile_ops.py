@@ -209,6 +209,30 @@ def test_copy_region_to_region_between_global_tensors(rng):
     assert_close(b, a[:, 8:16], "float32", exact=True)
 
 
+@jit
+def rows_through_a_fragment(M, N, block_m):
+    # TileLang's rms_norm: slices written as start:end, whose extent ((bx + 1) * m - bx * m)
+    # is block_m; with block_m = 1 the (1, N) slice fills a (1, N) fragment.
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_m), threads=128) as bx:
+            A_local = T.alloc_fragment((block_m, N), "float32")
+            T.copy(A[bx * block_m:(bx + 1) * block_m, :], A_local)
+            for i, j in T.Parallel(block_m, N):
+                A_local[i, j] = A_local[i, j] * 3
+            T.copy(A_local, B[bx * block_m:(bx + 1) * block_m, :])
+
+    return main
+
+
+@pytest.mark.parametrize("block_m", [1, 4])
+def test_copy_of_slices_written_as_start_and_end(block_m, rng):
+    a = rand((16, 256), "float32", rng)
+    b = poison((16, 256), "float32")
+    rows_through_a_fragment(16, 256, block_m)(a, b)
+    assert_close(b, a.astype(np.float64) * 3, "float32")
+
+
 # --- T.clear / T.fill ----------------------------------------------------------
 
 @jit
