@@ -53,7 +53,6 @@ std::vector<PassEntry> passes_for(const Target& target) {
   }
   if (target.is_cuda()) {
     return {
-        {"verify_one_launch", verify_one_launch},
         {"verify", verify},
         {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},
@@ -74,7 +73,6 @@ std::vector<PassEntry> passes_for(const Target& target) {
   // register operand through LDS, and is selected again (MFMA takes it there).
   if (target.is_hip()) {
     return {
-        {"verify_one_launch", verify_one_launch},
         {"verify", verify},
         {"select_instructions", select_instructions},
         {"pipeline_loops", pipeline_loops},

@@ -154,37 +154,4 @@ ir::Stmt verify(const ir::Stmt& body, const PassContext& ctx) {
 
 void verify_source(const ir::PrimFunc& func) { Verifier(func, true).visit(func.body); }
 
-namespace {
-
-// The KernelLaunch nodes at the top of `s` (under Seq, LetStmt and Allocate).
-void find_launches(const ir::Stmt& s, const std::string& target, std::vector<const ir::KernelLaunch*>& found) {
-  if (const auto* launch = s.as<ir::KernelLaunch>()) {
-    if (!found.empty())
-      error_at(launch->loc, "a " + target + " kernel function has one `with T.Kernel(...)` block; this is a "
-               "second one, which would run with the first one's grid and threads: make it a function "
-               "of its own", found.front()->loc, "the first block is here");
-    found.push_back(launch);
-  } else if (const auto* seq = s.as<ir::Seq>()) {
-    for (const auto& inner : seq->stmts) find_launches(inner, target, found);
-  } else if (const auto* let = s.as<ir::LetStmt>()) {
-    find_launches(let->body, target, found);
-  } else if (const auto* alloc = s.as<ir::Allocate>()) {
-    find_launches(alloc->body, target, found);
-  } else if (s) {
-    error_at(s->loc, "code outside `with T.Kernel(...)` runs on no GPU thread (target " + target +
-             "): move this statement into the kernel block");
-  }
-}
-
-}  // namespace
-
-ir::Stmt verify_one_launch(const ir::Stmt& body, const PassContext& ctx) {
-  std::vector<const ir::KernelLaunch*> found;
-  find_launches(body, ctx.target.name, found);
-  if (found.empty())
-    error_at(ctx.func->loc, "function '" + ctx.func->name + "' has no `with T.Kernel(...)` block: a " +
-             ctx.target.name + " kernel runs its body in one");
-  return body;
-}
-
 }  // namespace tilec::passes

@@ -20,10 +20,4 @@ ir::Stmt verify(const ir::Stmt& body, const PassContext& ctx);
 
 void verify_source(const ir::PrimFunc& func);
 
-// On a GPU target a function's body is one `with T.Kernel(...)` block, with only allocations
-// and lets around it. Otherwise a CompileError: at a statement outside the block (it would run
-// on no thread), at a second block (it would run with the first one's grid and threads), or at
-// the function when it has none. The GPU pass lists run it first.
-ir::Stmt verify_one_launch(const ir::Stmt& body, const PassContext& ctx);
-
 }  // namespace tilec::passes

@@ -17,6 +17,7 @@
 #include "ir/printer.h"
 #include "op/accesses.h"
 #include "passes/pipeline.h"
+#include "passes/split_launches.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/hip/hip_library.h"
@@ -124,7 +125,7 @@ void log_fast_math_unused(const CompileOptions& options, const Target& target) {
 
 struct Lowered {
   ir::PrimFunc tile;
-  ir::PrimFunc lowered;
+  std::vector<ir::PrimFunc> lowered;  // one function per launch, in order
 };
 
 Lowered lower(const FunctionSource& func, const CompileOptions& options, const Target& target,
@@ -138,11 +139,21 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const T
   ctx.target = target;
   ctx.pass_configs = options.pass_configs;
   ctx.contiguous_args = contiguous_args;
-  {
-    StageTimer t("passes (" + target.name + (contiguous_args ? ", contiguous" : "") + ")");
-    r.lowered = passes::run_pipeline(r.tile, ctx);
-  }
+  std::vector<ir::PrimFunc> launches =
+      target.is_cpu() ? std::vector<ir::PrimFunc>{r.tile} : passes::split_launches(r.tile, target.name);
+  StageTimer t("passes (" + target.name + (contiguous_args ? ", contiguous" : "") + ")");
+  for (const ir::PrimFunc& launch : launches) r.lowered.push_back(passes::run_pipeline(launch, ctx));
   return r;
+}
+
+// The texts of several launches as one: each under a comment line that numbers it.
+std::string joined(const std::vector<std::string>& texts, const char* comment) {
+  if (texts.size() == 1) return texts[0];
+  std::string all;
+  for (size_t i = 0; i < texts.size(); ++i)
+    all += std::string(i ? "\n" : "") + comment + " launch " + std::to_string(i + 1) + " of " +
+           std::to_string(texts.size()) + "\n" + texts[i];
+  return all;
 }
 
 // `tile`'s params, as elaborated.
@@ -173,9 +184,8 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
 }
 
 // Generates and builds the target code of `lowered`.
-KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const Target& target) {
-  KernelVariant v;
-  v.ir = ir::to_string(lowered);
+BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, const Target& target) {
+  BuiltLaunch v;
   v.abi = codegen::make_kernel_abi(lowered);
   v.func = std::move(lowered);
   if (!target.is_cuda()) log_fast_math_unused(options, target);
@@ -209,6 +219,19 @@ KernelVariant build(ir::PrimFunc lowered, const CompileOptions& options, const T
   return v;
 }
 
+KernelVariant build(std::vector<ir::PrimFunc> lowered, const CompileOptions& options, const Target& target) {
+  KernelVariant v;
+  std::vector<std::string> sources, irs;
+  for (ir::PrimFunc& launch : lowered) {
+    irs.push_back(ir::to_string(launch));
+    v.launches.push_back(build_launch(std::move(launch), options, target));
+    sources.push_back(v.launches.back().source);
+  }
+  v.source = joined(sources, "//");
+  v.ir = joined(irs, "#");
+  return v;
+}
+
 }  // namespace
 
 const KernelVariant& general_variant(Kernel::Impl& impl) {
@@ -227,10 +250,10 @@ Kernel compile(const FunctionSource& func, const CompileOptions& given_options) 
   impl->target = build_target(options);
   impl->first_is_contiguous = specialize_contiguous(options);
   Lowered l = lower(func, options, impl->target, impl->first_is_contiguous);
-  impl->name = l.lowered.name;
+  impl->name = l.tile.name;
   impl->params = param_infos(l.tile);
-  impl->out_idx = l.lowered.out_idx;
-  for (const auto& cd : l.lowered.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
+  impl->out_idx = l.tile.out_idx;
+  for (const auto& cd : l.tile.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);
   impl->tile = std::move(l.tile);
   impl->first = build(std::move(l.lowered), options, impl->target);
@@ -243,6 +266,33 @@ Kernel compile(const FunctionSource& func, const CompileOptions& given_options) 
   return Kernel(impl);
 }
 
+namespace {
+
+// One launch's text of the emit stage: the IR after the passes, the source or the assembly.
+std::string emit_launch(const ir::PrimFunc& lowered, const CompileOptions& options, const Target& target,
+                        EmitStage stage) {
+  if (stage == EmitStage::IR) return ir::to_string(lowered);
+  codegen::KernelAbi abi = codegen::make_kernel_abi(lowered);
+  if (target.is_cpu()) return codegen::generate_cpu_source(lowered, abi, target, bounds_check(options));
+  if (target.is_hip()) {
+    std::string source = codegen::generate_hip_source(lowered, abi, target).source;
+    if (stage == EmitStage::Source) return source;
+    const runtime::Hipcc* hipcc = runtime::Hipcc::get();
+    if (!hipcc && runtime::Hiprtc::get())
+      throw std::runtime_error("AMDGCN assembly needs hipcc (hipRTC, " + runtime::Hiprtc::get()->library_path() +
+                               ", builds code objects, not assembly), and " + runtime::Hipcc::unavailable_reason());
+    if (!hipcc)
+      throw std::runtime_error("AMDGCN assembly needs hipcc, and neither hipcc nor hipRTC is present: " +
+                               runtime::Hipcc::unavailable_reason() + "; " + runtime::Hiprtc::unavailable_reason());
+    return hipcc->assembly(source, target.arch);
+  }
+  codegen::CudaSource generated = codegen::generate_cuda_source(lowered, abi, target, bounds_check(options));
+  if (stage == EmitStage::Source) return generated.source;
+  return runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch, nvrtc_options(options));
+}
+
+}  // namespace
+
 std::string emit(const FunctionSource& func, const CompileOptions& given_options, EmitStage stage) {
   const CompileOptions options = with_normalized_pass_configs(given_options);
   const Target requested = requested_target(options);
@@ -254,25 +304,11 @@ std::string emit(const FunctionSource& func, const CompileOptions& given_options
   const bool ptx = requested.is_cuda() && (stage == EmitStage::PTX || stage == EmitStage::Asm);
   const Target target = ptx ? build_target(options) : requested;
   Lowered l = lower(func, options, target, specialize_contiguous(options));
-  if (stage == EmitStage::IR) return target_header(target, "#") + ir::to_string(l.lowered);
-  codegen::KernelAbi abi = codegen::make_kernel_abi(l.lowered);
-  if (target.is_cpu()) return codegen::generate_cpu_source(l.lowered, abi, target, bounds_check(options));
-  if (target.is_hip()) {
-    std::string source = codegen::generate_hip_source(l.lowered, abi, target).source;
-    if (stage == EmitStage::Source) return source;
-    const runtime::Hipcc* hipcc = runtime::Hipcc::get();
-    if (!hipcc && runtime::Hiprtc::get())
-      throw std::runtime_error("AMDGCN assembly needs hipcc (hipRTC, " + runtime::Hiprtc::get()->library_path() +
-                               ", builds code objects, not assembly), and " + runtime::Hipcc::unavailable_reason());
-    if (!hipcc)
-      throw std::runtime_error("AMDGCN assembly needs hipcc, and neither hipcc nor hipRTC is present: " +
-                               runtime::Hipcc::unavailable_reason() + "; " + runtime::Hiprtc::unavailable_reason());
-    return target_header(target, "//") + hipcc->assembly(source, target.arch);
-  }
-  codegen::CudaSource generated = codegen::generate_cuda_source(l.lowered, abi, target, bounds_check(options));
-  if (stage == EmitStage::Source) return generated.source;
-  return target_header(target, "//") +
-         runtime::CudaModule::ptx(generated.source, generated.kernel_name, target.arch, nvrtc_options(options));
+  std::vector<std::string> texts;
+  for (const ir::PrimFunc& launch : l.lowered) texts.push_back(emit_launch(launch, options, target, stage));
+  const bool assembly = ptx || (target.is_hip() && stage == EmitStage::Asm);
+  const char* comment = stage == EmitStage::IR ? "#" : "//";
+  return (stage == EmitStage::IR || assembly ? target_header(target, comment) : std::string()) + joined(texts, comment);
 }
 
 FunctionStyle function_style(const FunctionSource& func) { return frontend::function_style(func); }

@@ -45,9 +45,11 @@ bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
     if (!k.tile.params[p].is_tensor()) continue;
     const TensorView& view = std::get<TensorView>(args[p]);
     if (view.empty()) {
-      const auto& maps = k.first.abi.tensor_maps;
-      if (std::any_of(maps.begin(), maps.end(), [&](const auto& map) { return map.param == static_cast<int>(p); }))
-        return false;
+      for (const BuiltLaunch& launch : k.first.launches) {
+        const auto& maps = launch.abi.tensor_maps;
+        if (std::any_of(maps.begin(), maps.end(), [&](const auto& map) { return map.param == static_cast<int>(p); }))
+          return false;
+      }
       continue;
     }
     if (reinterpret_cast<uintptr_t>(view.data) % 16 != 0) return false;
@@ -60,7 +62,7 @@ bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
   return true;
 }
 
-void launch_cpu(const Kernel::Impl& k, const KernelVariant& v, const runtime::LaunchArgs& args) {
+void launch_cpu(const Kernel::Impl& k, const BuiltLaunch& v, const runtime::LaunchArgs& args) {
   v.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
   if (v.bounds_error)
     if (const char* error = v.bounds_error())
@@ -68,7 +70,7 @@ void launch_cpu(const Kernel::Impl& k, const KernelVariant& v, const runtime::La
 }
 
 // On `device` (-1: the current context's), in the order of `stream`'s work.
-void launch_cuda(const Kernel::Impl& k, const KernelVariant& v, const std::vector<ArgValue>& call_args,
+void launch_cuda(const Kernel::Impl& k, const BuiltLaunch& v, const std::vector<ArgValue>& call_args,
                  const runtime::LaunchArgs& args, int device, void* stream) {
   std::optional<runtime::LaunchDims> grid = runtime::launch_grid(v.cuda_launch.grid, v.abi, args.ints, k.name);
   if (!grid) return;
@@ -126,9 +128,11 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   runtime::check_launch_args(k, args);
   const int device = k.target.is_cuda() ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);
-  runtime::LaunchArgs packed = runtime::pack_launch_args(v.abi, args, k.name);
-  if (k.target.is_cuda()) launch_cuda(k, v, args, packed, device, stream);
-  else launch_cpu(k, v, packed);
+  for (const BuiltLaunch& launch : v.launches) {  // in order, on one stream
+    runtime::LaunchArgs packed = runtime::pack_launch_args(launch.abi, args, k.name);
+    if (k.target.is_cuda()) launch_cuda(k, launch, args, packed, device, stream);
+    else launch_cpu(k, launch, packed);
+  }
 }
 
 }  // namespace tilec

@@ -17,9 +17,8 @@
 
 namespace tilec {
 
-// One lowering of the kernel, built: the variant for contiguous, aligned tensors
-// (passes/specialize_contiguous.h) or the general one.
-struct KernelVariant {
+// One T.Kernel block of the kernel, lowered and built.
+struct BuiltLaunch {
   ir::PrimFunc func;  // after lowering
   codegen::KernelAbi abi;
   std::string source;
@@ -34,6 +33,18 @@ struct KernelVariant {
   // Target "cuda".
   std::shared_ptr<runtime::CudaModule> cuda_module;
   codegen::CudaLaunch cuda_launch;
+};
+
+// One lowering of the kernel, built: the variant for contiguous, aligned tensors
+// (passes/specialize_contiguous.h) or the general one. On a GPU a function of several
+// T.Kernel blocks is as many launches, run in order (passes/split_launches.h); on the CPU it
+// is one.
+struct KernelVariant {
+  std::vector<BuiltLaunch> launches;
+  // Every launch's, in order (each under a comment line that numbers it, when there are
+  // several).
+  std::string source;
+  std::string ir;
 };
 
 struct Kernel::Impl {
