@@ -157,6 +157,9 @@ struct ParamInfo {
   DType dtype;                   // element type, or the scalar's type
   std::vector<DimInfo> shape;    // tensors only
   bool written = false;          // tensors: the kernel writes it (an output)
+  // A scratch tensor (T.alloc_global): the last params; a call passes a fresh one, whose
+  // contents nobody reads afterwards.
+  bool workspace = false;
 };
 
 struct ConstDimInfo {

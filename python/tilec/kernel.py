@@ -36,7 +36,10 @@ class Kernel:
 
     def __init__(self, core_kernel, out_idx=None):
         self._core = core_kernel
-        self.params = list(core_kernel.params)
+        # T.alloc_global's scratch tensors are the core's last params: each call allocates them.
+        core_params = list(core_kernel.params)
+        self.params = [p for p in core_params if not p.workspace]
+        self._workspaces = list(range(len(self.params), len(core_params)))
         given = normalize_out_idx(out_idx, len(self.params), core_kernel.name)
         for i in given or []:
             if not self.params[i].is_tensor:
@@ -45,8 +48,9 @@ class Kernel:
         self.out_idx = given if given is not None else list(core_kernel.out_idx)
         # Outputs whose every dim is a constant are allocated without asking the core (the
         # launch checks the inputs either way): a call's Python cost is part of each launch.
-        self._fixed_shapes = {i: tuple(self.params[i].shape) for i in self.out_idx
-                              if all(isinstance(d, int) for d in self.params[i].shape)}
+        self._fixed_shapes = {i: tuple(core_params[i].shape) for i in self.out_idx + self._workspaces
+                              if all(isinstance(d, int) for d in core_params[i].shape)}
+        self._dtypes = [p.dtype for p in core_params]
         # What the autotuner measured, on the kernel it picked (TileLang's names); else None.
         self.latency = self.config = self.ref_latency = None
 
@@ -105,8 +109,8 @@ class Kernel:
         """Runs with one argument per param, None for each output (out_idx) to
         allocate; returns the outputs (one: it, several: a tuple). None for
         any other param is refused with the rest of the arguments."""
-        args = list(args)
-        missing = [i for i in self.out_idx if args[i] is None]
+        args = list(args) + [None] * len(self._workspaces)
+        missing = sorted([i for i in self.out_idx if args[i] is None] + self._workspaces)
         if missing:
             if all(i in self._fixed_shapes for i in missing):
                 shapes = [self._fixed_shapes[i] for i in missing]
@@ -116,7 +120,7 @@ class Kernel:
                     missing)
             like = next((arg for arg in args if capture.is_tensor(arg)), None)
             for i, shape in zip(missing, shapes):
-                args[i] = _allocate(shape, self.params[i].dtype, like, self.target)
+                args[i] = _allocate(shape, self._dtypes[i], like, self.target)
         # A GPU tensor's export is used once: each call of the core gets fresh ones.
         self._core.launch([_core_arg(arg) for arg in args], _current_stream(args))
         outputs = [args[i] for i in self.out_idx]

@@ -900,6 +900,26 @@ static const BuiltinTable& builtin_table() {
       if (dims.empty()) error_at(a.loc("names"), "T.const needs at least one name");
       return dims.size() == 1 ? dims[0] : CtValue::tuple(dims);
     };
+    t["T.alloc_global"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"shape", "dtype", "scope=\"global\""});
+      if (el.in_kernel_)
+        error_at(c.node->loc, "T.alloc_global makes a scratch tensor for the function's T.Kernel blocks; "
+                              "call it in the function body, before them");
+      if (a["scope"].kind != K::String || a["scope"].text != "global")
+        error_at(a.loc("scope"), "T.alloc_global's scope is \"global\"");
+      auto type = std::make_shared<TensorTypeValue>();
+      const CtValue& shape = a["shape"];
+      type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
+      type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.alloc_global dtype");
+      std::string name = el.name_hint_.empty() ? "workspace" : el.name_hint_;
+      ir::Buffer b = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));
+      ir::Param p;
+      p.name = b->name;
+      p.buffer = b;
+      p.loc = c.node->loc;
+      el.workspaces_.push_back(p);
+      return CtValue::of_buffer(b);
+    };
     t["T.empty"] = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"shape", "dtype=\"float32\""});
       if (!el.eager_ || el.in_kernel_)

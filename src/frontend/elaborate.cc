@@ -262,9 +262,21 @@ ir::PrimFunc Elaborator::prim_func(const FunctionValue& f, const std::string& na
     }
     func.params.push_back(param);
   }
+  std::vector<ir::Param> outer_workspaces = std::move(workspaces_);
+  workspaces_.clear();
   func.body = collect([&] { exec_block(def.body); });
   frames_.pop_back();
+  append_workspaces(func);
+  workspaces_ = std::move(outer_workspaces);
   return func;
+}
+
+void Elaborator::append_workspaces(ir::PrimFunc& func) {
+  for (ir::Param& w : workspaces_) {
+    func.workspaces.push_back(static_cast<int>(func.params.size()));
+    func.params.push_back(std::move(w));
+  }
+  workspaces_.clear();
 }
 
 ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::string, CtValue>& args) {
@@ -342,6 +354,7 @@ ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::strin
       }
   }
   func.params = ordered;
+  append_workspaces(func);
   func.const_dims = st.const_dims;
   frames_.pop_back();
   eager_.reset();

@@ -226,6 +226,8 @@ class Elaborator {
     std::optional<std::map<std::string, DeclaredDim>> declared_dims;
   };
   std::unique_ptr<EagerState> eager_;
+  // T.alloc_global's scratch tensors in the function being elaborated: params after all others.
+  std::vector<ir::Param> workspaces_;
   // The T.const dims of the eager function that its tensor declarations bind, wherever they
   // are used first: found by running the body before its T.Kernel block once with every
   // T.const dim a symbolic placeholder (TileLang's first phase), its errors left to the real
@@ -248,6 +250,8 @@ class Elaborator {
   CtValue from_value(const Value& value);
   FunctionValue parse_function(const FunctionSource& source);
   void declare_tensor(const std::string& name, const TensorTypeValue& type, const SourceLoc& loc);
+  // T.alloc_global's tensors become the last params of `func`.
+  void append_workspaces(ir::PrimFunc& func);
   ir::Buffer make_tensor_buffer(const std::string& name, const TensorTypeValue& type,
                                 const SourceLoc& loc);
   std::string unique_buffer_name(const std::string& base);

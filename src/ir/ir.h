@@ -445,6 +445,9 @@ struct PrimFunc {
   std::string name;
   std::vector<Param> params;
   std::vector<int> out_idx;  // params that are outputs (allocated by the caller's face)
+  // Params that are T.alloc_global scratch tensors, the last ones: the caller's face allocates
+  // them for each call, and nothing reads them afterwards.
+  std::vector<int> workspaces;
   std::vector<ConstDim> const_dims;
   Stmt body;
   SourceLoc loc;

@@ -120,7 +120,7 @@ class IRPrinter {
 
   void func(const PrimFunc& f) {
     os_ << "@T.prim_func";
-    if (!f.out_idx.empty() || !f.const_dims.empty()) {
+    if (!f.out_idx.empty() || !f.const_dims.empty() || !f.workspaces.empty()) {
       std::vector<std::string> args;
       if (!f.out_idx.empty()) {
         std::string s = "out_idx=[";
@@ -135,6 +135,11 @@ class IRPrinter {
           s += std::string(i ? ", " : "") + "(" + std::to_string(c.param) + ", " +
                std::to_string(c.dim) + ", " + std::to_string(c.value) + ")";
         }
+        args.push_back(s + "]");
+      }
+      if (!f.workspaces.empty()) {
+        std::string s = "workspaces=[";
+        for (size_t i = 0; i < f.workspaces.size(); ++i) s += (i ? ", " : "") + std::to_string(f.workspaces[i]);
         args.push_back(s + "]");
       }
       os_ << "(" << join(args) << ")";

@@ -391,6 +391,7 @@ NB_MODULE(_core, m) {
   nb::class_<tilec::ParamInfo>(m, "ParamInfo")
       .def_ro("name", &tilec::ParamInfo::name)
       .def_ro("is_tensor", &tilec::ParamInfo::is_tensor)
+      .def_ro("workspace", &tilec::ParamInfo::workspace)
       .def_prop_ro("dtype", [](const tilec::ParamInfo& p) { return std::string(p.dtype.name()); })
       .def_prop_ro("shape",
                    [](const tilec::ParamInfo& p) {

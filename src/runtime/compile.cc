@@ -180,6 +180,7 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
     }
     infos.push_back(info);
   }
+  for (int w : tile.workspaces) infos[w].workspace = true;
   return infos;
 }
 
