@@ -20,6 +20,7 @@ Stmt every_node_stmt(const Expr& x) {
   cond = make_Or(cond, make_And(make_LE(x, one), make_And(make_GT(x, one), make_GE(x, one))));
   Expr arith = make_Add(make_Sub(x, one), make_Mul(make_Div(x, one), make_FloorDiv(x, one)));
   arith = make_Min(make_Max(arith, make_BitXor(make_FloorMod(x, one), x)), make_load(buf, {x, x}));
+  arith = make_BitOr(make_BitAnd(arith, x), make_ShiftRight(make_ShiftLeft(x, one), x));
   Expr fx = make_cast(DType::Float32, x);
   Expr call = make_call(DType::Float32, "exp", {make_Add(fx, make_float(0.5))});
   Expr value = make_select(cond, arith, make_cast(DType::Int32, call));
