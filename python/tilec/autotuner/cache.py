@@ -148,6 +148,16 @@ def _stable(value):
     return _tagged(tagged)
 
 
+def _host_identity(obj):
+    """What stands for a Python object the core calls into (capture's "host"): a module, class
+    or builtin function by its qualified name; any other object has no stable identity."""
+    if isinstance(obj, types.ModuleType):
+        return ["module", obj.__name__]
+    if isinstance(obj, (type, types.BuiltinFunctionType)):
+        return ["host", f"{obj.__module__}.{obj.__qualname__}"]
+    raise Unkeyable(f"a value of type {type(obj).__qualname__}")
+
+
 def _tagged(value):
     """A tagged value whose every part is trusted: an opaque object stands only
     for its type, which isn't enough, but for a module."""
@@ -155,8 +165,8 @@ def _tagged(value):
         return {name: _tagged(v) for name, v in value.items()}
     if isinstance(value, (list, tuple)):
         if len(value) == 2 and value[0] == "opaque":
-            if str(value[1]).startswith("module "):
-                return list(value)
             raise Unkeyable(f"a value of type {value[1]}")
+        if len(value) == 2 and value[0] == "host":
+            return _host_identity(value[1])
         return [_tagged(v) for v in value]
     return value
