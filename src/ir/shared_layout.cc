@@ -1,6 +1,7 @@
 #include "ir/shared_layout.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
+#include "ir/visitor.h"
 
 namespace tilec::ir {
 namespace {
@@ -134,6 +136,61 @@ void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* 
     if (e < 1) throw std::invalid_argument(std::string(what) + " needs positive extents, not " + std::to_string(e));
 }
 
+
+// The indices among `vars` that `e` uses.
+std::vector<size_t> used_indices(const Expr& e, const std::vector<Expr>& vars) {
+  struct Uses : IRVisitor {
+    const std::vector<Expr>* vars;
+    std::vector<bool> used;
+    void visit_Var(const Var* op) override {
+      for (size_t d = 0; d < vars->size(); ++d)
+        if ((*vars)[d].get() == op) used[d] = true;
+    }
+  } uses;
+  uses.vars = &vars;
+  uses.used.assign(vars.size(), false);
+  uses.visit(e);
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < vars.size(); ++d)
+    if (uses.used[d]) dims.push_back(d);
+  return dims;
+}
+
+void check_vars(const std::vector<int64_t>& shape, const std::vector<Expr>& vars) {
+  if (vars.size() != shape.size())
+    throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
+                                std::to_string(shape.size()) + " indices, not " + std::to_string(vars.size()));
+  for (const Expr& v : vars)
+    if (!v.as<Var>() || (v->dtype != DType::Int32 && v->dtype != DType::Int64) || v->dtype != vars[0]->dtype)
+      throw std::invalid_argument("a layout's indices are Vars, all int32 or all int64");
+}
+
+// One group of from_coordinates: the coordinates that share indices, and the indices they use.
+struct CoordinateGroup {
+  std::vector<size_t> dims;
+  std::vector<size_t> coordinates;
+};
+
+// The groups of `coordinates` (their indices among `vars`): a union of coordinates and
+// indices, joined where a coordinate uses an index. An index no coordinate uses is a group of
+// its own without coordinates.
+std::vector<CoordinateGroup> coordinate_groups(const std::vector<std::vector<size_t>>& uses, size_t rank) {
+  std::vector<size_t> parent(rank + uses.size());
+  for (size_t n = 0; n < parent.size(); ++n) parent[n] = n;
+  auto root = [&](size_t n) {
+    while (parent[n] != n) n = parent[n] = parent[parent[n]];
+    return n;
+  };
+  for (size_t c = 0; c < uses.size(); ++c)
+    for (size_t d : uses[c]) parent[root(rank + c)] = root(d);
+  std::map<size_t, CoordinateGroup> groups;
+  for (size_t d = 0; d < rank; ++d) groups[root(d)].dims.push_back(d);
+  for (size_t c = 0; c < uses.size(); ++c) groups[root(rank + c)].coordinates.push_back(c);
+  std::vector<CoordinateGroup> out;
+  for (auto& entry : groups) out.push_back(std::move(entry.second));
+  return out;
+}
+
 }  // namespace
 
 SharedLayout::SharedLayout(Kind kind, std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset,
@@ -202,15 +259,110 @@ SharedLayoutRef SharedLayout::panels(std::vector<int64_t> shape, int64_t elem_by
 
 SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, SourceLoc loc) {
   check_tile(shape, 1, "a layout");
-  if (vars.size() != shape.size())
-    throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
-                                std::to_string(shape.size()) + " indices, not " + std::to_string(vars.size()));
-  for (const Expr& v : vars)
-    if (!v.as<Var>() || v->dtype != DType::Int32) throw std::invalid_argument("a layout's indices are int32 Vars");
+  check_vars(shape, vars);
   if (!offset || !offset->dtype.is_integer())
     throw std::invalid_argument("a layout's offset is an integer expression of its indices");
-  offset = make_cast(DType::Int32, offset);
+  offset = make_cast(vars[0]->dtype, offset);
   return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0, std::move(loc));
+}
+
+SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::vector<Expr> vars,
+                                               std::vector<Expr> coordinates, SourceLoc loc) {
+  check_tile(shape, 1, "a layout");
+  check_vars(shape, vars);
+  const DType index_type = vars[0]->dtype;
+  std::vector<std::vector<size_t>> uses;
+  for (Expr& c : coordinates) {
+    if (!c || !c->dtype.is_integer())
+      throw std::invalid_argument("a layout's coordinates are integer expressions of its indices");
+    c = simplify(make_cast(index_type, c));
+    uses.push_back(used_indices(c, vars));
+  }
+  auto coordinate_text = [&](size_t c) {
+    return "coordinate " + std::to_string(c) + " (" + ir::to_string(coordinates[c]) + ")";
+  };
+  std::vector<int64_t> extents(coordinates.size(), 0);
+  for (const CoordinateGroup& group : coordinate_groups(uses, shape.size())) {
+    std::vector<int64_t> group_shape;
+    int64_t elements = 1;
+    for (size_t d : group.dims) {
+      group_shape.push_back(shape[d]);
+      elements *= shape[d];
+    }
+    if (group.coordinates.empty()) {
+      if (elements > 1)
+        throw std::invalid_argument("no coordinate uses index " + ir::to_string(vars[group.dims[0]]) +
+                                    " (dim " + std::to_string(group.dims[0]) + " of " +
+                                    std::to_string(shape[group.dims[0]]) + "): elements that differ there alone "
+                                    "would share a place");
+      continue;
+    }
+    if (elements > kMaxGroupElements) {
+      std::string names;
+      for (size_t d : group.dims) names += (names.empty() ? "" : ", ") + ir::to_string(vars[d]);
+      throw std::invalid_argument("its coordinates tie indices " + names + " together, " + std::to_string(elements) +
+                                  " elements, more than the " + std::to_string(kMaxGroupElements) +
+                                  " a bijection check enumerates; write coordinates that each use fewer of them");
+    }
+    // Each element's coordinates, in the order for_each_index visits the group's indices.
+    const size_t width = group.coordinates.size();
+    std::vector<int64_t> values;
+    values.reserve(static_cast<size_t>(elements) * width);
+    std::vector<int64_t> full(shape.size(), 0);
+    std::vector<std::vector<int64_t>> first_index(width);
+    for_each_index(group_shape, [&](const std::vector<int64_t>& index) {
+      for (size_t k = 0; k < group.dims.size(); ++k) full[group.dims[k]] = index[k];
+      for (size_t k = 0; k < width; ++k) {
+        const size_t c = group.coordinates[k];
+        std::optional<int64_t> value = evaluate(coordinates[c], vars, full);
+        if (!value)
+          throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) +
+                                      " is not a constant: a layout is a function of its indices alone");
+        if (*value < 0)
+          throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) + " is " +
+                                      std::to_string(*value) + ": coordinates count from 0");
+        values.push_back(*value);
+        extents[c] = std::max(extents[c], *value + 1);
+      }
+    });
+    int64_t places = 1;
+    for (size_t c : group.coordinates)
+      places = extents[c] > elements || places > elements / extents[c] ? elements + 1 : places * extents[c];
+    auto index_at = [&](int64_t position) {
+      std::vector<int64_t> index(shape.size(), 0);
+      for (size_t k = group.dims.size(); k-- > 0;) {
+        index[group.dims[k]] = position % group_shape[k];
+        position /= group_shape[k];
+      }
+      return index_text(index);
+    };
+    if (places > elements) {
+      std::string text;
+      for (size_t c : group.coordinates) text += (text.empty() ? "" : ", ") + coordinate_text(c);
+      throw std::invalid_argument(text + " take" + (width == 1 ? "s" : "") + " more places than the " +
+                                  std::to_string(elements) + " elements of their indices fill: some place is "
+                                  "left empty, so some other is shared");
+    }
+    std::vector<int64_t> owner(static_cast<size_t>(elements), -1);
+    for (int64_t position = 0; position < elements; ++position) {
+      int64_t place = 0;
+      for (size_t k = 0; k < width; ++k)
+        place = place * extents[group.coordinates[k]] + values[static_cast<size_t>(position) * width + k];
+      int64_t& seen = owner[static_cast<size_t>(place)];
+      if (seen >= 0)
+        throw std::invalid_argument(index_at(seen) + " and " + index_at(position) +
+                                    " have the same coordinates: a layout gives each element its own place");
+      seen = position;
+    }
+  }
+  Expr offset;
+  for (size_t c = 0; c < coordinates.size(); ++c)
+    offset = c == 0 ? coordinates[c]
+                    : make_Add(make_Mul(offset, make_int(extents[c], index_type)), coordinates[c]);
+  auto layout = std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0,
+                                               std::move(loc));
+  layout->checked_bijective_ = true;
+  return layout;
 }
 
 int64_t SharedLayout::elements() const {
@@ -260,6 +412,11 @@ int64_t SharedLayout::offset_at(const std::vector<int64_t>& index) const {
 }
 
 std::string SharedLayout::bijection_error() const {
+  if (checked_bijective_) return "";
+  if (elements() > kMaxGroupElements)
+    return "its " + std::to_string(elements()) + " elements are more than the " + std::to_string(kMaxGroupElements) +
+           " a bijection check of one offset enumerates; give the layout as coordinates "
+           "(lambda i, j: [i // 8, j, i % 8]), which are checked group by group";
   std::vector<int64_t> offsets;
   try {
     offsets = all_offsets();
