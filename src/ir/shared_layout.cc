@@ -304,16 +304,25 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
                                   " elements, more than the " + std::to_string(kMaxGroupElements) +
                                   " a bijection check enumerates; write coordinates that each use fewer of them");
     }
-    // Each element's coordinates, in the order for_each_index visits the group's indices.
+    // Each coordinate's values over the box of the indices it uses, row-major there: evaluated
+    // once per combination of its own indices, then looked up for every element of the group.
     const size_t width = group.coordinates.size();
-    std::vector<int64_t> values;
-    values.reserve(static_cast<size_t>(elements) * width);
-    std::vector<int64_t> full(shape.size(), 0);
-    std::vector<std::vector<int64_t>> first_index(width);
-    for_each_index(group_shape, [&](const std::vector<int64_t>& index) {
-      for (size_t k = 0; k < group.dims.size(); ++k) full[group.dims[k]] = index[k];
-      for (size_t k = 0; k < width; ++k) {
-        const size_t c = group.coordinates[k];
+    std::vector<std::vector<int64_t>> tables(width);
+    std::vector<std::vector<std::pair<size_t, int64_t>>> strides(width);  // (position in group.dims, stride)
+    for (size_t k = 0; k < width; ++k) {
+      const size_t c = group.coordinates[k];
+      std::vector<int64_t> own_shape;
+      for (size_t d : uses[c]) own_shape.push_back(shape[d]);
+      int64_t stride = 1;
+      for (size_t u = uses[c].size(); u-- > 0;) {
+        const size_t at = static_cast<size_t>(std::find(group.dims.begin(), group.dims.end(), uses[c][u]) -
+                                              group.dims.begin());
+        strides[k].emplace_back(at, stride);
+        stride *= shape[uses[c][u]];
+      }
+      std::vector<int64_t> full(shape.size(), 0);
+      for_each_index(own_shape, [&](const std::vector<int64_t>& index) {
+        for (size_t u = 0; u < index.size(); ++u) full[uses[c][u]] = index[u];
         std::optional<int64_t> value = evaluate(coordinates[c], vars, full);
         if (!value)
           throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) +
@@ -321,10 +330,10 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
         if (*value < 0)
           throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) + " is " +
                                       std::to_string(*value) + ": coordinates count from 0");
-        values.push_back(*value);
+        tables[k].push_back(*value);
         extents[c] = std::max(extents[c], *value + 1);
-      }
-    });
+      });
+    }
     int64_t places = 1;
     for (size_t c : group.coordinates)
       places = extents[c] > elements || places > elements / extents[c] ? elements + 1 : places * extents[c];
@@ -344,16 +353,20 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
                                   "left empty, so some other is shared");
     }
     std::vector<int64_t> owner(static_cast<size_t>(elements), -1);
-    for (int64_t position = 0; position < elements; ++position) {
+    int64_t position = 0;
+    for_each_index(group_shape, [&](const std::vector<int64_t>& index) {
       int64_t place = 0;
-      for (size_t k = 0; k < width; ++k)
-        place = place * extents[group.coordinates[k]] + values[static_cast<size_t>(position) * width + k];
+      for (size_t k = 0; k < width; ++k) {
+        int64_t entry = 0;
+        for (const auto& stride : strides[k]) entry += index[stride.first] * stride.second;
+        place = place * extents[group.coordinates[k]] + tables[k][static_cast<size_t>(entry)];
+      }
       int64_t& seen = owner[static_cast<size_t>(place)];
       if (seen >= 0)
         throw std::invalid_argument(index_at(seen) + " and " + index_at(position) +
                                     " have the same coordinates: a layout gives each element its own place");
-      seen = position;
-    }
+      seen = position++;
+    });
   }
   Expr offset;
   for (size_t c = 0; c < coordinates.size(); ++c)
