@@ -114,7 +114,7 @@ def transposed_readback(L, H, D, blk=8):
 
     @T.prim_func
     def main(dQ: T.Tensor((L, H, D), "float32"), dQ_out: T.Tensor((L, H, D), "float32")):
-        with T.Kernel(L // blk, H, threads=64) as (bx, by):
+        with T.Kernel(T.ceildiv(L, blk), H, threads=64) as (bx, by):
             T.annotate_layout({dQ: T.Layout(dQ.shape, lambda l, h, d: [h, l, d])})
             s = T.alloc_shared((blk, D), "float32")
             T.copy(dQ[bx * blk:(bx + 1) * blk, by, :], s)
@@ -156,12 +156,32 @@ def test_written_then_read_back_through_the_same_layout(rng):
     assert_close(out, 3.0 * a, "float16")
 
 
-def test_a_transposing_layout_reads_the_tensor_head_major(rng):
-    L, H, D = 16, 3, 8
+@pytest.mark.parametrize("L", [16, 13])  # 13: the last tile sticks out of the tensor
+def test_a_transposing_layout_reads_the_tensor_head_major(L, rng):
+    H, D = 3, 8
     dq = rand((L, H, D), "float32", rng)
     out = poison((L, H, D), "float32")
     transposed_readback(L, H, D)(np.ascontiguousarray(dq.transpose(1, 0, 2)).reshape(L, H, D), out)
     assert_close(out, dq, "float32", exact=True)
+
+
+@jit
+def eager_transposed_scale(X, blk: int = 4):
+    N, M = T.const("N, M")
+    X: T.Tensor((N, M), "float32")
+    Y = T.empty((M, N), "float32")
+    with T.Kernel(T.ceildiv(N, blk), threads=32) as bx:
+        T.annotate_layout({X: T.Layout(X.shape, lambda i, j: [j, i])})  # X arrives column-major
+        for i, j in T.Parallel(blk, M):
+            if bx * blk + i < N:
+                Y[j, bx * blk + i] = X[bx * blk + i, j] * 2.0
+    return Y
+
+
+def test_an_eager_kernel_reads_a_tensor_through_its_layout(rng):
+    x = rand((10, 6), "float32", rng)
+    column_major = np.ascontiguousarray(x.T).reshape(10, 6)
+    assert_close(eager_transposed_scale(column_major), 2.0 * x.T, "float32", exact=True)
 
 
 def test_the_ir_shows_the_tensor_layout():
