@@ -184,6 +184,39 @@ def test_an_eager_kernel_reads_a_tensor_through_its_layout(rng):
     assert_close(eager_transposed_scale(column_major), 2.0 * x.T, "float32", exact=True)
 
 
+def panel_matmul_func(M, N, K):
+    """C = A @ B, A stored in 64-column panels ([j // 64, i, j % 64]), loaded by a pipelined copy."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 64, M // 64, threads=128) as (bx, by):
+            T.annotate_layout({A: T.Layout(A.shape, lambda i, j: [j // 64, i, j % 64])})
+            A_s = T.alloc_shared((64, 64), "float16")
+            B_s = T.alloc_shared((64, 64), "float16")
+            C_f = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(K // 64, num_stages=3):
+                T.copy(A[by * 64, k * 64], A_s)
+                T.copy(B[k * 64, bx * 64], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * 64, bx * 64])
+
+    return main
+
+
+panel_matmul = jit(panel_matmul_func)
+
+
+def test_a_gemm_reads_its_operand_through_the_tensor_layout(rng):
+    M, N, K = 64, 128, 192
+    a, b = rand((M, K), "float16", rng), rand((K, N), "float16", rng)
+    panels = np.ascontiguousarray(a.reshape(M, K // 64, 64).transpose(1, 0, 2)).reshape(M, K)
+    c = poison((M, N), "float32")
+    panel_matmul(M, N, K)(panels, b, c)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    assert_close(c, expected, "float32", scale=np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+
+
 def test_the_ir_shows_the_tensor_layout():
     ir = postprocess(SHAPE).get_ir()
     assert "layout (b, h, l, d) ->" in ir, ir
@@ -255,3 +288,11 @@ def test_cuda_indexes_a_laid_out_tensor_through_its_layout_element_by_element():
         assert all("% 2" in line or "& 1" in line for line in dq_lines), "\n".join(dq_lines)
         for vector in ("cp_async", "tma_", "load_vector", "store_vector", "copy<"):
             assert not any(vector in line for line in dq_lines), "\n".join(dq_lines)
+
+
+def test_a_pipelined_copy_of_a_laid_out_tensor_takes_no_tma_or_cp_async():
+    src = nvrtc_source(panel_matmul_func(256, 256, 256))
+    code = [line.strip() for line in src.splitlines() if not line.strip().startswith("//")]
+    a_loads = [line for line in code if " A[" in line]
+    assert a_loads and all("cp_async" not in line and "tma" not in line for line in a_loads), "\n".join(a_loads)
+    assert any("cp_async_16(" in line and "&B[" in line for line in code), src  # B keeps its cp.async
