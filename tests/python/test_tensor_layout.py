@@ -217,6 +217,34 @@ def test_a_gemm_reads_its_operand_through_the_tensor_layout(rng):
     assert_close(c, expected, "float32", scale=np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
 
 
+@jit
+def two_blocks(L, D):
+    """Block 1 writes dQ = A through the layout, block 2 reads it back into B through the same one."""
+
+    @T.prim_func
+    def main(A: T.Tensor((1, 1, L, D), "float32"), dQ: T.Tensor((1, 1, L, D), "float32"),
+             B: T.Tensor((1, 1, L, D), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            for i, j in T.Parallel(L, D):
+                dQ[0, 0, i, j] = A[0, 0, i, j]
+        with T.Kernel(1, threads=32) as bx:
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            for i, j in T.Parallel(L, D):
+                B[0, 0, i, j] = dQ[0, 0, i, j] * 2.0
+
+    return main
+
+
+def test_two_blocks_annotating_the_same_layout_share_the_tensor(rng):
+    shape = (1, 1, 16, 8)
+    a = rand(shape, "float32", rng)
+    raw, b = poison(shape, "float32"), poison(shape, "float32")
+    two_blocks(16, 8)(a, raw, b)
+    assert_close(raw, laid_out(a, dq_offsets(shape)), "float32", exact=True)
+    assert_close(b, 2.0 * a, "float32", exact=True)
+
+
 def test_the_ir_shows_the_tensor_layout():
     ir = postprocess(SHAPE).get_ir()
     assert "layout (b, h, l, d) ->" in ir, ir
