@@ -63,6 +63,34 @@ void for_each_index(const std::vector<int64_t>& shape, F f) {
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
+// a `kind` b for the integer operators a layout is written with; nothing for a division by zero
+// or another operator (Div: layouts are written with // and %).
+std::optional<int64_t> apply_binary(ExprKind kind, int64_t a, int64_t b) {
+  switch (kind) {
+    case ExprKind::Add: return a + b;
+    case ExprKind::Sub: return a - b;
+    case ExprKind::Mul: return a * b;
+    case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
+    case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
+    case ExprKind::BitXor: return a ^ b;
+    case ExprKind::BitAnd: return a & b;
+    case ExprKind::BitOr: return a | b;
+    case ExprKind::ShiftLeft: return b < 0 || b > 62 ? std::nullopt : std::optional<int64_t>(a << b);
+    case ExprKind::ShiftRight: return b < 0 || b > 63 ? std::nullopt : std::optional<int64_t>(a >> b);
+    case ExprKind::Min: return std::min(a, b);
+    case ExprKind::Max: return std::max(a, b);
+    case ExprKind::EQ: return a == b;
+    case ExprKind::NE: return a != b;
+    case ExprKind::LT: return a < b;
+    case ExprKind::LE: return a <= b;
+    case ExprKind::GT: return a > b;
+    case ExprKind::GE: return a >= b;
+    case ExprKind::And: return a && b;
+    case ExprKind::Or: return a || b;
+    default: return std::nullopt;
+  }
+}
+
 // The value of integer expression `e` with vars[d] = values[d], or nullopt where it needs
 // anything else (another Var, a load, a division by zero). What simplify would fold, without
 // building nodes: a layout is evaluated at every element of its tile.
@@ -102,31 +130,92 @@ std::optional<int64_t> evaluate(const Expr& e, const std::vector<Expr>& vars, co
   }
   auto oa = evaluate(*pa, vars, values), ob = evaluate(*pb, vars, values);
   if (!oa || !ob) return std::nullopt;
-  const int64_t a = *oa, b = *ob;
-  switch (e.kind()) {
-    case ExprKind::Add: return a + b;
-    case ExprKind::Sub: return a - b;
-    case ExprKind::Mul: return a * b;
-    case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
-    case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
-    case ExprKind::BitXor: return a ^ b;
-    case ExprKind::BitAnd: return a & b;
-    case ExprKind::BitOr: return a | b;
-    case ExprKind::ShiftLeft: return b < 0 || b >= 63 ? std::nullopt : std::optional<int64_t>(a << b);
-    case ExprKind::ShiftRight: return b < 0 || b >= 64 ? std::nullopt : std::optional<int64_t>(a >> b);
-    case ExprKind::Min: return std::min(a, b);
-    case ExprKind::Max: return std::max(a, b);
-    case ExprKind::EQ: return a == b;
-    case ExprKind::NE: return a != b;
-    case ExprKind::LT: return a < b;
-    case ExprKind::LE: return a <= b;
-    case ExprKind::GT: return a > b;
-    case ExprKind::GE: return a >= b;
-    case ExprKind::And: return a && b;
-    case ExprKind::Or: return a || b;
-    default: return std::nullopt;  // Div: layouts are written with // and %
-  }
+  return apply_binary(e.kind(), *oa, *ob);
 }
+
+// `e` (an integer expression of `vars`) as a postfix program: what evaluate folds, evaluated at
+// every element of a box without walking the tree each time. Both arms of a Select are
+// evaluated, so where run gives nothing (a division by zero), evaluate decides.
+class IndexProgram {
+ public:
+  // Nothing where `e` has a node evaluate does not fold either.
+  static std::optional<IndexProgram> of(const Expr& e, const std::vector<Expr>& vars) {
+    IndexProgram program;
+    if (!program.add(e, vars)) return std::nullopt;
+    return program;
+  }
+
+  std::optional<int64_t> run(const std::vector<int64_t>& values) const {
+    stack_.clear();
+    for (const Step& step : steps_) {
+      switch (step.op) {
+        case Op::Constant: stack_.push_back(step.value); break;
+        case Op::Index: stack_.push_back(values[static_cast<size_t>(step.value)]); break;
+        case Op::Truncate: stack_.back() = static_cast<int32_t>(stack_.back()); break;
+        case Op::Not: stack_.back() = !stack_.back(); break;
+        case Op::Select: {
+          const int64_t false_value = stack_.back();
+          stack_.pop_back();
+          const int64_t true_value = stack_.back();
+          stack_.pop_back();
+          stack_.back() = stack_.back() ? true_value : false_value;
+          break;
+        }
+        case Op::Binary: {
+          const int64_t b = stack_.back();
+          stack_.pop_back();
+          std::optional<int64_t> value = apply_binary(step.kind, stack_.back(), b);
+          if (!value) return std::nullopt;
+          stack_.back() = *value;
+          break;
+        }
+      }
+    }
+    return stack_.back();
+  }
+
+ private:
+  enum class Op { Constant, Index, Truncate, Not, Select, Binary };
+  struct Step {
+    Op op;
+    ExprKind kind;  // Binary
+    int64_t value;  // Constant: the value; Index: which index
+  };
+
+  bool add(const Expr& e, const std::vector<Expr>& vars) {
+    int64_t c;
+    if (is_const_int(e, &c)) return push({Op::Constant, e.kind(), c});
+    if (e.as<Var>()) {
+      for (size_t d = 0; d < vars.size(); ++d)
+        if (vars[d].same_as(e)) return push({Op::Index, e.kind(), static_cast<int64_t>(d)});
+      return false;
+    }
+    if (const auto* cast = e.as<Cast>()) {
+      if (!e->dtype.is_integer() || !add(cast->value, vars)) return false;
+      return e->dtype.bits() != 32 || push({Op::Truncate, e.kind(), 0});
+    }
+    if (const auto* select = e.as<Select>())
+      return add(select->condition, vars) && add(select->true_value, vars) && add(select->false_value, vars) &&
+             push({Op::Select, e.kind(), 0});
+    if (const auto* n = e.as<Not>()) return add(n->a, vars) && push({Op::Not, e.kind(), 0});
+    switch (e.kind()) {
+#define TILEC_BINARY(n)                                                                        \
+  case ExprKind::n:                                                                            \
+    return add(static_cast<const n*>(e.get())->a, vars) && add(static_cast<const n*>(e.get())->b, vars) && \
+           push({Op::Binary, e.kind(), 0});
+      TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY)
+#undef TILEC_BINARY
+      default: return false;
+    }
+  }
+  bool push(Step step) {
+    steps_.push_back(step);
+    return true;
+  }
+
+  std::vector<Step> steps_;
+  mutable std::vector<int64_t> stack_;
+};
 
 void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* what) {
   if (shape.size() < min_rank)
@@ -321,9 +410,11 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
         stride *= shape[uses[c][u]];
       }
       std::vector<int64_t> full(shape.size(), 0);
+      const std::optional<IndexProgram> program = IndexProgram::of(coordinates[c], vars);
       for_each_index(own_shape, [&](const std::vector<int64_t>& index) {
         for (size_t u = 0; u < index.size(); ++u) full[uses[c][u]] = index[u];
-        std::optional<int64_t> value = evaluate(coordinates[c], vars, full);
+        std::optional<int64_t> value = program ? program->run(full) : std::nullopt;
+        if (!value) value = evaluate(coordinates[c], vars, full);
         if (!value)
           throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) +
                                       " is not a constant: a layout is a function of its indices alone");
@@ -412,7 +503,11 @@ std::string SharedLayout::device_offset() const {
 std::vector<int64_t> SharedLayout::all_offsets() const {
   std::vector<int64_t> offsets;
   offsets.reserve(static_cast<size_t>(elements()));
-  for_each_index(shape_, [&](const std::vector<int64_t>& index) { offsets.push_back(offset_at(index)); });
+  const std::optional<IndexProgram> program = IndexProgram::of(offset_, vars_);
+  for_each_index(shape_, [&](const std::vector<int64_t>& index) {
+    std::optional<int64_t> offset = program ? program->run(index) : std::nullopt;
+    offsets.push_back(offset ? *offset : offset_at(index));
+  });
   return offsets;
 }
 

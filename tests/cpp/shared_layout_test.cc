@@ -193,6 +193,10 @@ TEST(SharedLayoutTest, CoordinatesAreReadRowMajorOverTheExtentsTheyTake) {
   SharedLayoutRef transposed = SharedLayout::from_coordinates({4, 8}, {i, j}, {j, i});
   EXPECT_EQ(transposed->bijection_error(), "");
   EXPECT_EQ(offset_at(*transposed, {3, 5}), 5 * 4 + 3);
+  // Bit operators and selects fold as the simplifier writes them: (i >> 2, i & 3) is i itself.
+  SharedLayoutRef bits = SharedLayout::from_coordinates(
+      {16}, {i}, {make_ShiftRight(i, make_int(2)), make_select(make_LT(i, make_int(16)), make_BitAnd(i, make_int(3)), i)});
+  for (int64_t k : {0, 5, 15}) EXPECT_EQ(offset_at(*bits, {k}), k);
   // More coordinates than dims.
   SharedLayoutRef dq = dq_layout({2, 3, 16, 16});
   const std::vector<int64_t> extents = {2, 3, 2, 2, 2, 32};
