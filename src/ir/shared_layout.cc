@@ -64,8 +64,9 @@ void for_each_index(const std::vector<int64_t>& shape, F f) {
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 // a `kind` b for the integer operators a layout is written with; nothing for a division by zero
-// or another operator (Div: layouts are written with // and %).
-std::optional<int64_t> apply_binary(ExprKind kind, int64_t a, int64_t b) {
+// or another operator (Div: layouts are written with // and %). Inlined: it is the inner step of
+// every bijection check.
+[[gnu::always_inline]] inline std::optional<int64_t> apply_binary(ExprKind kind, int64_t a, int64_t b) {
   switch (kind) {
     case ExprKind::Add: return a + b;
     case ExprKind::Sub: return a - b;
