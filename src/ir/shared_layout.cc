@@ -387,6 +387,12 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
                                     "would share a place");
       continue;
     }
+    // A coordinate that is its index itself: a bijection onto the index's extent, whatever its length.
+    if (group.dims.size() == 1 && group.coordinates.size() == 1 &&
+        coordinates[group.coordinates[0]].same_as(vars[group.dims[0]])) {
+      extents[group.coordinates[0]] = shape[group.dims[0]];
+      continue;
+    }
     if (elements > kMaxGroupElements) {
       std::string names;
       for (size_t d : group.dims) names += (names.empty() ? "" : ", ") + ir::to_string(vars[d]);

@@ -251,6 +251,9 @@ TEST(SharedLayoutTest, CoordinatesThatAreNotABijectionAreRefused) {
                             j)}),
             "its coordinates tie indices a, b, i, j together, 16777216 elements, more than the 4194304 a bijection "
             "check enumerates; write coordinates that each use fewer of them");
+  // Indices that are coordinates themselves are not enumerated: a (2^30, 4) transpose is checked at once.
+  Expr l = make_var("l", DType::Int64), h = make_var("h", DType::Int64);
+  EXPECT_EQ(error({int64_t{1} << 30, 4}, {l, h}, {h, l}), "");
   // A single offset over as many elements is not enumerated either.
   EXPECT_EQ(SharedLayout::user({4096, 4096}, {i, j}, make_Add(make_Mul(i, make_int(4096)), j))->bijection_error(),
             "its 16777216 elements are more than the 4194304 a bijection check of one offset enumerates; give the "

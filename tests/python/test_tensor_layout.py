@@ -326,3 +326,19 @@ def test_a_pipelined_copy_of_a_laid_out_tensor_takes_no_tma_or_cp_async():
     a_loads = [line for line in code if " A[" in line]
     assert a_loads and all("cp_async" not in line and "tma" not in line for line in a_loads), "\n".join(a_loads)
     assert any("cp_async_16(" in line and "&B[" in line for line in code), src  # B keeps its cp.async
+
+
+def test_a_tensor_of_more_than_2_to_the_31_elements_is_laid_out_in_int64():
+    L = 2**30  # 3 * 2**30 * 2 elements: compiled only
+
+    @T.prim_func
+    def main(dQ: T.Tensor((L, 3, 2), "float32"), out: T.Tensor((L, 3, 2), "float32")):
+        with T.Kernel(L // 128, threads=128) as bx:
+            T.annotate_layout({dQ: T.Layout(dQ.shape, lambda l, h, d: [h, l, d])})
+            for i, h, d in T.Parallel(128, 3, 2):
+                out[bx * 128 + i, h, d] = dQ[bx * 128 + i, h, d]
+
+    src = nvrtc_source(main)
+    loads = [line for line in src.splitlines() if "dQ[" in line and not line.strip().startswith("//")]
+    # dQ[l, h, d] is at (h * 2**30 + l) * 2 + d, computed in 64 bits.
+    assert loads and all("* INT64_C(1073741824)" in line for line in loads), "\n".join(loads)
