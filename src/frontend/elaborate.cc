@@ -291,6 +291,7 @@ void Elaborator::apply_tensor_layouts(ir::PrimFunc& func) {
     if (it == tensor_layouts_.end()) continue;
     auto n = std::make_shared<ir::BufferNode>(*p.buffer);
     n->layout = it->second.layout;
+    n->strides.resize(n->shape.size());
     ir::Expr stride = ir::make_int(1, DType::Int64);
     for (size_t d = n->shape.size(); d-- > 0;) {
       n->strides[d] = stride;

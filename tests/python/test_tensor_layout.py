@@ -247,6 +247,32 @@ def test_two_blocks_annotating_the_same_layout_share_the_tensor(rng):
     assert_close(b, 2.0 * a, "float32", exact=True)
 
 
+@jit
+def through_workspace(L, D):
+    """A T.alloc_global scratch tensor in a layout, written by one block and read by the next."""
+
+    @T.prim_func
+    def main(A: T.Tensor((L, D), "float32"), B: T.Tensor((L, D), "float32")):
+        W = T.alloc_global((L, D), "float32")
+        with T.Kernel(1, threads=32) as bx:
+            T.annotate_layout({W: T.Layout(W.shape, lambda i, j: [j, i])})
+            for i, j in T.Parallel(L, D):
+                W[i, j] = A[i, j] + 1.0
+        with T.Kernel(1, threads=32) as bx:
+            T.annotate_layout({W: T.Layout(W.shape, lambda i, j: [j, i])})
+            for i, j in T.Parallel(L, D):
+                B[i, j] = W[i, j] * 2.0
+
+    return main
+
+
+def test_a_workspace_in_a_layout_hands_its_elements_to_the_next_block(rng):
+    a = rand((8, 4), "float32", rng)
+    b = poison((8, 4), "float32")
+    through_workspace(8, 4)(a, b)
+    assert_close(b, (a + 1.0) * 2.0, "float32", exact=True)
+
+
 def test_the_ir_shows_the_tensor_layout():
     ir = postprocess(SHAPE).get_ir()
     assert "layout (b, h, l, d) ->" in ir, ir
