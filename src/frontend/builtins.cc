@@ -10,7 +10,9 @@
 #include "frontend/builtin_table.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
+#include "ir/equal.h"
 #include "ir/intrinsics.h"
+#include "ir/printer.h"
 #include "ir/shared_layout.h"
 #include "op/atomic_add.h"
 #include "op/check.h"
@@ -402,8 +404,8 @@ static std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 // T.Layout(shape, lambda i, j, ...: offset): the lambda gives the element offset of each index,
-// or the index it moves to (a tuple of as many, row-major in the same shape). It must be a
-// bijection onto the tile.
+// or a list of coordinates, read row-major over the extents they take (ir/shared_layout.h,
+// from_coordinates). It must be a bijection onto the tile.
 static CtValue layout_op(Elaborator& el, const EvaluatedCall& c) {
   const ast::Expr& call = *c.node;
   if (call.items.size() != 2 || !call.keywords.empty())
@@ -413,8 +415,11 @@ static CtValue layout_op(Elaborator& el, const EvaluatedCall& c) {
   std::vector<int64_t> shape;
   for (const ir::Expr& d : el.to_shape(el.eval(shape_arg), shape_arg.loc, "T.Layout shape")) {
     int64_t e;
-    if (!ir::is_const_int(d, &e) || e < 1)
-      error_at(shape_arg.loc, "T.Layout needs a shape of positive compile-time integers");
+    if (!ir::is_const_int(d, &e))
+      error_at(shape_arg.loc, "T.Layout needs a shape of compile-time integers; dim " + std::to_string(shape.size()) +
+                                  " is " + ir::to_string(d) + " (layouts of symbolic shapes are not supported: "
+                                  "compile the kernel for the tensor's size)");
+    if (e < 1) error_at(shape_arg.loc, "T.Layout needs a shape of positive compile-time integers");
     shape.push_back(e);
   }
   if (fn.kind != ast::ExprKind::Lambda)
@@ -422,30 +427,37 @@ static CtValue layout_op(Elaborator& el, const EvaluatedCall& c) {
   if (fn.items.size() != shape.size())
     error_at(fn.loc, "a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
                          std::to_string(shape.size()) + " indices; this lambda takes " + std::to_string(fn.items.size()));
+  int64_t elements = 1;
+  for (int64_t e : shape) elements = elements > std::numeric_limits<int64_t>::max() / e ? std::numeric_limits<int64_t>::max() : elements * e;
+  const DType index_type = elements > std::numeric_limits<int32_t>::max() ? DType::Int64 : DType::Int32;
   std::vector<ir::Expr> vars;
   std::vector<CtValue> args;
   for (const auto& param : fn.items) {
-    vars.push_back(ir::make_var(param->id, DType::Int32));
+    vars.push_back(ir::make_var(param->id, index_type));
     args.push_back(CtValue::of_expr(vars.back()));
   }
   const CtValue result = el.apply_lambda(fn, args);
   const SourceLoc& body = fn.value->loc;
-  ir::Expr offset;
+  auto not_a_bijection = [&](const std::string& why) {
+    error_at(fn.loc, "this layout is not a bijection onto its " + shape_text(shape) + " tile: " + why);
+  };
+  ir::SharedLayoutRef layout;
   if (result.is_sequence()) {
-    if (result.items.size() != shape.size())
-      error_at(body, "the lambda gives " + std::to_string(result.items.size()) + " coordinates for a " +
-                         std::to_string(shape.size()) + "-dim tile");
-    for (size_t d = 0; d < shape.size(); ++d) {
-      ir::Expr coordinate = el.to_expr_of(result.items[d], DType::Int32, body, "layout coordinate");
-      offset = d == 0 ? coordinate : ir::make_Add(ir::make_Mul(offset, ir::make_int(shape[d])), coordinate);
+    if (result.items.empty()) error_at(body, "a layout's list of coordinates is empty");
+    std::vector<ir::Expr> coordinates;
+    for (const CtValue& item : result.items)
+      coordinates.push_back(el.to_expr_of(item, index_type, body, "layout coordinate"));
+    try {
+      layout = ir::SharedLayout::from_coordinates(shape, vars, coordinates, fn.loc);
+    } catch (const std::invalid_argument& e) {
+      not_a_bijection(e.what());
     }
   } else {
-    offset = el.to_expr(result, body, "layout offset");
+    ir::Expr offset = el.to_expr(result, body, "layout offset");
     if (!offset->dtype.is_integer()) error_at(body, "a layout's offset is an integer, not " + describe(result));
+    layout = ir::SharedLayout::user(shape, vars, offset, fn.loc);
+    if (std::string why = layout->bijection_error(); !why.empty()) not_a_bijection(why);
   }
-  ir::SharedLayoutRef layout = ir::SharedLayout::user(shape, vars, offset, fn.loc);
-  if (std::string why = layout->bijection_error(); !why.empty())
-    error_at(fn.loc, "this layout is not a bijection onto its " + shape_text(shape) + " tile: " + why);
   return layout_value(layout);
 }
 
@@ -468,7 +480,8 @@ static CtValue make_swizzled_layout_op(Elaborator& el, const EvaluatedCall& c) {
 }
 
 // T.annotate_layout({buf: layout, ...}): each shared buffer takes its layout for the whole
-// T.Kernel block (elaborate_stmt.cc gives it when the block ends).
+// T.Kernel block (elaborate_stmt.cc gives it when the block ends); each tensor parameter for the
+// whole function, as the order its elements are stored in (Elaborator::apply_tensor_layouts).
 static CtValue annotate_layout_op(Elaborator& el, const EvaluatedCall& c) {
   const ast::Expr& call = *c.node;
   if (!el.in_kernel_) error_at(call.loc, "T.annotate_layout goes inside a T.Kernel block");
@@ -480,19 +493,38 @@ static CtValue annotate_layout_op(Elaborator& el, const EvaluatedCall& c) {
     const ast::Expr& key = *dict.items[i];
     const ast::Expr& value = *dict.values[i];
     CtValue buffer = el.eval(key);
-    if (buffer.kind != K::Buffer || buffer.buffer->scope != ir::MemoryScope::Shared)
-      error_at(key.loc, "T.annotate_layout's keys are shared buffers (T.alloc_shared), not " + describe(buffer) +
-                            " (fragment layouts are inferred)");
+    const bool tensor = buffer.kind == K::Buffer && buffer.buffer->scope == ir::MemoryScope::Global;
+    if (buffer.kind != K::Buffer || (buffer.buffer->scope != ir::MemoryScope::Shared && !tensor))
+      error_at(key.loc, "T.annotate_layout's keys are shared buffers (T.alloc_shared) or the kernel's tensors, not " +
+                            describe(buffer) + " (fragment layouts are inferred)");
+    const std::string& name = buffer.buffer->name;
+    if (tensor)
+      for (const ir::Expr& d : buffer.buffer->shape)
+        if (!ir::is_const_int(d, nullptr))
+          error_at(key.loc, "T.annotate_layout: tensor '" + name + "' has the symbolic dim " + ir::to_string(d) +
+                                "; a tensor's layout needs a constant shape (compile the kernel for its size)");
     CtValue layout = el.eval(value);
     if (layout.kind != K::Layout)
       error_at(value.loc, "T.annotate_layout's values are layouts (T.Layout(shape, lambda i, j: offset) or "
                           "tilelang.layout.make_swizzled_layout(buf)), not " + describe(layout));
     std::vector<int64_t> shape = constant_shape(buffer.buffer, key.loc, "T.annotate_layout");
     if (layout.layout->shape() != shape)
-      error_at(value.loc, "this layout is for a " + shape_text(layout.layout->shape()) + " tile; '" +
-                              buffer.buffer->name + "' is " + shape_text(shape));
-    if (!el.annotated_layouts_.emplace(buffer.buffer.get(), layout.layout).second)
-      error_at(key.loc, "'" + buffer.buffer->name + "' has a layout already (one T.annotate_layout a buffer)");
+      error_at(value.loc, "this layout is for a " + shape_text(layout.layout->shape()) + " tile; '" + name + "' is " +
+                              shape_text(shape));
+    const ir::BufferNode* b = buffer.buffer.get();
+    if (!tensor) {
+      if (!el.annotated_layouts_.emplace(b, layout.layout).second)
+        error_at(key.loc, "'" + name + "' has a layout already (one T.annotate_layout a buffer)");
+      continue;
+    }
+    if (layout.layout->kind() != ir::SharedLayout::Kind::User)
+      error_at(value.loc, "a tensor's layout is a T.Layout (make_swizzled_layout lays out shared tiles)");
+    if (!el.kernel_tensor_layouts_.insert(b).second)
+      error_at(key.loc, "'" + name + "' has a layout already (one T.annotate_layout a buffer)");
+    auto [it, fresh] = el.tensor_layouts_.try_emplace(b, Elaborator::TensorLayout{layout.layout, key.loc});
+    if (!fresh && !ir::structural_equal(it->second.layout->offset(), layout.layout->offset(), true))
+      error_at(value.loc, "tensor '" + name + "' has another layout from T.annotate_layout at " +
+                              it->second.loc.str() + ": a tensor's elements are stored one way in the whole function");
   }
   return CtValue::none();
 }

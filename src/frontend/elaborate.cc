@@ -6,6 +6,9 @@
 
 #include "frontend/elaborator.h"
 #include "frontend/parser.h"
+#include "ir/shared_layout.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
 #include "passes/verify.h"
 
 namespace tilec::frontend {
@@ -267,6 +270,7 @@ ir::PrimFunc Elaborator::prim_func(const FunctionValue& f, const std::string& na
   func.body = collect([&] { exec_block(def.body); });
   frames_.pop_back();
   append_workspaces(func);
+  apply_tensor_layouts(func);
   workspaces_ = std::move(outer_workspaces);
   return func;
 }
@@ -277,6 +281,40 @@ void Elaborator::append_workspaces(ir::PrimFunc& func) {
     func.params.push_back(std::move(w));
   }
   workspaces_.clear();
+}
+
+void Elaborator::apply_tensor_layouts(ir::PrimFunc& func) {
+  ir::BufferMap laid_out;
+  for (ir::Param& p : func.params) {
+    if (!p.is_tensor()) continue;
+    auto it = tensor_layouts_.find(p.buffer.get());
+    if (it == tensor_layouts_.end()) continue;
+    auto n = std::make_shared<ir::BufferNode>(*p.buffer);
+    n->layout = it->second.layout;
+    n->strides.resize(n->shape.size());
+    ir::Expr stride = ir::make_int(1, DType::Int64);
+    for (size_t d = n->shape.size(); d-- > 0;) {
+      n->strides[d] = stride;
+      stride = ir::simplify(ir::make_Mul(stride, ir::make_cast(DType::Int64, n->shape[d])));
+    }
+    laid_out[p.buffer.get()] = n;
+    p.buffer = n;
+  }
+  for (const auto& [buffer, layout] : tensor_layouts_)
+    if (!laid_out.count(buffer))
+      error_at(layout.loc, "T.annotate_layout lays out shared buffers and the function's tensor parameters; '" +
+                               buffer->name + "' is neither");
+  for (const KernelTensors& kernel : kernels_)
+    for (const auto& entry : laid_out) {
+      if (kernel.annotated.count(entry.first)) continue;
+      if (ir::replace_buffers(kernel.body, {{entry.first, entry.second}}).same_as(kernel.body)) continue;
+      error_at(kernel.loc, "this T.Kernel block uses tensor '" + entry.first->name + "', which T.annotate_layout at " +
+                               tensor_layouts_.at(entry.first).loc.str() + " lays out in another: annotate it here "
+                               "too (a tensor's layout is how its elements are stored, in every block)");
+    }
+  if (!laid_out.empty()) func.body = ir::replace_buffers(func.body, laid_out);
+  tensor_layouts_.clear();
+  kernels_.clear();
 }
 
 ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::string, CtValue>& args) {
@@ -356,6 +394,7 @@ ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::strin
   func.params = ordered;
   append_workspaces(func);
   func.const_dims = st.const_dims;
+  apply_tensor_layouts(func);
   frames_.pop_back();
   eager_.reset();
   return func;

@@ -709,6 +709,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   block_atomics_with_prev_.clear();
   kernel_allocs_.clear();
   annotated_layouts_.clear();
+  kernel_tensor_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;
   frame().control_depth_at_entry = runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
@@ -728,6 +729,8 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   }
   annotated_layouts_.clear();
   if (!laid_out.empty()) body = ir::replace_buffers(body, laid_out);
+  kernels_.push_back({s.loc, body, std::move(kernel_tensor_layouts_)});
+  kernel_tensor_layouts_.clear();
   for (auto it = kernel_allocs_.rbegin(); it != kernel_allocs_.rend(); ++it)
     body = ir::make_allocate(laid_out.count(it->get()) ? laid_out.at(it->get()) : *it, body);
   end_kernel_names(*launch, s.loc);

@@ -119,6 +119,9 @@ class Elaborator {
   // Unbinds the names of the frame that hold the finished T.Kernel block's
   // buffers (kernel_allocs_) and block indices.
   void end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc);
+  // Gives each tensor parameter that T.annotate_layout laid out its layout (and compact
+  // row-major strides: such a tensor is contiguous) in the params and the body.
+  void apply_tensor_layouts(ir::PrimFunc& func);
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
   // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
@@ -203,6 +206,21 @@ class Elaborator {
   // T.annotate_layout in the T.Kernel block: each buffer's layout, given to it (and every use
   // of it) when the block ends.
   std::map<const ir::BufferNode*, std::shared_ptr<const ir::SharedLayout>> annotated_layouts_;
+  // T.annotate_layout on a tensor parameter: the order its elements are stored in, one for the
+  // whole function (apply_tensor_layouts gives it when the function ends); every T.Kernel block
+  // that uses the tensor must annotate it, since TileLang reads it row-major in one that doesn't.
+  struct TensorLayout {
+    std::shared_ptr<const ir::SharedLayout> layout;
+    SourceLoc loc;  // the T.annotate_layout key that gave it first
+  };
+  std::map<const ir::BufferNode*, TensorLayout> tensor_layouts_;
+  std::set<const ir::BufferNode*> kernel_tensor_layouts_;  // those the T.Kernel block annotates
+  struct KernelTensors {
+    SourceLoc loc;
+    ir::Stmt body;
+    std::set<const ir::BufferNode*> annotated;
+  };
+  std::vector<KernelTensors> kernels_;  // each T.Kernel block of the function, for that check
   std::set<std::string> buffer_names_;
   std::vector<FunctionValue> defined_prim_funcs_;
 

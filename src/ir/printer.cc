@@ -157,6 +157,9 @@ class IRPrinter {
       }
     }
     os_ << "):\n";
+    for (const Param& p : f.params)
+      if (p.is_tensor() && p.buffer->layout)
+        os_ << "    # " << buffer_name(p.buffer) << ": " << p.buffer->layout->to_string() << "\n";
     body(f.body, 1);
   }
 

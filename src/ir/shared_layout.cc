@@ -1,6 +1,7 @@
 #include "ir/shared_layout.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
+#include "ir/visitor.h"
 
 namespace tilec::ir {
 namespace {
@@ -61,6 +63,35 @@ void for_each_index(const std::vector<int64_t>& shape, F f) {
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
+// a `kind` b for the integer operators a layout is written with; nothing for a division by zero
+// or another operator (Div: layouts are written with // and %). Inlined: it is the inner step of
+// every bijection check.
+[[gnu::always_inline]] inline std::optional<int64_t> apply_binary(ExprKind kind, int64_t a, int64_t b) {
+  switch (kind) {
+    case ExprKind::Add: return a + b;
+    case ExprKind::Sub: return a - b;
+    case ExprKind::Mul: return a * b;
+    case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
+    case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
+    case ExprKind::BitXor: return a ^ b;
+    case ExprKind::BitAnd: return a & b;
+    case ExprKind::BitOr: return a | b;
+    case ExprKind::ShiftLeft: return b < 0 || b > 62 ? std::nullopt : std::optional<int64_t>(a << b);
+    case ExprKind::ShiftRight: return b < 0 || b > 63 ? std::nullopt : std::optional<int64_t>(a >> b);
+    case ExprKind::Min: return std::min(a, b);
+    case ExprKind::Max: return std::max(a, b);
+    case ExprKind::EQ: return a == b;
+    case ExprKind::NE: return a != b;
+    case ExprKind::LT: return a < b;
+    case ExprKind::LE: return a <= b;
+    case ExprKind::GT: return a > b;
+    case ExprKind::GE: return a >= b;
+    case ExprKind::And: return a && b;
+    case ExprKind::Or: return a || b;
+    default: return std::nullopt;
+  }
+}
+
 // The value of integer expression `e` with vars[d] = values[d], or nullopt where it needs
 // anything else (another Var, a load, a division by zero). What simplify would fold, without
 // building nodes: a layout is evaluated at every element of its tile.
@@ -100,31 +131,92 @@ std::optional<int64_t> evaluate(const Expr& e, const std::vector<Expr>& vars, co
   }
   auto oa = evaluate(*pa, vars, values), ob = evaluate(*pb, vars, values);
   if (!oa || !ob) return std::nullopt;
-  const int64_t a = *oa, b = *ob;
-  switch (e.kind()) {
-    case ExprKind::Add: return a + b;
-    case ExprKind::Sub: return a - b;
-    case ExprKind::Mul: return a * b;
-    case ExprKind::FloorDiv: return b == 0 ? std::nullopt : std::optional<int64_t>(floor_div(a, b));
-    case ExprKind::FloorMod: return b == 0 ? std::nullopt : std::optional<int64_t>(a - floor_div(a, b) * b);
-    case ExprKind::BitXor: return a ^ b;
-    case ExprKind::BitAnd: return a & b;
-    case ExprKind::BitOr: return a | b;
-    case ExprKind::ShiftLeft: return b < 0 || b >= 63 ? std::nullopt : std::optional<int64_t>(a << b);
-    case ExprKind::ShiftRight: return b < 0 || b >= 64 ? std::nullopt : std::optional<int64_t>(a >> b);
-    case ExprKind::Min: return std::min(a, b);
-    case ExprKind::Max: return std::max(a, b);
-    case ExprKind::EQ: return a == b;
-    case ExprKind::NE: return a != b;
-    case ExprKind::LT: return a < b;
-    case ExprKind::LE: return a <= b;
-    case ExprKind::GT: return a > b;
-    case ExprKind::GE: return a >= b;
-    case ExprKind::And: return a && b;
-    case ExprKind::Or: return a || b;
-    default: return std::nullopt;  // Div: layouts are written with // and %
-  }
+  return apply_binary(e.kind(), *oa, *ob);
 }
+
+// `e` (an integer expression of `vars`) as a postfix program: what evaluate folds, evaluated at
+// every element of a box without walking the tree each time. Both arms of a Select are
+// evaluated, so where run gives nothing (a division by zero), evaluate decides.
+class IndexProgram {
+ public:
+  // Nothing where `e` has a node evaluate does not fold either.
+  static std::optional<IndexProgram> of(const Expr& e, const std::vector<Expr>& vars) {
+    IndexProgram program;
+    if (!program.add(e, vars)) return std::nullopt;
+    return program;
+  }
+
+  std::optional<int64_t> run(const std::vector<int64_t>& values) const {
+    stack_.clear();
+    for (const Step& step : steps_) {
+      switch (step.op) {
+        case Op::Constant: stack_.push_back(step.value); break;
+        case Op::Index: stack_.push_back(values[static_cast<size_t>(step.value)]); break;
+        case Op::Truncate: stack_.back() = static_cast<int32_t>(stack_.back()); break;
+        case Op::Not: stack_.back() = !stack_.back(); break;
+        case Op::Select: {
+          const int64_t false_value = stack_.back();
+          stack_.pop_back();
+          const int64_t true_value = stack_.back();
+          stack_.pop_back();
+          stack_.back() = stack_.back() ? true_value : false_value;
+          break;
+        }
+        case Op::Binary: {
+          const int64_t b = stack_.back();
+          stack_.pop_back();
+          std::optional<int64_t> value = apply_binary(step.kind, stack_.back(), b);
+          if (!value) return std::nullopt;
+          stack_.back() = *value;
+          break;
+        }
+      }
+    }
+    return stack_.back();
+  }
+
+ private:
+  enum class Op { Constant, Index, Truncate, Not, Select, Binary };
+  struct Step {
+    Op op;
+    ExprKind kind;  // Binary
+    int64_t value;  // Constant: the value; Index: which index
+  };
+
+  bool add(const Expr& e, const std::vector<Expr>& vars) {
+    int64_t c;
+    if (is_const_int(e, &c)) return push({Op::Constant, e.kind(), c});
+    if (e.as<Var>()) {
+      for (size_t d = 0; d < vars.size(); ++d)
+        if (vars[d].same_as(e)) return push({Op::Index, e.kind(), static_cast<int64_t>(d)});
+      return false;
+    }
+    if (const auto* cast = e.as<Cast>()) {
+      if (!e->dtype.is_integer() || !add(cast->value, vars)) return false;
+      return e->dtype.bits() != 32 || push({Op::Truncate, e.kind(), 0});
+    }
+    if (const auto* select = e.as<Select>())
+      return add(select->condition, vars) && add(select->true_value, vars) && add(select->false_value, vars) &&
+             push({Op::Select, e.kind(), 0});
+    if (const auto* n = e.as<Not>()) return add(n->a, vars) && push({Op::Not, e.kind(), 0});
+    switch (e.kind()) {
+#define TILEC_BINARY(n)                                                                        \
+  case ExprKind::n:                                                                            \
+    return add(static_cast<const n*>(e.get())->a, vars) && add(static_cast<const n*>(e.get())->b, vars) && \
+           push({Op::Binary, e.kind(), 0});
+      TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY)
+#undef TILEC_BINARY
+      default: return false;
+    }
+  }
+  bool push(Step step) {
+    steps_.push_back(step);
+    return true;
+  }
+
+  std::vector<Step> steps_;
+  mutable std::vector<int64_t> stack_;
+};
 
 void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* what) {
   if (shape.size() < min_rank)
@@ -132,6 +224,61 @@ void check_tile(const std::vector<int64_t>& shape, size_t min_rank, const char* 
                                 " dims, not " + std::to_string(shape.size()));
   for (int64_t e : shape)
     if (e < 1) throw std::invalid_argument(std::string(what) + " needs positive extents, not " + std::to_string(e));
+}
+
+
+// The indices among `vars` that `e` uses.
+std::vector<size_t> used_indices(const Expr& e, const std::vector<Expr>& vars) {
+  struct Uses : IRVisitor {
+    const std::vector<Expr>* vars;
+    std::vector<bool> used;
+    void visit_Var(const Var* op) override {
+      for (size_t d = 0; d < vars->size(); ++d)
+        if ((*vars)[d].get() == op) used[d] = true;
+    }
+  } uses;
+  uses.vars = &vars;
+  uses.used.assign(vars.size(), false);
+  uses.visit(e);
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < vars.size(); ++d)
+    if (uses.used[d]) dims.push_back(d);
+  return dims;
+}
+
+void check_vars(const std::vector<int64_t>& shape, const std::vector<Expr>& vars) {
+  if (vars.size() != shape.size())
+    throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
+                                std::to_string(shape.size()) + " indices, not " + std::to_string(vars.size()));
+  for (const Expr& v : vars)
+    if (!v.as<Var>() || (v->dtype != DType::Int32 && v->dtype != DType::Int64) || v->dtype != vars[0]->dtype)
+      throw std::invalid_argument("a layout's indices are Vars, all int32 or all int64");
+}
+
+// One group of from_coordinates: the coordinates that share indices, and the indices they use.
+struct CoordinateGroup {
+  std::vector<size_t> dims;
+  std::vector<size_t> coordinates;
+};
+
+// The groups of `coordinates` (their indices among `vars`): a union of coordinates and
+// indices, joined where a coordinate uses an index. An index no coordinate uses is a group of
+// its own without coordinates.
+std::vector<CoordinateGroup> coordinate_groups(const std::vector<std::vector<size_t>>& uses, size_t rank) {
+  std::vector<size_t> parent(rank + uses.size());
+  for (size_t n = 0; n < parent.size(); ++n) parent[n] = n;
+  auto root = [&](size_t n) {
+    while (parent[n] != n) n = parent[n] = parent[parent[n]];
+    return n;
+  };
+  for (size_t c = 0; c < uses.size(); ++c)
+    for (size_t d : uses[c]) parent[root(rank + c)] = root(d);
+  std::map<size_t, CoordinateGroup> groups;
+  for (size_t d = 0; d < rank; ++d) groups[root(d)].dims.push_back(d);
+  for (size_t c = 0; c < uses.size(); ++c) groups[root(rank + c)].coordinates.push_back(c);
+  std::vector<CoordinateGroup> out;
+  for (auto& entry : groups) out.push_back(std::move(entry.second));
+  return out;
 }
 
 }  // namespace
@@ -202,15 +349,131 @@ SharedLayoutRef SharedLayout::panels(std::vector<int64_t> shape, int64_t elem_by
 
 SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, SourceLoc loc) {
   check_tile(shape, 1, "a layout");
-  if (vars.size() != shape.size())
-    throw std::invalid_argument("a layout of a " + std::to_string(shape.size()) + "-dim tile takes " +
-                                std::to_string(shape.size()) + " indices, not " + std::to_string(vars.size()));
-  for (const Expr& v : vars)
-    if (!v.as<Var>() || v->dtype != DType::Int32) throw std::invalid_argument("a layout's indices are int32 Vars");
+  check_vars(shape, vars);
   if (!offset || !offset->dtype.is_integer())
     throw std::invalid_argument("a layout's offset is an integer expression of its indices");
-  offset = make_cast(DType::Int32, offset);
+  offset = make_cast(vars[0]->dtype, offset);
   return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0, std::move(loc));
+}
+
+SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::vector<Expr> vars,
+                                               std::vector<Expr> coordinates, SourceLoc loc) {
+  check_tile(shape, 1, "a layout");
+  check_vars(shape, vars);
+  const DType index_type = vars[0]->dtype;
+  std::vector<std::vector<size_t>> uses;
+  for (Expr& c : coordinates) {
+    if (!c || !c->dtype.is_integer())
+      throw std::invalid_argument("a layout's coordinates are integer expressions of its indices");
+    c = simplify(make_cast(index_type, c));
+    uses.push_back(used_indices(c, vars));
+  }
+  auto coordinate_text = [&](size_t c) {
+    return "coordinate " + std::to_string(c) + " (" + ir::to_string(coordinates[c]) + ")";
+  };
+  std::vector<int64_t> extents(coordinates.size(), 0);
+  for (const CoordinateGroup& group : coordinate_groups(uses, shape.size())) {
+    std::vector<int64_t> group_shape;
+    int64_t elements = 1;
+    for (size_t d : group.dims) {
+      group_shape.push_back(shape[d]);
+      elements *= shape[d];
+    }
+    if (group.coordinates.empty()) {
+      if (elements > 1)
+        throw std::invalid_argument("no coordinate uses index " + ir::to_string(vars[group.dims[0]]) +
+                                    " (dim " + std::to_string(group.dims[0]) + " of " +
+                                    std::to_string(shape[group.dims[0]]) + "): elements that differ there alone "
+                                    "would share a place");
+      continue;
+    }
+    // A coordinate that is its index itself: a bijection onto the index's extent, whatever its length.
+    if (group.dims.size() == 1 && group.coordinates.size() == 1 &&
+        coordinates[group.coordinates[0]].same_as(vars[group.dims[0]])) {
+      extents[group.coordinates[0]] = shape[group.dims[0]];
+      continue;
+    }
+    if (elements > kMaxGroupElements) {
+      std::string names;
+      for (size_t d : group.dims) names += (names.empty() ? "" : ", ") + ir::to_string(vars[d]);
+      throw std::invalid_argument("its coordinates tie indices " + names + " together, " + std::to_string(elements) +
+                                  " elements, more than the " + std::to_string(kMaxGroupElements) +
+                                  " a bijection check enumerates; write coordinates that each use fewer of them");
+    }
+    // Each coordinate's values over the box of the indices it uses, row-major there: evaluated
+    // once per combination of its own indices, then looked up for every element of the group.
+    const size_t width = group.coordinates.size();
+    std::vector<std::vector<int64_t>> tables(width);
+    std::vector<std::vector<std::pair<size_t, int64_t>>> strides(width);  // (position in group.dims, stride)
+    for (size_t k = 0; k < width; ++k) {
+      const size_t c = group.coordinates[k];
+      std::vector<int64_t> own_shape;
+      for (size_t d : uses[c]) own_shape.push_back(shape[d]);
+      int64_t stride = 1;
+      for (size_t u = uses[c].size(); u-- > 0;) {
+        const size_t at = static_cast<size_t>(std::find(group.dims.begin(), group.dims.end(), uses[c][u]) -
+                                              group.dims.begin());
+        strides[k].emplace_back(at, stride);
+        stride *= shape[uses[c][u]];
+      }
+      std::vector<int64_t> full(shape.size(), 0);
+      const std::optional<IndexProgram> program = IndexProgram::of(coordinates[c], vars);
+      for_each_index(own_shape, [&](const std::vector<int64_t>& index) {
+        for (size_t u = 0; u < index.size(); ++u) full[uses[c][u]] = index[u];
+        std::optional<int64_t> value = program ? program->run(full) : std::nullopt;
+        if (!value) value = evaluate(coordinates[c], vars, full);
+        if (!value)
+          throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) +
+                                      " is not a constant: a layout is a function of its indices alone");
+        if (*value < 0)
+          throw std::invalid_argument(coordinate_text(c) + " of " + index_text(full) + " is " +
+                                      std::to_string(*value) + ": coordinates count from 0");
+        tables[k].push_back(*value);
+        extents[c] = std::max(extents[c], *value + 1);
+      });
+    }
+    int64_t places = 1;
+    for (size_t c : group.coordinates)
+      places = extents[c] > elements || places > elements / extents[c] ? elements + 1 : places * extents[c];
+    auto index_at = [&](int64_t position) {
+      std::vector<int64_t> index(shape.size(), 0);
+      for (size_t k = group.dims.size(); k-- > 0;) {
+        index[group.dims[k]] = position % group_shape[k];
+        position /= group_shape[k];
+      }
+      return index_text(index);
+    };
+    if (places > elements) {
+      std::string text;
+      for (size_t c : group.coordinates) text += (text.empty() ? "" : ", ") + coordinate_text(c);
+      throw std::invalid_argument(text + " take" + (width == 1 ? "s" : "") + " more places than the " +
+                                  std::to_string(elements) + " elements of their indices fill: some place is "
+                                  "left empty, so some other is shared");
+    }
+    std::vector<int64_t> owner(static_cast<size_t>(elements), -1);
+    int64_t position = 0;
+    for_each_index(group_shape, [&](const std::vector<int64_t>& index) {
+      int64_t place = 0;
+      for (size_t k = 0; k < width; ++k) {
+        int64_t entry = 0;
+        for (const auto& stride : strides[k]) entry += index[stride.first] * stride.second;
+        place = place * extents[group.coordinates[k]] + tables[k][static_cast<size_t>(entry)];
+      }
+      int64_t& seen = owner[static_cast<size_t>(place)];
+      if (seen >= 0)
+        throw std::invalid_argument(index_at(seen) + " and " + index_at(position) +
+                                    " have the same coordinates: a layout gives each element its own place");
+      seen = position++;
+    });
+  }
+  Expr offset;
+  for (size_t c = 0; c < coordinates.size(); ++c)
+    offset = c == 0 ? coordinates[c]
+                    : make_Add(make_Mul(offset, make_int(extents[c], index_type)), coordinates[c]);
+  auto layout = std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0,
+                                               std::move(loc));
+  layout->checked_bijective_ = true;
+  return layout;
 }
 
 int64_t SharedLayout::elements() const {
@@ -247,7 +510,11 @@ std::string SharedLayout::device_offset() const {
 std::vector<int64_t> SharedLayout::all_offsets() const {
   std::vector<int64_t> offsets;
   offsets.reserve(static_cast<size_t>(elements()));
-  for_each_index(shape_, [&](const std::vector<int64_t>& index) { offsets.push_back(offset_at(index)); });
+  const std::optional<IndexProgram> program = IndexProgram::of(offset_, vars_);
+  for_each_index(shape_, [&](const std::vector<int64_t>& index) {
+    std::optional<int64_t> offset = program ? program->run(index) : std::nullopt;
+    offsets.push_back(offset ? *offset : offset_at(index));
+  });
   return offsets;
 }
 
@@ -260,6 +527,11 @@ int64_t SharedLayout::offset_at(const std::vector<int64_t>& index) const {
 }
 
 std::string SharedLayout::bijection_error() const {
+  if (checked_bijective_) return "";
+  if (elements() > kMaxGroupElements)
+    return "its " + std::to_string(elements()) + " elements are more than the " + std::to_string(kMaxGroupElements) +
+           " a bijection check of one offset enumerates; give the layout as coordinates "
+           "(lambda i, j: [i // 8, j, i % 8]), which are checked group by group";
   std::vector<int64_t> offsets;
   try {
     offsets = all_offsets();

@@ -13,6 +13,13 @@
 //                    n = P // E columns a panel, byte = r * P + (c % n) * E,
 //                    offset = (c // n) * rows * n + (byte ^ (byte // 128 % (P // 16)) * 16) // E
 //   user             any expression of the indices (T.Layout(shape, lambda i, j: ...))
+//   coordinates      a list of expressions of the indices (T.Layout(shape, lambda i, j: [c0, c1, ..])):
+//                    each coordinate takes the values 0 .. e_k - 1 over the tile, and
+//                    offset = row-major of (c0, c1, ..) over (e0, e1, ..); a User layout too
+//
+// Global tensors take user layouts as well (T.annotate_layout on a kernel's tensor parameter):
+// then the tile is the whole tensor, and only the coordinate form's group-by-group bijection
+// check (from_coordinates) is cheap enough for tensors of millions of elements.
 //
 // Leading dims (pipeline stages) index whole tiles: offset = tile * rows * cols + offset(r, c).
 // Swizzled layouts name their device helper too (device_offset), so CUDA code may call it;
@@ -44,7 +51,19 @@ class SharedLayout {
   static SharedLayoutRef panels(std::vector<int64_t> shape, int64_t elem_bytes, int64_t panel_bytes);
   // `offset` an integer expression of `vars` (one int32 Var per dim) and constants; `loc` is
   // where the user wrote it (for messages).
+  // The vars are int32 or, for tiles of 2^31 elements or more, int64; the offset has their type.
   static SharedLayoutRef user(std::vector<int64_t> shape, std::vector<Expr> vars, Expr offset, SourceLoc loc = {});
+  // `coordinates` integer expressions of `vars`: the layout that puts element (i0, .., ik) at
+  // the row-major offset of its coordinates over their extents (each coordinate's largest
+  // value over the tile, plus 1). Checked to be a bijection here, group by group: coordinates
+  // that share an index, with the indices they use, form a group, and the layout is a
+  // bijection exactly when each group maps its indices' elements one to one onto its
+  // coordinates' box; a group is enumerated, so one of more than kMaxGroupElements elements is
+  // refused. std::invalid_argument says what is wrong.
+  static SharedLayoutRef from_coordinates(std::vector<int64_t> shape, std::vector<Expr> vars,
+                                          std::vector<Expr> coordinates, SourceLoc loc = {});
+  // The most elements a bijection check enumerates (bijection_error, a group of from_coordinates).
+  static constexpr int64_t kMaxGroupElements = int64_t{1} << 22;
 
   Kind kind() const { return kind_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -66,7 +85,9 @@ class SharedLayout {
   std::string device_offset() const;
 
   // Whether every element of the tile has its own offset in [0, elements()): empty when so,
-  // else what is wrong (the first offset out of range or hit twice, with its indices).
+  // else what is wrong (the first offset out of range or hit twice, with its indices). A layout
+  // from_coordinates made is one; another of more than kMaxGroupElements elements is not
+  // enumerated, and the answer says so.
   std::string bijection_error() const;
   // Whether both give every element the same offset.
   bool same_offsets(const SharedLayout& other) const;
@@ -106,6 +127,7 @@ class SharedLayout {
   int64_t elem_bytes_;  // mma swizzle and panels; 0 for the others
   int64_t panel_bytes_;
   SourceLoc loc_;
+  bool checked_bijective_ = false;  // from_coordinates checked it
   mutable std::once_flag contiguous_once_;  // user layouts: evaluated once
   mutable int64_t contiguous_ = 1;
 };

@@ -249,7 +249,10 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
     if (ir::is_const_int(b->strides[d], &expected) && view.shape[d] > 1 && view.strides[d] != expected)
       throw ArgumentError("argument '" + p.name + "' must have stride " + std::to_string(expected) +
                           " in dim " + std::to_string(d) + " (got " + std::to_string(view.strides[d]) +
-                          "); pass a contiguous copy");
+                          "); pass a contiguous copy" +
+                          (b->layout ? std::string(" (T.annotate_layout gave it a layout: the kernel places each "
+                                                   "element itself, over the whole tensor's memory)")
+                                     : std::string()));
   }
 }
 

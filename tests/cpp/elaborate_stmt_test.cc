@@ -11,6 +11,7 @@ namespace tilec {
 namespace {
 
 using test_support::compile_text;
+using test_support::Compiled;
 using test_support::expect_error;
 using test_support::kernel_text;
 
@@ -23,6 +24,24 @@ std::string ir_of(const std::string& text) {
   test_support::Compiled c = compile_text(text);
   EXPECT_TRUE(c.error.empty()) << c.error;
   return c.text;
+}
+
+TEST(ElaborateStmt, ATensorParameterTakesItsLayoutAndCompactStridesInTheWholeFunction) {
+  const std::string text =
+      "import tilec.language as T\n"
+      "\n"
+      "@T.prim_func\n"
+      "def main(Q: T.Tensor((4, 8), \"float32\")):\n"
+      "    with T.Kernel(1) as bx:\n"
+      "        Q[0, 1] = 1.0\n"
+      "        T.annotate_layout({Q: T.Layout(Q.shape, lambda i, j: [j, i])})\n";
+  const std::string ir = ir_of(text);
+  EXPECT_NE(ir.find("layout (i, j) -> j * 4 + i"), std::string::npos) << ir;
+  // The store before the annotation goes through the layout too: (0, 1) is at 4.
+  const Compiled cpu = compile_text(text, EmitStage::Source);
+  ASSERT_TRUE(cpu.error.empty()) << cpu.error;
+  EXPECT_NE(cpu.text.find("Q[4] = "), std::string::npos) << cpu.text;
+  EXPECT_EQ(cpu.text.find("Q_stride"), std::string::npos) << cpu.text;
 }
 
 TEST(ElaborateStmt, CompileTimeLoopsRunWithinABudget) {

@@ -1,10 +1,12 @@
 // ir::SharedLayout: each constructor's offsets against the device helper it stands for, the
 // round trip (every offset of the tile hit once) for every tile width, bank conflicts of
-// row-major tiles that the swizzles remove, and user layouts refused when not a bijection.
+// row-major tiles that the swizzles remove, user layouts refused when not a bijection, and
+// layouts given as coordinates (from_coordinates), checked group by group on whole tensors.
 #include "ir/shared_layout.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -174,6 +176,88 @@ TEST(SharedLayoutTest, AUserLayoutThatIsNotABijectionIsRefused) {
   EXPECT_EQ(SharedLayout::user({4}, {i}, make_Add(i, n))->bijection_error(),
             "the offset of (0,) is n, not a constant: a layout is a function of its indices alone");
   EXPECT_THROW(SharedLayout::user({4, 4}, {i}, i), std::invalid_argument);
+}
+
+// TileLang's make_dq_layout of a (B, H, L, D) tensor: [b, h, l // 8, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2].
+SharedLayoutRef dq_layout(std::vector<int64_t> shape) {
+  Expr b = make_var("b"), h = make_var("h"), l = make_var("l"), d = make_var("d");
+  std::vector<Expr> coordinates = {
+      b, h, make_FloorDiv(l, make_int(8)), make_FloorDiv(d, make_int(8)), make_FloorMod(d, make_int(2)),
+      make_Add(make_Mul(make_int(4), make_FloorMod(l, make_int(8))), make_FloorDiv(make_FloorMod(d, make_int(8)), make_int(2)))};
+  return SharedLayout::from_coordinates(std::move(shape), {b, h, l, d}, coordinates);
+}
+
+TEST(SharedLayoutTest, CoordinatesAreReadRowMajorOverTheExtentsTheyTake) {
+  Expr i = make_var("i"), j = make_var("j");
+  // A transpose: (4, 8) -> (8, 4).
+  SharedLayoutRef transposed = SharedLayout::from_coordinates({4, 8}, {i, j}, {j, i});
+  EXPECT_EQ(transposed->bijection_error(), "");
+  EXPECT_EQ(offset_at(*transposed, {3, 5}), 5 * 4 + 3);
+  // Bit operators and selects fold as the simplifier writes them: (i >> 2, i & 3) is i itself.
+  SharedLayoutRef bits = SharedLayout::from_coordinates(
+      {16}, {i}, {make_ShiftRight(i, make_int(2)), make_select(make_LT(i, make_int(16)), make_BitAnd(i, make_int(3)), i)});
+  for (int64_t k : {0, 5, 15}) EXPECT_EQ(offset_at(*bits, {k}), k);
+  // More coordinates than dims.
+  SharedLayoutRef dq = dq_layout({2, 3, 16, 16});
+  const std::vector<int64_t> extents = {2, 3, 2, 2, 2, 32};
+  for (std::vector<int64_t> index : {std::vector<int64_t>{1, 2, 13, 11}, {0, 1, 7, 4}}) {
+    const int64_t b = index[0], h = index[1], l = index[2], d = index[3];
+    const std::vector<int64_t> c = {b, h, l / 8, d / 8, d % 2, 4 * (l % 8) + (d % 8) / 2};
+    int64_t expected = 0;
+    for (size_t k = 0; k < c.size(); ++k) expected = expected * extents[k] + c[k];
+    EXPECT_EQ(offset_at(*dq, index), expected);
+  }
+}
+
+TEST(SharedLayoutTest, AWholeTensorsLayoutIsCheckedGroupByGroupInMilliseconds) {
+  // The shapes of TileLang's flash-attention and attention-sink backward examples: 16M and 32M
+  // elements, whose largest groups (l, d) are 64K and 512K.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{8, 32, 1024, 64}, {1, 64, 4096, 128}}) {
+    const auto start = std::chrono::steady_clock::now();
+    SharedLayoutRef dq = dq_layout(shape);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(dq->bijection_error(), "");
+    EXPECT_EQ(dq->elements(), shape[0] * shape[1] * shape[2] * shape[3]);
+    EXPECT_LT(seconds, 1.0);  // about 3 and 40 ms here; enumerating every element took seconds
+  }
+}
+
+TEST(SharedLayoutTest, CoordinatesThatAreNotABijectionAreRefused) {
+  Expr i = make_var("i"), j = make_var("j");
+  auto error = [&](std::vector<int64_t> shape, std::vector<Expr> vars, std::vector<Expr> coordinates) {
+    try {
+      SharedLayout::from_coordinates(std::move(shape), std::move(vars), std::move(coordinates));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error({4, 4}, {i, j}, {make_FloorDiv(i, make_int(2)), j}),
+            "(0, 0) and (1, 0) have the same coordinates: a layout gives each element its own place");
+  EXPECT_EQ(error({4, 4}, {i, j}, {make_Mul(i, make_int(2)), j}),
+            "coordinate 0 (i * 2) takes more places than the 4 elements of their indices fill: some place is left "
+            "empty, so some other is shared");
+  EXPECT_EQ(error({4, 4}, {i, j}, {i}),
+            "no coordinate uses index j (dim 1 of 4): elements that differ there alone would share a place");
+  EXPECT_EQ(error({4}, {i}, {make_Sub(i, make_int(1))}), "coordinate 0 (i - 1) of (0,) is -1: coordinates count from 0");
+  Expr n = make_var("n");
+  EXPECT_EQ(error({4}, {i}, {make_Add(i, n)}),
+            "coordinate 0 (i + n) of (0,) is not a constant: a layout is a function of its indices alone");
+  // One group of 2^24 elements (all four indices in one coordinate) is more than is enumerated.
+  Expr a = make_var("a"), b = make_var("b");
+  EXPECT_EQ(error({256, 256, 16, 16}, {a, b, i, j},
+                  {make_Add(make_Mul(make_Add(make_Mul(make_Add(make_Mul(a, make_int(256)), b), make_int(16)), i),
+                                     make_int(16)),
+                            j)}),
+            "its coordinates tie indices a, b, i, j together, 16777216 elements, more than the 4194304 a bijection "
+            "check enumerates; write coordinates that each use fewer of them");
+  // Indices that are coordinates themselves are not enumerated: a (2^30, 4) transpose is checked at once.
+  Expr l = make_var("l", DType::Int64), h = make_var("h", DType::Int64);
+  EXPECT_EQ(error({int64_t{1} << 30, 4}, {l, h}, {h, l}), "");
+  // A single offset over as many elements is not enumerated either.
+  EXPECT_EQ(SharedLayout::user({4096, 4096}, {i, j}, make_Add(make_Mul(i, make_int(4096)), j))->bijection_error(),
+            "its 16777216 elements are more than the 4194304 a bijection check of one offset enumerates; give the "
+            "layout as coordinates (lambda i, j: [i // 8, j, i % 8]), which are checked group by group");
 }
 
 }  // namespace

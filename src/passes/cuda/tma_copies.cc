@@ -9,6 +9,8 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
   const ir::Buffer& tile_buffer = shared.buffer;
   const ir::Buffer& tensor = global.buffer;
   if (tile_buffer->dtype != tensor->dtype || tile_buffer->shape.size() != 2) return std::nullopt;
+  // A tensor map describes strided rows; a laid-out tensor's elements are elsewhere.
+  if (tensor->layout) return std::nullopt;
   TmaTile tile;
   tile.panel_bytes = panel_bytes_of(*tile_buffer);
   if (!tile.panel_bytes) return std::nullopt;

@@ -1,10 +1,11 @@
 // Which copies the Tensor Memory Accelerator moves (cp.async.bulk.tensor, sm_90a): a whole 2-D
 // shared panel tile (panel_bytes_of below) and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
-// 1) whose strides are constant multiples of 16 bytes, in the same dtype. Loads are made by
-// warp_specialize; a store is a T.copy of such a shared tile to global memory that
-// select_instructions chose TMA for, issued by one thread (lower_to_threads), the writers'
-// generic stores ordered before it by a proxy fence and a barrier (insert_barriers).
+// 1) whose strides are constant multiples of 16 bytes, in the same dtype, and which no
+// T.annotate_layout laid out. Loads are made by warp_specialize; a store is a T.copy of such a
+// shared tile to global memory that select_instructions chose TMA for, issued by one thread
+// (lower_to_threads), the writers' generic stores ordered before it by a proxy fence and a
+// barrier (insert_barriers).
 #pragma once
 
 #include <optional>

@@ -612,6 +612,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     if (to_shared && !op.allow_async) return std::nullopt;
     const ir::BufferRegion& global = to_shared ? op.src : op.dst;
     const ir::BufferRegion& shared = to_shared ? op.dst : op.src;
+    // A tensor that T.annotate_layout laid out has no rows of consecutive elements to move.
+    if (global.buffer->layout) return std::nullopt;
     const int64_t vec = access_bytes / op.dst.buffer->dtype.bytes();
     std::vector<int64_t> extents;
     for (const auto& e : ir::squeezed_extents(op.dst)) {

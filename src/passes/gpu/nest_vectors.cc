@@ -43,7 +43,7 @@ bool vector_access(const ir::Buffer& b, const std::vector<ir::Expr>& indices, co
                    bool aligned_globals) {
   if (b->scope != ir::MemoryScope::Global && b->scope != ir::MemoryScope::Shared) return false;
   if (width * b->dtype.bytes() > 16 || b->dtype.bits() < 8) return false;
-  if (b->scope == ir::MemoryScope::Global && !aligned_globals) return false;
+  if (b->scope == ir::MemoryScope::Global && (!aligned_globals || b->layout)) return false;
   for (size_t d = 0; d + 1 < indices.size(); ++d)
     if (uses(indices[d], var) || has_load(indices[d])) return false;
   const ir::Expr& last = indices.back();
