@@ -195,6 +195,36 @@ def test_parallel_loops_move_contiguous_runs_as_vectors():
     assert "load_vector<8>" in source and "store_vector" not in source
 
 
+
+# --- the elements of a T.Parallel loop (TileLang's layernorm backward, online softmax) -----
+
+def row_centered(D):
+    # `v` is assigned in both loops (as TileLang's layernorm backward assigns dy_v): each
+    # loop's elements have their own, and the loops are spread over the threads.
+    @T.prim_func
+    def main(X: T.Tensor((4, D), "float32"), Y: T.Tensor((4, D), "float32")):
+        with T.Kernel(4, threads=128) as bx:
+            x = T.alloc_fragment((1, D), "float32")
+            total = T.alloc_fragment((1,), "float32")
+            for i, j in T.Parallel(1, D):
+                v = X[bx, j] * 2.0
+                x[i, j] = v
+            T.reduce_sum(x, total, dim=1)
+            for i, j in T.Parallel(1, D):
+                v = x[i, j] - total[0] / D
+                Y[bx, j] = v
+
+    return main
+
+
+def test_a_value_assigned_in_two_parallel_loops_is_each_elements_own():
+    # The value was a kernel-wide local: both loops ran all D elements on every thread, and
+    # each thread's registers of x got the elements the last thread holds.
+    source = cuda_compile(row_centered(1024)).get_kernel_source()
+    assert "< 1024; ++" not in source, source
+    assert re.search(r"for \(int32_t s\w* = 0; s\w* < 8; \+\+s\w*\) \{\n\s*alignas\(4\) float v\[1\];", source), source
+
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})
