@@ -225,6 +225,25 @@ def test_a_value_assigned_in_two_parallel_loops_is_each_elements_own():
     assert re.search(r"for \(int32_t s\w* = 0; s\w* < 8; \+\+s\w*\) \{\n\s*alignas\(4\) float v\[1\];", source), source
 
 
+def test_a_loop_that_writes_a_threads_variable_and_uses_a_spread_fragment_is_an_error():
+    # v, bound before the loop, is each thread's: the loop ran whole on every thread and
+    # read elements of x that other threads hold (wrong results, no error).
+    @T.prim_func
+    def carried(X: T.Tensor((256,), "float32"), Y: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = T.alloc_fragment((256,), "float32")
+            T.copy(X, x)
+            v = 0.0
+            for i in T.Parallel(256):
+                v = x[i] * 2.0
+                Y[i] = v
+
+    with pytest.raises(tilec.CompileError, match=r"stores into 'v', a local of each thread made outside the "
+                                                 r"loop, so every thread runs the whole loop; but it also uses "
+                                                 r"fragment 'x'"):
+        cuda_compile(carried)
+
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})
