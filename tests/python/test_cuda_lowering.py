@@ -244,6 +244,57 @@ def test_a_loop_that_writes_a_threads_variable_and_uses_a_spread_fragment_is_an_
         cuda_compile(carried)
 
 
+def softmax_with_lse(N):
+    # TileLang's online softmax, one block of N a row: lse, max_x and sum_exp_x (one element,
+    # held by every thread) are laid out before x.
+    @T.prim_func
+    def main(X: T.Tensor((8, N), "float16"), Y: T.Tensor((8, N), "float16")):
+        with T.Kernel(8, threads=128) as i_m:
+            x = T.alloc_fragment((1, N), "float16")
+            y = T.alloc_fragment((1, N), "float16")
+            lse = T.alloc_fragment((1,), "float32")
+            max_x = T.alloc_fragment((1,), "float16")
+            exp_x = T.alloc_fragment((1, N), "float32")
+            sum_exp_x = T.alloc_fragment((1,), "float32")
+            T.fill(lse, -T.infinity("float32"))
+            T.copy(X[i_m, 0], x)
+            T.reduce_max(x, max_x, dim=1, clear=True)
+            for i, j in T.Parallel(1, N):
+                exp_x[i, j] = T.exp2(x[i, j] * 1.44269504 - max_x[i] * 1.44269504)
+            T.reduce_sum(exp_x, sum_exp_x, dim=1, clear=True)
+            for i in T.Parallel(1):
+                lse[i] = max_x[i] * 1.44269504 + T.log2(T.exp2(lse[i] - max_x[i] * 1.44269504) + sum_exp_x[i])
+            for i, j in T.Parallel(1, N):
+                y[i, j] = T.exp2(x[i, j] * 1.44269504 - lse[i])
+            T.copy(y, Y[i_m, 0])
+
+    return main
+
+
+def test_a_row_held_by_every_thread_leaves_the_loops_over_the_row_spread():
+    # The loops took the layout of max_x[i], extended over j: each thread held and computed
+    # the whole row (N = 8192: arrays of 8192 a thread, an NVRTC compile of minutes).
+    source = cuda_compile(softmax_with_lse(8192)).get_kernel_source()
+    assert "tilec_cuda::half x[64];" in source and "float exp_x[64];" in source, source
+    assert "[8192];" not in source, source
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_parallel_loop_values_and_replicated_rows_match_torch():
+    torch = pytest.importorskip("torch")
+    D = 1024
+    X = torch.randn(4, D, device="cuda")
+    Y = torch.full_like(X, float("nan"))
+    tilec.compile(row_centered(D), target="cuda")(X, Y)
+    expected = 2 * X.double() - (2 * X.double()).sum(dim=1, keepdim=True) / D
+    torch.testing.assert_close(Y.double(), expected, rtol=1e-5, atol=1e-4)
+    N = 8192
+    X = torch.randn(8, N, device="cuda", dtype=torch.float16)
+    Y = torch.full_like(X, float("nan"))
+    tilec.compile(softmax_with_lse(N), target="cuda")(X, Y)
+    torch.testing.assert_close(Y.double(), X.double().softmax(dim=1), rtol=1e-2, atol=1e-3)
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})

@@ -518,7 +518,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     for (size_t d = 0; d < src.shape().size(); ++d)
       if (static_cast<int>(d) != op.dim) keep.push_back(static_cast<int>(d));
     Fragment dst = src.project(keep);
-    if (!is_fragment(dst_buffer) || *dst_buffer->fragment != dst)
+    if (!is_fragment(dst_buffer) || !dst_buffer->fragment->same_placement(dst))
       error_at(op.loc, "this reduction's result '" + dst_buffer->name + "' must be laid out as " + dst.to_string() +
                        " (its source without the reduced dim); reduce into a fragment of its own");
     DType t = dst_buffer->dtype;
