@@ -68,8 +68,9 @@ void Elaborator::emit(ir::Stmt s) {
   blocks_.back()->stmts.push_back(std::move(s));
 }
 
-ir::Stmt Elaborator::collect(const std::function<void()>& body) {
+ir::Stmt Elaborator::collect(const std::function<void()>& body, bool parallel_body) {
   Block block;
+  block.parallel_body = parallel_body;
   blocks_.push_back(&block);
   body();
   blocks_.pop_back();
@@ -87,7 +88,19 @@ ir::Stmt Elaborator::collect(const std::function<void()>& body) {
       }
     }
   }
-  return ir::make_seq(std::move(block.stmts));
+  ir::Stmt result = ir::make_seq(std::move(block.stmts));
+  for (auto it = block.element_variables.rbegin(); it != block.element_variables.rend(); ++it) {
+    result = ir::make_allocate(it->buffer, result);
+    if (it->frame_index < frames_.size()) {
+      Frame& f = frames_[it->frame_index];
+      auto bound = f.names.find(it->name);
+      if (bound != f.names.end() && bound->second.kind == K::MutableVar && bound->second.buffer == it->buffer) {
+        f.names.erase(bound);
+        f.out_of_scope[it->name] = {it->buffer->loc};
+      }
+    }
+  }
+  return result;
 }
 
 void Elaborator::exec_block(const ast::StmtList& body) {
@@ -106,6 +119,17 @@ ir::Buffer Elaborator::new_local_scalar(const std::string& name, DType dtype, co
   ir::Buffer b = ir::make_buffer(unique_buffer_name(name), dtype, {ir::make_int(1)}, {},
                                  ir::MemoryScope::Local, loc);
   kernel_allocs_.push_back(b);
+  return b;
+}
+
+// Each element of a T.Parallel loop computes its own values: a variable it makes lives in
+// its body. (Were it the kernel's, the loop would write a thread's own local, and a GPU runs
+// such a loop whole on every thread, which its fragments, spread over the threads, cannot.)
+ir::Buffer Elaborator::new_runtime_variable(const std::string& name, DType dtype, const SourceLoc& loc) {
+  auto body = std::find_if(blocks_.rbegin(), blocks_.rend(), [](const Block* b) { return b->parallel_body; });
+  if (body == blocks_.rend()) return new_local_scalar(name, dtype, loc);
+  ir::Buffer b = ir::make_buffer(unique_buffer_name(name), dtype, {ir::make_int(1)}, {}, ir::MemoryScope::Local, loc);
+  (*body)->element_variables.push_back({b, name, frames_.size() - 1});
   return b;
 }
 
@@ -164,7 +188,7 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
     ir::Expr e = to_expr(value, loc, "value");
     CtValue var;
     var.kind = K::MutableVar;
-    var.buffer = new_local_scalar(name, e->dtype, loc);
+    var.buffer = new_runtime_variable(name, e->dtype, loc);
     emit(store_scalar(var.buffer, e, loc));
     f.out_of_scope.erase(name);
     f.names[name] = var;
@@ -241,7 +265,7 @@ void Elaborator::materialize_assigned(const ast::StmtList& body) {
     ir::Expr e = to_expr(v, body.front()->loc, "value");
     CtValue var;
     var.kind = K::MutableVar;
-    var.buffer = new_local_scalar(name, e->dtype, body.front()->loc);
+    var.buffer = new_runtime_variable(name, e->dtype, body.front()->loc);
     emit(store_scalar(var.buffer, e, body.front()->loc));
     v = var;
   }
@@ -570,7 +594,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   }
   ++runtime_control_depth_;
   parallel_depth_ += for_kind == ir::ForKind::Parallel;
-  ir::Stmt body = collect([&] { exec_block(s.body); });
+  ir::Stmt body = collect([&] { exec_block(s.body); }, for_kind == ir::ForKind::Parallel);
   parallel_depth_ -= for_kind == ir::ForKind::Parallel;
   --runtime_control_depth_;
   // Python keeps a loop variable after its loop; its last value is a runtime

@@ -136,7 +136,12 @@ class Elaborator {
   // whose values cannot (tuples, buffers, ...) may not be assigned there.
   void materialize_assigned(const ast::StmtList& body);
   ir::Buffer new_local_scalar(const std::string& name, DType dtype, const SourceLoc& loc);
-  ir::Stmt collect(const std::function<void()>& body);  // runs body, returns what it emitted
+  // The runtime variable a name becomes (assigned more than once, or in a runtime loop or
+  // branch): the kernel's, or, made inside a T.Parallel body, that body's own (each element's;
+  // the name goes out of scope with the body).
+  ir::Buffer new_runtime_variable(const std::string& name, DType dtype, const SourceLoc& loc);
+  // Runs body, returns what it emitted; a T.Parallel loop's body is a parallel_body.
+  ir::Stmt collect(const std::function<void()>& body, bool parallel_body = false);
 
   // Counts one level of the elaborator's recursion (an expression or statement
   // evaluated inside another, across calls) for as long as it lives.
@@ -185,6 +190,14 @@ class Elaborator {
       SourceLoc loc;
     };
     std::vector<PendingLet> lets;
+    bool parallel_body = false;
+    // runtime variables of a T.Parallel body, allocated around its stmts when the block ends
+    struct ElementVariable {
+      ir::Buffer buffer;
+      std::string name;
+      size_t frame_index;
+    };
+    std::vector<ElementVariable> element_variables;
   };
 
   std::vector<Frame> frames_;

@@ -135,6 +135,19 @@ Expr Fragment::projected_slot(const std::vector<int>& keep, const Expr& slot) co
   return result ? result : make_int(0);
 }
 
+bool Fragment::same_placement(const Fragment& other) const {
+  if (*this == other) return true;
+  if (shape_ != other.shape_ || !replicated() || !other.replicated() || slots() != other.slots()) return false;
+  auto slot_digits = [](const Fragment& f) {
+    std::vector<std::tuple<int64_t, int, int64_t, int64_t>> digits;  // stride, dim, place, radix
+    for (const auto& d : f.digits_)
+      if (!d.on_thread && d.radix > 1) digits.emplace_back(d.stride, d.dim, d.place, d.radix);
+    std::sort(digits.begin(), digits.end());
+    return digits;
+  };
+  return slot_digits(*this) == slot_digits(other);
+}
+
 bool Fragment::operator==(const Fragment& other) const {
   if (shape_ != other.shape_ || digits_.size() != other.digits_.size()) return false;
   for (size_t i = 0; i < digits_.size(); ++i) {

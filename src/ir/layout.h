@@ -61,6 +61,10 @@ class Fragment {
   // their thread digits become replicas. The layout a reduction's result takes.
   Fragment project(const std::vector<int>& keep) const;
 
+  // Whether both put every element in the same slots of the same threads: equal, or both
+  // replicated with the same slots (however many replica digits either writes).
+  bool same_placement(const Fragment& other) const;
+
   bool operator==(const Fragment& other) const;
   bool operator!=(const Fragment& other) const { return !(*this == other); }
   // "[shape] thread: ..., slot: ..." for dumps and error messages.

@@ -116,6 +116,7 @@ std::optional<Fragment> site_layout(const Site& site,
     for (size_t k = 0; k < site.extents.size(); ++k)
       if (std::find(a.dims.begin(), a.dims.end(), static_cast<int>(k)) == a.dims.end()) full = false;
     if (full) return l;
+    if (a.read_only && f->replicated()) continue;
     if (!partial) partial = l;
   }
   return partial;

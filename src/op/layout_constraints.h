@@ -33,10 +33,11 @@ int64_t default_run(const std::vector<int64_t>& shape, int64_t threads, int64_t 
 std::vector<int64_t> const_shape(const ir::Buffer& b);
 
 // One fragment access of a site: buffer dim d is site dim dims[d], or -1 when its index
-// is not one of the site's loop indices.
+// is not one of the site's loop indices; read_only when it is a load of a T.Parallel nest.
 struct FragmentAccess {
   ir::Buffer buffer;
   std::vector<int> dims;
+  bool read_only = false;
 };
 
 // A statement whose elements are spread over threads as one loop nest: a T.Parallel nest
@@ -102,6 +103,8 @@ std::optional<ir::Fragment> access_layout(const ir::Fragment& layout, const Frag
 
 // The layout a site runs by, from the layouts `layout_of` gives its fragments: that of an
 // access that maps every site dim, else of one that maps some; nothing when none has one.
+// A load that maps some dims of a fragment every thread holds whole fits any layout, and
+// gives none: extended over the other dims, it would run the whole site on every thread.
 std::optional<ir::Fragment> site_layout(const Site& site,
                                         const std::function<const ir::Fragment*(const ir::Buffer&)>& layout_of);
 

@@ -37,18 +37,18 @@ class NestAccesses : public ir::IRVisitor {
 
  protected:
   void visit_BufferLoad(const ir::BufferLoad* op) override {
-    note(op->buffer, op->indices);
+    note(op->buffer, op->indices, true);
     IRVisitor::visit_BufferLoad(op);
   }
   void visit_BufferStore(const ir::BufferStore* op) override {
-    note(op->buffer, op->indices);
+    note(op->buffer, op->indices, false);
     IRVisitor::visit_BufferStore(op);
   }
 
  private:
-  void note(const ir::Buffer& b, const std::vector<ir::Expr>& indices) {
+  void note(const ir::Buffer& b, const std::vector<ir::Expr>& indices, bool read_only) {
     if (!is_fragment(b)) return;
-    FragmentAccess a{b, {}};
+    FragmentAccess a{b, {}, read_only};
     for (const auto& idx : indices) {
       ir::Expr e = ir::simplify(idx);
       int dim = -1;

@@ -210,5 +210,42 @@ TEST(ElaborateStmt, AKernelBlocksNamesEndWithIt) {
   EXPECT_TRUE(compile_text(with_use("S = T.alloc_shared((8,), \"float32\")\n        T.copy(S, A)")).error.empty());
 }
 
+TEST(ElaborateStmt, AVariableFirstAssignedInATParallelBodyIsEachElementsOwn) {
+  // `t` is assigned in two loops, so it is a runtime variable; it was one of the kernel's,
+  // which each loop then wrote: on GPUs both loops ran whole on every thread, each writing
+  // the elements of fragment `a` that other threads hold into its own registers
+  // (TileLang's layernorm backward, dx wrong). Each loop's body has its own now.
+  std::string two_loops = "import tilec.language as T\n"
+                          "\n"
+                          "@T.prim_func\n"
+                          "def main(A: T.Tensor((256,), \"float32\"), B: T.Tensor((256,), \"float32\")):\n"
+                          "    with T.Kernel(1, threads=128) as bx:\n"
+                          "        a = T.alloc_fragment((256,), \"float32\")\n"
+                          "        for i in T.Parallel(256):\n"
+                          "            t = A[i] * 2.0\n"
+                          "            a[i] = t\n"
+                          "        for i in T.Parallel(256):\n"
+                          "            t = a[i] + 1.0\n"
+                          "            if t > 2.0:\n"
+                          "                t = 2.0\n"
+                          "            B[i] = t\n"
+                          "AFTER";
+  test_support::Compiled c = compile_text(replaced(two_loops, "AFTER", ""), EmitStage::TileIR);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EXPECT_NE(c.text.find("        a = T.alloc_fragment((256,), \"float32\")\n"
+                        "        for i in T.Parallel(256):\n"
+                        "            t = T.alloc_local((1,), \"float32\")\n"
+                        "            t[0] = A[i] * 2.0\n"
+                        "            a[i] = t[0]\n"
+                        "        for i_1 in T.Parallel(256):\n"
+                        "            t_1 = T.alloc_local((1,), \"float32\")\n"
+                        "            t_1[0] = a[i_1] + 1.0\n"),
+            std::string::npos)
+      << c.text;
+  // Like a let-bound name, it ends with the body (its last element's value means nothing).
+  expect_error(replaced(two_loops, "AFTER", "        B[0] = t\n"),
+               "15:16: error: 't' is assigned inside a block at line 11 and is not visible here");
+}
+
 }  // namespace
 }  // namespace tilec

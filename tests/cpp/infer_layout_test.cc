@@ -157,5 +157,28 @@ TEST(InferLayout, AScanOfAFragmentSpreadAlongItsLinesIsAConflictAtTheScan) {
   }
 }
 
+TEST(InferLayout, AFragmentEveryThreadHoldsLeavesTheLoopsThatReadItSpread) {
+  // TileLang's online softmax: m, one element, is laid out first (every thread holds it);
+  // the loop reading m[i] took m's layout extended over j, all 32 elements in the slots of
+  // every thread, and so did x: each thread ran the whole row (BLOCK_N = 8192: 8192
+  // registers a thread, an NVRTC compile of minutes). The loop is spread over the threads
+  // now, and the reduction's result keeps m's layout, which holds the same on each thread.
+  ir::PrimFunc f = kernel("        x = T.alloc_fragment((1, 32), \"float32\")\n"
+                          "        m = T.alloc_fragment((1,), \"float32\")\n"
+                          "        T.fill(m, 2.0)\n"
+                          "        for i, j in T.Parallel(1, 32):\n"
+                          "            x[i, j] = A[i, j] * m[i]\n"
+                          "        T.reduce_max(x, m, dim=1)\n"
+                          "        for i, j in T.Parallel(1, 32):\n"
+                          "            B[i, j] = x[i, j] - m[i]\n");
+  std::string ir = inferred(f);
+  EXPECT_NE(ir.find("x = T.alloc_fragment((1, 32), \"float32\")  # [1, 32] over 32 threads x 1 slots: "
+                    "t1=i1/1%32\n"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("m = T.alloc_fragment((1,), \"float32\")  # [1] over 1 threads x 1 slots:\n"), std::string::npos)
+      << ir;
+}
+
 }  // namespace
 }  // namespace tilec

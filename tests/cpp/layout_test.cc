@@ -130,6 +130,23 @@ TEST(LayoutTest, ReplicatedFragmentHoldsEverythingEverywhere) {
   EXPECT_EQ(constant(f.slot_of({make_int(2), make_int(1)})), 9);
 }
 
+TEST(LayoutTest, ReplicatedFragmentsPlaceAlikeWhateverReplicasTheyWrite) {
+  // A row statistic every thread holds, as a (1,) fill lays it out and as a reduction of a
+  // spread row projects it (a replica digit over 128 threads): the same placement.
+  Fragment filled = replicated_fragment({1});
+  Fragment reduced = default_fragment({1, 1024}, 128, 4).project({0});
+  EXPECT_NE(filled, reduced);
+  EXPECT_TRUE(reduced.replicated());
+  EXPECT_TRUE(filled.same_placement(reduced));
+  EXPECT_TRUE(reduced.same_placement(filled));
+  // Held whole by every thread, but in other slots; or spread over threads: not alike.
+  Fragment by_columns = extend_fragment(replicated_fragment({4}), {0}, {4, 2});
+  EXPECT_TRUE(by_columns.replicated());
+  EXPECT_EQ(constant(by_columns.slot_of({make_int(1), make_int(0)})), 1);
+  EXPECT_FALSE(replicated_fragment({4, 2}).same_placement(by_columns));
+  EXPECT_FALSE(default_fragment({64}, 64, 1).same_placement(replicated_fragment({64})));
+}
+
 TEST(LayoutTest, ExtendAddsLoopDimsAsSlots) {
   Fragment rows = default_fragment({8}, 8, 1);
   Fragment loop = extend_fragment(rows, {0}, {8, 6});

@@ -195,6 +195,106 @@ def test_parallel_loops_move_contiguous_runs_as_vectors():
     assert "load_vector<8>" in source and "store_vector" not in source
 
 
+
+# --- the elements of a T.Parallel loop (TileLang's layernorm backward, online softmax) -----
+
+def row_centered(D):
+    # `v` is assigned in both loops (as TileLang's layernorm backward assigns dy_v): each
+    # loop's elements have their own, and the loops are spread over the threads.
+    @T.prim_func
+    def main(X: T.Tensor((4, D), "float32"), Y: T.Tensor((4, D), "float32")):
+        with T.Kernel(4, threads=128) as bx:
+            x = T.alloc_fragment((1, D), "float32")
+            total = T.alloc_fragment((1,), "float32")
+            for i, j in T.Parallel(1, D):
+                v = X[bx, j] * 2.0
+                x[i, j] = v
+            T.reduce_sum(x, total, dim=1)
+            for i, j in T.Parallel(1, D):
+                v = x[i, j] - total[0] / D
+                Y[bx, j] = v
+
+    return main
+
+
+def test_a_value_assigned_in_two_parallel_loops_is_each_elements_own():
+    # The value was a kernel-wide local: both loops ran all D elements on every thread, and
+    # each thread's registers of x got the elements the last thread holds.
+    source = cuda_compile(row_centered(1024)).get_kernel_source()
+    assert "< 1024; ++" not in source, source
+    assert re.search(r"for \(int32_t s\w* = 0; s\w* < 8; \+\+s\w*\) \{\n\s*alignas\(4\) float v\[1\];", source), source
+
+
+def test_a_loop_that_writes_a_threads_variable_and_uses_a_spread_fragment_is_an_error():
+    # v, bound before the loop, is each thread's: the loop ran whole on every thread and
+    # read elements of x that other threads hold (wrong results, no error).
+    @T.prim_func
+    def carried(X: T.Tensor((256,), "float32"), Y: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = T.alloc_fragment((256,), "float32")
+            T.copy(X, x)
+            v = 0.0
+            for i in T.Parallel(256):
+                v = x[i] * 2.0
+                Y[i] = v
+
+    with pytest.raises(tilec.CompileError, match=r"stores into 'v', a local of each thread made outside the "
+                                                 r"loop, so every thread runs the whole loop; but it also uses "
+                                                 r"fragment 'x'"):
+        cuda_compile(carried)
+
+
+def softmax_with_lse(N):
+    # TileLang's online softmax, one block of N a row: lse, max_x and sum_exp_x (one element,
+    # held by every thread) are laid out before x.
+    @T.prim_func
+    def main(X: T.Tensor((8, N), "float16"), Y: T.Tensor((8, N), "float16")):
+        with T.Kernel(8, threads=128) as i_m:
+            x = T.alloc_fragment((1, N), "float16")
+            y = T.alloc_fragment((1, N), "float16")
+            lse = T.alloc_fragment((1,), "float32")
+            max_x = T.alloc_fragment((1,), "float16")
+            exp_x = T.alloc_fragment((1, N), "float32")
+            sum_exp_x = T.alloc_fragment((1,), "float32")
+            T.fill(lse, -T.infinity("float32"))
+            T.copy(X[i_m, 0], x)
+            T.reduce_max(x, max_x, dim=1, clear=True)
+            for i, j in T.Parallel(1, N):
+                exp_x[i, j] = T.exp2(x[i, j] * 1.44269504 - max_x[i] * 1.44269504)
+            T.reduce_sum(exp_x, sum_exp_x, dim=1, clear=True)
+            for i in T.Parallel(1):
+                lse[i] = max_x[i] * 1.44269504 + T.log2(T.exp2(lse[i] - max_x[i] * 1.44269504) + sum_exp_x[i])
+            for i, j in T.Parallel(1, N):
+                y[i, j] = T.exp2(x[i, j] * 1.44269504 - lse[i])
+            T.copy(y, Y[i_m, 0])
+
+    return main
+
+
+def test_a_row_held_by_every_thread_leaves_the_loops_over_the_row_spread():
+    # The loops took the layout of max_x[i], extended over j: each thread held and computed
+    # the whole row (N = 8192: arrays of 8192 a thread, an NVRTC compile of minutes).
+    source = cuda_compile(softmax_with_lse(8192)).get_kernel_source()
+    assert "tilec_cuda::half x[64];" in source and "float exp_x[64];" in source, source
+    assert "[8192];" not in source, source
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_parallel_loop_values_and_replicated_rows_match_torch():
+    torch = pytest.importorskip("torch")
+    D = 1024
+    X = torch.randn(4, D, device="cuda")
+    Y = torch.full_like(X, float("nan"))
+    tilec.compile(row_centered(D), target="cuda")(X, Y)
+    expected = 2 * X.double() - (2 * X.double()).sum(dim=1, keepdim=True) / D
+    torch.testing.assert_close(Y.double(), expected, rtol=1e-5, atol=1e-4)
+    N = 8192
+    X = torch.randn(8, N, device="cuda", dtype=torch.float16)
+    Y = torch.full_like(X, float("nan"))
+    tilec.compile(softmax_with_lse(N), target="cuda")(X, Y)
+    torch.testing.assert_close(Y.double(), X.double().softmax(dim=1), rtol=1e-2, atol=1e-3)
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})

@@ -200,7 +200,7 @@ class LayoutInference {
       layouts_.emplace(b.get(), Assigned{layout, loc});
       return true;
     }
-    if (it->second.layout != layout) conflict(b, it->second, layout, loc);
+    if (!it->second.layout.same_placement(layout)) conflict(b, it->second, layout, loc);
     return false;
   }
 

@@ -255,8 +255,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
 
   Stmt partition(const op::ParallelNest& nest) {
     // A nest that fills a thread's own local buffer runs whole on every thread.
-    Fragment layout = writes_outer_locals(nest.body) ? ir::replicated_fragment(nest.extents)
-                                                     : op::nest_layout(nest, threads_);
+    ir::Buffer outer_local = outer_local_written(nest.body);
+    if (outer_local) refuse_spread_fragments(nest, outer_local);
+    Fragment layout = outer_local ? ir::replicated_fragment(nest.extents) : op::nest_layout(nest, threads_);
     WritesPrivate writes;
     writes.visit(nest.body);
     if (auto vectors = nest_vectors(nest, layout, ctx_.contiguous_args))
@@ -369,22 +370,50 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     return ir::with_loc(ir::make_for(group, ir::make_int(0), ir::make_int(groups), kind, result), nest.loc);
   }
 
-  // Whether `body` stores into a local buffer allocated outside it (each thread's own copy).
-  static bool writes_outer_locals(const Stmt& body) {
+  // A local buffer allocated outside `body` that it stores into (each thread's own copy), or
+  // none.
+  static ir::Buffer outer_local_written(const Stmt& body) {
     struct Finder : ir::IRVisitor {
       std::unordered_set<const ir::BufferNode*> inner;
-      bool found = false;
+      ir::Buffer found;
       void visit_Allocate(const ir::Allocate* op) override {
         inner.insert(op->buffer.get());
         IRVisitor::visit_Allocate(op);
       }
       void visit_BufferStore(const ir::BufferStore* op) override {
-        if (op->buffer->scope == ir::MemoryScope::Local && !inner.count(op->buffer.get())) found = true;
+        if (!found && op->buffer->scope == ir::MemoryScope::Local && !inner.count(op->buffer.get()))
+          found = op->buffer;
         IRVisitor::visit_BufferStore(op);
       }
     } finder;
     finder.visit(body);
     return finder.found;
+  }
+
+  // A nest run whole on every thread reaches every element of the fragments it uses, but a
+  // thread holds only its own part of a fragment spread over the threads.
+  void refuse_spread_fragments(const op::ParallelNest& nest, const ir::Buffer& outer_local) const {
+    struct Finder : ir::IRVisitor {
+      ir::Buffer found;
+      void visit_BufferLoad(const ir::BufferLoad* op) override {
+        note(op->buffer);
+        IRVisitor::visit_BufferLoad(op);
+      }
+      void visit_BufferStore(const ir::BufferStore* op) override {
+        note(op->buffer);
+        IRVisitor::visit_BufferStore(op);
+      }
+      void note(const ir::Buffer& b) {
+        if (!found && is_fragment(b) && b->fragment && !b->fragment->replicated()) found = b;
+      }
+    } finder;
+    finder.visit(nest.body);
+    if (!finder.found) return;
+    error_at(nest.loc, "this T.Parallel loop stores into '" + outer_local->name + "', a local of each thread "
+                       "made outside the loop, so every thread runs the whole loop; but it also uses fragment '" +
+                       finder.found->name + "', whose elements are spread over the threads (" +
+                       finder.found->fragment->to_string() + "): give the elements a variable of their own (a name "
+                       "first assigned inside the loop), or store into a buffer indexed by the loop variables");
   }
 
   // Fragment accesses in a nest's body as slots of the thread's registers.
@@ -489,7 +518,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     for (size_t d = 0; d < src.shape().size(); ++d)
       if (static_cast<int>(d) != op.dim) keep.push_back(static_cast<int>(d));
     Fragment dst = src.project(keep);
-    if (!is_fragment(dst_buffer) || *dst_buffer->fragment != dst)
+    if (!is_fragment(dst_buffer) || !dst_buffer->fragment->same_placement(dst))
       error_at(op.loc, "this reduction's result '" + dst_buffer->name + "' must be laid out as " + dst.to_string() +
                        " (its source without the reduced dim); reduce into a fragment of its own");
     DType t = dst_buffer->dtype;
