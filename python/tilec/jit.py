@@ -162,9 +162,12 @@ class JitFunction:
         named = {name: value for name, value in kwargs.items() if name not in constants}
         return {**self._signature().bind_partial(*args, **named).arguments, **constants}
 
-    def get_kernel_source(self):
-        """The generated source of the kernel compiled without arguments."""
-        return self.compile().get_kernel_source()
+    def get_kernel_source(self, *args, **kwargs):
+        """The generated source of the kernel a call with these arguments runs, compiled (or
+        from the cache) but not run: kernel_for's arguments, so a factory's arguments, or an
+        eager kernel's tensors and constants (T.const dims by name); none gives the kernel of
+        compile()."""
+        return self.kernel_for(*args, **kwargs).get_kernel_source()
 
     get_source = get_kernel_source
 
