@@ -266,8 +266,10 @@ nb::object dim_value(const tilec::DimInfo& dim) {
 }
 
 tilec::CompileOptions make_options(std::string target, std::string arch,
-                                   std::map<std::string, std::string> pass_configs) {
-  return tilec::CompileOptions{std::move(target), std::move(arch), std::move(pass_configs)};
+                                   std::map<std::string, std::string> pass_configs,
+                                   std::vector<std::string> compile_flags) {
+  return tilec::CompileOptions{std::move(target), std::move(arch), std::move(pass_configs),
+                               std::move(compile_flags)};
 }
 
 tilec::EmitStage stage_named(const std::string& name) {
@@ -373,15 +375,17 @@ NB_MODULE(_core, m) {
       "compile",
       [](std::string source, std::string filename, int first_line, std::string name,
          const nb::dict& bindings, std::string target, std::string arch,
-         std::map<std::string, std::string> pass_configs) {
+         std::map<std::string, std::string> pass_configs, std::vector<std::string> compile_flags) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs),
+                                    std::move(compile_flags));
         nb::gil_scoped_release release;
         return tilec::compile(func, options);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
       nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
+      nb::arg("compile_flags") = std::vector<std::string>(),
       "Compiles for `target` ('cpu' or 'cuda'); `arch` ('sm_90a', ...; '' for the current "
       "device's) is for 'cuda'.");
 
@@ -400,17 +404,19 @@ NB_MODULE(_core, m) {
       "emit",
       [](std::string source, std::string filename, int first_line, std::string name,
          const nb::dict& bindings, std::string target, std::string arch,
-         std::map<std::string, std::string> pass_configs, const std::string& stage) {
+         std::map<std::string, std::string> pass_configs, const std::string& stage,
+         std::vector<std::string> compile_flags) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs),
+                                    std::move(compile_flags));
         auto emit_stage = stage_named(stage);
         nb::gil_scoped_release release;
         return tilec::emit(func, options, emit_stage);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
       nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
-      nb::arg("stage"),
+      nb::arg("stage"), nb::arg("compile_flags") = std::vector<std::string>(),
       "One stage of compile() as text: 'tile-ir', 'ir', 'source' or 'ptx' (target 'cuda').");
 
   m.def(
