@@ -14,6 +14,7 @@ import sys
 from . import _core, autotuner, language, layout, math, profiler, transform, utils
 from ._core import CompileError
 from .autotuner import autotune
+from .datatype import DataType
 from .jit import compile, jit
 from .kernel import Kernel
 from .math import cdiv, next_power_of_2
@@ -32,7 +33,7 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "autotune",
+__all__ = ["CompileError", "DataType", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "autotune",
            "autotuner", "cdiv", "compile", "jit", "language", "layout", "math",
            "next_power_of_2", "profiler", "set_log_level", "transform", "utils", "__version__"]
 

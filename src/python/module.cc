@@ -426,6 +426,13 @@ NB_MODULE(_core, m) {
         return std::nullopt;
       },
       nb::arg("name"), "The canonical name of the element type `name` ('half': 'float16'), or None.");
+  m.def(
+      "dtype_bits",
+      [](const std::string& name) -> std::optional<int> {
+        if (auto dtype = DType::from_name(name)) return dtype->bits();
+        return std::nullopt;
+      },
+      nb::arg("name"), "The bits of one element of type `name` (bool: 8, as tilec stores it), or None.");
   m.def("cuda_available", &tilec::cuda_available,
         "True when a CUDA driver loads and sees at least one device.");
   m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,
