@@ -18,4 +18,8 @@ using BuiltinTable = std::unordered_map<std::string, BuiltinHandler>;
 // T.get_thread_binding, T.sync_threads, the block and thread extents).
 void add_simt_builtins(BuiltinTable& table);
 
+// builtins_tirx.cc: TVM's tirx expression helpers (tirx.const, Select, Cast, reinterpret, Min,
+// Max) under "tilec.tvm.tirx.".
+void add_tirx_builtins(BuiltinTable& table);
+
 }  // namespace tilec::frontend

@@ -645,6 +645,17 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
       if (is_builtin("T." + attr)) return CtValue::builtin("T." + attr);
       error_at(e.loc, "unknown primitive 'T." + attr + "' (docs/language.md lists the T namespace)");
     }
+    if (base.text == "tilec.tvm" && (attr == "tirx" || attr == "tir")) {
+      CtValue m;
+      m.kind = K::Module;
+      m.text = "tilec.tvm.tirx";
+      return m;
+    }
+    if (base.text == "tilec.tvm.tirx") {
+      if (is_builtin("tilec.tvm.tirx." + attr)) return CtValue::builtin("tilec.tvm.tirx." + attr);
+      error_at(e.loc, "tvm.tirx has no '" + attr +
+                          "' usable in kernels (tilec has const, Select, Cast, reinterpret, Min, Max)");
+    }
     if (is_builtin("tilec." + attr)) return CtValue::builtin("tilec." + attr);
     error_at(e.loc, "module '" + base.text + "' has no attribute '" + attr + "' usable in kernels");
   }

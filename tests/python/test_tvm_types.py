@@ -1,0 +1,89 @@
+"""tilec.tvm (TileLang programs' `from tilelang import tvm`): DataType, tirx's expression
+helpers inside kernels (CPU run, NVRTC compile for sm_90a), and `tvm` as the module name a
+program imports after tilelang's."""
+
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as T
+from tilec import tvm
+from tilec.tvm import tirx
+
+
+def nibble_as_float(packed: tirx.PrimExpr, position: int, dtype: str):
+    # In the manner of dequantize_gemm/quantize/quantization.py's converters (which shift and
+    # mask: tilec's kernels have no runtime bit operators yet, so this divides).
+    sixteen = tirx.const(16, "uint8")
+    nibble = packed % sixteen if position == 0 else packed // sixteen
+    return tirx.Cast(dtype, tirx.Min(nibble, tirx.const(7, "uint8")))
+
+
+@T.prim_func
+def unpack(P: T.Tensor((64,), "uint8"), Lo: T.Tensor((64,), "float32"),
+           Hi: T.Tensor((64,), "float32"), Bits: T.Tensor((64,), "int32"),
+           X: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        for i in T.Parallel(64):
+            Lo[i] = nibble_as_float(P[i], 0, "float32")
+            Hi[i] = tvm.tirx.Select(P[i] > 127, nibble_as_float(P[i], 1, "float32"), -1.0)
+            Bits[i] = tirx.reinterpret("int32", X[i])
+
+
+def expected(p, x):
+    lo = np.minimum(p & 15, 7).astype(np.float32)
+    hi = np.where(p > 127, np.minimum(p >> 4, 7).astype(np.float32), np.float32(-1))
+    return lo, hi, x.view(np.int32)
+
+
+def test_tirx_helpers_in_a_kernel_on_the_cpu():
+    p = np.arange(0, 256, 4, dtype=np.uint8)
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    lo, hi, bits = (np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(64, np.int32))
+    tilec.compile(unpack, target="cpu")(p, lo, hi, bits, x)
+    for got, want in zip((lo, hi, bits), expected(p, x)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_tirx_helpers_compile_for_cuda():
+    try:
+        kernel = tilec.compile(unpack, target="cuda", arch="sm_90a")
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+    assert "__global__" in kernel.get_kernel_source()
+
+
+def test_an_unknown_tirx_name_is_a_located_error():
+    @T.prim_func
+    def uses_floor(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=4) as bx:
+            for i in T.Parallel(4):
+                A[i] = tirx.floor(A[i])
+
+    with pytest.raises(tilec.CompileError, match="tvm.tirx has no 'floor' usable in kernels"):
+        tilec.compile(uses_floor, target="cpu")
+
+
+def test_datatype_and_tir_names():
+    assert tvm.DataType is tilec.DataType and tvm.DataType("float16").bits == 16
+    assert tvm.tir is tvm.tirx
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tvm") is not None
+                    and importlib.util.find_spec("tvm").origin != tvm.__file__,
+                    reason="a real TVM is installed: tilec.tvm leaves the name tvm to it")
+def test_tvm_names_tilecs_module_after_tilelangs_import():
+    program = ("from tilec import tvm as tvm\n"
+               "from tvm import DataType\n"
+               "from tvm import tirx\n"
+               "import tvm.tir\n"
+               "print(DataType('bfloat16').bits, tirx.__name__, tvm.tir.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["16", "tilec.tvm.tirx", "tilec.tvm.tirx"]
