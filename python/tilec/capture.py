@@ -109,8 +109,8 @@ def to_core_value(value):
     if isinstance(value, list):
         return ("list", [to_core_value(v) for v in value])
     if isinstance(value, types.ModuleType):
-        if value.__name__ in ("tilec", "tilec.language", "tilec.layout", "tilec.tvm",
-                              "tilec.tvm.tirx"):
+        if value.__name__ in ("tilec", "tilec.language", "tilec.layout", "tilec.math",
+                              "tilec.tvm", "tilec.tvm.tirx"):
             return ("module", value.__name__)
         return ("opaque", f"module {value.__name__}")
     dtype = library_dtype_name(value)

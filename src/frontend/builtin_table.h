@@ -22,4 +22,8 @@ void add_simt_builtins(BuiltinTable& table);
 // Max) under "tilec.tvm.tirx.".
 void add_tirx_builtins(BuiltinTable& table);
 
+// builtins_math.cc: tilec.math's next_power_of_2 and cdiv (also tilec.next_power_of_2 and
+// tilec.cdiv).
+void add_tilec_math_builtins(BuiltinTable& table);
+
 }  // namespace tilec::frontend

@@ -620,7 +620,7 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
   CtValue base = eval(*e.value);
   const std::string& attr = e.id;
   if (base.kind == K::Module) {
-    if (base.text == "tilec" && (attr == "language" || attr == "layout")) {
+    if (base.text == "tilec" && (attr == "language" || attr == "layout" || attr == "math")) {
       CtValue m;
       m.kind = K::Module;
       m.text = "tilec." + attr;
@@ -644,6 +644,10 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
       if (auto t = DType::from_name(attr)) return CtValue::of_dtype(*t);
       if (is_builtin("T." + attr)) return CtValue::builtin("T." + attr);
       error_at(e.loc, "unknown primitive 'T." + attr + "' (docs/language.md lists the T namespace)");
+    }
+    if (base.text == "tilec.math") {
+      if (is_builtin("tilec.math." + attr)) return CtValue::builtin("tilec.math." + attr);
+      error_at(e.loc, "tilec.math has no '" + attr + "' usable in kernels (it has next_power_of_2, cdiv)");
     }
     if (base.text == "tilec.tvm" && (attr == "tirx" || attr == "tir")) {
       CtValue m;
