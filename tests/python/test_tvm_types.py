@@ -1,6 +1,6 @@
 """tilec.tvm (TileLang programs' `from tilelang import tvm`): DataType, tirx's expression
-helpers inside kernels (CPU run, NVRTC compile for sm_90a), and `tvm` as the module name a
-program imports after tilelang's."""
+helpers inside kernels (CPU run, NVRTC compile for sm_90a), and `tvm` naming it once tilec is
+imported, as TileLang's import makes its own TVM importable."""
 
 import importlib.util
 import subprocess
@@ -75,15 +75,17 @@ def test_datatype_and_tir_names():
     assert tvm.tir is tvm.tirx
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tvm") is not None
-                    and importlib.util.find_spec("tvm").origin != tvm.__file__,
-                    reason="a real TVM is installed: tilec.tvm leaves the name tvm to it")
-def test_tvm_names_tilecs_module_after_tilelangs_import():
-    program = ("from tilec import tvm as tvm\n"
+@pytest.mark.skipif(any(importlib.util.find_spec(name) is not None
+                        and importlib.util.find_spec(name).origin != tvm.__file__
+                        for name in ("tvm", "tilelang")),
+                    reason="a TVM (or TileLang's) is installed: tilec leaves the name tvm to it")
+def test_tvm_names_tilecs_module_once_tilec_is_imported():
+    program = ("import tilec as tilelang\n"
                "from tvm import DataType\n"
                "from tvm import tirx\n"
-               "import tvm.tir\n"
-               "print(DataType('bfloat16').bits, tirx.__name__, tvm.tir.__name__)\n")
+               "import tvm.tir, tvm.testing\n"
+               "print(DataType('bfloat16').bits, tirx.__name__, tvm.tir.__name__,\n"
+               "      tvm.testing.requires_package.__module__)\n")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                          check=True).stdout
-    assert out.split() == ["16", "tilec.tvm.tirx", "tilec.tvm.tirx"]
+    assert out.split() == ["16", "tilec.tvm.tirx", "tilec.tvm.tirx", "tilec.testing"]
