@@ -89,3 +89,33 @@ def test_tvm_names_tilecs_module_once_tilec_is_imported():
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["16", "tilec.tvm.tirx", "tilec.tvm.tirx", "tilec.testing"]
+
+
+@T.prim_func
+def dot_in_float32(A: T.Tensor((16,), "float16"), B: T.Tensor((16,), "int8"),
+                   C: T.Tensor((1,), "float32")):
+    # As gemv/example_gemv.py accumulates: TVM's PrimExpr.astype on elements and values.
+    with T.Kernel(1, threads=1) as bx:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = 0.0
+        for k in T.serial(16):
+            acc[0] += A[k].astype("float32") * (B[k] + 1).astype(dtype=T.float32)
+        C[0] = acc[0]
+
+
+def test_astype_is_a_cast():
+    a = np.linspace(-1, 1, 16).astype(np.float16)
+    b = np.arange(-8, 8, dtype=np.int8)
+    c = np.zeros(1, np.float32)
+    tilec.compile(dot_in_float32, target="cpu")(a, b, c)
+    np.testing.assert_allclose(c[0], np.dot(a.astype(np.float64), b + 1.0), rtol=1e-5)
+
+
+def test_astype_of_a_buffer_is_an_error():
+    @T.prim_func
+    def whole(A: T.Tensor((4,), "float16"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            B[0] = A.astype("float32")
+
+    with pytest.raises(tilec.CompileError, match="has no attribute 'astype' .values have it"):
+        tilec.compile(whole, target="cpu")
