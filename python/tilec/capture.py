@@ -108,6 +108,8 @@ def to_core_value(value):
         return ("tuple", [to_core_value(v) for v in value])
     if isinstance(value, list):
         return ("list", [to_core_value(v) for v in value])
+    if value is _datatype_class():  # called in kernels: DataType(dtype).bits
+        return ("module", "tilec.DataType")
     if isinstance(value, types.ModuleType):
         if value.__name__ in ("tilec", "tilec.language", "tilec.layout", "tilec.math",
                               "tilec.tvm", "tilec.tvm.tirx"):
@@ -119,6 +121,12 @@ def to_core_value(value):
     if isinstance(value, types.FunctionType) and value.__name__ != "<lambda>":
         return _helper_function_value(value)
     return ("opaque", type(value).__qualname__)
+
+
+def _datatype_class():
+    from .datatype import DataType  # datatype imports the language, which imports this module
+
+    return DataType
 
 
 def _helper_function_value(func):

@@ -19,7 +19,7 @@ using BuiltinTable = std::unordered_map<std::string, BuiltinHandler>;
 void add_simt_builtins(BuiltinTable& table);
 
 // builtins_tirx.cc: TVM's tirx expression helpers (tirx.const, Select, Cast, reinterpret, Min,
-// Max) under "tilec.tvm.tirx.".
+// Max) under "tilec.tvm.tirx.", and DataType as "tilec.DataType".
 void add_tirx_builtins(BuiltinTable& table);
 
 // builtins_math.cc: tilec.math's next_power_of_2 and cdiv (also tilec.next_power_of_2 and

@@ -6,6 +6,8 @@
 //   tirx.Cast(dtype, value)                  T.Cast
 //   tirx.reinterpret(dtype, value)           T.reinterpret(value, dtype)
 //   tirx.Min(a, b), tirx.Max(a, b)           T.min, T.max
+// and TVM's DataType(dtype) (tilec.DataType), whose .bits kernels read
+// (`TILE_K = 128 // DataType(dtype).bits`): the dtype itself.
 #include "frontend/builtin_table.h"
 
 namespace tilec::frontend {
@@ -28,6 +30,10 @@ static CtValue forward(const std::string& target, Elaborator& el, const Evaluate
 }
 
 void add_tirx_builtins(BuiltinTable& t) {
+  t["tilec.DataType"] = [](Elaborator& el, const EvaluatedCall& c) {
+    CallArgs a = el.bind(c, {"dtype"});
+    return CtValue::of_dtype(el.to_dtype(a["dtype"], a.loc("dtype"), "DataType argument"));
+  };
   t["tilec.tvm.tirx.const"] = [](Elaborator& el, const EvaluatedCall& c) {
     CallArgs a = el.bind(c, {"value", "dtype=None"});
     if (a["dtype"].kind == K::None) {

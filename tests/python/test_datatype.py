@@ -54,3 +54,22 @@ def test_a_datatype_is_a_dtype_in_kernels():
     b = np.zeros_like(a)
     tilec.compile(copy, target="cpu")(a, b)
     np.testing.assert_array_equal(a, b)
+
+
+@tilec.jit(target="cpu")
+def lanes_of(X, dtype="float16"):
+    # As gemv/example_gemv.py sizes its tiles in the kernel's body.
+    N = T.const("N")
+    X: T.Tensor((N,), dtype)
+    Y = T.empty((2,), "int32")
+    TILE_K = 128 // DataType(dtype).bits
+    with T.Kernel(1, threads=1) as bx:
+        Y[0] = TILE_K
+        Y[1] = tilec.DataType(X.dtype).bits
+    return Y
+
+
+@pytest.mark.parametrize("dtype, lanes", [("float16", 8), ("float32", 4), ("int8", 16)])
+def test_datatype_inside_kernels(dtype, lanes):
+    y = lanes_of(np.zeros(4, dtype), dtype)
+    assert list(y) == [lanes, 128 // lanes]
