@@ -376,10 +376,11 @@ class FakeCore:
     def cuda_available(self):
         return self.has_gpu
 
-    def compile(self, source, filename, first_line, name, bindings, target, arch, pass_configs):
+    def compile(self, source, filename, first_line, name, bindings, target, arch, pass_configs,
+                compile_flags):
         self.compiles.append(dict(source=source, first_line=first_line, name=name,
                                   bindings=bindings, target=target, arch=arch,
-                                  pass_configs=pass_configs))
+                                  pass_configs=pass_configs, compile_flags=compile_flags))
         return self.make_kernel(bindings)
 
 
