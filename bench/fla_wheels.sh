@@ -17,7 +17,11 @@
 # bench/tilelang_same_source.py installs .whl/:
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/fla_core-*.whl
 # fla 0.6.0 needs triton 3.3 or later (its autotuner passes do_bench): with an older triton,
-# `import fla` works and importing fla.ops fails.
+# `import fla` works and importing fla.ops fails. With it and triton 3.6 on a CPU-only torch,
+# the four programs import everything and stop at their first GPU use (needs-gpu in
+# bench/tilelang_conformance.py). flash_attn, which three blocksparse_attention programs
+# import, has no wheel on PyPI (source only: its build compiles CUDA code or downloads a wheel
+# from GitHub), so nothing here can carry it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=${1:-$ROOT/.whl}
