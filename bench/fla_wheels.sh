@@ -19,8 +19,9 @@
 # fla 0.6.0 needs triton 3.3 or later (its autotuner passes do_bench): with an older triton,
 # `import fla` works and importing fla.ops fails. With it and triton 3.6 on a CPU-only torch,
 # the four programs import everything and stop at their first GPU use (needs-gpu in
-# bench/tilelang_conformance.py). flash_attn, which three blocksparse_attention programs
-# import, has no wheel on PyPI (source only: its build compiles CUDA code or downloads a wheel
+# bench/tilelang_conformance.py). flash_attn, which five programs import (flash_attention's
+# example_mha_fwd_varlen.py and example_gqa_fwd_varlen.py, three of blocksparse_attention's
+# sparse GQA decodes), has no wheel on PyPI (source only: its build compiles CUDA code or downloads a wheel
 # from GitHub), so nothing here can carry it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
