@@ -94,7 +94,8 @@ TILELANG_MODULES = {"tilelang", "tilec", "tvm"}
 NO_GPU = re.compile(
     r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|No CUDA GPUs are available|"
     r"no CUDA-capable device|CUDA driver initialization failed|no CUDA: |"
-    r"cuInit failed|cudaGetDeviceCount|CUDA_ERROR_NO_DEVICE|NVIDIA-SMI has failed")
+    r"cuInit failed|cudaGetDeviceCount|CUDA_ERROR_NO_DEVICE|NVIDIA-SMI has failed|"
+    r"CUDA is not available")
 
 
 # ---- the import swap -------------------------------------------------------------------------

@@ -102,6 +102,12 @@ struct CompileOptions {
   // lists them. Without "tilec.bounds_check", $TILEC_BOUNDS_CHECK decides, read by compile()
   // and emit(); a value of it that is no switch is a std::invalid_argument.
   std::map<std::string, std::string> pass_configs;
+  // nvcc's command-line flags (TileLang's compile_flags), one a string ("-DNDEBUG", "-Xptxas",
+  // "-v"): for target "cuda" those NVRTC understands are passed to it, --use_fast_math is the
+  // "tilec.fast_math" switch, nvcc's own are logged at DEBUG as having no effect; an unknown
+  // one is a std::invalid_argument. src/runtime/compile_flags.h has the table. Other targets
+  // check them and ignore them.
+  std::vector<std::string> compile_flags;
 };
 
 enum class DeviceType { CPU = 1, CUDA = 2 };

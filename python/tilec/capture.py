@@ -111,8 +111,11 @@ def to_core_value(value):
         return ("tuple", [to_core_value(v) for v in value])
     if isinstance(value, list):
         return ("list", [to_core_value(v) for v in value])
+    if value is _datatype_class():  # called in kernels: DataType(dtype).bits
+        return ("module", "tilec.DataType")
     if isinstance(value, types.ModuleType):
-        if value.__name__ in ("tilec", "tilec.language", "tilec.layout"):
+        if value.__name__ in ("tilec", "tilec.language", "tilec.layout", "tilec.math",
+                              "tilec.tvm", "tilec.tvm.tirx"):
             return ("module", value.__name__)
         return ("host", value)
     dtype = library_dtype_name(value)
@@ -143,6 +146,12 @@ def _runs_in_python(value):
     if module == "tilec" or module.startswith("tilec."):
         return module.startswith("tilec.carver")
     return module != "builtins"
+
+
+def _datatype_class():
+    from .datatype import DataType  # datatype imports the language, which imports this module
+
+    return DataType
 
 
 def _helper_function_value(func):

@@ -14,6 +14,7 @@ import enum
 import functools
 import inspect
 import logging
+import shlex
 import time
 
 from . import _core, capture
@@ -23,38 +24,60 @@ from .language import PrimFunc
 log = logging.getLogger("tilec")
 
 
-def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None):
+def jit(func=None, *, out_idx=None, target="auto", arch=None, pass_configs=None,
+        compile_flags=None):
     """@jit, @jit(out_idx=..., target=...), or jit(f, target="cpu").
 
     target: "cpu", "cuda", "hip", or "auto" (cuda when a GPU is present, else cpu).
     arch: the GPU architecture of target cuda ("sm_80", "sm_90a", ...; None
     takes the current device's) or hip ("gfx90a", "gfx940", "gfx906"; needed).
     With an arch, compiling needs no GPU (only NVRTC); running does. Ignored
-    when "auto" picks the CPU."""
+    when "auto" picks the CPU.
+    compile_flags: nvcc's flags, a list of str or one str split as a shell
+    would; those NVRTC understands reach it, --use_fast_math is pass config
+    tilec.fast_math, nvcc's own have no effect (docs/language.md lists them)."""
+    flags = normalize_compile_flags(compile_flags)
 
     def wrap(f):
         from .autotuner.decorator import AutotunedFunction  # the autotuner builds on jit
 
         if isinstance(f, AutotunedFunction):  # @jit over @autotune
             return f.with_jit_options(out_idx=out_idx, target=target, arch=arch,
-                                      pass_configs=pass_configs)
+                                      pass_configs=pass_configs, compile_flags=flags)
         if not (isinstance(f, PrimFunc) or inspect.isfunction(f)):
             raise TypeError(f"tilec.jit takes a function or a @T.prim_func, not a "
                             f"{type(f).__qualname__}")
         return JitFunction(f, out_idx=out_idx, target=target, arch=arch,
-                           pass_configs=pass_configs)
+                           pass_configs=pass_configs, compile_flags=flags)
 
     return wrap if func is None else wrap(func)
 
 
-def compile(func, out_idx=None, target="auto", arch=None, pass_configs=None):
+def compile(func, out_idx=None, target="auto", arch=None, pass_configs=None, compile_flags=None):
     """The Kernel of a @T.prim_func (TileLang's tilelang.compile); the
     arguments are jit's."""
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tilec.compile takes a @T.prim_func, not a {type(func).__qualname__}; "
                         f"a jit function compiles with its .compile(...)")
-    return jit(func, out_idx=out_idx, target=target, arch=arch,
-               pass_configs=pass_configs).compile()
+    return jit(func, out_idx=out_idx, target=target, arch=arch, pass_configs=pass_configs,
+               compile_flags=compile_flags).compile()
+
+
+def normalize_compile_flags(compile_flags):
+    """compile_flags (None, a str of flags split as a shell would, or a list or tuple of str)
+    as a tuple of str; the core reads what each means."""
+    if compile_flags is None:
+        return ()
+    if isinstance(compile_flags, str):
+        return tuple(shlex.split(compile_flags))
+    if not isinstance(compile_flags, (list, tuple)):
+        raise TypeError(f"compile_flags is a list of str or a str, not a "
+                        f"{type(compile_flags).__qualname__}")
+    for flag in compile_flags:
+        if not isinstance(flag, str):
+            raise TypeError(f"compile_flags holds str flags, not {flag!r} (a "
+                            f"{type(flag).__qualname__})")
+    return tuple(compile_flags)
 
 
 def resolve_target(target):
@@ -92,13 +115,15 @@ def cache_key(values):
 
 
 class JitFunction:
-    def __init__(self, func, *, out_idx=None, target="auto", arch=None, pass_configs=None):
+    def __init__(self, func, *, out_idx=None, target="auto", arch=None, pass_configs=None,
+                 compile_flags=()):
         functools.update_wrapper(self, func.func if isinstance(func, PrimFunc) else func)
         self._func = func
         self.out_idx = out_idx
         self.target = target
         self.arch = arch
         self.pass_configs = dict(pass_configs or {})
+        self.compile_flags = normalize_compile_flags(compile_flags)
         self._style = "prim_func" if isinstance(func, PrimFunc) else None
         self._kernels = {}  # cache_key(arguments) -> Kernel (prim_func and factory styles)
         self._eager_kernels = {}  # cache_key(constants) -> [(Kernel, tensor signature)]
@@ -162,9 +187,12 @@ class JitFunction:
         named = {name: value for name, value in kwargs.items() if name not in constants}
         return {**self._signature().bind_partial(*args, **named).arguments, **constants}
 
-    def get_kernel_source(self):
-        """The generated source of the kernel compiled without arguments."""
-        return self.compile().get_kernel_source()
+    def get_kernel_source(self, *args, **kwargs):
+        """The generated source of the kernel a call with these arguments runs, compiled (or
+        from the cache) but not run: kernel_for's arguments, so a factory's arguments, or an
+        eager kernel's tensors and constants (T.const dims by name); none gives the kernel of
+        compile()."""
+        return self.kernel_for(*args, **kwargs).get_kernel_source()
 
     get_source = get_kernel_source
 
@@ -251,7 +279,7 @@ class JitFunction:
         arch = "" if self.target == "auto" and target != "cuda" else self.arch or ""
         start = time.perf_counter()
         core_kernel = _core.compile(source, filename, first_line, name, bindings, target, arch,
-                                    core_pass_configs(self.pass_configs))
+                                    core_pass_configs(self.pass_configs), list(self.compile_flags))
         log.debug("%s: compiled %s for %s in %.3f s", self.__qualname__, name, target,
                   time.perf_counter() - start)
         return Kernel(core_kernel, self.out_idx)

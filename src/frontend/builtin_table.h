@@ -18,4 +18,12 @@ using BuiltinTable = std::unordered_map<std::string, BuiltinHandler>;
 // T.get_thread_binding, T.sync_threads, the block and thread extents).
 void add_simt_builtins(BuiltinTable& table);
 
+// builtins_tirx.cc: TVM's tirx expression helpers (tirx.const, Select, Cast, reinterpret, Min,
+// Max) under "tilec.tvm.tirx.", and DataType as "tilec.DataType".
+void add_tirx_builtins(BuiltinTable& table);
+
+// builtins_math.cc: tilec.math's next_power_of_2 and cdiv (also tilec.next_power_of_2 and
+// tilec.cdiv).
+void add_tilec_math_builtins(BuiltinTable& table);
+
 }  // namespace tilec::frontend

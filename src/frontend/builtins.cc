@@ -676,6 +676,8 @@ static const BuiltinTable& builtin_table() {
   static const BuiltinTable table = [] {
     BuiltinTable t;
     add_simt_builtins(t);
+    add_tirx_builtins(t);
+    add_tilec_math_builtins(t);
     using M = ir::MemoryScope;
     t["T.copy"] = copy_op;
     t["T.gemm"] = gemm_op;

@@ -58,6 +58,8 @@ CtValue Elaborator::from_value(const Value& value) {
       r.kind = K::Module;
       r.text = value.text.rfind("tilelang", 0) == 0 ? "tilec" + value.text.substr(8) : value.text;
       r.host = value.host;
+      // tilec.DataType, the class (a name the core resolves, as modules are): called in kernels.
+      if (r.text == "tilec.DataType") return CtValue::builtin(r.text);
       return r;
     }
     case VK::TensorSpec: {

@@ -630,7 +630,7 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
   const std::string& attr = e.id;
   if (base.kind == K::Host) return host_attribute(base, attr, e.loc);
   if (base.kind == K::Module) {
-    if (base.text == "tilec" && (attr == "language" || attr == "layout")) {
+    if (base.text == "tilec" && (attr == "language" || attr == "layout" || attr == "math")) {
       CtValue m;
       m.kind = K::Module;
       m.text = "tilec." + attr;
@@ -654,6 +654,21 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
       if (auto t = DType::from_name(attr)) return CtValue::of_dtype(*t);
       if (is_builtin("T." + attr)) return CtValue::builtin("T." + attr);
       error_at(e.loc, "unknown primitive 'T." + attr + "' (docs/language.md lists the T namespace)");
+    }
+    if (base.text == "tilec.math") {
+      if (is_builtin("tilec.math." + attr)) return CtValue::builtin("tilec.math." + attr);
+      error_at(e.loc, "tilec.math has no '" + attr + "' usable in kernels (it has next_power_of_2, cdiv)");
+    }
+    if (base.text == "tilec.tvm" && (attr == "tirx" || attr == "tir")) {
+      CtValue m;
+      m.kind = K::Module;
+      m.text = "tilec.tvm.tirx";
+      return m;
+    }
+    if (base.text == "tilec.tvm.tirx") {
+      if (is_builtin("tilec.tvm.tirx." + attr)) return CtValue::builtin("tilec.tvm.tirx." + attr);
+      error_at(e.loc, "tvm.tirx has no '" + attr +
+                          "' usable in kernels (tilec has const, Select, Cast, reinterpret, Min, Max)");
     }
     if (is_builtin("tilec." + attr)) return CtValue::builtin("tilec." + attr);
     if (base.host) return host_attribute(base, attr, e.loc);  // tilec.math, tilec.cdiv, ...
@@ -683,6 +698,7 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
 // ---------------------------------------------------------------- calls
 
 CtValue Elaborator::eval_call(const ast::Expr& e) {
+  if (e.value->kind == ast::ExprKind::Attribute && e.value->id == "astype") return eval_astype(e);
   CtValue callee = eval(*e.value);
   EvaluatedCall call;
   call.node = &e;
@@ -729,6 +745,31 @@ CtValue Elaborator::eval_call(const ast::Expr& e) {
     default:
       error_at(e.value->loc, describe(callee) + " is not callable");
   }
+}
+
+// TVM's PrimExpr.astype(dtype), which TileLang kernels call on values (`A_shared[k].astype(
+// accum_dtype)`): T.cast(value, dtype).
+CtValue Elaborator::eval_astype(const ast::Expr& e) {
+  CtValue value = eval(*e.value->value);
+  const bool is_value = value.kind == K::Expr || value.kind == K::MutableVar || value.is_number() ||
+                        (value.kind == K::Region && value.region->all_points());
+  if (!is_value) error_at(e.value->loc, describe(value) + " has no attribute 'astype' (values have it: T.cast)");
+  EvaluatedCall call;
+  call.node = &e;
+  call.callee_name = "astype";
+  call.positional.push_back(value);
+  call.positional_locs.push_back(e.value->value->loc);
+  for (const auto& arg : e.items) {
+    call.positional.push_back(eval(*arg));
+    call.positional_locs.push_back(arg->loc);
+  }
+  for (const auto& kw : e.keywords) {
+    if (kw.name != "dtype") error_at(kw.loc, "astype() takes one argument, dtype");
+    call.keywords.emplace_back(kw.name, eval(*kw.value));
+    call.keyword_locs.push_back(kw.loc);
+  }
+  if (call.positional.size() + call.keywords.size() != 2) error_at(e.loc, "astype() takes one argument, dtype");
+  return call_builtin("T.cast", call);
 }
 
 // ---------------------------------------------------------------- comprehensions

@@ -70,6 +70,7 @@ class Elaborator {
   CtValue eval_subscript(const ast::Expr& e);
   CtValue eval_attribute(const ast::Expr& e);
   CtValue eval_call(const ast::Expr& e);
+  CtValue eval_astype(const ast::Expr& e);  // value.astype(dtype), TVM's PrimExpr method
   CtValue eval_comprehension(const ast::Expr& e);
   // `callee` is the Function value called; its body sees it under its own name (kept out of
   // its closure, which would then hold the function and never be freed).

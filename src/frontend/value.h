@@ -87,7 +87,7 @@ struct CtValue {
     Buffer,      // a whole buffer
     Region,      // buffer[indices]
     Function,
-    Module,      // text: "tilec.language", "tilec.layout" or "tilec"
+    Module,      // text: "tilec", "tilec.language", "tilec.layout", "tilec.math", "tilec.tvm", "tilec.tvm.tirx"
     Builtin,     // text: the builtin's name ("copy", "range", "T.float16" callable ...)
     TensorType,
     PendingDim,  // T.const dim not known yet (eager kernels); text: its name

@@ -165,10 +165,11 @@ Value to_value(nb::handle tagged, int depth) {
   if (tag == "int") return Value::of_int(nb::cast<int64_t>(payload));
   if (tag == "float") return Value::of_float(nb::cast<double>(payload));
   if (tag == "str") return Value::of_string(nb::cast<std::string>(payload));
-  if (tag == "module") {  // tilec's own: the compiler knows their kernel-side names
+  if (tag == "module") {  // tilec's own names (modules, DataType): the compiler knows what they hold
     auto name = nb::cast<std::string>(payload);
     Value module = Value::module(name);
-    module.host = std::make_shared<PythonObject>(nb::module_::import_(name.c_str()));
+    nb::object imported = nb::module_::import_("sys").attr("modules").attr("get")(name.c_str());
+    if (!imported.is_none()) module.host = std::make_shared<PythonObject>(imported);
     return module;
   }
   if (tag == "opaque") return Value::opaque(nb::cast<std::string>(payload));
@@ -358,8 +359,10 @@ nb::object dim_value(const tilec::DimInfo& dim) {
 }
 
 tilec::CompileOptions make_options(std::string target, std::string arch,
-                                   std::map<std::string, std::string> pass_configs) {
-  return tilec::CompileOptions{std::move(target), std::move(arch), std::move(pass_configs)};
+                                   std::map<std::string, std::string> pass_configs,
+                                   std::vector<std::string> compile_flags) {
+  return tilec::CompileOptions{std::move(target), std::move(arch), std::move(pass_configs),
+                               std::move(compile_flags)};
 }
 
 tilec::EmitStage stage_named(const std::string& name) {
@@ -466,15 +469,17 @@ NB_MODULE(_core, m) {
       "compile",
       [](std::string source, std::string filename, int first_line, std::string name,
          const nb::dict& bindings, std::string target, std::string arch,
-         std::map<std::string, std::string> pass_configs) {
+         std::map<std::string, std::string> pass_configs, std::vector<std::string> compile_flags) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs),
+                                    std::move(compile_flags));
         nb::gil_scoped_release release;
         return tilec::compile(func, options);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
       nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
+      nb::arg("compile_flags") = std::vector<std::string>(),
       "Compiles for `target` ('cpu' or 'cuda'); `arch` ('sm_90a', ...; '' for the current "
       "device's) is for 'cuda'.");
 
@@ -493,17 +498,19 @@ NB_MODULE(_core, m) {
       "emit",
       [](std::string source, std::string filename, int first_line, std::string name,
          const nb::dict& bindings, std::string target, std::string arch,
-         std::map<std::string, std::string> pass_configs, const std::string& stage) {
+         std::map<std::string, std::string> pass_configs, const std::string& stage,
+         std::vector<std::string> compile_flags) {
         auto func = make_function(std::move(source), std::move(filename), first_line,
                                   std::move(name), bindings);
-        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs));
+        auto options = make_options(std::move(target), std::move(arch), std::move(pass_configs),
+                                    std::move(compile_flags));
         auto emit_stage = stage_named(stage);
         nb::gil_scoped_release release;
         return tilec::emit(func, options, emit_stage);
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("first_line"), nb::arg("name"),
       nb::arg("bindings"), nb::arg("target"), nb::arg("arch"), nb::arg("pass_configs"),
-      nb::arg("stage"),
+      nb::arg("stage"), nb::arg("compile_flags") = std::vector<std::string>(),
       "One stage of compile() as text: 'tile-ir', 'ir', 'source' or 'ptx' (target 'cuda').");
 
   m.def(
@@ -513,6 +520,13 @@ NB_MODULE(_core, m) {
         return std::nullopt;
       },
       nb::arg("name"), "The canonical name of the element type `name` ('half': 'float16'), or None.");
+  m.def(
+      "dtype_bits",
+      [](const std::string& name) -> std::optional<int> {
+        if (auto dtype = DType::from_name(name)) return dtype->bits();
+        return std::nullopt;
+      },
+      nb::arg("name"), "The bits of one element of type `name` (bool: 8, as tilec stores it), or None.");
   m.def("cuda_available", &tilec::cuda_available,
         "True when a CUDA driver loads and sees at least one device.");
   m.def("cuda_unavailable_reason", &tilec::cuda_unavailable_reason,

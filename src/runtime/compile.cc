@@ -22,6 +22,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/hip/hip_library.h"
 #include "runtime/hip/hipcc.h"
+#include "runtime/compile_flags.h"
 #include "runtime/kernel_impl.h"
 #include "runtime/pass_configs.h"
 
@@ -29,10 +30,20 @@ namespace tilec {
 namespace {
 
 // `options` with their pass configs normalized (runtime/pass_configs.h): TileLang's keys
-// become tilec's switches.
+// become tilec's switches; and with their compile flags as NVRTC options
+// (runtime/compile_flags.h), --use_fast_math setting "tilec.fast_math".
 CompileOptions with_normalized_pass_configs(const CompileOptions& options) {
   CompileOptions normalized = options;
   normalized.pass_configs = runtime::normalized_pass_configs(options.pass_configs);
+  runtime::NvrtcFlags flags = runtime::nvrtc_flags(options.compile_flags);
+  normalized.compile_flags = std::move(flags.nvrtc_options);
+  if (flags.fast_math) {
+    auto [it, fresh] = normalized.pass_configs.emplace("tilec.fast_math", "true");
+    if (!fresh && !runtime::switch_on(it->second))
+      throw std::invalid_argument(
+          "compile flag '--use_fast_math' and pass config 'tilec.fast_math' (or TileLang's key for it) = false "
+          "disagree");
+  }
   return normalized;
 }
 
@@ -107,20 +118,26 @@ bool specialize_contiguous(const CompileOptions& options) {
   return it == options.pass_configs.end() || runtime::switch_on(it->second);
 }
 
-// The NVRTC options the pass configs ask for: "tilec.fast_math" (default off, as TileLang's
-// tl.enable_fast_math) is nvcc's --use_fast_math: exp, log, sin, cos, division and square root
-// approximated, denormals flushed to zero, multiply-adds fused.
+// The NVRTC options the (normalized) options ask for: "tilec.fast_math" (default off, as
+// TileLang's tl.enable_fast_math) is nvcc's --use_fast_math: exp, log, sin, cos, division and
+// square root approximated, denormals flushed to zero, multiply-adds fused; then the compile
+// flags, as NVRTC options already.
 std::vector<std::string> nvrtc_options(const CompileOptions& options) {
+  std::vector<std::string> result;
   auto it = options.pass_configs.find("tilec.fast_math");
-  if (it == options.pass_configs.end() || !runtime::switch_on(it->second)) return {};
-  return {"--use_fast_math"};
+  if (it != options.pass_configs.end() && runtime::switch_on(it->second)) result.push_back("--use_fast_math");
+  result.insert(result.end(), options.compile_flags.begin(), options.compile_flags.end());
+  return result;
 }
 
-// Fast math is NVRTC's: on the CPU and on hip the switch is accepted and has no effect.
-void log_fast_math_unused(const CompileOptions& options, const Target& target) {
+// Fast math and compile flags are NVRTC's: on the CPU and on hip they are accepted and have
+// no effect.
+void log_nvrtc_options_unused(const CompileOptions& options, const Target& target) {
   auto it = options.pass_configs.find("tilec.fast_math");
   if (it != options.pass_configs.end() && runtime::switch_on(it->second))
     log(LogLevel::Debug, "pass config 'tilec.fast_math' has no effect on target '" + target.name + "'");
+  for (const std::string& flag : options.compile_flags)
+    log(LogLevel::Debug, "compile flag '" + flag + "' has no effect on target '" + target.name + "'");
 }
 
 struct Lowered {
@@ -189,7 +206,7 @@ BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, co
   BuiltLaunch v;
   v.abi = codegen::make_kernel_abi(lowered);
   v.func = std::move(lowered);
-  if (!target.is_cuda()) log_fast_math_unused(options, target);
+  if (!target.is_cuda()) log_nvrtc_options_unused(options, target);
   if (target.is_cpu()) {
     {
       StageTimer t("codegen (cpu)");

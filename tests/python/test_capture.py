@@ -340,6 +340,7 @@ def test_pass_configs_as_text():
 class FakeParam:
     def __init__(self, name, dtype="float32", shape=(2, 3)):
         self.name, self.dtype, self.shape, self.is_tensor = name, dtype, list(shape), True
+        self.workspace = False
 
     def __repr__(self):
         return f"{self.name}: {self.dtype}"
@@ -376,10 +377,11 @@ class FakeCore:
     def cuda_available(self):
         return self.has_gpu
 
-    def compile(self, source, filename, first_line, name, bindings, target, arch, pass_configs):
+    def compile(self, source, filename, first_line, name, bindings, target, arch, pass_configs,
+                compile_flags):
         self.compiles.append(dict(source=source, first_line=first_line, name=name,
                                   bindings=bindings, target=target, arch=arch,
-                                  pass_configs=pass_configs))
+                                  pass_configs=pass_configs, compile_flags=compile_flags))
         return self.make_kernel(bindings)
 
 

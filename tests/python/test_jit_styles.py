@@ -349,6 +349,19 @@ def test_kernel_source_and_ir():
     assert other != src
 
 
+def test_jit_get_kernel_source_takes_the_calls_arguments(rng):
+    # A factory's arguments, by position or name, as TileLang's examples pass them.
+    kernel = lazy_in_place(64, 32, 32, block_M=16)
+    assert lazy_in_place.get_kernel_source(64, 32, 32, block_M=16) == kernel.get_kernel_source()
+    assert lazy_in_place.get_source(M=64, N=32, K=32, block_M=16) == kernel.get_kernel_source()
+    # An eager kernel's tensors and constants, or its constants with the T.const dims by name.
+    a, b = rand((64, 32), "float32", rng), rand((32, 64), "float32", rng)
+    from_tensors = eager_matmul.get_kernel_source(a, b, 16)
+    assert from_tensors == eager_matmul.compile(M=64, N=64, K=32, block_M=16).get_kernel_source()
+    assert eager_matmul.get_kernel_source(M=64, N=64, K=32, block_M=16) == from_tensors
+    assert eager_matmul.get_kernel_source(a, b, 32) != from_tensors
+
+
 def test_package_attributes():
     assert isinstance(tilec.__version__, str) and re.match(r"\d+\.\d+", tilec.__version__)
     assert issubclass(tilec.CompileError, Exception)

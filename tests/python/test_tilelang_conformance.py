@@ -181,6 +181,9 @@ PROGRAMS = {
     "no_gpu.py": ("needs-gpu", '''\
         raise RuntimeError("Found no NVIDIA driver on your system. Please check ...")
         '''),
+    "no_cuda.py": ("needs-gpu", '''\
+        raise RuntimeError("CUDA is not available")  # gemm/example_gemm_autotune.py's check
+        '''),
     "exits.py": ("runtime", '''\
         import sys
         print("giving up")

@@ -9,12 +9,14 @@ from typing import Any, Callable
 class CompileArgs:
     """tilec.jit's arguments for every config. target: "auto", "cpu",
     "cuda", "hip", or TileLang's {"kind": ..., "arch": ...}; a config's
-    "pass_configs" entry is merged over pass_configs."""
+    "pass_configs" entry is merged over pass_configs. compile_flags are the
+    tuned jit function's."""
 
     out_idx: Any = None
     target: Any = "auto"
     arch: str | None = None
     pass_configs: dict | None = None
+    compile_flags: tuple = ()
 
     def target_and_arch(self):
         if isinstance(self.target, dict):

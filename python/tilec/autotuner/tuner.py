@@ -49,7 +49,8 @@ class AutoTuner:
         if isinstance(fn, JitFunction):
             self.fn = fn.__wrapped__
             self.compile_args = CompileArgs(out_idx=fn.out_idx, target=fn.target, arch=fn.arch,
-                                            pass_configs=fn.pass_configs)
+                                            pass_configs=fn.pass_configs,
+                                            compile_flags=fn.compile_flags)
         elif not inspect.isfunction(fn):
             raise TypeError(f"AutoTuner tunes a function of the tuned arguments (a factory "
                             f"returning a @T.prim_func, an eager kernel, or a jit function), "
@@ -78,7 +79,8 @@ class AutoTuner:
             out_idx=out_idx if out_idx is not None else base.out_idx,
             target=target if target is not None else base.target,
             arch=arch if arch is not None else base.arch,
-            pass_configs=pass_configs if pass_configs is not None else base.pass_configs)
+            pass_configs=pass_configs if pass_configs is not None else base.pass_configs,
+            compile_flags=base.compile_flags)
         self._jit_functions.clear()
         return self
 
@@ -199,7 +201,8 @@ class AutoTuner:
             target, arch = self.compile_args.target_and_arch()
             self._jit_functions[key] = jit_module.jit(self.fn, out_idx=self.compile_args.out_idx,
                                                       target=target, arch=arch,
-                                                      pass_configs=merged)
+                                                      pass_configs=merged,
+                                                      compile_flags=self.compile_args.compile_flags)
         return self._jit_functions[key]
 
     def _compile(self, config_arguments):

@@ -1,2 +1,2 @@
-"""The device descriptions TileLang programs query (tilelang.carver.arch). TileLang's carver
-also recommends tile configurations (templates, the roller); tilec does not have those."""
+"""TileLang's carver: the device descriptions programs query (arch), and the tile
+configurations a template recommends for a device (template, roller)."""
