@@ -355,6 +355,22 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
   return result;
 }
 
+// A tensor param the body makes (T.empty's output, T.alloc_global's scratch tensor) of the
+// call's shape and dtype, named after what it is assigned to.
+static ir::Param new_tensor_param(Elaborator& el, const EvaluatedCall& c, const CallArgs& a,
+                                  const std::string& fallback_name) {
+  auto type = std::make_shared<TensorTypeValue>();
+  const CtValue& shape = a["shape"];
+  type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
+  type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), c.callee_name + " dtype");
+  std::string name = el.name_hint_.empty() ? fallback_name : el.name_hint_;
+  ir::Param p;
+  p.buffer = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));
+  p.name = p.buffer->name;
+  p.loc = c.node->loc;
+  return p;
+}
+
 static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemoryScope scope) {
   CallArgs a = el.bind(call, {"shape", "dtype", "scope=None"});
   if (!el.in_kernel_)
@@ -941,35 +957,15 @@ static const BuiltinTable& builtin_table() {
                               "call it in the function body, before them");
       if (a["scope"].kind != K::String || a["scope"].text != "global")
         error_at(a.loc("scope"), "T.alloc_global's scope is \"global\"");
-      auto type = std::make_shared<TensorTypeValue>();
-      const CtValue& shape = a["shape"];
-      type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
-      type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.alloc_global dtype");
-      std::string name = el.name_hint_.empty() ? "workspace" : el.name_hint_;
-      ir::Buffer b = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));
-      ir::Param p;
-      p.name = b->name;
-      p.buffer = b;
-      p.loc = c.node->loc;
-      el.workspaces_.push_back(p);
-      return CtValue::of_buffer(b);
+      el.workspaces_.push_back(new_tensor_param(el, c, a, "workspace"));
+      return CtValue::of_buffer(el.workspaces_.back().buffer);
     };
     t["T.empty"] = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"shape", "dtype=\"float32\""});
       if (!el.eager_ || el.in_kernel_)
         error_at(c.node->loc, "T.empty creates an output of an eager jit function, outside its T.Kernel block");
-      auto type = std::make_shared<TensorTypeValue>();
-      const CtValue& shape = a["shape"];
-      type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
-      type->dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "T.empty dtype");
-      std::string name = el.name_hint_.empty() ? "out" : el.name_hint_;
-      ir::Buffer b = el.make_tensor_buffer(el.unique_buffer_name(name), *type, a.loc("shape"));
-      ir::Param p;
-      p.name = b->name;
-      p.buffer = b;
-      p.loc = c.node->loc;
-      el.eager_->outputs.push_back(p);
-      return CtValue::of_buffer(b);
+      el.eager_->outputs.push_back(new_tensor_param(el, c, a, "out"));
+      return CtValue::of_buffer(el.eager_->outputs.back().buffer);
     };
     return t;
   }();

@@ -256,6 +256,8 @@ void Elaborator::materialize_assigned(const ast::StmtList& body) {
   for (const auto& [name, count] : assigned_names(body)) {
     auto it = f.names.find(name);
     if (it == f.names.end()) continue;  // not bound before the loop or branch
+    // A loop variable is never assigned; an inner loop of the same name shadows it (exec_for).
+    if (f.loop_vars.count(name)) continue;
     CtValue& v = it->second;
     if (!(v.is_number() || v.kind == K::Expr)) {
       if (v.kind != K::MutableVar) f.fixed_in_runtime_control[name] = runtime_control_depth_ + 1;
@@ -577,10 +579,14 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   materialize_assigned(s.body);
   std::vector<ir::Expr> vars;
   Frame& f = frame();
+  // An enclosing loop's variable of the same name is shadowed for this loop and is its own
+  // again after it, as in TileLang's TVMScript (Python would leave the inner loop's last value).
+  std::map<std::string, CtValue> shadowed;
   for (size_t i = 0; i < dims.size(); ++i) {
     const std::string& name = names[i]->id;
     if (f.names.count(name) && f.names[name].kind == K::MutableVar)
       error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
+    if (f.loop_vars.count(name)) shadowed[name] = f.names[name];
     ir::Expr var = ir::make_var(name, dims[i].min->dtype);
     vars.push_back(var);
     ir::Expr value = var;
@@ -600,6 +606,11 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   // Python keeps a loop variable after its loop; its last value is a runtime
   // value nothing tracks, so reading it afterwards is an error.
   for (const auto* name : names) {
+    auto outer = shadowed.find(name->id);
+    if (outer != shadowed.end()) {
+      frame().names[name->id] = outer->second;
+      continue;
+    }
     frame().loop_vars.erase(name->id);
     frame().names.erase(name->id);
     frame().out_of_scope[name->id] = {name->loc};

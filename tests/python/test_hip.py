@@ -38,11 +38,21 @@ needs_hipcc = pytest.mark.skipif(hipcc() is None, reason="hipcc is not installed
                                                           "hipcc; or set TILEC_HIPCC): HIP source is not built")
 
 
+def launches_of(name, text):
+    """(name, source) of each launch of a kernel: its source, or the parts under its
+    "// launch i of n" lines (a function of several T.Kernel blocks)."""
+    if not text.startswith("// launch "):
+        return [(name, text)]
+    parts = re.split(r"^// (launch \d+ of \d+)\n", text, flags=re.M)[1:]
+    return [(f"{name} {parts[i]}", parts[i + 1]) for i in range(0, len(parts), 2)]
+
+
 def build(sources, arch, tmp_path):
     """Builds HIP `sources` (name -> text) for `arch` with hipcc as one translation unit
     (each kernel in a namespace of its own, its entry renamed), returns the assembly."""
     unit = ['#include "hip/tilec_hip.h"']
-    for i, (name, text) in enumerate(sources.items()):
+    launches = [launch for name, text in sources.items() for launch in launches_of(name, text)]
+    for i, (name, text) in enumerate(launches):
         body = text.split('#include "hip/tilec_hip.h"\n', 1)[1]
         body = re.sub(r"(__global__ void __launch_bounds__\(\d+\) )(\w+)\(", rf"\g<1>\g<2>_{i}(", body)
         unit.append(f"// ---- {name}\nnamespace tilec_k{i} {{\n" + body + "}\n")

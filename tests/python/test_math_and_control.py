@@ -184,6 +184,31 @@ def test_bitwise_operators_need_integers():
     check_diagnostic(compile_error(float_and, 32), __file__, "ERR:bitwise-float", "'&' needs integers")
 
 
+@jit
+def shadowed_loop_variable(n):
+    # TileLang's NSA forward: an inner T.Parallel names its index i inside a loop over i; the
+    # outer i is its own again after the inner loop (TVMScript's scoping).
+    @T.prim_func
+    def main(A: T.Tensor((4, n), "float32"), B: T.Tensor((4, n), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            row = T.alloc_fragment((n,), "float32")
+            for i in T.serial(4):
+                if i >= 0:
+                    for i, j in T.Parallel(1, n):
+                        row[j] = A[0, j] * 0 + i
+                for j in T.Parallel(n):
+                    B[i, j] = A[i, j] + row[j] * 100 + i
+
+    return main
+
+
+def test_an_inner_loop_shadows_the_loop_variable_of_its_loop(rng):
+    a = rand((4, 32), "float32", rng)
+    b = poison((4, 32), "float32")
+    shadowed_loop_variable(32)(a, b)
+    assert_close(b, a.astype(np.float64) + np.arange(4)[:, None], "float32")
+
+
 Q_PY, R_PY = divmod(-17, 5)  # computed by Python: -4, 3
 
 

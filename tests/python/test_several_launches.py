@@ -15,26 +15,31 @@ from test_errors import compile_error
 ARCH = "sm_90a"
 
 
+@T.macro
+def split_then_combine_blocks(A, partial, Out, n, splits, block):
+    # Pass 1: each (row block, split) sums its slice of the columns into partial.
+    # Pass 2: each row block adds its splits up, in a grid and with threads of its own.
+    with T.Kernel(T.ceildiv(n, block), splits, threads=128) as (bx, s):
+        tile = T.alloc_fragment((block, block), "float32")
+        sums = T.alloc_fragment((block,), "float32")
+        T.copy(A[bx * block, s * block], tile)
+        T.reduce_sum(tile, sums, dim=1)
+        T.copy(sums, partial[s, bx * block])
+    with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
+        total = T.alloc_fragment((32,), "float32")
+        T.clear(total)
+        for k in T.serial(splits):
+            for i in T.Parallel(32):
+                total[i] += partial[k, bx * 32 + i]
+        T.copy(total, Out[bx * 32])
+
+
 @jit
 def split_then_combine(n, splits, block=64):
-    # Pass 1: each (row block, split) sums its slice of the columns into Partial.
-    # Pass 2: each row block adds its splits up, in a grid and with threads of its own.
     @T.prim_func
     def main(A: T.Tensor((n, splits * block), "float32"), Partial: T.Tensor((splits, n), "float32"),
              Out: T.Tensor((n,), "float32")):
-        with T.Kernel(T.ceildiv(n, block), splits, threads=128) as (bx, s):
-            tile = T.alloc_fragment((block, block), "float32")
-            sums = T.alloc_fragment((block,), "float32")
-            T.copy(A[bx * block, s * block], tile)
-            T.reduce_sum(tile, sums, dim=1)
-            T.copy(sums, Partial[s, bx * block])
-        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
-            total = T.alloc_fragment((32,), "float32")
-            T.clear(total)
-            for k in T.serial(splits):
-                for i in T.Parallel(32):
-                    total[i] += Partial[k, bx * 32 + i]
-            T.copy(total, Out[bx * 32])
+        split_then_combine_blocks(A, Partial, Out, n, splits, block)
 
     return main
 
@@ -71,19 +76,7 @@ def through_a_scratch_tensor(n, splits, block=64):
     @T.prim_func
     def main(A: T.Tensor((n, splits * block), "float32"), Out: T.Tensor((n,), "float32")):
         partial = T.alloc_global((splits, n), "float32")
-        with T.Kernel(T.ceildiv(n, block), splits, threads=128) as (bx, s):
-            tile = T.alloc_fragment((block, block), "float32")
-            sums = T.alloc_fragment((block,), "float32")
-            T.copy(A[bx * block, s * block], tile)
-            T.reduce_sum(tile, sums, dim=1)
-            T.copy(sums, partial[s, bx * block])
-        with T.Kernel(T.ceildiv(n, 32), threads=32) as bx:
-            total = T.alloc_fragment((32,), "float32")
-            T.clear(total)
-            for k in T.serial(splits):
-                for i in T.Parallel(32):
-                    total[i] += partial[k, bx * 32 + i]
-            T.copy(total, Out[bx * 32])
+        split_then_combine_blocks(A, partial, Out, n, splits, block)
 
     return main
 
