@@ -40,6 +40,9 @@ std::optional<DType> DType::from_name(const std::string& name) {
     m.emplace("fp16", DType::Float16);
     m.emplace("bf16", DType::BFloat16);
     m.emplace("int", DType::Int32);
+    m.emplace("short", DType::Int16);
+    m.emplace("long", DType::Int64);
+    m.emplace("uint", DType::UInt32);
     m.emplace("float8_e4m3fn", DType::Float8E4M3);
     m.emplace("e4m3_float8", DType::Float8E4M3);
     m.emplace("fp8_e4m3", DType::Float8E4M3);

@@ -19,6 +19,12 @@ def test_dtype_holds_the_canonical_name(value, name):
     assert isinstance(dtype, T.dtype) and dtype == name and repr(dtype) == f"T.{name}"
 
 
+def test_tvm_c_style_names():
+    # TileLang's T.int, T.uint, T.short, T.long (its quantize helpers' signatures use them).
+    assert (T.int, T.uint, T.short, T.long) == ("int32", "uint32", "int16", "int64")
+    assert [T.dtype(n) for n in ("int", "uint", "short", "long")] == ["int32", "uint32", "int16", "int64"]
+
+
 def test_dtype_of_a_torch_dtype():
     torch = pytest.importorskip("torch")
     assert T.dtype(torch.float16) == "float16" and T.dtype(torch.int64) == "int64"

@@ -215,7 +215,7 @@ def macro(func):
     return Macro(func, _sys._getframe(1).f_locals)
 
 
-# Defined last: `float` and `bool` shadow the builtins in this module.
+# Defined last: `float`, `int` and `bool` shadow the builtins in this module.
 float16 = dtype("float16")
 bfloat16 = dtype("bfloat16")
 float32 = dtype("float32")
@@ -235,3 +235,8 @@ float8_e4m3fn = float8_e4m3
 half = float16
 float = float32  # noqa: A001
 double = float64
+# TVM's C-style names, which TileLang's programs also use.
+short = int16
+int = int32  # noqa: A001
+long = int64
+uint = uint32
