@@ -6,7 +6,10 @@
 #
 #   device run, carry ["exp", ".whl"]:  bash bench/tilelang_conformance_gpu.sh
 #
-# TileLang's examples/ are expected in exp/tl (git archive of tile-ai/tilelang's examples/).
+# TileLang's examples/ are expected in exp/tl, and fla-core's wheel in .whl/ (both ignored by
+# git), made on the CPU machine with
+#   mkdir -p exp/tl && git --git-dir=<a tile-ai/tilelang clone>/.git archive a35008a examples | tar -x -C exp/tl
+#   bench/fla_wheels.sh
 # CONF_JOBS (4), CONF_TIMEOUT (90 s a program), CONF_SECONDS (480 s in all), CONF_ARGS (more
 # runner options), PYTEST_SECONDS (240) bound each step.
 set -uo pipefail
