@@ -9,6 +9,7 @@
 
 #include "frontend/builtin_table.h"
 #include "frontend/int_ops.h"
+#include "frontend/lexer.h"
 #include "frontend/limits.h"
 #include "ir/equal.h"
 #include "ir/intrinsics.h"
@@ -812,7 +813,30 @@ static const BuiltinTable& builtin_table() {
         error_at(a.loc("name"), c.callee_name + " takes the dim's name as a string");
       DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "symbolic dim dtype");
       if (!dtype.is_integer()) error_at(a.loc("dtype"), "symbolic dims are integers");
-      return CtValue::of_expr(el.symbolic_var(a["name"].text, dtype));
+      // "batch, seq_len" or "batch seq_len" names several dims at once: a tuple of them.
+      const std::string& names = a["name"].text;
+      char separator = names.find(',') != std::string::npos ? ',' : ' ';
+      std::vector<std::string> parts;
+      for (size_t start = 0;;) {
+        size_t end = std::min(names.find(separator, start), names.size());
+        size_t first = names.find_first_not_of(" \t", start);
+        size_t last = end == 0 ? std::string::npos : names.find_last_not_of(" \t", end - 1);
+        if (first < end && last != std::string::npos && last >= first)
+          parts.push_back(names.substr(first, last - first + 1));
+        else if (separator == ',')
+          error_at(a.loc("name"), c.callee_name + "(\"" + names + "\"): a name is missing between commas");
+        if (end == names.size()) break;
+        start = end + 1;
+      }
+      if (parts.empty()) error_at(a.loc("name"), c.callee_name + " needs the dim's name");
+      for (const auto& part : parts)
+        if (!is_identifier(part))
+          error_at(a.loc("name"), c.callee_name + ": '" + part + "' is not a name (letters, digits and _, "
+                                  "not starting with a digit)");
+      if (parts.size() == 1) return CtValue::of_expr(el.symbolic_var(parts[0], dtype));
+      std::vector<CtValue> dims;
+      for (const auto& part : parts) dims.push_back(CtValue::of_expr(el.symbolic_var(part, dtype)));
+      return CtValue::tuple(std::move(dims));
     };
     t["T.symbolic"] = symbolic;
     t["T.dynamic"] = symbolic;

@@ -8,6 +8,8 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
 
 namespace tilec::frontend {
 
@@ -603,7 +605,7 @@ CtValue Elaborator::eval_subscript(const ast::Expr& e) {
                                 : ir::make_int(0);
       ir::Expr hi = index.upper ? to_expr_of(eval(*index.upper), DType::Int32, index.upper->loc, "slice stop")
                                 : ir::make_cast(DType::Int32, buffer->shape[d]);
-      region->ranges.push_back({lo, ir::make_Sub(hi, lo)});
+      region->ranges.push_back({lo, slice_extent(lo, hi)});
       continue;
     }
     CtValue v = eval(index);
@@ -1005,6 +1007,18 @@ CtValue Elaborator::eval(const ast::Expr& e) {
     case E::Unsupported: error_at(e.loc, e.id + " is not supported in kernels");
   }
   error_at(e.loc, "unsupported expression");
+}
+
+ir::Expr Elaborator::slice_extent(const ir::Expr& lo, const ir::Expr& hi) {
+  ir::Expr extent = ir::make_Sub(hi, lo);
+  ir::Expr expanded = extent;
+  // Latest binding first: its value may name the ones bound before it.
+  for (auto block = blocks_.rbegin(); block != blocks_.rend(); ++block)
+    for (auto let = (*block)->lets.rbegin(); let != (*block)->lets.rend(); ++let)
+      expanded = ir::substitute(expanded, let->var, let->value);
+  if (expanded.same_as(extent) || !expr_sizes_.fits(expanded)) return extent;
+  ir::Expr folded = ir::simplify(expanded);
+  return ir::is_const_int(folded) ? ir::make_cast(extent->dtype, folded) : extent;
 }
 
 }  // namespace tilec::frontend

@@ -85,6 +85,9 @@ class Elaborator {
   ir::Expr to_expr(const CtValue& v, const SourceLoc& loc, const std::string& what);
   ir::Expr to_expr_of(const CtValue& v, DType dtype, const SourceLoc& loc, const std::string& what);
   ir::Expr to_bool_expr(const CtValue& v, const SourceLoc& loc);
+  // `hi - lo`, the extent of a slice: a constant where the let-bound names in scope make it
+  // one (H1 = H0 + 64 gives H0:H1 the extent 64), as the ops' shape checks need.
+  ir::Expr slice_extent(const ir::Expr& lo, const ir::Expr& hi);
   // Two operands of one arithmetic operation as IR of one dtype: a Python
   // number next to a runtime value takes that value's type (x * 2 stays
   // float16 for a float16 x), two runtime values promote.

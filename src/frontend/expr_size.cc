@@ -70,4 +70,13 @@ void ExprSizeCheck::check(const ir::Expr& e, const SourceLoc& loc) {
                        " operations and operands (each use of a value repeats it)");
 }
 
+bool ExprSizeCheck::fits(const ir::Expr& e) {
+  try {
+    check(e, SourceLoc{});
+    return true;
+  } catch (const CompileError&) {
+    return false;
+  }
+}
+
 }  // namespace tilec::frontend

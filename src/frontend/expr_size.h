@@ -18,6 +18,8 @@ class ExprSizeCheck {
   // expression measured is remembered, so checking one that is built from
   // checked parts costs only its new nodes.
   void check(const ir::Expr& e, const SourceLoc& loc);
+  // Whether `e` is within the limits (check without the error).
+  bool fits(const ir::Expr& e);
 
   struct Size {
     int depth = 0;      // levels, a leaf being 1

@@ -537,4 +537,11 @@ void Lexer::lex_operator() {
 
 std::vector<Token> tokenize(const SourceFilePtr& file) { return Lexer(file).run(); }
 
+bool is_identifier(std::string_view text) {
+  if (text.empty() || !is_ident_start(text[0])) return false;
+  for (char c : text)
+    if (!is_ident_char(c)) return false;
+  return true;
+}
+
 }  // namespace tilec::frontend

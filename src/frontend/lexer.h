@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -23,6 +24,10 @@ enum class TokenKind {
   Dedent,
   End,
 };
+
+// Whether `text` is one Python name as the lexer reads them (letters, digits, _ and
+// non-ASCII bytes, not starting with a digit).
+bool is_identifier(std::string_view text);
 
 // Literals that lex like strings but are not plain text.
 enum class StringFlavor { Plain, Format, Bytes };

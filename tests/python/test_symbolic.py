@@ -178,3 +178,90 @@ def test_zero_rows_next_to_rows_that_are_written():
 def test_an_output_with_a_zero_dim_comes_back_empty(rng):
     c = dynamic_matmul(40, 50)(np.empty((0, 50), np.float32), rand((50, 40), "float32", rng))
     assert c.shape == (0, 40) and c.dtype == np.float32
+
+
+# --- T.dynamic("a, b"): several dims at once (TileLang's form) ------------------------------
+
+@jit
+def two_symbols_at_once():
+    rows, cols = T.dynamic("rows, cols")
+
+    @T.prim_func
+    def main(mat: T.Tensor((rows, cols), "float32"), out: T.Tensor((rows,), "float32")):
+        with T.Kernel(rows, threads=32) as r:
+            acc = T.alloc_local((1,), "float32")
+            acc[0] = 0.0
+            for c in T.serial(cols):
+                acc[0] += mat[r, c]
+            out[r] = acc[0]
+
+    return main
+
+
+@jit(out_idx=[-1])
+def row_sums_eager(mat):
+    rows, cols = T.dynamic("rows cols")  # spaces separate the names too
+    mat: T.Tensor((rows, cols), "float32")
+    out = T.empty((rows,), "float32")
+    with T.Kernel(rows, threads=32) as r:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = 0.0
+        for c in T.serial(cols):
+            acc[0] += mat[r, c]
+        out[r] = acc[0]
+    return out
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 3), (7, 20)])
+def test_dynamic_names_several_dims(rows, cols, rng):
+    mat = rand((rows, cols), "float32", rng)
+    out = poison(rows, "float32")
+    two_symbols_at_once()(mat, out)
+    expected = mat.astype(np.float64).sum(axis=1)
+    assert_close(out, expected, "float32", scale=np.abs(mat).sum(axis=1))
+    assert_close(row_sums_eager(mat), expected, "float32", scale=np.abs(mat).sum(axis=1))
+
+
+def test_dynamic_names_are_checked():
+    assert [d.name for d in T.dynamic(" a ,b ")] == ["a", "b"]
+    with pytest.raises(ValueError, match=r"'2d' is not a name"):
+        T.dynamic("n, 2d")
+    with pytest.raises(ValueError, match=r"'' is not a name"):
+        T.dynamic("n,,m")
+    with pytest.raises(ValueError, match="needs the dim's name"):
+        T.dynamic("")
+
+
+def test_dynamic_names_are_checked_in_kernels():
+    @jit
+    def bad(x):
+        rows, cols = T.dynamic("rows, 1cols")
+        x: T.Tensor((rows, cols), "float32")
+        with T.Kernel(1) as bx:
+            x[0, 0] = 1.0
+
+    with pytest.raises(tilec.CompileError, match=r"T.dynamic: '1cols' is not a name"):
+        bad(np.zeros((2, 2), np.float32))
+
+
+# --- a slice between two let-bound names has the extent their values give -------------------
+
+@jit(out_idx=[-1])
+def copy_head_groups(heads, group):
+    @T.prim_func
+    def main(Q: T.Tensor((2, heads, 16), "float32"), O: T.Tensor((2, heads, 16), "float32")):
+        with T.Kernel(2, heads // group, threads=32) as (b, g):
+            Q_shared = T.alloc_shared((group, 16), "float32")
+            H0 = g * group + (b % 2) * 0
+            H1 = H0 + group
+            T.copy(Q[b, H0:H1, :], Q_shared)
+            for i, j in T.Parallel(group, 16):
+                Q_shared[i, j] = Q_shared[i, j] * 2
+            T.copy(Q_shared, O[b, H0:H1, :])
+
+    return main
+
+
+def test_slice_between_let_bound_names(rng):
+    q = rand((2, 12, 16), "float32", rng)
+    assert_close(copy_head_groups(12, 4)(q), 2 * q.astype(np.float64), "float32")

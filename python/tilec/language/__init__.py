@@ -120,12 +120,23 @@ class GemmWarpPolicy:
     FullCol = "FullCol"
 
 
-def symbolic(name, dtype="int32"):
-    return SymbolicDim(name, dtype)
-
-
 def dynamic(name, dtype="int32"):
-    return SymbolicDim(name, dtype)
+    """A symbolic dim, solved from the tensors' shapes at each call. "batch, seq_len" (or
+    "batch seq_len") names several at once and gives a tuple of them."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.dynamic takes the dim's name as a string, not {type(name).__name__}")
+    parts = [part.strip() for part in name.split(",")] if "," in name else name.split()
+    for part in parts:
+        if not part.isidentifier():
+            raise ValueError(f"T.dynamic({name!r}): {part!r} is not a name")
+    if not parts:
+        raise ValueError("T.dynamic needs the dim's name")
+    if len(parts) == 1:
+        return SymbolicDim(parts[0], dtype)
+    return tuple(SymbolicDim(part, dtype) for part in parts)
+
+
+symbolic = dynamic
 
 
 def ceildiv(a, b):
