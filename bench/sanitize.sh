@@ -31,6 +31,8 @@ if (( ${#tests[@]} == 0 )); then
 fi
 # The tools slow kernels by 10-100x; the pipeline matrix's watchdog allows that much more.
 [[ $tool != none ]] && export TILEC_WATCHDOG_SECONDS=${TILEC_WATCHDOG_SECONDS:-480}
+# CUPTI takes one subscriber and the tool is it: the tests that time with CUPTI skip.
+[[ $tool != none ]] && export TILEC_UNDER_SANITIZER=1
 # racecheck slows a kernel by its shared accesses times its blocks: the tests' reference
 # kernels (torch's matmuls in float64) took minutes each. It checks tilec's kernels only
 # (each is named tilec_<function>).

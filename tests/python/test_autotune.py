@@ -126,10 +126,14 @@ def test_early_stop_factor_below_one_is_refused():
 
 # --- failing configs -------------------------------------------------------------------
 
+CHECK_SLEEP = 20  # s: far above what compiling and timing both configs take on a busy machine
+check_released = threading.Event()  # ends the sleep of an abandoned check, once the test is done
+
+
 def sleeps_on_tripled(outputs, expected):
     """A check that hangs (sleeps) for the config that triples."""
     if np.allclose(outputs[0], 3 * expected[0] / 2):
-        time.sleep(3)
+        check_released.wait(CHECK_SLEEP)
 
 
 def test_failing_configs_are_skipped_with_their_reasons(tilec_log):
@@ -152,9 +156,13 @@ def test_failing_configs_are_skipped_with_their_reasons(tilec_log):
 def test_config_past_its_timeout_is_skipped(tilec_log):
     configs = [{"factor": 3.0}, {"factor": 2.0}]
     start = time.perf_counter()
-    kernel = tuned(configs, ref_prog=doubled, manual_check_prog=sleeps_on_tripled,
-                   timeout=0.5)(N)
-    assert time.perf_counter() - start < 2.5  # the sleeping check was not waited for
+    check_released.clear()
+    try:
+        kernel = tuned(configs, ref_prog=doubled, manual_check_prog=sleeps_on_tripled,
+                       timeout=0.5)(N)
+    finally:
+        check_released.set()
+    assert time.perf_counter() - start < CHECK_SLEEP / 2  # the sleeping check was not waited for
     assert kernel.config == {"factor": 2.0}
     assert "config 0 {'factor': 3.0} skipped: run: timed out after 0.5 s" in tilec_log.text()
 
@@ -592,3 +600,37 @@ class TestOnGpu:
                       .run(warmup=2, rep=5))
         assert result.ref_latency > 0
         torch.testing.assert_close(result.kernel(a), 2 * a)
+
+
+# --- timing: the median batch decides ------------------------------------------------------
+
+class SteppedClock:
+    """time.perf_counter for time_per_run: each run takes the next of `durations_ms`."""
+
+    def __init__(self, monkeypatch, durations_ms):
+        self.now, self.durations, self.runs = 0.0, list(durations_ms), 0
+        monkeypatch.setattr(tilec.autotuner.bench.time, "perf_counter", lambda: self.now)
+
+    def run(self):
+        self.now += self.durations[min(self.runs, len(self.durations) - 1)] * 1e-3
+        self.runs += 1
+
+
+def test_one_slow_batch_does_not_decide(monkeypatch):
+    clock = SteppedClock(monkeypatch, [1.0, 1.0, 250.0, 1.0, 1.0])  # the third run was preempted
+    latency = tilec.autotuner.bench.time_per_run(clock.run, "cpu", 0, 5, None)
+    assert latency == pytest.approx(1.0)
+    assert clock.runs == 5
+
+
+def test_batches_split_the_runs(monkeypatch):
+    clock = SteppedClock(monkeypatch, [2.0])
+    assert tilec.autotuner.bench.time_per_run(clock.run, "cpu", 3, 12, None) == pytest.approx(2.0)
+    assert clock.runs == 3 + 12
+
+
+def test_early_stop_after_the_first_batch(monkeypatch):
+    clock = SteppedClock(monkeypatch, [9.0])
+    latency = tilec.autotuner.bench.time_per_run(clock.run, "cpu", 0, 50, None, early_stop_above=5.0)
+    assert latency == pytest.approx(9.0)
+    assert clock.runs == 10  # one batch of the five

@@ -7,6 +7,7 @@ torch tensors on a GPU).
 """
 
 import sys
+import statistics
 import time
 
 import numpy
@@ -77,28 +78,30 @@ class Measurement:
                              f"output {index}")
 
 
-def time_per_run(run, target, warmup, rep, stop, early_stop_above=None):
-    """Mean ms per call of `run` over `rep` calls after `warmup` calls."""
+def time_per_run(run, target, warmup, rep, stop, early_stop_above=None, batches=5):
+    """Ms per call of `run` over `rep` calls after `warmup` calls: the calls are timed in up
+    to `batches` batches and the median batch's time per call is taken, so one batch slowed
+    by something else on the machine (a preempted thread, another process's kernels) does
+    not decide. Past `early_stop_above` ms in the first batch it stops there."""
     synchronize = _synchronize(target)
     for _ in range(max(int(warmup), 0)):
         _check_stop(stop)
         run()
     synchronize()
     rep = max(int(rep), 1)
-    probe = max(rep // 10, 1) if early_stop_above is not None else rep
-    total, done = 0.0, 0
-    while done < rep:
-        batch = probe if done == 0 else rep - done
+    batches = max(min(int(batches), rep), 1)
+    per_call = []
+    for index in range(batches):
+        size = rep // batches + (index < rep % batches)
         _check_stop(stop)
         start = time.perf_counter()
-        for _ in range(batch):
+        for _ in range(size):
             run()
         synchronize()
-        total += time.perf_counter() - start
-        done += batch
-        if early_stop_above is not None and total / done * 1e3 > early_stop_above:
-            break
-    return total / done * 1e3
+        per_call.append((time.perf_counter() - start) / size * 1e3)
+        if early_stop_above is not None and per_call[0] > early_stop_above:
+            return per_call[0]
+    return float(statistics.median(per_call))
 
 
 def assert_close(actual, expected, rtol, atol, max_mismatched_ratio, name):

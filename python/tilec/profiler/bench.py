@@ -175,6 +175,7 @@ class _GpuClock:
                     fn()
                 self.synchronize()
         total = flush = 0.0
+        kernels = 0
         for event in profile.events():
             if getattr(getattr(event, "device_type", None), "name", "") != "CUDA":
                 continue
@@ -183,8 +184,15 @@ class _GpuClock:
                             else event.self_cuda_time_total)
             if not getattr(event, "is_user_annotation", False):
                 total += microseconds
+                kernels += 1
             elif event.key == _CACHE_FLUSH:
                 flush += microseconds
+        if kernels == 0:
+            # CUPTI takes one subscriber: under compute-sanitizer, Nsight or another profiler
+            # torch's profiler records nothing.
+            raise RuntimeError("do_bench(backend=\"cupti\"): the profiler recorded no GPU kernels; CUPTI "
+                               "may be in use by another tool (compute-sanitizer, Nsight Systems); "
+                               "time with backend=\"event\" instead")
         return (total - flush) / count * 1e-3
 
 
