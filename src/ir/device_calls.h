@@ -38,6 +38,13 @@ inline Expr address_of(const Buffer& buffer, std::vector<Expr> indices) {
   return make_call(DType::UInt64, kAddressOf, {make_load(buffer, std::move(indices))});
 }
 
+// The barrier name of the `threads` threads that run a warp-specialized launch's tile code
+// (KernelLaunch::producer_threads): named barrier 1 over them, since the producer warpgroup
+// never reaches a barrier of the whole block.
+inline std::string consumer_barrier(int64_t threads) {
+  return "sync_threads_partial<1, " + std::to_string(threads) + ">";
+}
+
 // Whether `s` is Evaluate(<device namespace>::name(...)).
 inline bool is_device_call(const Stmt& s, const std::string& name) {
   const auto* eval = s.as<Evaluate>();

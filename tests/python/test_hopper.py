@@ -406,3 +406,76 @@ def test_a_shared_epilogue_in_narrow_panels(bM, bN, bK, threads):
     src = kernel.get_kernel_source()
     assert "stmatrix_accumulator<" in src and "tma_store(" in src
     check(kernel, M, N, K, "bfloat16", False, torch)
+
+
+# --- a reduction across warpgroups inside the warp-specialized loop ---------------------------
+
+def row_max_of_block_products(M, N, K, bM=64, bN=128, bK=64, threads=256):
+    """Each row's largest entry over the K-blocks' partial products A[:, kb] @ B[:, kb]^T: a
+    gemm whose columns are split over 2 warpgroups (FullCol), then a row reduction across
+    them, inside the pipelined loop (MLA decode's shape: TileLang's example_mla_decode)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), R: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bM), threads=threads) as bx:
+            A_s = T.alloc_shared((bM, bK), "bfloat16")
+            B_s = T.alloc_shared((bN, bK), "bfloat16")
+            S = T.alloc_fragment((bM, bN), "float32")
+            row_max = T.alloc_fragment((bM,), "float32")
+            T.fill(row_max, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+                T.copy(A[bx * bM, k * bK], A_s)
+                T.copy(B[0, k * bK], B_s)
+                T.gemm(A_s, B_s, S, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullCol)
+                T.reduce_max(S, row_max, dim=1, clear=False)
+            T.copy(row_max, R[bx * bM])
+
+    return main
+
+
+def test_a_reduction_across_warpgroups_in_the_consumers_synchronizes_them_only():
+    # A barrier of the whole block there waits for the producer warpgroup, which never comes:
+    # the launch hangs (it did: TileLang's MLA decode examples).
+    src = compile_or_skip(row_max_of_block_products(256, 128, 512), target="cuda",
+                          arch=ARCH).get_kernel_source()
+    assert "setmaxnreg_inc" in src and "tma_load" in src, "not the warp-specialized TMA path"
+    consumers = src[src.index("setmaxnreg_inc"):]
+    assert "_exchange" in consumers, "the reduction does not cross warps through shared memory"
+    assert "sync_threads_partial<1, 256>" in consumers and "tilec_cuda::sync_threads()" not in consumers
+
+
+def test_t_sync_threads_in_the_consumers_waits_for_them_only():
+    @T.prim_func
+    def main(A: T.Tensor((256, 512), "bfloat16"), B: T.Tensor((128, 512), "bfloat16"),
+             C: T.Tensor((256, 128), "float32")):
+        with T.Kernel(4, threads=256) as bx:
+            A_s = T.alloc_shared((64, 64), "bfloat16")
+            B_s = T.alloc_shared((128, 64), "bfloat16")
+            S = T.alloc_fragment((64, 128), "float32")
+            T.clear(S)
+            for k in T.Pipelined(8, num_stages=2):
+                T.copy(A[bx * 64, k * 64], A_s)
+                T.copy(B[0, k * 64], B_s)
+                T.gemm(A_s, B_s, S, transpose_B=True)
+                T.sync_threads()
+            T.copy(S, C[bx * 64, 0])
+
+    src = compile_or_skip(main, target="cuda", arch=ARCH).get_kernel_source()
+    consumers = src[src.index("setmaxnreg_inc"):]
+    assert "sync_threads_partial<1, 256>" in consumers and "tilec_cuda::sync_threads()" not in consumers
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,K", [(256, 512), (192, 1024)])
+def test_a_reduction_across_warpgroups_computes_the_row_max(M, K):
+    torch = hopper_or_skip()
+    N, bK = 128, 64
+    kernel = compile_or_skip(row_max_of_block_products(M, N, K, bK=bK), target="cuda", arch=ARCH)
+    a = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    b = torch.randn(N, K, device="cuda").to(torch.bfloat16)
+    r = torch.full((M,), float("nan"), device="cuda")
+    kernel(a, b, r)
+    partial = torch.einsum("mkx,nkx->kmn", a.double().view(M, K // bK, bK), b.double().view(N, K // bK, bK))
+    ref = partial.amax(dim=2).amax(dim=0)
+    err = ((r.double() - ref).abs().max() / ref.abs().max()).item()
+    assert err < 1e-5, f"relative error {err}"

@@ -79,9 +79,19 @@ class BarrierPlacer {
   // `pending` is updated to what is unseparated after it.
   Stmt place(const Stmt& s, Pending& pending) {
     if (!s) return s;
-    if (ir::is_device_call(s, "sync_threads") || ir::is_device_call(s, partial_barrier())) {
+    if (ir::is_device_call(s, partial_barrier())) {
       pending = Pending();
       return s;
+    }
+    if (ir::is_device_call(s, "sync_threads")) {
+      // The block's barrier (T.sync_threads, a reduction's exchange) in a warp-specialized
+      // launch's consumer code waits for the consumers alone: the producer warpgroup never
+      // reaches it.
+      if (!in_consumers_ && !in_producer_) {
+        pending = Pending();
+        return s;
+      }
+      return reset(pending, s->loc);
     }
     if (divides_threads(s)) return place_divergent(s, pending);
     return place_parts(s, pending);
@@ -225,7 +235,7 @@ class BarrierPlacer {
            lo == consumer_threads_;
   }
 
-  std::string partial_barrier() const { return "sync_threads_partial<1, " + std::to_string(consumer_threads_) + ">"; }
+  std::string partial_barrier() const { return ir::consumer_barrier(consumer_threads_); }
 
   Overlap overlap_;
   int consumer_threads_;

@@ -104,6 +104,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     if (!whole_warps(op->threads, ctx_))
       error_at(op->loc, "threads=" + std::to_string(op->threads) + ": " + whole_warps_rule(ctx_));
     threads_ = op->threads;
+    block_barrier_ = op->producer_threads > 0 ? ir::consumer_barrier(op->threads) : "sync_threads";
     tid_ = op->thread_index ? op->thread_index : ir::make_var("tx");
     thread_values_.reset();
     if (op->thread_index) {
@@ -578,9 +579,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
                                      combine(op.reduce_kind, ir::make_load(acc, {ir::make_int(0)}),
                                              ir::make_load(scratch, {peer})));
         return ir::make_seq({
-            ir::device_call("sync_threads", {}, op.loc),
+            ir::device_call(block_barrier_, {}, op.loc),
             ir::make_store(scratch, {tid_}, ir::make_load(partial, {p})),
-            ir::device_call("sync_threads", {}, op.loc),
+            ir::device_call(block_barrier_, {}, op.loc),
             ir::make_allocate(acc,
                               ir::make_seq({
                                   ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
@@ -590,7 +591,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
         });
       }));
     }
-    if (scratch) out.push_back(ir::device_call("sync_threads", {}, op.loc));
+    if (scratch) out.push_back(ir::device_call(block_barrier_, {}, op.loc));
     out.push_back(for_each_slot(partial, [&](const Expr& p) {
       Expr r = ir::make_load(partial, {p});
       if (!op.clear) r = combine(op.reduce_kind, ir::make_load(dst_local, {p}), r);
@@ -733,6 +734,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   const InstructionLowering lowering_;
   SourceLoc statement_loc_;  // of the innermost located statement being lowered
   int threads_ = 128;
+  std::string block_barrier_ = "sync_threads";  // the barrier of the threads_ threads
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
   Expr tid_;
   std::optional<ThreadValues> thread_values_;  // when the kernel reads the thread index
