@@ -19,6 +19,7 @@
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
+#include "passes/guard_global_accesses.h"
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/gpu/pipeline_loops.h"
 #include "passes/gpu/plan_shared_memory.h"
@@ -45,6 +46,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_cpu()) {
     return {
         {"verify", verify},
+        {"guard_global_accesses", guard_global_accesses},
         {"lower_tile_ops", lower_tile_ops},
         {"thread_loops", thread_loops},
         {"simplify", simplify},
@@ -54,6 +56,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_cuda()) {
     return {
         {"verify", verify},
+        {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},
         {"pipeline_loops", pipeline_loops},
@@ -74,6 +77,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_hip()) {
     return {
         {"verify", verify},
+        {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"pipeline_loops", pipeline_loops},
         {"stage_register_operands", stage_register_operands},

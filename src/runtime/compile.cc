@@ -155,6 +155,7 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const T
   passes::PassContext ctx;
   ctx.target = target;
   ctx.pass_configs = options.pass_configs;
+  ctx.pass_configs["tilec.bounds_check"] = bounds_check(options) ? "true" : "false";  // guard_global_accesses asks
   ctx.contiguous_args = contiguous_args;
   std::vector<ir::PrimFunc> launches =
       target.is_cpu() ? std::vector<ir::PrimFunc>{r.tile} : passes::split_launches(r.tile, target.name);

@@ -12,7 +12,8 @@ namespace {
 // The pass configs tilec reads, all switches.
 constexpr const char* kTilecSwitches[] = {"tilec.bounds_check", "tilec.specialize_contiguous", "tilec.wgmma",
                                           "tilec.tma",          "tilec.warp_specialize",       "tilec.setmaxnreg",
-                                          "tilec.tma_store",    "tilec.persistent",            "tilec.fast_math"};
+                                          "tilec.tma_store",    "tilec.persistent",            "tilec.fast_math",
+                                          "tilec.safe_global_access"};
 
 // A TileLang switch that means a tilec one: on sets `tilec_switch` to `on_means`.
 struct MappedKey {
@@ -27,6 +28,7 @@ constexpr MappedKey kMappedKeys[] = {
     {"tl.disable_wgmma", "tilec.wgmma", false},
     {"tl.enable_fast_math", "tilec.fast_math", true},
     {"tl.disable_fast_math", "tilec.fast_math", false},  // TileLang's earlier spelling
+    {"tl.disable_safe_memory_legalize", "tilec.safe_global_access", false},
 };
 
 // Namespaces of TileLang's keys (TileLang's own, and TVM's that TileLang passes on).

@@ -1,0 +1,174 @@
+#include "passes/guard_global_accesses.h"
+
+#include <vector>
+
+#include "ir/bound.h"
+#include "ir/equal.h"
+#include "ir/mutator.h"
+#include "ir/simplify.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+
+bool is_global(const ir::Buffer& b) { return b->scope == ir::MemoryScope::Global; }
+
+Expr as_int64(const Expr& e) { return ir::make_cast(DType::Int64, e); }
+
+// The conjuncts of `condition` (a && b && c).
+void conjuncts(const Expr& condition, std::vector<Expr>& out) {
+  if (const auto* both = condition.as<ir::And>()) {
+    conjuncts(both->a, out);
+    conjuncts(both->b, out);
+  } else {
+    out.push_back(condition);
+  }
+}
+
+// 0 of dtype t: what an out-of-bounds load reads.
+Expr zero_of(DType t) {
+  if (t.is_bool()) return ir::make_bool(false);
+  return t.is_float() ? ir::make_float(0.0, t) : ir::make_int(0, t);
+}
+
+class Guard : public ir::IRMutator {
+ protected:
+  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    for (size_t d = 0; d < op->grid.size() && d < op->block_vars.size(); ++d)
+      bind_below(op->block_vars[d], ir::make_int(0), op->grid[d]);
+    if (op->thread_index) bind_below(op->thread_index, ir::make_int(0), ir::make_int(op->threads));
+    return IRMutator::mutate_KernelLaunch(op, self);
+  }
+
+  Stmt mutate_For(const ir::For* op, const Stmt& self) override {
+    Expr end = ir::simplify(ir::make_Add(as_int64(op->min), as_int64(op->extent)));
+    size_t facts = facts_.size();
+    bind_below(op->var, op->min, end);
+    Stmt result = IRMutator::mutate_For(op, self);
+    facts_.resize(facts);
+    return result;
+  }
+
+  Stmt mutate_LetStmt(const ir::LetStmt* op, const Stmt& self) override {
+    if (auto range = bounds_.bound(op->value)) bounds_.bind(op->var, *range);
+    return IRMutator::mutate_LetStmt(op, self);
+  }
+
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    Expr condition = mutate(op->condition);
+    size_t facts = facts_.size();
+    conjuncts(op->condition, facts_);
+    Stmt then_case = mutate(op->then_case);
+    facts_.resize(facts);
+    Stmt else_case = op->else_case ? mutate(op->else_case) : Stmt();
+    if (condition.same_as(op->condition) && then_case.same_as(op->then_case) && else_case.same_as(op->else_case))
+      return self;
+    return ir::with_loc(ir::make_if(condition, then_case, else_case), op->loc);
+  }
+
+  Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
+    Expr load = IRMutator::mutate_BufferLoad(op, self);
+    if (!is_global(op->buffer)) return load;
+    const auto* loaded = load.as<ir::BufferLoad>();
+    Expr inside = in_bounds(op->buffer, loaded->indices);
+    return inside ? ir::make_select(inside, load, zero_of(op->dtype)) : load;
+  }
+
+  Stmt mutate_BufferStore(const ir::BufferStore* op, const Stmt& self) override {
+    Stmt store = IRMutator::mutate_BufferStore(op, self);
+    if (!is_global(op->buffer)) return store;
+    Expr inside = in_bounds(op->buffer, store.as<ir::BufferStore>()->indices);
+    return inside ? ir::with_loc(ir::make_if(inside, store), op->loc) : store;
+  }
+
+  // The scalar form, T.atomic_add(dst[i, j], value): its element, as a store's.
+  Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
+    Stmt atomic = IRMutator::mutate_AtomicAdd(op, self);
+    const auto* mutated = atomic.as<ir::AtomicAdd>();
+    if (op->src.buffer || !is_global(op->dst.buffer)) return atomic;
+    std::vector<Expr> indices;
+    for (const auto& range : mutated->dst.region) indices.push_back(range.min);
+    Expr inside = in_bounds(op->dst.buffer, indices);
+    return inside ? ir::with_loc(ir::make_if(inside, atomic), op->loc) : atomic;
+  }
+
+ private:
+  // var takes values in [lo, end): its interval where both are constants, and the fact var < end.
+  void bind_below(const Expr& var, const Expr& lo, const Expr& end) {
+    int64_t low, high;
+    const bool const_low = ir::is_const_int(ir::simplify(lo), &low);
+    if (ir::is_const_int(end, &high) && const_low) bounds_.bind(var, {low, high - 1});
+    else if (const_low) bounds_.bind(var, {low, INT64_MAX});
+    facts_.push_back(ir::make_LT(as_int64(var), as_int64(end)));
+  }
+
+  // The condition that `indices` are inside `buffer`'s shape, of the dims not proven so;
+  // null when every dim is.
+  Expr in_bounds(const ir::Buffer& buffer, const std::vector<Expr>& indices) const {
+    Expr condition;
+    auto add = [&](const Expr& c) { condition = condition ? ir::make_And(condition, c) : c; };
+    for (size_t d = 0; d < indices.size() && d < buffer->shape.size(); ++d) {
+      Expr index = as_int64(indices[d]), extent = as_int64(buffer->shape[d]);
+      Expr above = ir::simplify(ir::make_GE(index, ir::make_int(0, DType::Int64)));
+      Expr below = ir::simplify(ir::make_LT(index, extent));
+      if (!bounds_.can_prove(above) && !non_negative(indices[d])) add(above);
+      if (!proven(below, index, extent)) add(below);
+    }
+    return condition;
+  }
+
+  // Whether `e` is built of non-negative parts by operations that keep them so. Unlike the
+  // interval analysis this takes the arithmetic not to wrap, as TileLang's analyzer does: an
+  // index that wrapped would be wrong whether guarded or not, and this spares a test of >= 0
+  // of every index made of block, thread and loop variables.
+  bool non_negative(const Expr& e) const {
+    int64_t v;
+    if (ir::is_const_int(e, &v)) return v >= 0;
+    switch (e.kind()) {
+      case ir::ExprKind::Var: {
+        auto range = bounds_.bound(e);
+        return range && range->min >= 0;
+      }
+      case ir::ExprKind::Cast: return e->dtype.is_int() && non_negative(e.as<ir::Cast>()->value);
+#define TILEC_BOTH(n) \
+  case ir::ExprKind::n: return non_negative(e.as<ir::n>()->a) && non_negative(e.as<ir::n>()->b);
+        TILEC_BOTH(Add) TILEC_BOTH(Mul) TILEC_BOTH(FloorDiv) TILEC_BOTH(Min) TILEC_BOTH(BitAnd)
+        TILEC_BOTH(BitOr) TILEC_BOTH(ShiftRight)
+#undef TILEC_BOTH
+      case ir::ExprKind::FloorMod: return non_negative(e.as<ir::FloorMod>()->b);
+      case ir::ExprKind::Max: return non_negative(e.as<ir::Max>()->a) || non_negative(e.as<ir::Max>()->b);
+      default: return false;
+    }
+  }
+
+  // Whether index < extent: by the intervals, or an enclosing fact a < b with a the index
+  // and b <= extent.
+  bool proven(const Expr& below, const Expr& index, const Expr& extent) const {
+    if (bounds_.can_prove(below)) return true;
+    Expr index_s = ir::simplify(index), extent_s = ir::simplify(extent);
+    for (const Expr& fact : facts_) {
+      const auto* less = fact.as<ir::LT>();
+      if (!less) continue;
+      Expr a = ir::simplify(as_int64(less->a)), b = ir::simplify(as_int64(less->b));
+      if (ir::structural_equal(a, index_s) &&
+          (ir::structural_equal(b, extent_s) || bounds_.can_prove(ir::simplify(ir::make_LE(b, extent_s)))))
+        return true;
+    }
+    return false;
+  }
+
+  ir::BoundAnalyzer bounds_;
+  std::vector<Expr> facts_;  // conditions that hold where the walk is
+};
+
+}  // namespace
+
+Stmt guard_global_accesses(const Stmt& body, const PassContext& ctx) {
+  if (!config_on(ctx, "tilec.safe_global_access", true) || config_on(ctx, "tilec.bounds_check", false))
+    return body;
+  return Guard().mutate(body);
+}
+
+}  // namespace tilec::passes

@@ -1,0 +1,66 @@
+// guard_global_accesses: the IR of a kernel before and after the pass.
+#include <gtest/gtest.h>
+
+#include "frontend/elaborate.h"
+#include "ir/printer.h"
+#include "passes/guard_global_accesses.h"
+#include "tilec/tilec.h"
+
+namespace {
+
+using namespace tilec;
+
+// The IR of `body` (the T.Kernel block's statements, indented 8) in a kernel over
+// A: (64, 16) float32, I: (8,) int32, n symbolic.
+ir::PrimFunc elaborated(const std::string& body) {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\ndef main(A: T.Tensor((64, 16), \"float32\"), "
+      "I: T.Tensor((8,), \"int32\"), B: T.Tensor((T.symbolic(\"n\"),), \"float32\")):\n"
+      "    with T.Kernel(4, threads=32) as bx:\n" +
+      body;
+  return frontend::elaborate(load_function(source, "k.py", "main"));
+}
+
+std::string guarded(const ir::PrimFunc& f, std::map<std::string, std::string> configs = {}) {
+  passes::PassContext ctx;
+  ctx.target = parse_target("cpu", "");
+  ctx.pass_configs = std::move(configs);
+  ir::PrimFunc after = f;
+  after.body = passes::guard_global_accesses(f.body, ctx);
+  return ir::to_string(after.body);
+}
+
+TEST(GuardGlobalAccesses, ALoadByALoadedIndexReadsZeroOutside) {
+  ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            A[bx * 16 + i, 0] = A[I[i], 1]\n");
+  std::string before = ir::to_string(f.body), after = guarded(f);
+  EXPECT_NE(before.find("A[bx * 16 + i, 0] = A[I[i], 1]"), std::string::npos) << before;
+  EXPECT_NE(after.find("A[bx * 16 + i, 0] = T.if_then_else(T.cast(I[i], \"int64\") >= T.int64(0) and "
+                       "T.cast(I[i], \"int64\") < T.int64(64), A[I[i], 1], 0.0)"),
+            std::string::npos)
+      << after;
+}
+
+TEST(GuardGlobalAccesses, AStoreThatMayFallOutsideIsSkippedThere) {
+  ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            B[bx * 8 + i] = 1.0\n");
+  std::string after = guarded(f);
+  EXPECT_NE(after.find("if T.cast(bx * 8 + i, \"int64\") < T.cast(n, \"int64\"):\n            B[bx * 8 + i] = 1.0"),
+            std::string::npos)
+      << after;
+}
+
+TEST(GuardGlobalAccesses, AnEnclosingIfOrTheIntervalsProveTheIndexInside) {
+  ir::PrimFunc f = elaborated(
+      "        for i in T.serial(8):\n"
+      "            if bx * 8 + i < T.symbolic(\"n\"):\n"
+      "                B[bx * 8 + i] = A[bx * 16 + i, 15]\n");
+  EXPECT_EQ(guarded(f), ir::to_string(f.body));
+}
+
+TEST(GuardGlobalAccesses, ThePassConfigAndTheBoundsCheckTurnItOff) {
+  ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            A[0, 0] = A[I[i], 1]\n");
+  EXPECT_EQ(guarded(f, {{"tilec.safe_global_access", "false"}}), ir::to_string(f.body));
+  EXPECT_EQ(guarded(f, {{"tilec.bounds_check", "true"}}), ir::to_string(f.body));
+  EXPECT_NE(guarded(f), ir::to_string(f.body));
+}
+
+}  // namespace
