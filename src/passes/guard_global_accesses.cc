@@ -83,17 +83,6 @@ class Guard : public ir::IRMutator {
     return inside ? ir::with_loc(ir::make_if(inside, store), op->loc) : store;
   }
 
-  // The scalar form, T.atomic_add(dst[i, j], value): its element, as a store's.
-  Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
-    Stmt atomic = IRMutator::mutate_AtomicAdd(op, self);
-    const auto* mutated = atomic.as<ir::AtomicAdd>();
-    if (op->src.buffer || !is_global(op->dst.buffer)) return atomic;
-    std::vector<Expr> indices;
-    for (const auto& range : mutated->dst.region) indices.push_back(range.min);
-    Expr inside = in_bounds(op->dst.buffer, indices);
-    return inside ? ir::with_loc(ir::make_if(inside, atomic), op->loc) : atomic;
-  }
-
  private:
   // var takes values in [lo, end): its interval where both are constants, and the fact var < end.
   void bind_below(const Expr& var, const Expr& lo, const Expr& end) {
