@@ -13,6 +13,7 @@
 #include "frontend/limits.h"
 #include "ir/equal.h"
 #include "ir/intrinsics.h"
+#include "ir/simplify.h"
 #include "ir/printer.h"
 #include "ir/shared_layout.h"
 #include "op/atomic_add.h"
@@ -354,6 +355,54 @@ static CtValue atomic_add_op(Elaborator& el, const EvaluatedCall& call) {
   op::check(*node, dst.loc);
   el.emit(ir::Stmt(node));
   return result;
+}
+
+// T.atomic_addx2 / T.atomic_addx4(dst, value, return_prev=False): atomic adds of `lanes`
+// neighbouring elements (of the last dim) of `value` into those of `dst`, each written as its
+// first element (dKV[b, i, h, d * 4]) or as the slice of them (dKV[b, i, h, d * 4:d * 4 + 4]).
+// Each element's add is atomic on its own, as T.atomic_add's; TileLang's vector forms are no
+// more than that either (red.global.add.v4.f32 is one instruction, not one atomic of 4 values).
+static CtValue atomic_add_lanes(Elaborator& el, const EvaluatedCall& call, int lanes) {
+  CallArgs a = el.bind(call, {"dst", "value", "return_prev=False"});
+  if (el.truthy(a["return_prev"], a.loc("return_prev")))
+    error_at(a.loc("return_prev"), call.callee_name + "(..., return_prev=True) is not supported (its previous "
+                                   "values are a vector); use T.atomic_add(..., return_prev=True) element by element");
+  // The index of each dim of `v`'s first element; its last dim may be a slice of `lanes`.
+  auto first_element = [&](const char* name) {
+    const CtValue& v = a[name];
+    if (v.kind != K::Region)
+      error_at(a.loc(name), call.callee_name + " argument '" + name + "' must be an element of a buffer (" +
+                                "A[i, j * " + std::to_string(lanes) + "]), not " + describe(v));
+    const RegionValue& r = *v.region;
+    std::vector<ir::Expr> index;
+    for (size_t d = 0; d < r.ranges.size(); ++d) {
+      const ir::Range& range = r.ranges[d];
+      int64_t extent = 1;
+      if (range.extent && !(ir::is_const_int(ir::simplify(range.extent), &extent) &&
+                            (extent == 1 || (extent == lanes && d + 1 == r.ranges.size()))))
+        error_at(a.loc(name), call.callee_name + " argument '" + name + "' must be one element, or " +
+                                  std::to_string(lanes) + " of its last dim, of '" + r.buffer->name + "'");
+      index.push_back(range.min);
+    }
+    return std::make_pair(r.buffer, index);
+  };
+  auto [dst, dst_index] = first_element("dst");
+  auto [src, src_index] = first_element("value");
+  for (int k = 0; k < lanes; ++k) {
+    auto lane = [k](std::vector<ir::Expr> index) {
+      index.back() = ir::make_Add(index.back(), ir::make_int(k, index.back()->dtype));
+      return index;
+    };
+    auto node = std::make_shared<ir::AtomicAdd>();
+    node->loc = call.node->loc;
+    for (const ir::Expr& i : lane(dst_index)) node->dst.region.push_back({i, ir::make_int(1, i->dtype)});
+    node->dst.buffer = dst;
+    node->value = el.to_expr_of(CtValue::of_expr(ir::make_load(src, lane(src_index))), dst->dtype, a.loc("value"),
+                                call.callee_name + " value");
+    op::check(*node, a.loc("dst"));
+    el.emit(ir::Stmt(node));
+  }
+  return CtValue::none();
 }
 
 // A tensor param the body makes (T.empty's output, T.alloc_global's scratch tensor) of the
@@ -708,6 +757,8 @@ static const BuiltinTable& builtin_table() {
     t["T.reduce_absmax"] = [](Elaborator& el, const EvaluatedCall& c) { return reduce_op(el, c, ir::ReduceKind::AbsMax); };
     t["T.cumsum"] = cumsum_op;
     t["T.atomic_add"] = atomic_add_op;
+    t["T.atomic_addx2"] = [](Elaborator& el, const EvaluatedCall& c) { return atomic_add_lanes(el, c, 2); };
+    t["T.atomic_addx4"] = [](Elaborator& el, const EvaluatedCall& c) { return atomic_add_lanes(el, c, 4); };
     t["T.alloc_shared"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Shared); };
     t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };
     t["T.alloc_local"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Local); };

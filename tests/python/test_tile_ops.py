@@ -8,6 +8,7 @@ writes outside it are dropped.
 import numpy as np
 import pytest
 
+import tilec
 import tilec.language as T
 
 from helpers import RTOL, assert_close, jit, np_dtype, poison, rand, rng  # noqa: F401  (rng is a fixture)
@@ -906,6 +907,66 @@ def test_atomic_add_tile_from_many_blocks(G, M, N, rng):
     atomic_tile(G, M, N)(x, c)
     assert_close(c, c0 + x.astype(np.float64).sum(axis=0), "float32",
                  scale=np.abs(x).sum(axis=0) + np.abs(c0))
+
+
+@jit
+def atomic_lanes(rows, width, picks, lanes, sliced):
+    """dst[idx[i], :] += src[i, :] by T.atomic_addx<lanes>, dst rows picked by idx (repeats add
+    twice; an index past dst drops its adds), src staged in shared memory as sparse MLA's
+    backward stages its dKV."""
+    @T.prim_func
+    def main(idx: T.Tensor((picks,), "int32"), src: T.Tensor((picks, width), "float32"),
+             dst: T.Tensor((rows, width), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            s = T.alloc_shared((picks, width), "float32")
+            T.copy(src, s)
+            for i, d in T.Parallel(picks, width // lanes):
+                if sliced:
+                    T.atomic_addx4(dst[idx[i], d * 4:d * 4 + 4], s[i, d * 4:d * 4 + 4])
+                elif lanes == 4:
+                    T.atomic_addx4(dst[idx[i], d * 4], s[i, d * 4])
+                else:
+                    T.atomic_addx2(dst[idx[i], d * 2], s[i, d * 2])
+
+    return main
+
+
+@pytest.mark.parametrize("lanes,sliced", [(4, False), (2, False), (4, True)])
+def test_atomic_add_lanes_scatter_rows(lanes, sliced, rng):
+    rows, width, picks = 12, 16, 20
+    idx = rng.integers(0, rows, picks).astype(np.int32)
+    idx[3] = rows  # past dst: dropped
+    src = rand((picks, width), "float32", rng)
+    dst0 = rand((rows, width), "float32", rng)
+    dst = dst0.copy()
+    atomic_lanes(rows, width, picks, lanes, sliced)(idx, src, dst)
+    expected = dst0.astype(np.float64)
+    for i in range(picks):
+        if idx[i] < rows:
+            expected[idx[i]] += src[i]
+    assert_close(dst, expected, "float32", scale=np.abs(expected) + np.abs(src).sum())
+
+
+def test_atomic_add_lanes_errors():
+    def kernel(body):
+        @T.prim_func
+        def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8, 8), "float32")):
+            with T.Kernel(1) as bx:
+                if body == 0:
+                    T.atomic_addx4(A[0, 0:3], B[0, 0])
+                elif body == 1:
+                    T.atomic_addx2(A[0, 0], B[0, 0], return_prev=True)
+                else:
+                    T.atomic_addx4(A[0, 0], 1.0)
+
+        return main
+
+    with pytest.raises(tilec.CompileError, match="argument 'dst' must be one element, or 4 of its last dim"):
+        tilec.compile(kernel(0), target="cpu")
+    with pytest.raises(tilec.CompileError, match=r"return_prev=True\) is not supported"):
+        tilec.compile(kernel(1), target="cpu")
+    with pytest.raises(tilec.CompileError, match="argument 'value' must be an element of a buffer"):
+        tilec.compile(kernel(2), target="cpu")
 
 
 # --- T.Parallel ----------------------------------------------------------------
