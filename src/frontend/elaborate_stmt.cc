@@ -423,7 +423,7 @@ void Elaborator::spend_compile_time_iterations(std::optional<int64_t> trips, con
 
 static bool is_loop_builtin(const std::string& name) {
   return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" || name == "T.Serial" ||
-         name == "T.unroll" || name == "T.vectorized" || name == "range";
+         name == "T.unroll" || name == "T.vectorized" || name == "T.Persistent" || name == "range";
 }
 
 CompileTimeRange Elaborator::compile_time_range(const EvaluatedCall& call) {
@@ -484,6 +484,10 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   }
   if (!in_kernel_)
     error_at(iter.loc, kind_name + " loops run inside a T.Kernel block");
+  if (kind_name == "T.Persistent") {
+    exec_persistent_for(s, call);
+    return;
+  }
 
   struct LoopDim {
     ir::Expr min, extent;
@@ -621,6 +625,94 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     body = ir::with_loc(body, s.loc);
   }
   emit(body);
+}
+
+// for c0, .., ck in T.Persistent(domain, wave_size, index, group_size=8): the tiles of `domain`
+// (extents d0, .., dk) in waves of wave_size, this block taking tile `index` of each wave, as
+// TileLang's persistent loop: the last dim is split into groups of group_size (at most dk) and
+// the tiles are numbered over (dk / group, d0, .., dk-1, group), the last fastest, so blocks of
+// one wave share rows of the other dims. A serial loop over the waves; a wave's tile past the
+// domain is skipped.
+void Elaborator::exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& call) {
+  const ast::Expr& target = *s.targets[0];
+  CallArgs a = bind(call, {"domain", "wave_size", "index", "group_size=8"});
+  const CtValue& domain_value = a["domain"];
+  std::vector<CtValue> domain_items =
+      domain_value.is_sequence() ? domain_value.items.vector() : std::vector<CtValue>{domain_value};
+  if (domain_items.empty()) error_at(a.loc("domain"), "T.Persistent's domain needs at least one extent");
+  auto int_of = [&](const CtValue& v, const char* what) {
+    ir::Expr e = to_expr_of(v, DType::Int32, a.loc(what), std::string("T.Persistent ") + what);
+    return e;
+  };
+  std::vector<ir::Expr> domain;
+  for (const CtValue& d : domain_items) domain.push_back(int_of(d, "domain"));
+  ir::Expr wave = int_of(a["wave_size"], "wave_size"), index = int_of(a["index"], "index");
+  ir::Expr group = a["group_size"].kind == K::None ? ir::make_int(1) : int_of(a["group_size"], "group_size");
+
+  std::vector<const ast::Expr*> names;
+  if (target.kind == ast::ExprKind::Name) names.push_back(&target);
+  else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List)
+    for (const auto& item : target.items) names.push_back(item.get());
+  for (const auto* name : names)
+    if (name->kind != ast::ExprKind::Name) error_at(name->loc, "a loop variable must be a name");
+  if (names.size() != domain.size())
+    error_at(target.loc, "T.Persistent gives " + std::to_string(domain.size()) + " loop variable" +
+                             (domain.size() == 1 ? "" : "s") + " (one a domain dim) but " +
+                             std::to_string(names.size()) + (names.size() == 1 ? " is" : " are") + " named");
+
+  auto ceil_div = [](const ir::Expr& x, const ir::Expr& y) {
+    return ir::make_FloorDiv(ir::make_Add(x, ir::make_Sub(y, ir::make_int(1))), y);
+  };
+  const ir::Expr last = domain.back();
+  group = ir::simplify(ir::make_Max(ir::make_int(1), ir::make_Min(group, last)));
+  std::vector<ir::Expr> grouped = {ir::simplify(ceil_div(last, group))};
+  grouped.insert(grouped.end(), domain.begin(), domain.end() - 1);
+  grouped.push_back(group);
+  ir::Expr tiles = grouped[0];
+  for (size_t i = 1; i < grouped.size(); ++i) tiles = ir::make_Mul(tiles, grouped[i]);
+  tiles = ir::simplify(tiles);
+  ir::Expr waves = ir::simplify(ceil_div(tiles, wave));
+
+  ir::Expr w = ir::make_var("w");
+  ir::Expr tile = ir::make_Add(ir::make_Mul(w, wave), index);
+  std::vector<ir::Expr> digits(grouped.size());
+  ir::Expr rest = tile;
+  for (size_t i = grouped.size(); i-- > 1;) {
+    digits[i] = ir::make_FloorMod(rest, grouped[i]);
+    rest = ir::make_FloorDiv(rest, grouped[i]);
+  }
+  digits[0] = rest;
+  std::vector<ir::Expr> coords(digits.begin() + 1, digits.end() - 1);
+  coords.push_back(ir::make_Add(ir::make_Mul(digits[0], group), digits.back()));
+
+  materialize_assigned(s.body);
+  Frame& f = frame();
+  std::map<std::string, CtValue> shadowed;  // enclosing loops' variables of these names
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i]->id;
+    if (f.names.count(name) && f.names[name].kind == K::MutableVar)
+      error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
+    if (f.loop_vars.count(name)) shadowed[name] = f.names[name];
+    f.names[name] = CtValue::of_expr(coords[i]);
+    f.out_of_scope.erase(name);
+    f.loop_vars.insert(name);
+  }
+  ++runtime_control_depth_;
+  ir::Stmt body = collect([&] { exec_block(s.body); });
+  --runtime_control_depth_;
+  for (const auto* name : names) {
+    auto outer = shadowed.find(name->id);
+    if (outer != shadowed.end()) {
+      frame().names[name->id] = outer->second;
+      continue;
+    }
+    frame().loop_vars.erase(name->id);
+    frame().names.erase(name->id);
+    frame().out_of_scope[name->id] = {name->loc};
+  }
+  ir::Expr inside = ir::make_And(ir::make_LT(tile, tiles), ir::make_LT(coords.back(), last));
+  body = ir::with_loc(ir::make_if(inside, body), s.loc);
+  emit(ir::with_loc(ir::make_for(w, ir::make_int(0), waves, ir::ForKind::Serial, body), s.loc));
 }
 
 void Elaborator::exec_while(const ast::Stmt& s) {

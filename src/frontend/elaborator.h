@@ -128,6 +128,7 @@ class Elaborator {
   void apply_tensor_layouts(ir::PrimFunc& func);
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
+  void exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& call);
   // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
   // counts) against kMaxCompileTimeIterations.
   void spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc);
