@@ -479,3 +479,79 @@ def test_a_reduction_across_warpgroups_computes_the_row_max(M, K):
     ref = partial.amax(dim=2).amax(dim=0)
     err = ((r.double() - ref).abs().max() / ref.abs().max()).item()
     assert err < 1e-5, f"relative error {err}"
+
+
+# --- operands that are K-slices of a panel tile; a policy no warpgroup grid fits ---------------
+
+def gemm_of_k_halves(M, N, K, policy):
+    """C = A @ B^T as two gemms over the K halves of one A tile and one B tile (DSA's sparse MLA
+    splits Q so: Q_shared[:, :512] and Q_shared[:, 512:]), 2 warpgroups over a 64-row tile."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, 64), threads=256) as bx:
+            A_s = T.alloc_shared((64, K), "bfloat16")
+            B_s = T.alloc_shared((N, K), "bfloat16")
+            C_l = T.alloc_fragment((64, N), "float32")
+            T.copy(A[bx * 64, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.clear(C_l)
+            T.gemm(A_s[:, 0:K // 2], B_s[:, 0:K // 2], C_l, transpose_B=True, policy=policy)
+            T.gemm(A_s[:, K // 2:K], B_s[:, K // 2:K], C_l, transpose_B=True, policy=policy)
+            T.copy(C_l, C[bx * 64, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("policy", ["FullRow", "Square"])
+def test_k_slices_of_a_panel_tile_run_on_wgmma(policy, capfd):
+    tilec.set_log_level("DEBUG")
+    try:
+        capfd.readouterr()
+        src = emit(gemm_of_k_halves(128, 64, 256, getattr(T.GemmWarpPolicy, policy)), "source")
+        err = capfd.readouterr().err
+    finally:
+        tilec.set_log_level("WARNING")
+    assert src.count("wgmma_gemm_ss<64, 64, 128, 1, 2") == 2, src
+    assert "panel_offset<64, 256, 2, 128>(0, 128)" in src  # the second half starts a panel
+    assert "not wgmma" not in err, err
+    if policy == "FullRow":
+        assert "T.gemm's policy FullRow fits no grid of 2 warpgroups over its 64 x 64 tile on wgmma: 1 x 2 instead" in err
+
+
+def test_a_k_slice_not_on_panel_boundaries_falls_back_and_says_why(capfd):
+    @T.prim_func
+    def main(A: T.Tensor((64, 128), "bfloat16"), B: T.Tensor((64, 128), "bfloat16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 128), "bfloat16")
+            B_s = T.alloc_shared((64, 32), "bfloat16")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B[0, 0], B_s)
+            T.clear(C_l)
+            T.gemm(A_s[:, 16:48], B_s, C_l, transpose_B=True)
+            T.copy(C_l, C)
+
+    tilec.set_log_level("DEBUG")
+    try:
+        capfd.readouterr()
+        emit(main, "source")
+        err = capfd.readouterr().err
+    finally:
+        tilec.set_log_level("WARNING")
+    assert "not wgmma: A ('A_s') is not a whole shared tile or whole panels of one along K" in err, err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("policy", ["FullRow", "Square"])
+@pytest.mark.parametrize("M,N,K", [(128, 64, 256), (192, 64, 384)])
+def test_k_slices_of_a_panel_tile_compute_the_product(policy, M, N, K):
+    torch = hopper_or_skip()
+    kernel = compile_or_skip(gemm_of_k_halves(M, N, K, getattr(T.GemmWarpPolicy, policy)), target="cuda", arch=ARCH)
+    a = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    b = torch.randn(N, K, device="cuda").to(torch.bfloat16)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    kernel(a, b, c)
+    ref = a.double() @ b.double().t()
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-5, f"relative error {err}"

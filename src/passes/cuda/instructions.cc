@@ -122,9 +122,32 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
 }
 
 
-// Why shared operand `r` of a gemm can't be read by wgmma, or "".
-std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
-  if (!whole_shared_tile(r)) return gemm_operand_name(r, a) + " is not a whole shared tile";
+// Whether `r` is whole panels of its shared buffer's panel tile along K, K its last dim (a
+// K-major operand): every row, and columns from a panel's first to a panel's last. Its
+// panels are then a panel tile of their own, at the same stride (Q_shared[:, :512] and
+// Q_shared[:, 512:] of a 64 x 576 tile, as DSA's sparse MLA splits its Q).
+bool whole_panels_along_k(const ir::BufferRegion& r) {
+  const size_t rank = r.region.size();
+  const int64_t panel_bytes = panel_bytes_of(*r.buffer);
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2 || panel_bytes == 0) return false;
+  const int64_t width = panel_bytes / r.buffer->dtype.bytes();
+  int64_t rows, min, extent, cols;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!ir::is_one(ir::simplify(r.region[d].extent))) return false;
+  const ir::Range& row = r.region[rank - 2];
+  const ir::Range& col = r.region[rank - 1];
+  return ir::is_zero(ir::simplify(row.min)) && ir::is_const_int(ir::simplify(row.extent), &rows) &&
+         ir::is_const_int(ir::simplify(r.buffer->shape[rank - 2]), &extent) && rows == extent &&
+         ir::is_const_int(ir::simplify(col.min), &min) && ir::is_const_int(ir::simplify(col.extent), &extent) &&
+         ir::is_const_int(ir::simplify(r.buffer->shape[rank - 1]), &cols) && min % width == 0 &&
+         extent % width == 0 && min + extent <= cols;
+}
+
+// Why shared operand `r` of a gemm can't be read by wgmma, or "". `k_major`: K is its last dim.
+std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a, bool k_major) {
+  if (!whole_shared_tile(r) && !(k_major && whole_panels_along_k(r)))
+    return gemm_operand_name(r, a) + " is not a whole shared tile" +
+           (k_major ? " or whole panels of one along K" : "");
   if (const int64_t width = panel_width_that_fits(*r.buffer); width && !panel_bytes_of(*r.buffer))
     return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) + ", not the " +
            std::to_string(width) + "-byte panels wgmma reads";
@@ -168,10 +191,10 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
     why = std::string("wgmma has no ") + t.name() + " operands";
     return std::nullopt;
   }
-  why = wgmma_operand_problem(op.b, false);
+  why = wgmma_operand_problem(op.b, false, op.transpose_b);
   if (why.empty() && a_in_registers && (op.transpose_a || t.bytes() != 2))
     why = "A ('" + op.a.buffer->name + "') in registers must be 16-bit and not transposed";
-  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true);
+  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true, !op.transpose_a);
   if (!why.empty()) return std::nullopt;
   // Only 16-bit operands may be MN-major (imm-trans-a / imm-trans-b).
   if (t.bytes() != 2 && (op.transpose_a || !op.transpose_b)) {
@@ -192,14 +215,26 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
   std::vector<int64_t> orders;  // groups_m, most first (FullCol: fewest first)
   for (int64_t gm = groups; gm >= 1; --gm) orders.push_back(gm);
   if (op.policy == ir::WarpPolicy::FullCol) std::reverse(orders.begin(), orders.end());
-  for (int64_t gm : orders) {
-    if (groups % gm) continue;
-    int64_t gn = groups / gm;
-    if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
-    if ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)) continue;
-    int64_t wn = n / gn, w = wgmma_width(wn);
-    if (panel && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
-    return WarpgroupGrid{gm, gn};
+  // The policy's grids first; where none of them fits, any grid, as TileLang's partition takes the
+  // policy as a preference (FullRow over 2 warpgroups of a 64-row tile splits its columns).
+  for (bool follow_policy : {true, false}) {
+    for (int64_t gm : orders) {
+      if (groups % gm) continue;
+      int64_t gn = groups / gm;
+      if (m % (64 * gm) || n % (8 * gn) || (a_in_registers && gn != 1)) continue;
+      if (follow_policy &&
+          ((op.policy == ir::WarpPolicy::FullRow && gn != 1) || (op.policy == ir::WarpPolicy::FullCol && gm != 1)))
+        continue;
+      int64_t wn = n / gn, w = wgmma_width(wn);
+      if (panel && ((gn > 1 && wn % panel) || (w != wn && w % panel))) continue;
+      if (!follow_policy)
+        log(LogLevel::Debug, op.loc.str() + ": T.gemm's policy " + ir::warp_policy_name(op.policy) + " fits no grid of " +
+                                 std::to_string(groups) + " warpgroups over its " + std::to_string(m) + " x " +
+                                 std::to_string(n) + " tile on wgmma: " + std::to_string(gm) + " x " +
+                                 std::to_string(gn) + " instead");
+      return WarpgroupGrid{gm, gn};
+    }
+    if (op.policy == ir::WarpPolicy::Square) break;
   }
   why = "no grid of the " + std::to_string(groups) + " warpgroups splits the " + std::to_string(m) + " x " +
         std::to_string(n) + " tile into m64 strips" + (a_in_registers ? " (A in registers: all along M)" : "") +

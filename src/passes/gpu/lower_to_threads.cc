@@ -77,8 +77,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   // &tile[stage..., 0, 0]: the first element of the trailing 2-D tile of a region.
   Expr tile_address(const ir::BufferRegion& r) override {
     std::vector<Expr> idx;
-    for (size_t d = 0; d < r.region.size(); ++d)
-      idx.push_back(d + 2 < r.region.size() ? mutate(r.region[d].min) : ir::make_int(0));
+    for (const ir::Range& range : r.region) idx.push_back(mutate(range.min));
     return ir::address_of(r.buffer, idx);
   }
 
