@@ -436,6 +436,60 @@ CompileTimeRange Elaborator::compile_time_range(const EvaluatedCall& call) {
   return {start, step, trip_count(start, stop, step)};
 }
 
+// The names a for loop binds, `count` of them (one a dim of `what`): a name or a tuple of names.
+std::vector<const ast::Expr*> Elaborator::loop_names(const ast::Expr& target, size_t count, const std::string& what) {
+  std::vector<const ast::Expr*> names;
+  if (target.kind == ast::ExprKind::Name) {
+    names.push_back(&target);
+  } else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List) {
+    for (const auto& item : target.items) {
+      if (item->kind != ast::ExprKind::Name) error_at(item->loc, "a loop variable must be a name");
+      names.push_back(item.get());
+    }
+  } else {
+    error_at(target.loc, "a loop variable must be a name");
+  }
+  if (names.size() != count)
+    error_at(target.loc, what + " gives " + std::to_string(count) + " loop variable" + (count == 1 ? "" : "s") +
+                             " but " + std::to_string(names.size()) + (names.size() == 1 ? " is" : " are") + " named");
+  return names;
+}
+
+// Binds each loop name to its value for the loop's body. An enclosing loop's variable of the same
+// name is shadowed for this loop and is its own again after it, as in TileLang's TVMScript
+// (Python would leave the inner loop's last value): those are returned for unbind_loop_names.
+std::map<std::string, CtValue> Elaborator::bind_loop_names(const std::vector<const ast::Expr*>& names,
+                                                           const std::vector<ir::Expr>& values) {
+  Frame& f = frame();
+  std::map<std::string, CtValue> shadowed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i]->id;
+    if (f.names.count(name) && f.names[name].kind == K::MutableVar)
+      error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
+    if (f.loop_vars.count(name)) shadowed[name] = f.names[name];
+    f.names[name] = CtValue::of_expr(values[i]);
+    f.out_of_scope.erase(name);
+    f.loop_vars.insert(name);
+  }
+  return shadowed;
+}
+
+// After the loop: Python keeps a loop variable, but its last value is a runtime value nothing
+// tracks, so reading it afterwards is an error; a shadowed name is the enclosing loop's again.
+void Elaborator::unbind_loop_names(const std::vector<const ast::Expr*>& names,
+                                   const std::map<std::string, CtValue>& shadowed) {
+  for (const auto* name : names) {
+    auto outer = shadowed.find(name->id);
+    if (outer != shadowed.end()) {
+      frame().names[name->id] = outer->second;
+      continue;
+    }
+    frame().loop_vars.erase(name->id);
+    frame().names.erase(name->id);
+    frame().out_of_scope[name->id] = {name->loc};
+  }
+}
+
 void Elaborator::exec_for(const ast::Stmt& s) {
   const ast::Expr& target = *s.targets[0];
   const ast::Expr& iter = *s.value;
@@ -564,61 +618,23 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     dims.push_back({start, extent, step});
   }
 
-  std::vector<const ast::Expr*> names;
-  if (target.kind == ast::ExprKind::Name) {
-    names.push_back(&target);
-  } else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List) {
-    for (const auto& item : target.items) {
-      if (item->kind != ast::ExprKind::Name) error_at(item->loc, "a loop variable must be a name");
-      names.push_back(item.get());
-    }
-  } else {
-    error_at(target.loc, "a loop variable must be a name");
-  }
-  if (names.size() != dims.size())
-    error_at(target.loc, kind_name + " gives " + std::to_string(dims.size()) + " loop variable" +
-                             (dims.size() == 1 ? "" : "s") + " but " + std::to_string(names.size()) +
-                             (names.size() == 1 ? " is" : " are") + " named");
-
+  std::vector<const ast::Expr*> names = loop_names(target, dims.size(), kind_name);
   materialize_assigned(s.body);
-  std::vector<ir::Expr> vars;
-  Frame& f = frame();
-  // An enclosing loop's variable of the same name is shadowed for this loop and is its own
-  // again after it, as in TileLang's TVMScript (Python would leave the inner loop's last value).
-  std::map<std::string, CtValue> shadowed;
+  std::vector<ir::Expr> vars, values;
   for (size_t i = 0; i < dims.size(); ++i) {
-    const std::string& name = names[i]->id;
-    if (f.names.count(name) && f.names[name].kind == K::MutableVar)
-      error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
-    if (f.loop_vars.count(name)) shadowed[name] = f.names[name];
-    ir::Expr var = ir::make_var(name, dims[i].min->dtype);
+    ir::Expr var = ir::make_var(names[i]->id, dims[i].min->dtype);
     vars.push_back(var);
-    ir::Expr value = var;
-    if (dims[i].step != 1) {
-      DType t = var->dtype;
-      value = ir::make_Add(dims[i].min, ir::make_Mul(var, ir::make_int(dims[i].step, t)));
-    }
-    f.names[name] = CtValue::of_expr(value);
-    f.out_of_scope.erase(name);
-    f.loop_vars.insert(name);
+    values.push_back(dims[i].step == 1 ? var
+                                       : ir::make_Add(dims[i].min, ir::make_Mul(var, ir::make_int(dims[i].step,
+                                                                                                    var->dtype))));
   }
+  auto shadowed = bind_loop_names(names, values);
   ++runtime_control_depth_;
   parallel_depth_ += for_kind == ir::ForKind::Parallel;
   ir::Stmt body = collect([&] { exec_block(s.body); }, for_kind == ir::ForKind::Parallel);
   parallel_depth_ -= for_kind == ir::ForKind::Parallel;
   --runtime_control_depth_;
-  // Python keeps a loop variable after its loop; its last value is a runtime
-  // value nothing tracks, so reading it afterwards is an error.
-  for (const auto* name : names) {
-    auto outer = shadowed.find(name->id);
-    if (outer != shadowed.end()) {
-      frame().names[name->id] = outer->second;
-      continue;
-    }
-    frame().loop_vars.erase(name->id);
-    frame().names.erase(name->id);
-    frame().out_of_scope[name->id] = {name->loc};
-  }
+  unbind_loop_names(names, shadowed);
   for (size_t i = dims.size(); i-- > 0;) {
     ir::Expr min = dims[i].step == 1 ? dims[i].min : ir::make_int(0, vars[i]->dtype);
     body = ir::make_for(vars[i], min, dims[i].extent, for_kind, body, num_stages);
@@ -649,16 +665,7 @@ void Elaborator::exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& ca
   ir::Expr wave = int_of(a["wave_size"], "wave_size"), index = int_of(a["index"], "index");
   ir::Expr group = a["group_size"].kind == K::None ? ir::make_int(1) : int_of(a["group_size"], "group_size");
 
-  std::vector<const ast::Expr*> names;
-  if (target.kind == ast::ExprKind::Name) names.push_back(&target);
-  else if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List)
-    for (const auto& item : target.items) names.push_back(item.get());
-  for (const auto* name : names)
-    if (name->kind != ast::ExprKind::Name) error_at(name->loc, "a loop variable must be a name");
-  if (names.size() != domain.size())
-    error_at(target.loc, "T.Persistent gives " + std::to_string(domain.size()) + " loop variable" +
-                             (domain.size() == 1 ? "" : "s") + " (one a domain dim) but " +
-                             std::to_string(names.size()) + (names.size() == 1 ? " is" : " are") + " named");
+  std::vector<const ast::Expr*> names = loop_names(target, domain.size(), "T.Persistent");
 
   auto ceil_div = [](const ir::Expr& x, const ir::Expr& y) {
     return ir::make_FloorDiv(ir::make_Add(x, ir::make_Sub(y, ir::make_int(1))), y);
@@ -686,30 +693,11 @@ void Elaborator::exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& ca
   coords.push_back(ir::make_Add(ir::make_Mul(digits[0], group), digits.back()));
 
   materialize_assigned(s.body);
-  Frame& f = frame();
-  std::map<std::string, CtValue> shadowed;  // enclosing loops' variables of these names
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i]->id;
-    if (f.names.count(name) && f.names[name].kind == K::MutableVar)
-      error_at(names[i]->loc, "'" + name + "' is a runtime variable and cannot be a loop variable");
-    if (f.loop_vars.count(name)) shadowed[name] = f.names[name];
-    f.names[name] = CtValue::of_expr(coords[i]);
-    f.out_of_scope.erase(name);
-    f.loop_vars.insert(name);
-  }
+  auto shadowed = bind_loop_names(names, coords);
   ++runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
   --runtime_control_depth_;
-  for (const auto* name : names) {
-    auto outer = shadowed.find(name->id);
-    if (outer != shadowed.end()) {
-      frame().names[name->id] = outer->second;
-      continue;
-    }
-    frame().loop_vars.erase(name->id);
-    frame().names.erase(name->id);
-    frame().out_of_scope[name->id] = {name->loc};
-  }
+  unbind_loop_names(names, shadowed);
   ir::Expr inside = ir::make_And(ir::make_LT(tile, tiles), ir::make_LT(coords.back(), last));
   body = ir::with_loc(ir::make_if(inside, body), s.loc);
   emit(ir::with_loc(ir::make_for(w, ir::make_int(0), waves, ir::ForKind::Serial, body), s.loc));

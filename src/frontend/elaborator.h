@@ -129,6 +129,10 @@ class Elaborator {
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
   void exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& call);
+  std::vector<const ast::Expr*> loop_names(const ast::Expr& target, size_t count, const std::string& what);
+  std::map<std::string, CtValue> bind_loop_names(const std::vector<const ast::Expr*>& names,
+                                                 const std::vector<ir::Expr>& values);
+  void unbind_loop_names(const std::vector<const ast::Expr*>& names, const std::map<std::string, CtValue>& shadowed);
   // Counts `trips` iterations of a compile-time loop (nullopt: more than int64
   // counts) against kMaxCompileTimeIterations.
   void spend_compile_time_iterations(std::optional<int64_t> trips, const SourceLoc& loc);
