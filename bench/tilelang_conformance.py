@@ -38,6 +38,13 @@ Skipped (not run unless --run-skipped): a program whose every call in its folder
 test_*.py sits in a test that TileLang's own `requires_cuda_compute_version*` marker
 turns off for the GPU's compute capability (nvidia-smi's, else 9.0: the H200).
 
+Reference stand-ins: a program that checks its kernel against a package with no wheel on PyPI
+(flash_attn: FlashAttention-2 builds CUDA from source) gets a plain-torch stand-in of the
+functions it calls, from bench/reference_stand_ins/, when the package is not installed in the
+programs' Python (--no-stand-ins turns this off). The stand-in announces itself on stderr; each
+row of a program that imported one names it (column "stand-ins"), so a pass against a stand-in
+is never silent.
+
 --cuda-arch ARCH is for a machine without a GPU: every kernel whose target is "auto" is
 compiled for CUDA at ARCH (NVRTC needs no GPU) instead of for the CPU, so each program runs
 as far as its first use of a GPU. needs-gpu then says its kernels up to there compiled; the
@@ -436,10 +443,42 @@ _jit.resolve_target = lambda target: "cuda" if target == "auto" else target
 """
 
 
-def run_program(program, workdir, timeout, python, cuda_arch=None):
-    """Runs one program in its own process group; returns its result row."""
+STAND_INS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_stand_ins")
+STAND_IN_NOTICE = re.compile(r"^\[conformance\] (\w+) is the torch stand-in", re.MULTILINE)
+
+
+def stand_ins_needed(python):
+    """The packages of STAND_INS that `python` cannot import."""
+    needed = []
+    for name in sorted(os.listdir(STAND_INS)):
+        if not os.path.isfile(os.path.join(STAND_INS, name, "__init__.py")):
+            continue
+        probe = subprocess.run([python, "-c", f"import importlib.util, sys; "
+                                f"sys.exit(importlib.util.find_spec({name!r}) is None)"],
+                               capture_output=True, timeout=120)
+        if probe.returncode != 0:
+            needed.append(name)
+    return needed
+
+
+def link_stand_ins(names, workdir):
+    """A folder of workdir holding (links to) only the stand-ins `names`, or None."""
+    if not names:
+        return None
+    folder = os.path.join(workdir, ".stand_ins")
+    os.makedirs(folder)
+    for name in names:
+        os.symlink(os.path.join(STAND_INS, name), os.path.join(folder, name))
+    return folder
+
+
+def run_program(program, workdir, timeout, python, cuda_arch=None, stand_ins=None):
+    """Runs one program in its own process group; returns its result row. `stand_ins` (a
+    folder, link_stand_ins) ends the programs' path."""
     path = os.path.join(workdir, program["path"])
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    if stand_ins:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), stand_ins]))
     if cuda_arch:
         site = os.path.join(workdir, ".cuda_without_gpu")
         env["TILEC_CONFORMANCE_CUDA_ARCH"] = cuda_arch
@@ -462,6 +501,7 @@ def run_program(program, workdir, timeout, python, cuda_arch=None):
                                    os.path.dirname(path))
     return dict(program, **{"class": cls, "seconds": round(seconds, 2), "error": error,
                             "cause": cause_of(cls, error), "package": package,
+                            "stand_ins": sorted(set(STAND_IN_NOTICE.findall(text))),
                             "returncode": process.returncode, "output": text})
 
 
@@ -493,14 +533,19 @@ def markdown(results, excluded, header):
     counts = {c: sum(r["class"] == c for r in results) for c in CLASSES}
     lines = [header, "",
              ", ".join(f"{c} {n}" for c, n in counts.items() if n) + f" (of {len(results)})", "",
-             "| family | program | class | s | first error line |",
-             "| --- | --- | --- | ---: | --- |"]
+             "| family | program | class | s | stand-ins | first error line |",
+             "| --- | --- | --- | ---: | --- | --- |"]
     for r in results:
         lines.append(f"| {r['family']} | {os.path.basename(r['path'])} | {r['class']} | "
-                     f"{r['seconds']:.1f} | {_cell(r['error'])} |")
+                     f"{r['seconds']:.1f} | {', '.join(r.get('stand_ins', []))} | {_cell(r['error'])} |")
     lines += ["", "By cause:", "", "| programs | class | cause |", "| ---: | --- | --- |"]
     for (cls, cause), rows in by_cause(results):
         lines.append(f"| {len(rows)} | {cls} | {_cell(cause)} |")
+    stood_in = [r for r in results if r.get("stand_ins")]
+    if stood_in:
+        lines += ["", f"{len(stood_in)} programs ran with reference stand-ins (bench/reference_stand_ins/, "
+                  f"plain torch in place of a package that is not installed): "
+                  + ", ".join(f"{os.path.basename(r['path'])} ({r['class']})" for r in stood_in)]
     packages = sorted({r["package"] for r in results if r["package"]})
     if packages:
         lines += ["", "Packages the programs need that are not installed: " + ", ".join(packages)]
@@ -549,6 +594,9 @@ def main(argv=None):
     parser.add_argument("--run-skipped", action="store_true",
                         help="also run the programs TileLang's own tests skip on this GPU")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs them")
+    parser.add_argument("--no-stand-ins", action="store_true",
+                        help="don't give the programs bench/reference_stand_ins/ for packages "
+                             "their Python lacks")
     parser.add_argument("--cuda-arch", default=None,
                         help="without a GPU: compile auto-target kernels for CUDA at this arch "
                              "(sm_90a) and run each program up to its first GPU use")
@@ -576,11 +624,15 @@ def main(argv=None):
     if args.cuda_arch:
         gpu += f", kernels compiled for CUDA {args.cuda_arch}"
     print(f"{len(programs)} programs, {gpu}, timeout {args.timeout:g} s, -j {args.jobs}")
+    stand_ins = [] if args.no_stand_ins else stand_ins_needed(args.python)
+    if stand_ins:
+        print(f"Reference stand-ins for packages not installed: {', '.join(stand_ins)} ({STAND_INS})")
 
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="tilelang_conformance_") as workdir:
         swapped = copy_swapped(examples, FAMILIES, workdir)
+        stand_in_folder = link_stand_ins(stand_ins, workdir)
         if args.cuda_arch:
             os.makedirs(os.path.join(workdir, ".cuda_without_gpu"))
             with open(os.path.join(workdir, ".cuda_without_gpu", "sitecustomize.py"), "w",
@@ -603,10 +655,11 @@ def main(argv=None):
                 to_run.append(program)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = [pool.submit(run_program, p, workdir, args.timeout, args.python,
-                                   args.cuda_arch) for p in to_run]
+                                   args.cuda_arch, stand_in_folder) for p in to_run]
             for future in concurrent.futures.as_completed(futures):
                 result = future.result()
-                print(f"  {result['class']:15} {result['seconds']:6.1f} s  {result['path']}",
+                note = f"  (stand-ins: {', '.join(result['stand_ins'])})" if result["stand_ins"] else ""
+                print(f"  {result['class']:15} {result['seconds']:6.1f} s  {result['path']}{note}",
                       flush=True)
                 results.append(result)
     order = {p["path"]: i for i, p in enumerate(programs)}

@@ -314,3 +314,39 @@ def test_main_writes_the_table_markdown_and_json(tmp_path, capsys):
 def test_main_refuses_a_folder_without_examples(tmp_path):
     with pytest.raises(SystemExit, match="neither a TileLang checkout"):
         conformance.main([str(tmp_path), "--out", str(tmp_path / "out")])
+
+
+# ---- reference stand-ins
+
+
+def test_a_package_not_installed_gets_its_stand_in_and_the_row_says_so(tmp_path, monkeypatch):
+    stand_ins = tmp_path / "stand_ins"
+    write(stand_ins / "absent_reference" / "__init__.py", '''\
+        import sys
+        print("[conformance] absent_reference is the torch stand-in of a test", file=sys.stderr)
+        def attention(x):
+            return x
+        ''')
+    write(stand_ins / "json" / "__init__.py", "raise RuntimeError('json is installed: never used')\n")
+    monkeypatch.setattr(conformance, "STAND_INS", str(stand_ins))
+    assert conformance.stand_ins_needed(conformance.sys.executable) == ["absent_reference"]
+
+    checkout = tmp_path / "tilelang"
+    write(checkout / "examples" / "elementwise" / "example_ref.py", '''\
+        import json
+        import tilelang
+        from absent_reference import attention
+        if __name__ == "__main__":
+            assert attention(3) == 3
+        ''')
+    out = tmp_path / "out"
+    conformance.main([str(checkout), "--out", str(out), "--families", "elementwise"])
+    row = json.loads((out / "results.json").read_text())["results"][0]
+    assert (row["class"], row["stand_ins"]) == ("pass", ["absent_reference"])
+    markdown = (out / "results.md").read_text()
+    assert "| elementwise | example_ref.py | pass |" in markdown and "| absent_reference |" in markdown
+    assert "1 programs ran with reference stand-ins" in markdown
+
+    conformance.main([str(checkout), "--out", str(out), "--families", "elementwise", "--no-stand-ins"])
+    row = json.loads((out / "results.json").read_text())["results"][0]
+    assert (row["class"], row["package"]) == ("missing-package", "absent_reference")
