@@ -282,15 +282,15 @@ struct shared_b_operand {
 // C += op(A) op(B) with A and B in shared memory (see the top of this file).
 template <int M, int N, int K, int WarpsM, int WarpsN, bool TransA, bool TransB, bool SwizzleA,
           bool SwizzleB, class TA, class TB>
-__device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
+__device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C, int tid) {
   static_assert(sizeof(TA) == sizeof(TB), "A and B have one element type on the mma path");
   using traits = detail::mma_traits<TA>;
   constexpr int WTM = M / WarpsM, WTN = N / WarpsN;
   constexpr int MI = WTM / 16, NI = WTN / 8;
   static_assert(M % (16 * WarpsM) == 0 && N % (8 * WarpsN) == 0 && K % traits::k == 0,
                 "the tile splits into whole mma shapes over the warps");
-  const int lane = threadIdx.x % 32;
-  const int warp = (threadIdx.x / 32) % (WarpsM * WarpsN);
+  const int lane = tid % 32;
+  const int warp = (tid / 32) % (WarpsM * WarpsN);
   const detail::shared_a_operand<M, K, MI, TransA, SwizzleA, TA> a_operand(A, (warp % WarpsM) * WTM, lane);
   const detail::shared_b_operand<N, K, NI, TransB, SwizzleB, TB> b_operand(B, (warp / WarpsM) * WTN, lane);
 #pragma unroll
@@ -313,13 +313,13 @@ __device__ __forceinline__ void gemm_ss(const TA* A, const TB* B, float* C) {
 // tiles kj = 2s and 2s + 1, the layout a gemm's accumulator converted element by element
 // already has (attention's P).
 template <int M, int N, int K, int WarpsM, bool TransB, bool SwizzleB, class TA, class TB>
-__device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C) {
+__device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C, int tid) {
   static_assert(sizeof(TA) == 2 && sizeof(TB) == 2, "gemm_rs takes 16-bit operands");
   using traits = detail::mma_traits<TA>;
   constexpr int MI = M / WarpsM / 16, NI = N / 8, KJ = K / 8;
   static_assert(M % (16 * WarpsM) == 0 && N % 8 == 0 && K % traits::k == 0,
                 "the tile splits into whole mma shapes over the warps");
-  const int lane = threadIdx.x % 32;
+  const int lane = tid % 32;
   const detail::shared_b_operand<N, K, NI, TransB, SwizzleB, TB> b_operand(B, 0, lane);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += traits::k) {
@@ -343,13 +343,13 @@ __device__ __forceinline__ void gemm_rs(const TA* A, const TB* B, float* C) {
 // whether B is stored N x K or K x N: n8 tile ni of k step s is then rows g (ni even) or
 // g + 8 (ni odd) of tiles (ni / 2, 2s) and (ni / 2, 2s + 1).
 template <int M, int N, int K, int WarpsN, bool TransA, bool SwizzleA, class TA, class TB>
-__device__ __forceinline__ void gemm_sr(const TA* A, const TB* B, float* C) {
+__device__ __forceinline__ void gemm_sr(const TA* A, const TB* B, float* C, int tid) {
   static_assert(sizeof(TA) == 2 && sizeof(TB) == 2, "gemm_sr takes 16-bit operands");
   using traits = detail::mma_traits<TA>;
   constexpr int MI = M / 16, NI = N / WarpsN / 8, KJ = K / 8;
   static_assert(M % 16 == 0 && N % (16 * WarpsN) == 0 && K % traits::k == 0,
                 "the tile splits into whole mma shapes over the warps");
-  const int lane = threadIdx.x % 32;
+  const int lane = tid % 32;
   const detail::shared_a_operand<M, K, MI, TransA, SwizzleA, TA> a_operand(A, 0, lane);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += traits::k) {
@@ -371,11 +371,11 @@ __device__ __forceinline__ void gemm_sr(const TA* A, const TB* B, float* C) {
 // a row-major shared tile, with ldmatrix: each 16 x 16 block is four 8 x 8 matrices whose
 // lane map is the accumulator's (row l / 4, columns 2 (l % 4), +1).
 template <int Rows, int Cols, int WarpsM, int WarpsN, bool Swizzle, class T>
-__device__ __forceinline__ void ldmatrix_accumulator(T* R, const T* tile) {
+__device__ __forceinline__ void ldmatrix_accumulator(T* R, const T* tile, int tid) {
   static_assert(sizeof(T) == 2 && (Cols * 2) % 16 == 0, "16-bit tiles of whole 16-byte rows");
   constexpr int MI = Rows / WarpsM / 16, NI = Cols / WarpsN / 8;
-  const int lane = threadIdx.x % 32, q = lane / 8;
-  const int warp = (threadIdx.x / 32) % (WarpsM * WarpsN);
+  const int lane = tid % 32, q = lane / 8;
+  const int warp = (tid / 32) % (WarpsM * WarpsN);
   const int m0 = (warp % WarpsM) * (Rows / WarpsM), n0 = (warp / WarpsM) * (Cols / WarpsN);
   auto store = [&](int tile_index, uint32_t lo_rows, uint32_t hi_rows) {
     T* slots = R + tile_index * 4;

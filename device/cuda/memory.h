@@ -14,8 +14,9 @@ __device__ __forceinline__ uint32_t shared_address(const void* smem) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(smem));
 }
 
-// bar.sync Id, Threads: the first Threads threads of the block (a multiple of 32), when the
-// others (a warp-specialized kernel's producer) never reach the barrier.
+// bar.sync Id, Threads: Threads threads of the block (a multiple of 32: whole warps) wait for
+// each other at barrier Id, when the others never reach it (a warp-specialized kernel's
+// producer; the other T.ws groups).
 template <int Id, int Threads>
 __device__ __forceinline__ void sync_threads_partial() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
@@ -168,6 +169,15 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
                : "memory");
 }
 
+// mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], bytes: the current phase expects `bytes`
+// more transaction bytes, with no arrival (T.tma_copy's issuing thread, which arrives with the
+// rest of its group).
+__device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
 // mbarrier.arrive.shared::cta.b64 _, [bar]: a plain arrival.
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar))
@@ -208,6 +218,13 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   while (!mbarrier_try_wait_parity(bar, parity)) {
   }
+}
+
+// cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]: the barrier gets this thread's arrival
+// once its cp.async copies so far have landed (noinc: the arrival is one of the count the
+// barrier was initialized with).
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [smem], [gmem], bytes, [bar]:

@@ -83,13 +83,13 @@ __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, in
 // C += op(A) op(B), A and B panel tiles in shared memory; waits for the result.
 template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, int PanelA, int PanelB,
           class TA, class TB>
-__device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c) {
+__device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c, int tid) {
   static_assert(sizeof(TA) == sizeof(TB), "operands of one type width");
   constexpr int WM = M / GroupsM, WN = N / GroupsN, MI = WM / 64;
   constexpr int width = detail::wgmma_width(WN), NI = WN / width;
   using op = wgmma_op<width, TA>;
   static_assert(WM % 64 == 0 && WN % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
-  const int group = int(threadIdx.x) / 128;
+  const int group = tid / 128;
   const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
   fence_registers<MI * WN / 2>(c);
   wgmma_fence();
@@ -114,7 +114,7 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
 // C += A op(B), A a 16-bit register tile in the accumulator layout of its M x K shape over
 // GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result.
 template <int M, int N, int K, int GroupsM, bool TransB, int PanelB, class TA, class TB>
-__device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c) {
+__device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c, int /*tid: a warpgroup's rows are in its registers*/) {
   static_assert(sizeof(TA) == 2, "register A operands are 16-bit");
   constexpr int WM = M / GroupsM, MI = WM / 64;
   constexpr int width = detail::wgmma_width(N), NI = N / width;
@@ -156,11 +156,11 @@ __device__ __forceinline__ void stmatrix_x4(void* smem_row, uint32_t r0, uint32_
 // two 8x8 matrices (rows 0-7: slots 0-1, rows 8-15: slots 2-3), so a stmatrix_x4 stores 16
 // columns; with panels no two rows of a matrix share banks.
 template <int M, int N, int GroupsM, int GroupsN, int Panel, class T>
-__device__ __forceinline__ void stmatrix_accumulator(const float* c, T* tile) {
+__device__ __forceinline__ void stmatrix_accumulator(const float* c, T* tile, int tid) {
   static_assert(sizeof(T) == 2, "stmatrix stores 16-bit elements");
   constexpr int WM = M / GroupsM, WN = N / GroupsN;
   static_assert(WM % 64 == 0 && WN % 16 == 0, "each warp stores whole 16 x 16 blocks");
-  const int group = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int group = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
   const int row0 = (group % GroupsM) * WM + warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
   const int col0 = (group / GroupsM) * WN + (lane >> 4) * 8;
   auto pack = [](float lo, float hi) {

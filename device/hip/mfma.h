@@ -58,13 +58,14 @@ struct mfma16<float> {
   }
 };
 
-// Where this thread's wave sits in the WavesM x WavesN grid over an M x N tile, and its lane.
-// Waves past the grid's repeat its first ones (as the threads past a Fragment's do).
+// Where thread `tid` (of the threads the gemm is spread over) sits: its wave in the WavesM x
+// WavesN grid over an M x N tile, and its lane. Waves past the grid's repeat its first ones (as
+// the threads past a Fragment's do).
 template <int M, int N, int WavesM, int WavesN>
 struct wave_place {
   int row0, col0, group, within;
-  __device__ __forceinline__ wave_place() {
-    const int lane = static_cast<int>(threadIdx.x) % 64, wave = static_cast<int>(threadIdx.x) / 64 % (WavesM * WavesN);
+  __device__ __forceinline__ explicit wave_place(int tid) {
+    const int lane = tid % 64, wave = tid / 64 % (WavesM * WavesN);
     row0 = (wave % WavesM) * (M / WavesM);
     col0 = (wave / WavesM) * (N / WavesN);
     group = lane / 16;
@@ -95,15 +96,16 @@ __device__ __forceinline__ void store_accumulator(const floatx4 (&acc)[MI][NI], 
 }  // namespace detail
 
 // C (M x N, float, this thread's registers as above) += A (M x K; stored K x M when TransA)
-// times B (K x N; stored N x K when TransB), A and B in LDS. Every thread of the block calls it.
+// times B (K x N; stored N x K when TransB), A and B in LDS. Every thread of the block calls it,
+// with its index.
 template <int M, int N, int K, int WavesM, int WavesN, bool TransA, bool TransB, class T>
-__device__ __forceinline__ void mfma_gemm_ss(const T* A, const T* B, float* c) {
+__device__ __forceinline__ void mfma_gemm_ss(const T* A, const T* B, float* c, int tid) {
   using I = detail::mfma16<T>;
   constexpr int MI = M / WavesM / 16, NI = N / WavesN / 16;
   constexpr int E = I::k / 4;  // operand values a lane holds
   static_assert(MI * 16 * WavesM == M && NI * 16 * WavesN == N && K % I::k == 0,
                 "the tile splits into 16 x 16 parts over the waves, K into steps of the instruction");
-  const detail::wave_place<M, N, WavesM, WavesN> at;
+  const detail::wave_place<M, N, WavesM, WavesN> at(tid);
   detail::floatx4 acc[MI][NI];
   detail::load_accumulator(c, acc);
   for (int k0 = 0; k0 < K; k0 += I::k) {
@@ -139,13 +141,13 @@ __device__ __forceinline__ void mfma_gemm_ss(const T* A, const T* B, float* c) {
 // 4). B's rows are read at the same k. Each wave holds whole rows of A, so the grid is one wave
 // wide (WavesN 1).
 template <int M, int N, int K, int WavesM, bool TransB, class T>
-__device__ __forceinline__ void mfma_gemm_rs(const T* a, const T* B, float* c) {
+__device__ __forceinline__ void mfma_gemm_rs(const T* a, const T* B, float* c, int tid) {
   using I = detail::mfma16<T>;
   constexpr int MI = M / WavesM / 16, NI = N / 16, KI = K / 16;
   constexpr int E = I::k / 4, Steps = 4 / E;  // operand values a lane holds; instructions a 16-column block
   static_assert(MI * 16 * WavesM == M && NI * 16 == N && KI * 16 == K,
                 "the tile splits into 16 x 16 parts over the waves, K into 16-column blocks");
-  const detail::wave_place<M, N, WavesM, 1> at;
+  const detail::wave_place<M, N, WavesM, 1> at(tid);
   detail::floatx4 acc[MI][NI];
   detail::load_accumulator(c, acc);
 #pragma unroll

@@ -154,22 +154,19 @@ class JitFunction:
 
     def compile(self, *args, **constants):
         """The Kernel for these arguments: the factory's arguments, or an eager
-        kernel's constants by name (T.const dims included)."""
+        kernel's tensors and constants by position or name, or its constants
+        alone with the T.const dims by name (kernel_for)."""
         if self.style == "prim_func":
             return self._cached(cache_key({}), lambda: self._compile_prim_func(self._func))
         if self.style == "factory":
             return self._factory_kernel(args, constants)
-        if args:
-            raise TypeError(f"{self.__name__}.compile takes its constants by name")
-        defaults = {name: p.default for name, p in self._signature().parameters.items()
-                    if p.default is not inspect.Parameter.empty}
-        return self._eager_kernel({**defaults, **constants})
+        return self.kernel_for(*args, **constants)
 
     def kernel_for(self, *args, **kwargs):
         """The Kernel a call with these arguments runs, compiled (or from the
         cache) but not run: a factory's arguments, or an eager kernel's tensors
         and constants, by position or name (tensors left out: constants only,
-        as compile takes them)."""
+        with the T.const dims by name)."""
         if self.style != "eager":
             return self.compile(*args, **kwargs)
         arguments = self.given_arguments(args, kwargs)

@@ -14,6 +14,16 @@ namespace tilec::frontend {
 using BuiltinHandler = std::function<CtValue(Elaborator&, const EvaluatedCall&)>;
 using BuiltinTable = std::unordered_map<std::string, BuiltinHandler>;
 
+// T.copy's Copy of a["src"] to a["dst"] (a point-indexed side takes the other's shape), at
+// `loc`, not yet checked (op::check) or emitted; `fn` names the call in errors.
+std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const std::string& fn,
+                                       const SourceLoc& loc);
+
+// builtins_warp_specialize.cc: warp specialization by hand (T.alloc_barrier, the mbarrier
+// waits and arrivals, T.tma_copy, T.set_max_nreg); T.ws itself is a with block
+// (Elaborator::exec_thread_group).
+void add_warp_specialize_builtins(BuiltinTable& table);
+
 // builtins_simt.cc: what a kernel's threads see one at a time (T.alloc_var,
 // T.get_thread_binding, T.sync_threads, the block and thread extents).
 void add_simt_builtins(BuiltinTable& table);

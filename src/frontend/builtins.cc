@@ -147,6 +147,22 @@ static void take_shape_from(TileOperand& point, const TileOperand& other, const 
 
 // ---------------------------------------------------------------- tile ops
 
+std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const std::string& fn,
+                                       const SourceLoc& loc) {
+  TileOperand src = el.operand(a["src"], a.loc("src"), fn + "() argument 'src'");
+  TileOperand dst = el.operand(a["dst"], a.loc("dst"), fn + "() argument 'dst'");
+  if (src.point_only && dst.point_only)
+    error_at(loc, fn + ": both operands are single elements; give one of them a "
+                       "shape (a buffer or a slice) or use an assignment");
+  if (src.point_only) take_shape_from(src, dst, fn);
+  if (dst.point_only) take_shape_from(dst, src, fn);
+  auto node = std::make_shared<ir::Copy>();
+  node->src = el.region_of(src);
+  node->dst = el.region_of(dst);
+  node->loc = loc;
+  return node;
+}
+
 // T.copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None,
 // prefer_instruction=None): coalesced_width and eviction_policy are TileLang's hints, accepted
 // (tilec picks access widths itself and leaves caching to the hardware).
@@ -167,22 +183,12 @@ static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
         (prefer.kind == K::String && (prefer.text == "tma" || prefer.text == "cp_async" || prefer.text == "sync"))))
     error_at(a.loc("prefer_instruction"), "T.copy's prefer_instruction is \"tma\", \"cp_async\" or \"sync\", not " +
                                               describe(prefer));
-  TileOperand src = el.operand(a["src"], a.loc("src"), "T.copy() argument 'src'");
-  TileOperand dst = el.operand(a["dst"], a.loc("dst"), "T.copy() argument 'dst'");
-  if (src.point_only && dst.point_only)
-    error_at(call.node->loc, "T.copy: both operands are single elements; give one of them a "
-                             "shape (a buffer or a slice) or use an assignment");
-  if (src.point_only) take_shape_from(src, dst, "T.copy");
-  if (dst.point_only) take_shape_from(dst, src, "T.copy");
-  auto node = std::make_shared<ir::Copy>();
-  node->src = el.region_of(src);
-  node->dst = el.region_of(dst);
-  node->loc = call.node->loc;
+  auto node = copy_between(el, a, "T.copy", call.node->loc);
   const bool sync = prefer.kind == K::String && prefer.text == "sync";
   node->allow_tma = !(el.truthy(a["disable_tma"], a.loc("disable_tma")) || sync ||
                       (prefer.kind == K::String && prefer.text == "cp_async"));
   node->allow_async = !sync;
-  op::check(*node, src.loc);
+  op::check(*node, a.loc("src"));
   el.emit(ir::Stmt(node));
   return CtValue::none();
 }
@@ -209,9 +215,17 @@ static ir::WarpPolicy warp_policy(const CtValue& v, const SourceLoc& loc) {
   error_at(loc, "T.gemm: policy is T.GemmWarpPolicy.Square, .FullRow or .FullCol, not " + describe(v));
 }
 
+// T.gemm(A, B, C, transpose_A, transpose_B, clear_accum, policy); T.wgmma_gemm, TileLang's
+// explicit Hopper form, takes policy before clear_accum and is waited for before the call
+// returns, as T.gemm is (its T.wait_wgmma then has nothing left to wait for).
 static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
-  CallArgs a = el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
-                              "clear_accum=False", "policy=None"});
+  const bool wgmma = call.callee_name == "T.wgmma_gemm";
+  CallArgs a = wgmma ? el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False", "policy=None",
+                                      "clear_accum=False", "annotations=None"})
+                     : el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
+                                      "clear_accum=False", "policy=None"});
+  if (wgmma && a["annotations"].kind != K::None)
+    error_at(a.loc("annotations"), "T.wgmma_gemm(annotations=...) is not supported");
   auto node = std::make_shared<ir::Gemm>();
   node->loc = call.node->loc;
   MatrixOperand A = matrix_operand(el, a, "A", "T.gemm");
@@ -222,7 +236,18 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   node->c = C.region;
   node->transpose_a = el.truthy(a["transpose_A"], a.loc("transpose_A"));
   node->transpose_b = el.truthy(a["transpose_B"], a.loc("transpose_B"));
-  node->clear_accum = el.truthy(a["clear_accum"], a.loc("clear_accum"));
+  const CtValue& clear = a["clear_accum"];
+  if (clear.kind == K::Expr) {
+    // Known at run time only (clear_accum=(k == 0) in a loop): the accumulator is cleared
+    // first where it holds.
+    auto fill = std::make_shared<ir::Fill>();
+    fill->dst = node->c;
+    fill->value = ir::make_float(0.0, node->c.buffer->dtype);
+    fill->loc = node->loc;
+    el.emit(ir::with_loc(ir::make_if(el.to_bool_expr(clear, a.loc("clear_accum")), ir::Stmt(fill)), node->loc));
+  } else {
+    node->clear_accum = el.truthy(clear, a.loc("clear_accum"));
+  }
   node->policy = warp_policy(a["policy"], a.loc("policy"));
   op::check(*node, A.loc, B.loc, C.loc);
   el.emit(ir::Stmt(node));
@@ -742,11 +767,13 @@ static const BuiltinTable& builtin_table() {
   static const BuiltinTable table = [] {
     BuiltinTable t;
     add_simt_builtins(t);
+    add_warp_specialize_builtins(t);
     add_tirx_builtins(t);
     add_tilec_math_builtins(t);
     using M = ir::MemoryScope;
     t["T.copy"] = copy_op;
     t["T.gemm"] = gemm_op;
+    t["T.wgmma_gemm"] = gemm_op;
     t["T.gemv"] = gemv_op;
     t["T.fill"] = [](Elaborator& el, const EvaluatedCall& c) { return fill_op(el, c, false); };
     t["T.clear"] = [](Elaborator& el, const EvaluatedCall& c) { return fill_op(el, c, true); };

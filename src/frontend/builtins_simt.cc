@@ -112,15 +112,28 @@ void add_simt_builtins(BuiltinTable& t) {
     int64_t n;
     return ir::is_const_int(grid[dim], &n) ? CtValue::of_int(n) : CtValue::of_expr(grid[dim]);
   };
-  // T.sync_threads(): every thread of the block waits here for the others. Barriers the data
-  // needs are placed without it (passes/gpu/insert_barriers.h); this one is kept as written.
+  // T.sync_threads(): every thread of the block waits here for the others; in a T.ws group (or
+  // an `if tx < n:` that is one), every thread of the group, by a named barrier of its own.
+  // TileLang's T.sync_threads(barrier_id, arrive_count) names the barrier and its threads: the
+  // count must be those threads', and tilec picks the id (passes/thread_groups.h). Barriers the
+  // data needs are placed without it (passes/gpu/insert_barriers.h); this one is kept as written.
   t["T.sync_threads"] = [](Elaborator& el, const EvaluatedCall& c) {
     require_kernel(el, c);
     CallArgs a = el.bind(c, {"barrier_id=None", "arrive_count=None"});
-    for (const char* named : {"barrier_id", "arrive_count"})
-      if (a[named].kind != K::None)
-        error_at(a.loc(named), std::string("T.sync_threads(") + named + "=...): named barriers over part of "
-                               "the block are not supported; T.sync_threads() waits for the whole block");
+    const int64_t threads = el.thread_group_ ? el.thread_group_->second - el.thread_group_->first : el.kernel_->threads;
+    if (a["barrier_id"].kind != K::None) el.to_int(a["barrier_id"], a.loc("barrier_id"), "T.sync_threads barrier_id");
+    if (a["arrive_count"].kind != K::None) {
+      int64_t count = el.to_int(a["arrive_count"], a.loc("arrive_count"), "T.sync_threads arrive_count");
+      if (count != threads)
+        error_at(a.loc("arrive_count"),
+                 "T.sync_threads(arrive_count=" + std::to_string(count) + "): a barrier here waits for the " +
+                     std::to_string(threads) + " threads " +
+                     (el.thread_group_ ? "of the thread group [" + std::to_string(el.thread_group_->first) + ", " +
+                                             std::to_string(el.thread_group_->second) + ") it is in"
+                                       : "of the block") +
+                     "; a barrier of other threads goes in an 'if' on their range (if tx < n:)");
+    }
+    if (el.thread_group_) el.thread_group_needed_ = true;
     el.emit(ir::device_call("sync_threads", {}, c.node->loc));
     return CtValue::none();
   };

@@ -5,6 +5,8 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
+#include "frontend/thread_ranges.h"
+#include "ir/device_calls.h"
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
@@ -103,11 +105,49 @@ ir::Stmt Elaborator::collect(const std::function<void()>& body, bool parallel_bo
   return result;
 }
 
-void Elaborator::exec_block(const ast::StmtList& body) {
-  for (const auto& s : body) {
+void Elaborator::exec_block(const ast::StmtList& body, size_t first) {
+  for (size_t i = first; i < body.size(); ++i) {
     if (frame().returned) break;
-    exec(*s);
+    auto& loops = frame().loops;
+    if (!loops.empty() && loops.back().taken) break;
+    const int jumps = loops.empty() ? 0 : loops.back().jumps;
+    const ast::Stmt& s = *body[i];
+    exec(s);
+    if (s.kind == ast::StmtKind::Break || s.kind == ast::StmtKind::Continue) break;  // the rest: unreachable
+    if (frame().loops.empty() || frame().loops.back().jumps == jumps) continue;
+    // A break or continue ran under a runtime condition in this statement.
+    const Frame::Loop& loop = frame().loops.back();
+    ir::Expr go_on;
+    for (const ir::Buffer& flag : {loop.broke, loop.skipped}) {
+      if (!flag) continue;
+      ir::Expr clear = ir::make_EQ(ir::make_load(flag, {ir::make_int(0)}), ir::make_int(0, flag->dtype));
+      go_on = go_on ? ir::make_And(go_on, clear) : clear;
+    }
+    ir::Stmt rest = collect([&] { exec_block(body, i + 1); });
+    emit(ir::with_loc(ir::make_if(go_on, rest), body[i + 1 < body.size() ? i + 1 : i]->loc));
+    break;
   }
+}
+
+void Elaborator::exec_jump(const ast::Stmt& s) {
+  const std::string what = s.kind == ast::StmtKind::Break ? "break" : "continue";
+  auto& loops = frame().loops;
+  if (loops.empty()) error_at(s.loc, "'" + what + "' outside a loop");
+  Frame::Loop& loop = loops.back();
+  if (!loop.jumps_allowed)
+    error_at(s.loc, "'" + what + "' in a " + loop.kind_name + " loop, whose iterations are not run one after "
+                    "another by one thread; use a T.serial loop");
+  if (loop.compile_time) {
+    if (runtime_control_depth_ > loop.control_depth)
+      error_at(s.loc, "'" + what + "' under a runtime condition in a loop unrolled while compiling (over a tuple, "
+                      "or a range outside a kernel); make it a runtime loop (T.serial)");
+    loop.taken = s.kind;
+    return;
+  }
+  ir::Buffer& flag = s.kind == ast::StmtKind::Break ? loop.broke : loop.skipped;
+  if (!flag) flag = new_local_scalar(s.kind == ast::StmtKind::Break ? "broke" : "skipped", DType::Int32, s.loc);
+  emit(ir::with_loc(ir::make_store(flag, {ir::make_int(0)}, ir::make_int(1)), s.loc));
+  ++loop.jumps;
 }
 
 // ---------------------------------------------------------------- assignment
@@ -359,9 +399,7 @@ void Elaborator::exec(const ast::Stmt& s) {
       return;
     }
     case S::Pass: case S::Global: return;
-    case S::Break: case S::Continue:
-      error_at(s.loc, std::string("'") + (s.kind == S::Break ? "break" : "continue") +
-                          "' is not supported in kernels (use a while loop with a condition)");
+    case S::Break: case S::Continue: return exec_jump(s);
     case S::Import: {
       for (const auto& imp : s.imports) {
         std::string module = imp.module;
@@ -507,8 +545,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     spend_compile_time_iterations(static_cast<int64_t>(seq.items.size()), iter.loc);
     for (const auto& item : seq.items) {
       assign(target, item, target.loc);
-      exec_block(s.body);
-      if (frame().returned) break;
+      if (!compile_time_iteration(s, "a loop over " + describe(seq))) break;
     }
     return;
   }
@@ -531,8 +568,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     spend_compile_time_iterations(range.trips, iter.loc);
     for (int64_t k = 0; k < *range.trips; ++k) {
       assign(target, CtValue::of_int(range.start + k * range.step), target.loc);  // within [start, stop)
-      exec_block(s.body);
-      if (frame().returned) break;
+      if (!compile_time_iteration(s, "range")) break;
     }
     return;
   }
@@ -631,16 +667,49 @@ void Elaborator::exec_for(const ast::Stmt& s) {
   auto shadowed = bind_loop_names(names, values);
   ++runtime_control_depth_;
   parallel_depth_ += for_kind == ir::ForKind::Parallel;
+  Frame::Loop loop;
+  loop.kind_name = kind_name;
+  loop.jumps_allowed = for_kind == ir::ForKind::Serial || for_kind == ir::ForKind::Unrolled;
+  frame().loops.push_back(loop);
   ir::Stmt body = collect([&] { exec_block(s.body); }, for_kind == ir::ForKind::Parallel);
+  loop = frame().loops.back();
+  frame().loops.pop_back();
   parallel_depth_ -= for_kind == ir::ForKind::Parallel;
   --runtime_control_depth_;
   unbind_loop_names(names, shadowed);
+  body = with_jumps(loop, body, s.loc);
   for (size_t i = dims.size(); i-- > 0;) {
     ir::Expr min = dims[i].step == 1 ? dims[i].min : ir::make_int(0, vars[i]->dtype);
     body = ir::make_for(vars[i], min, dims[i].extent, for_kind, body, num_stages);
     body = ir::with_loc(body, s.loc);
   }
   emit(body);
+}
+
+// One iteration of a compile-time loop's body; false when a break ended the loop.
+bool Elaborator::compile_time_iteration(const ast::Stmt& s, const std::string& kind_name) {
+  Frame::Loop loop;
+  loop.compile_time = true;
+  loop.kind_name = kind_name;
+  loop.control_depth = runtime_control_depth_;
+  frame().loops.push_back(loop);
+  exec_block(s.body);
+  std::optional<ast::StmtKind> taken = frame().loops.back().taken;
+  frame().loops.pop_back();
+  return !frame().returned && taken != ast::StmtKind::Break;
+}
+
+// A runtime loop's body as its break and continue need it: after a continue the rest of an
+// iteration is skipped (its flag cleared as each begins), after a break every later iteration
+// (its flag cleared before the loop, emitted here).
+ir::Stmt Elaborator::with_jumps(const Frame::Loop& loop, ir::Stmt body, const SourceLoc& loc) {
+  if (loop.skipped)
+    body = ir::make_seq({ir::with_loc(ir::make_store(loop.skipped, {ir::make_int(0)}, ir::make_int(0)), loc), body});
+  if (loop.broke) {
+    emit(ir::with_loc(ir::make_store(loop.broke, {ir::make_int(0)}, ir::make_int(0)), loc));
+    body = ir::make_if(ir::make_EQ(ir::make_load(loop.broke, {ir::make_int(0)}), ir::make_int(0)), body);
+  }
+  return body;
 }
 
 // for c0, .., ck in T.Persistent(domain, wave_size, index, group_size=8): the tiles of `domain`
@@ -713,8 +782,15 @@ void Elaborator::exec_while(const ast::Stmt& s) {
   if (!in_kernel_) error_at(s.loc, "runtime while loops run inside a T.Kernel block");
   ir::Expr cond = to_bool_expr(test, s.value->loc);
   ++runtime_control_depth_;
+  Frame::Loop loop;
+  loop.kind_name = "while";
+  frame().loops.push_back(loop);
   ir::Stmt body = collect([&] { exec_block(s.body); });
+  loop = frame().loops.back();
+  frame().loops.pop_back();
   --runtime_control_depth_;
+  body = with_jumps(loop, body, s.loc);
+  if (loop.broke) cond = ir::make_And(cond, ir::make_EQ(ir::make_load(loop.broke, {ir::make_int(0)}), ir::make_int(0)));
   emit(ir::with_loc(ir::make_while(cond, body), s.loc));
 }
 
@@ -728,11 +804,43 @@ void Elaborator::exec_if(const ast::Stmt& s) {
   materialize_assigned(s.body);
   if (!s.orelse.empty()) materialize_assigned(s.orelse);
   ir::Expr cond = to_bool_expr(test, s.value->loc);
+  // `if tx < 128:` (whole warps of the block's threads): a T.ws group when its body has tile
+  // code, or a T.tma_copy or barrier that the group's threads share (thread_group_needed_).
+  std::optional<std::pair<int64_t, int64_t>> range;
+  if (!thread_group_ && parallel_depth_ == 0 && thread_extents_.size() == 1)
+    range = thread_range_of(cond, kernel_->thread_index, kernel_->threads);
+  if (range && (range->first >= range->second || range->first % kWarpThreads || range->second % kWarpThreads))
+    range.reset();
   ++runtime_control_depth_;
+  const auto enclosing_group = thread_group_;
+  const bool needed_before = thread_group_needed_;
+  if (range) {
+    thread_group_ = range;
+    thread_group_needed_ = false;
+  }
   ir::Stmt then_case = collect([&] { exec_block(s.body); });
+  const bool group = range && (thread_group_needed_ || has_tile_code(then_case));
+  if (range) thread_group_needed_ = needed_before;
+  // Its else (not an elif, which says its own range): the other threads, when they are one range.
+  std::optional<std::pair<int64_t, int64_t>> others;
+  const bool elif = s.orelse.size() == 1 && s.orelse[0]->kind == ast::StmtKind::If;
+  if (group && !s.orelse.empty() && !elif) {
+    if (range->first == 0 && range->second < kernel_->threads) others = std::make_pair(range->second, int64_t{kernel_->threads});
+    if (range->first > 0 && range->second == kernel_->threads) others = std::make_pair(int64_t{0}, range->first);
+  }
+  thread_group_ = others ? others : enclosing_group;
   ir::Stmt else_case;
   if (!s.orelse.empty()) else_case = collect([&] { exec_block(s.orelse); });
+  thread_group_ = enclosing_group;
   --runtime_control_depth_;
+  if (others) else_case = ir::with_loc(ir::make_if(ir::thread_group(others->first, others->second), else_case),
+                                       s.orelse.front()->loc);
+  if (group && !others && has_tile_code_outside_groups(else_case))
+    error_at(s.orelse.front()->loc,
+             "this branch runs tile ops on threads outside [" + std::to_string(range->first) + ", " +
+                 std::to_string(range->second) + ") that are not one range of whole warps tilec can tell; give "
+                 "the threads it is for as a range (elif tx >= " + std::to_string(range->second) + ":)");
+  if (group) cond = ir::thread_group(range->first, range->second);
   emit(ir::with_loc(ir::make_if(cond, then_case, else_case), s.loc));
 }
 
@@ -745,6 +853,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   const ast::Expr& ctx = *item.context;
   CtValue callee;
   if (ctx.kind == ast::ExprKind::Call) callee = eval(*ctx.value);
+  if (callee.kind == K::Builtin && callee.text == "T.ws") return exec_thread_group(s, ctx);
   if (!(callee.kind == K::Builtin && callee.text == "T.Kernel"))
     error_at(ctx.loc, "only 'with T.Kernel(...)' is supported in kernels");
   if (in_kernel_) error_at(ctx.loc, "T.Kernel blocks cannot be nested");
@@ -823,6 +932,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   thread_extents_ = thread_extents;
   block_atomics_with_prev_.clear();
   kernel_allocs_.clear();
+  barrier_buffers_.clear();
   annotated_layouts_.clear();
   kernel_tensor_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;
@@ -855,6 +965,39 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   for (size_t i = 0; i < targets.size(); ++i) frame().loop_vars.erase(names[i]);
   launch->body = body;
   emit(ir::Stmt(launch));
+}
+
+
+void Elaborator::exec_thread_group(const ast::Stmt& s, const ast::Expr& ws_call) {
+  if (!in_kernel_) error_at(ws_call.loc, "T.ws goes inside a T.Kernel block");
+  if (s.with_items[0].target) error_at(s.with_items[0].target->loc, "T.ws(...) names nothing: write 'with T.ws(0):'");
+  if (thread_group_) error_at(ws_call.loc, "T.ws blocks cannot be nested");
+  if (parallel_depth_ > 0) error_at(ws_call.loc, "T.ws goes outside T.Parallel loops");
+  if (!ws_call.keywords.empty()) error_at(ws_call.keywords[0].loc, "T.ws takes warp group numbers, no keywords");
+  if (ws_call.items.empty()) error_at(ws_call.loc, "T.ws takes the warp groups that run the block: T.ws(0), T.ws(0, 1)");
+  std::vector<int64_t> groups;
+  for (const auto& arg : ws_call.items) {
+    int64_t g = to_int(eval(*arg), arg->loc, "T.ws warp group");
+    if (g < 0) error_at(arg->loc, "T.ws: a warp group number is 0 or more, not " + std::to_string(g));
+    groups.push_back(g);
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  if (groups.back() - groups.front() + 1 != static_cast<int64_t>(groups.size()))
+    error_at(ws_call.loc, "T.ws: the warp groups of one block are consecutive (T.ws(0, 1)), since their tile ops "
+                          "are spread over one range of threads");
+  const int64_t lo = groups.front() * kWarpGroupThreads, hi = (groups.back() + 1) * kWarpGroupThreads;
+  if (hi > kernel_->threads)
+    error_at(ws_call.loc, "T.ws: warp group " + std::to_string(groups.back()) + " is threads [" +
+                              std::to_string(hi - kWarpGroupThreads) + ", " + std::to_string(hi) +
+                              "), past the block's " + std::to_string(kernel_->threads) + " threads");
+  materialize_assigned(s.body);
+  thread_group_ = {lo, hi};
+  ++runtime_control_depth_;
+  ir::Stmt body = collect([&] { exec_block(s.body); });
+  --runtime_control_depth_;
+  thread_group_.reset();
+  emit(ir::with_loc(ir::make_if(ir::thread_group(lo, hi), body), s.loc));
 }
 
 void Elaborator::end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc) {

@@ -113,13 +113,17 @@ class Elaborator {
   ir::BufferRegion region_of(const TileOperand& op) const;
 
   // ---- statements (elaborate_stmt.cc)
-  void exec_block(const ast::StmtList& body);
+  // Runs body[first:]; after a break or continue, the statements it skips run only where none ran.
+  void exec_block(const ast::StmtList& body, size_t first = 0);
+  void exec_jump(const ast::Stmt& s);  // break, continue
   void exec(const ast::Stmt& s);
   void assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc);
   void assign_name(const std::string& name, const CtValue& value, const SourceLoc& loc);
   void exec_for(const ast::Stmt& s);
   CompileTimeRange compile_time_range(const EvaluatedCall& range_call);
   void exec_with(const ast::Stmt& s);
+  // with T.ws(i, ...): the statements of warp groups i, ... (elaborate_stmt.cc).
+  void exec_thread_group(const ast::Stmt& s, const ast::Expr& ws_call);
   // Unbinds the names of the frame that hold the finished T.Kernel block's
   // buffers (kernel_allocs_) and block indices.
   void end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc);
@@ -187,6 +191,19 @@ class Elaborator {
     bool is_macro = false;
     int control_depth_at_entry = 0;
     std::shared_ptr<const ast::Module> module;  // owns the AST of nested defs
+    // The loops around the statement being elaborated, innermost last, for break and continue.
+    struct Loop {
+      bool compile_time = false;  // unrolled while compiling (a tuple, a range outside kernels)
+      bool jumps_allowed = true;  // not T.Parallel, T.Pipelined, T.vectorized
+      std::string kind_name;
+      int control_depth = 0;  // runtime_control_depth_ in its body
+      // A compile-time loop's break or continue, taken: the rest of the iteration is skipped.
+      std::optional<ast::StmtKind> taken;
+      // A runtime loop's: set where a break (continue) ran; the break and continue statements in it.
+      ir::Buffer broke, skipped;
+      int jumps = 0;
+    };
+    std::vector<Loop> loops;
   };
   struct Block {
     std::vector<ir::Stmt> stmts;
@@ -221,6 +238,13 @@ class Elaborator {
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<int64_t> thread_extents_;  // its threads=, as written: (128,) or (BLOCK_N, BLOCK_K)
   int parallel_depth_ = 0;               // T.Parallel loops around the statement being elaborated
+  // The threads [first, second) of the T.ws group being elaborated (or of the `if tx < 128:`
+  // that becomes one, Elaborator::exec_if).
+  std::optional<std::pair<int64_t, int64_t>> thread_group_;
+  // Set in such an if by what the group's threads do together (a T.tma_copy its first thread
+  // issues, a barrier of theirs).
+  bool thread_group_needed_ = false;
+  std::set<const ir::BufferNode*> barrier_buffers_;  // T.alloc_barrier's
   // Where the block's statements (outside T.Parallel) call T.atomic_add(..., return_prev=True):
   // each thread's own call, so the block must read the thread index (checked when it ends).
   std::vector<SourceLoc> block_atomics_with_prev_;
@@ -285,6 +309,8 @@ class Elaborator {
   std::map<std::string, ir::Expr> symbolic_vars_;  // one Var per symbolic dim name
 
   Frame& frame() { return frames_.back(); }
+  bool compile_time_iteration(const ast::Stmt& s, const std::string& kind_name);
+  ir::Stmt with_jumps(const Frame::Loop& loop, ir::Stmt body, const SourceLoc& loc);
   bool under_runtime_control() { return runtime_control_depth_ > frame().control_depth_at_entry; }
   ir::Expr symbolic_var(const std::string& name, DType dtype);
   CtValue from_value(const Value& value);

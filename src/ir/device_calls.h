@@ -22,6 +22,18 @@ inline constexpr const char* kTensorMap = "tensor_map";
 // thread_in(lo, hi): whether threadIdx.x is in [lo, hi) (before lower_to_threads, where the
 // block's threads have no name yet).
 inline constexpr const char* kThreadIn = "thread_in";
+// thread_group(lo, hi): like thread_in, and the then-branch of an If on it is tile code of
+// those hi - lo threads (T.ws): its tile ops are spread over them, numbered from lo, and the
+// barriers between its statements are a named barrier of theirs (passes/thread_groups.h).
+inline constexpr const char* kThreadGroup = "thread_group";
+
+// thread_in(lo, hi) / thread_group(lo, hi) as a condition.
+inline Expr thread_in(int64_t lo, int64_t hi) {
+  return make_call(DType::Bool, kThreadIn, {make_int(lo), make_int(hi)});
+}
+inline Expr thread_group(int64_t lo, int64_t hi) {
+  return make_call(DType::Bool, kThreadGroup, {make_int(lo), make_int(hi)});
+}
 
 // Evaluate(<device namespace>::name(args...)) at `loc`.
 inline Stmt device_call(const std::string& name, std::vector<Expr> args, const SourceLoc& loc) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ir/bound.h"
+#include "ir/device_calls.h"
 #include "ir/equal.h"
 #include "ir/mutator.h"
 #include "ir/simplify.h"
@@ -66,6 +67,16 @@ class Guard : public ir::IRMutator {
     if (condition.same_as(op->condition) && then_case.same_as(op->then_case) && else_case.same_as(op->else_case))
       return self;
     return ir::with_loc(ir::make_if(condition, then_case, else_case), op->loc);
+  }
+
+  // &A[i]: an address, not a load (T.access_ptr's, for T.ptx_cp_async; the instructions that
+  // read through one are the program's to keep in bounds).
+  Expr mutate_Call(const ir::Call* op, const Expr& self) override {
+    if (op->name != ir::kAddressOf) return IRMutator::mutate_Call(op, self);
+    const auto* load = op->args.at(0).as<ir::BufferLoad>();
+    std::vector<Expr> indices;
+    for (const Expr& i : load->indices) indices.push_back(mutate(i));
+    return ir::address_of(load->buffer, indices);
   }
 
   Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {

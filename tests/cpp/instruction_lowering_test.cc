@@ -79,7 +79,7 @@ TEST(InstructionLowering, EachTargetsHookCallsItsMatrixCores) {
   passes::InstructionLowering cuda = passes::instruction_lowering(parse_target("cuda", "sm_80"));
   std::string mma = lowered(kGemm, "cuda", "sm_80", "cuda", cuda);
   EXPECT_NE(mma.find("T.device.gemm_ss<64, 64, 32, 2, 2, false, true, true, true>(T.address_of(A_s[0, 0]), "
-                     "T.address_of(B_s[0, 0]), T.address_of(C_l[0]))"),
+                     "T.address_of(B_s[0, 0]), T.address_of(C_l[0]), tx)"),
             std::string::npos)
       << mma;
   passes::InstructionLowering hip = passes::instruction_lowering(parse_target("hip", "gfx90a"));
@@ -87,7 +87,7 @@ TEST(InstructionLowering, EachTargetsHookCallsItsMatrixCores) {
   EXPECT_NE(mfma.find("T.device.mfma_gemm_ss<64, 64, 32, "), std::string::npos) << mfma;
   std::string ldmatrix = lowered(test_support::kGemmWithAInRegisters, "cuda", "sm_80", "cuda", cuda);
   EXPECT_NE(ldmatrix.find("T.device.ldmatrix_accumulator<128, 32, 4, 1, false>(T.address_of(A_f[0]), "
-                          "T.address_of(A_s[0, 0]))"),
+                          "T.address_of(A_s[0, 0]), tx)"),
             std::string::npos)
       << ldmatrix;
 }

@@ -107,7 +107,7 @@ TEST(ThreadLoops, ABarrierUnderAConditionOnTheThreadIsAnError) {
   try {
     before_and_after(
         "        tx = T.get_thread_binding()\n"
-        "        if tx < 32:\n"
+        "        if tx < 16:\n"
         "            Y[tx] = 1\n"
         "            T.sync_threads()\n");
     FAIL() << "no error";

@@ -410,7 +410,7 @@ def a_in_registers_matmul(policy=None, dtype="bfloat16"):
 def test_gemm_with_a_in_registers_splits_m_and_loads_a_with_ldmatrix():
     source = cuda_compile(a_in_registers_matmul()).get_kernel_source()
     assert "tilec_cuda::gemm_rs<64, 64, 32, 4, true, true>((&A_f[0])" in source
-    assert "tilec_cuda::ldmatrix_accumulator<64, 32, 4, 1, false>((&A_f[0]), (&A_s[0]));" in source
+    assert "tilec_cuda::ldmatrix_accumulator<64, 32, 4, 1, false>((&A_f[0]), (&A_s[0]), tx);" in source
     # Each warp holds its 16 rows of A: 16 x 32 / 32 lanes.
     assert "tilec_cuda::bfloat16 A_f[16];" in source
 

@@ -539,7 +539,57 @@ def test_a_k_slice_not_on_panel_boundaries_falls_back_and_says_why(capfd):
         err = capfd.readouterr().err
     finally:
         tilec.set_log_level("WARNING")
-    assert "not wgmma: A ('A_s') is not a whole shared tile or whole panels of one along K" in err, err
+    assert "not wgmma: A ('A_s') is not a whole shared tile or whole panels of one" in err, err
+
+
+def gemm_of_n_halves(M, N, K, stages=2):
+    """C = A @ B with B stored K x N, as two gemms over the N halves of one stage of a stack of B
+    tiles (MLA decode splits its V so: KV_shared[stage, :, :256] and KV_shared[stage, :, 256:])."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, 64), threads=128) as bx:
+            A_s = T.alloc_shared((64, K), "bfloat16")
+            B_s = T.alloc_shared((stages, K, N), "bfloat16")
+            C_l = T.alloc_fragment((64, N // 2), "float32")
+            C_r = T.alloc_fragment((64, N // 2), "float32")
+            T.copy(A[bx * 64, 0], A_s)
+            T.copy(B[0, 0], B_s[stages - 1, :, :])
+            T.clear(C_l)
+            T.clear(C_r)
+            T.gemm(A_s, B_s[stages - 1, :, :N // 2], C_l)
+            T.gemm(A_s, B_s[stages - 1, :, N // 2:], C_r)
+            T.copy(C_l, C[bx * 64, 0])
+            T.copy(C_r, C[bx * 64, N // 2])
+
+    return main
+
+
+def test_n_slices_of_a_stage_of_b_stored_k_by_n_run_on_wgmma(capfd):
+    tilec.set_log_level("DEBUG")
+    try:
+        capfd.readouterr()
+        src = emit(gemm_of_n_halves(128, 256, 64), "source")
+        err = capfd.readouterr().err
+    finally:
+        tilec.set_log_level("WARNING")
+    assert src.count("wgmma_gemm_ss<64, 128, 64, 1, 1, false, false") == 2, src
+    assert "panel_offset<64, 256, 2, 128>(0, 128)" in src  # the second half starts at panel 2
+    assert "not wgmma" not in err, err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", [(128, 256, 64), (192, 512, 64)])
+def test_n_slices_of_a_stage_of_b_stored_k_by_n_compute_the_product(M, N, K):
+    torch = hopper_or_skip()
+    kernel = compile_or_skip(gemm_of_n_halves(M, N, K), target="cuda", arch=ARCH)
+    a = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    b = torch.randn(K, N, device="cuda").to(torch.bfloat16)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    kernel(a, b, c)
+    ref = a.double() @ b.double()
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    assert err < 1e-5, f"relative error {err}"
 
 
 @pytest.mark.gpu

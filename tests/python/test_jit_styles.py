@@ -176,6 +176,11 @@ def test_eager_compile_returns_a_kernel(rng):
     c = kernel(a, b)
     expected, scale = matmul_reference(a, b)
     assert_close(c, expected, "float32", scale=scale)
+    # TileLang's compile takes the call's own arguments too (sparse_mla_fwd.compile(q, kv, ...)).
+    from_arguments = eager_matmul.compile(a, b, 16)
+    assert from_arguments.get_kernel_source() == kernel.get_kernel_source()
+    assert eager_matmul.compile(a, b, block_M=16) is from_arguments
+    assert_close(from_arguments(a, b), expected, "float32", scale=scale)
 
 
 @jit

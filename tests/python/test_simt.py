@@ -224,7 +224,7 @@ def named_barrier():
     @T.prim_func
     def main(X: T.Tensor((32,), "int32")):
         with T.Kernel(1, threads=32) as bx:
-            T.sync_threads(barrier_id=1)  # ERR:named-barrier
+            T.sync_threads(barrier_id=1, arrive_count=16)  # ERR:named-barrier
             X[0] = 1
 
     return main
@@ -248,8 +248,9 @@ def test_alloc_var_scope_is_local_var():
     check_diagnostic(compile_error(alloc_var_bad_scope), HERE, "ERR:alloc-var-scope", "local.var", "shared")
 
 
-def test_named_barriers_are_refused():
-    check_diagnostic(compile_error(named_barrier), HERE, "ERR:named-barrier", "barrier_id")
+def test_a_named_barrier_of_other_threads_than_those_it_is_among_is_refused():
+    check_diagnostic(compile_error(named_barrier), HERE, "ERR:named-barrier", "arrive_count=16",
+                     "waits for the 32 threads of the block", "if tx < n:")
 
 
 def test_thread_dim_out_of_range():

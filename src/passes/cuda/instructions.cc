@@ -122,32 +122,10 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
 }
 
 
-// Whether `r` is whole panels of its shared buffer's panel tile along K, K its last dim (a
-// K-major operand): every row, and columns from a panel's first to a panel's last. Its
-// panels are then a panel tile of their own, at the same stride (Q_shared[:, :512] and
-// Q_shared[:, 512:] of a 64 x 576 tile, as DSA's sparse MLA splits its Q).
-bool whole_panels_along_k(const ir::BufferRegion& r) {
-  const size_t rank = r.region.size();
-  const int64_t panel_bytes = panel_bytes_of(*r.buffer);
-  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2 || panel_bytes == 0) return false;
-  const int64_t width = panel_bytes / r.buffer->dtype.bytes();
-  int64_t rows, min, extent, cols;
-  for (size_t d = 0; d + 2 < rank; ++d)
-    if (!ir::is_one(ir::simplify(r.region[d].extent))) return false;
-  const ir::Range& row = r.region[rank - 2];
-  const ir::Range& col = r.region[rank - 1];
-  return ir::is_zero(ir::simplify(row.min)) && ir::is_const_int(ir::simplify(row.extent), &rows) &&
-         ir::is_const_int(ir::simplify(r.buffer->shape[rank - 2]), &extent) && rows == extent &&
-         ir::is_const_int(ir::simplify(col.min), &min) && ir::is_const_int(ir::simplify(col.extent), &extent) &&
-         ir::is_const_int(ir::simplify(r.buffer->shape[rank - 1]), &cols) && min % width == 0 &&
-         extent % width == 0 && min + extent <= cols;
-}
-
-// Why shared operand `r` of a gemm can't be read by wgmma, or "". `k_major`: K is its last dim.
-std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a, bool k_major) {
-  if (!whole_shared_tile(r) && !(k_major && whole_panels_along_k(r)))
-    return gemm_operand_name(r, a) + " is not a whole shared tile" +
-           (k_major ? " or whole panels of one along K" : "");
+// Why shared operand `r` of a gemm can't be read by wgmma, or "".
+std::string wgmma_operand_problem(const ir::BufferRegion& r, bool a) {
+  if (!whole_shared_tile(r) && !whole_panel_columns(r))
+    return gemm_operand_name(r, a) + " is not a whole shared tile or whole panels of one";
   if (const int64_t width = panel_width_that_fits(*r.buffer); width && !panel_bytes_of(*r.buffer))
     return gemm_operand_name(r, a) + " has " + ir::user_layout_origin(*r.buffer) + ", not the " +
            std::to_string(width) + "-byte panels wgmma reads";
@@ -191,10 +169,10 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
     why = std::string("wgmma has no ") + t.name() + " operands";
     return std::nullopt;
   }
-  why = wgmma_operand_problem(op.b, false, op.transpose_b);
+  why = wgmma_operand_problem(op.b, false);
   if (why.empty() && a_in_registers && (op.transpose_a || t.bytes() != 2))
     why = "A ('" + op.a.buffer->name + "') in registers must be 16-bit and not transposed";
-  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true, !op.transpose_a);
+  if (why.empty() && !a_in_registers) why = wgmma_operand_problem(op.a, true);
   if (!why.empty()) return std::nullopt;
   // Only 16-bit operands may be MN-major (imm-trans-a / imm-trans-b).
   if (t.bytes() != 2 && (op.transpose_a || !op.transpose_b)) {
@@ -368,12 +346,28 @@ class CudaKernelInstructions : public KernelInstructionChoice {
     return {};
   }
 
-  // A TMA store, else loops.
+  // T.tma_copy's load (one with a barrier); a TMA store; else loops.
   ir::CopyInstruction global_copy_choice(const ir::Copy& op) const {
     if (is_fragment(op.src.buffer) || is_fragment(op.dst.buffer)) return {};
+    if (op.barrier) return tma_load_choice(op);
     if (is_tma_store(op, ctx_))
       return {.kind = ir::CopyInstructionKind::TmaStore, .panel_bytes = panel_bytes_of(*op.src.buffer)};
     return {.kind = ir::CopyInstructionKind::Loops};
+  }
+
+  // A load of T.tma_copy's must be a TMA load: its barrier's phase waits for the tile's bytes.
+  ir::CopyInstruction tma_load_choice(const ir::Copy& op) const {
+    if (!ctx_.target.has(TargetFeature::Tma))
+      error_at(op.loc, "T.tma_copy needs the Tensor Memory Accelerator of sm_90a; target " + ctx_.target.name +
+                           " has none (T.copy moves the tile on any target)");
+    if (!ctx_.contiguous_args)
+      error_at(op.loc, "T.tma_copy: TMA reads tensors whose strides are known; this kernel was compiled for "
+                       "tensors of any strides");
+    if (!tma_tile(op.dst, op.src))
+      error_at(op.loc, "T.tma_copy: TMA can't move this tile: it moves a whole 2-D shared tile whose rows are "
+                       "whole 16-byte chunks, from a tensor of the same dtype whose strides are multiples of 16 "
+                       "bytes, with constant extents and no T.annotate_layout on either side");
+    return {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = panel_bytes_of(*op.dst.buffer)};
   }
 
   int threads_;

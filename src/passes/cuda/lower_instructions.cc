@@ -56,7 +56,8 @@ Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, cons
   ir::is_const_int(shape[1], &cols);
   std::string call = name + "<" + std::to_string(rows) + ", " + std::to_string(cols);
   for (const std::string& a : args) call += ", " + a;
-  return ir::device_call(call + ">", {ctx.registers(fragment.buffer), ctx.tile_address(tile)}, loc);
+  return ir::device_call(call + ">", {ctx.registers(fragment.buffer), ctx.tile_address(tile), ctx.thread_index()},
+                         loc);
 }
 
 // A TMA copy, one instruction a panel of the shared tile, the box of the tensor map being the
@@ -70,8 +71,8 @@ Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
   const ir::BufferRegion& global = load ? op.src : op.dst;
   const ir::BufferRegion& shared = load ? op.dst : op.src;
   const size_t rank = global.region.size(), srank = shared.region.size();
-  int64_t cols;
-  ir::is_const_int(ir::simplify(shared.buffer->shape.back()), &cols);
+  int64_t cols;  // whole panels of the tile, from column shared.region.back().min on
+  ir::is_const_int(ir::simplify(shared.region.back().extent), &cols);
   const int64_t panel_bytes = op.instruction.panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
   if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
     throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
@@ -88,7 +89,8 @@ Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
     std::vector<Expr> at;
     for (size_t d = 0; d < srank; ++d)
       at.push_back(d + 2 < srank ? ctx.lowered(shared.region[d].min) : ir::make_int(0));
-    at.back() = ir::make_int(p * panel);
+    Expr first = ctx.lowered(shared.region.back().min);
+    at.back() = ir::simplify(ir::make_Add(first, ir::make_int(p * panel, first->dtype)));
     std::vector<Expr> args = {map, ir::address_of(shared.buffer, at)};
     if (load) args.push_back(ctx.lowered(op.barrier));
     for (size_t d = rank; d-- > 0;) {

@@ -8,21 +8,18 @@ namespace tilec::passes {
 std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global) {
   const ir::Buffer& tile_buffer = shared.buffer;
   const ir::Buffer& tensor = global.buffer;
-  if (tile_buffer->dtype != tensor->dtype || tile_buffer->shape.size() != 2) return std::nullopt;
+  const size_t srank = tile_buffer->shape.size();
+  if (tile_buffer->dtype != tensor->dtype || srank < 2) return std::nullopt;
   // A tensor map describes strided rows; a laid-out tensor's elements are elsewhere.
   if (tensor->layout) return std::nullopt;
   TmaTile tile;
   tile.panel_bytes = panel_bytes_of(*tile_buffer);
   if (!tile.panel_bytes) return std::nullopt;
-  ir::is_const_int(ir::simplify(tile_buffer->shape[0]), &tile.rows);
-  ir::is_const_int(ir::simplify(tile_buffer->shape[1]), &tile.cols);
+  // Whole panels of one tile (of a stack of them: a pipeline's stages).
+  if (!whole_panel_columns(shared)) return std::nullopt;
+  ir::is_const_int(ir::simplify(tile_buffer->shape[srank - 2]), &tile.rows);
+  ir::is_const_int(ir::simplify(shared.region[srank - 1].extent), &tile.cols);
   tile.bytes = tile_buffer->dtype.bytes();
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t e;
-    if (!ir::is_zero(ir::simplify(shared.region[d].min)) ||
-        !ir::is_const_int(ir::simplify(shared.region[d].extent), &e) || e != (d ? tile.cols : tile.rows))
-      return std::nullopt;
-  }
   const size_t rank = global.region.size();
   if (rank < 1 || rank > 5 || tile.rows > 256) return std::nullopt;
   std::vector<int64_t> extents;
@@ -51,6 +48,27 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
     if (!ir::is_zero(ir::simplify(ir::make_FloorMod(bytes, ir::make_int(16, stride->dtype))))) return std::nullopt;
   }
   return tile;
+}
+
+bool whole_panel_columns(const ir::BufferRegion& r) {
+  const size_t rank = r.region.size();
+  const int64_t panel_bytes = panel_bytes_of(*r.buffer);
+  if (r.buffer->scope != ir::MemoryScope::Shared || rank < 2 || panel_bytes == 0) return false;
+  const int64_t width = panel_bytes / r.buffer->dtype.bytes();
+  int64_t rows, min, extent, cols;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!ir::is_one(ir::simplify(r.region[d].extent))) return false;
+  const ir::Range& row = r.region[rank - 2];
+  const ir::Range& col = r.region[rank - 1];
+  if (!(ir::is_zero(ir::simplify(row.min)) && ir::is_const_int(ir::simplify(row.extent), &rows) &&
+        ir::is_const_int(ir::simplify(r.buffer->shape[rank - 2]), &extent) && rows == extent &&
+        ir::is_const_int(ir::simplify(col.extent), &extent) &&
+        ir::is_const_int(ir::simplify(r.buffer->shape[rank - 1]), &cols) && extent % width == 0))
+    return false;
+  if (ir::is_const_int(ir::simplify(col.min), &min)) return min % width == 0 && min + extent <= cols;
+  // A column a loop picks (Q_shared[:, j * 64:(j + 1) * 64]): a panel's first, whichever it is.
+  ir::Expr panel_start = ir::simplify(ir::make_FloorMod(col.min, ir::make_int(width, col.min->dtype)));
+  return ir::is_zero(panel_start);
 }
 
 int64_t panel_width_that_fits(const ir::BufferNode& b) {

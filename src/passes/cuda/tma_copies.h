@@ -1,8 +1,9 @@
-// Which copies the Tensor Memory Accelerator moves (cp.async.bulk.tensor, sm_90a): a whole 2-D
-// shared panel tile (panel_bytes_of below) and a tile of a global tensor of at most 5
+// Which copies the Tensor Memory Accelerator moves (cp.async.bulk.tensor, sm_90a): whole panels
+// of a 2-D shared panel tile (whole_panel_columns, panel_bytes_of below), or of one tile of a
+// stack of them (the leading dims of extent 1), and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
 // 1) whose strides are constant multiples of 16 bytes, in the same dtype, and which no
-// T.annotate_layout laid out. Loads are made by warp_specialize; a store is a T.copy of such a
+// T.annotate_layout laid out. Loads are made by warp_specialize and T.tma_copy; a store is a T.copy of such a
 // shared tile to global memory that select_instructions chose TMA for, issued by one thread
 // (lower_to_threads), the writers' generic stores ordered before it by a proxy fence and a
 // barrier (insert_barriers).
@@ -21,6 +22,14 @@ struct TmaTile {
 
 // The shape of a TMA copy between `shared` and `global`, or nullopt when TMA can't move it.
 std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global);
+
+// Whether `r` is whole panels of its shared buffer's panel tile: every row, and columns from a
+// panel's first to a panel's last (of one tile of a stack). Its panels are then a panel tile of
+// their own, at the same stride: Q_shared[:, :512] and Q_shared[:, 512:] of a 64 x 576 tile, as
+// DSA's sparse MLA splits its Q along K; KV_shared[s, :, :256] of a 64 x 512 stage, as MLA
+// decode splits its V (a B stored K x N) along N; KV_s[:, j * 64:(j + 1) * 64], a panel a loop
+// picks (its bounds the program's to keep).
+bool whole_panel_columns(const ir::BufferRegion& r);
 
 // The widest panels shared buffer `b`'s tile can be cut into, whatever layout it has: the
 // widest of 128, 64, 32 and 16 bytes that divides its rows' bytes, or 0 when it can't be cut

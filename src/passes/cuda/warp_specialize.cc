@@ -12,6 +12,7 @@
 #include "op/accesses.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/gpu/pipeline_stages.h"
+#include "passes/thread_groups.h"
 
 namespace tilec::passes {
 namespace {
@@ -369,8 +370,7 @@ class Specializer {
   }
 
   static Stmt in_threads(int lo, int hi, Stmt then_case, Stmt else_case = Stmt()) {
-    Expr cond = ir::make_call(DType::Bool, ir::kThreadIn, {ir::make_int(lo), ir::make_int(hi)});
-    return ir::make_if(cond, std::move(then_case), std::move(else_case));
+    return ir::make_if(ir::thread_in(lo, hi), std::move(then_case), std::move(else_case));
   }
 
   const ir::KernelLaunch& launch_;
@@ -393,6 +393,8 @@ class KernelSpecializer : public ir::IRMutator {
     // `threads` threads; a producer warpgroup past them, or blocks looping over tiles, would
     // change what the index means to them.
     if (op->thread_index) return self;
+    // A kernel whose T.ws groups split the block itself.
+    if (has_thread_groups(op->body)) return self;
     Specializer specializer(*op, ctx_);
     Stmt body = specializer.run();
     if (!body) return self;

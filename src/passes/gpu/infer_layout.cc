@@ -18,6 +18,7 @@
 #include "op/op.h"
 #include "op/parallel.h"
 #include "passes/gpu/gemm_layouts.h"
+#include "passes/thread_groups.h"
 
 namespace tilec::passes {
 namespace {
@@ -56,7 +57,8 @@ class LayoutInference {
         if (!layouts_.count(fragments_[i].get())) next = &fragments_[i];
       if (!next) break;
       auto shape = const_shape(*next);
-      demand(*next, ir::default_fragment(shape, threads_, default_run(shape, threads_, (*next)->dtype.bytes())),
+      const int threads = threads_of(*next);
+      demand(*next, ir::default_fragment(shape, threads, default_run(shape, threads, (*next)->dtype.bytes())),
              (*next)->loc);
     }
     check_sites();
@@ -99,6 +101,20 @@ class LayoutInference {
         }
         IRVisitor::visit_Allocate(op);
       }
+      // A T.ws group's tile code is spread over its threads.
+      void visit_IfThenElse(const ir::IfThenElse* op) override {
+        auto span = thread_group_of(*op);
+        if (!span) return IRVisitor::visit_IfThenElse(op);
+        const int block = self->group_threads_;
+        self->group_threads_ = static_cast<int>(span->threads());
+        visit(op->then_case);
+        self->group_threads_ = block;
+        if (op->else_case) visit(op->else_case);
+      }
+      void visit_region(const ir::BufferRegion& r) override {
+        self->note_threads(r.buffer);
+        IRVisitor::visit_region(r);
+      }
       void visit_For(const ir::For* op) override {
         if (op->for_kind == ir::ForKind::Parallel && in_site == 0) {
           if (auto nest = parallel_nest_of(op)) {
@@ -112,10 +128,12 @@ class LayoutInference {
         IRVisitor::visit_For(op);
       }
       void visit_BufferLoad(const ir::BufferLoad* op) override {
+        self->note_threads(op->buffer);
         if (in_site == 0 && is_fragment(op->buffer)) self->scalar_uses_.push_back({op->buffer, op->loc});
         IRVisitor::visit_BufferLoad(op);
       }
       void visit_BufferStore(const ir::BufferStore* op) override {
+        self->note_threads(op->buffer);
         if (in_site == 0 && is_fragment(op->buffer)) self->scalar_uses_.push_back({op->buffer, op->loc});
         IRVisitor::visit_BufferStore(op);
       }
@@ -182,7 +200,18 @@ class LayoutInference {
     gemm_shared_layouts_.insert(gemm_shared_layouts_.end(), demands->shared.begin(), demands->shared.end());
   }
 
+  // The threads a fragment is spread over: those of the T.ws group that first uses it, else the
+  // block's.
+  void note_threads(const ir::Buffer& b) {
+    if (is_fragment(b) && group_threads_ > 0) fragment_threads_.emplace(b.get(), group_threads_);
+  }
+  int threads_of(const ir::Buffer& b) const {
+    auto it = fragment_threads_.find(b.get());
+    return it == fragment_threads_.end() ? threads_ : it->second;
+  }
+
   void add(const op::LayoutConstraints& c) {
+    site_threads_.insert(site_threads_.end(), c.sites.size(), group_threads_ > 0 ? group_threads_ : threads_);
     sites_.insert(sites_.end(), c.sites.begin(), c.sites.end());
     projections_.insert(projections_.end(), c.projections.begin(), c.projections.end());
     scalar_uses_.insert(scalar_uses_.end(), c.replicated.begin(), c.replicated.end());
@@ -249,7 +278,8 @@ class LayoutInference {
   // (a scan's lines): its first fragment takes the site's default layout, extended over the
   // dims the site doesn't spread. Whether one was laid out.
   bool seed_line_site() {
-    for (const Site& site : sites_) {
+    for (size_t i = 0; i < sites_.size(); ++i) {
+      const Site& site = sites_[i];
       auto has_layout = [this](const ir::Buffer& b) { return layout_of(b); };
       if (site_layout(site, has_layout)) continue;
       bool whole = false, constrained = false;
@@ -260,7 +290,7 @@ class LayoutInference {
         whole |= !lines && a.dims.size() == site.extents.size();
       }
       if (whole || !constrained) continue;
-      Fragment layout = ir::default_fragment(site.extents, threads_, 1);
+      Fragment layout = ir::default_fragment(site.extents, site_threads_[i], 1);
       for (const auto& a : site.accesses) {
         if (!is_fragment(a.buffer) || layout_of(a.buffer)) continue;
         if (auto l = access_layout(layout, a, site.extents)) return demand(a.buffer, *l, site.loc);
@@ -309,6 +339,9 @@ class LayoutInference {
   const PassContext& ctx_;
   GemmLayoutHook gemm_layouts_;
   int threads_ = 128;
+  int group_threads_ = 0;  // of the T.ws group being collected; 0 outside one
+  std::unordered_map<const ir::BufferNode*, int> fragment_threads_;
+  std::vector<int> site_threads_;  // sites_[i]'s threads
   std::vector<ir::Buffer> fragments_;
   std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
   std::vector<Site> sites_;

@@ -1,9 +1,12 @@
 #include "passes/gpu/insert_barriers.h"
 
+#include <algorithm>
+
 #include "ir/device_calls.h"
 #include "ir/shared_layout.h"
 #include "ir/mutator.h"
 #include "op/accesses.h"
+#include "passes/thread_groups.h"
 #include "passes/thread_values.h"
 
 namespace tilec::passes {
@@ -71,8 +74,16 @@ class BarrierPlacer {
  public:
   // `consumer_threads` > 0: the launch is warp-specialized (warp_specialize.h), and the
   // branch its producer warpgroup doesn't take synchronizes only that many threads.
-  BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values)
-      : overlap_(std::move(async)), consumer_threads_(consumer_threads), thread_values_(thread_values) {}
+  // `group_barriers`: those of the kernel's T.ws groups; `program_orders_groups`: the kernel
+  // orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
+  BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
+                const GroupBarriers& group_barriers, bool program_orders_groups, BufferSet generic_writes)
+      : overlap_(std::move(async)),
+        generic_writes_(std::move(generic_writes)),
+        consumer_threads_(consumer_threads),
+        thread_values_(thread_values),
+        group_barriers_(group_barriers),
+        program_orders_groups_(program_orders_groups) {}
 
   // `s` with barriers before each statement that would otherwise see another thread's
   // access of the same buffer (read after write, write after read or write) unseparated;
@@ -86,18 +97,53 @@ class BarrierPlacer {
     if (ir::is_device_call(s, "sync_threads")) {
       // The block's barrier (T.sync_threads, a reduction's exchange) in a warp-specialized
       // launch's consumer code waits for the consumers alone: the producer warpgroup never
-      // reaches it.
-      if (!in_consumers_ && !in_producer_) {
+      // reaches it. In a T.ws group it waits for the group.
+      if (!in_consumers_ && !in_producer_ && !group_) {
         pending = Pending();
         return s;
       }
       return reset(pending, s->loc);
     }
+    if (auto span = thread_group_of(s)) return place_group(*s.as<ir::IfThenElse>(), *span, pending);
     if (divides_threads(s)) return place_divergent(s, pending);
     return place_parts(s, pending);
   }
 
  private:
+  // A T.ws group's statements (and an elif chain of other groups after it), separated from what
+  // the block did before by a barrier of the block before them all (unless the program orders
+  // them with mbarriers), and within each group by the group's own barrier. Between the groups
+  // of a chain there is none: they are other threads.
+  Stmt place_group(const ir::IfThenElse& branch, ThreadSpan span, Pending& pending) {
+    if (group_) throw std::logic_error("insert_barriers: a T.ws group inside another");
+    op::Accesses acc(ir::MemoryScope::Shared);
+    acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
+    Stmt before;
+    if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending)) before = reset(pending, branch.loc);
+    auto n = std::make_shared<ir::IfThenElse>(branch);
+    {
+      Pending inside;
+      const int divergent = divergent_depth_;
+      divergent_depth_ = 0;  // every thread of the group runs its statements
+      group_ = span;
+      n->then_case = place(branch.then_case, inside);
+      group_.reset();
+      divergent_depth_ = divergent;
+    }
+    if (branch.else_case) {
+      // The other threads: more groups, whose statements outside them no thread of this one runs.
+      Pending others;
+      ++chain_depth_;
+      ++divergent_depth_;
+      n->else_case = place(branch.else_case, others);
+      --divergent_depth_;
+      --chain_depth_;
+    }
+    pending.reads.insert(acc.reads.begin(), acc.reads.end());
+    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    return ir::make_seq({before, Stmt(n)});
+  }
+
   // `s`'s parts placed: the statements of a sequence, a branch's sides, a loop's body; a leaf
   // with the barrier it needs.
   Stmt place_parts(const Stmt& s, Pending& pending) {
@@ -157,6 +203,12 @@ class BarrierPlacer {
     // Only those instructions need it (a target that has none never makes the call).
     if (barrier && reads_through_async_proxy(s))
       barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
+    // In a group of a kernel that orders its groups with mbarriers, the generic writes of
+    // other threads (stores, cp.async) reach this thread through the barrier it waited on; its
+    // proxy fence makes them seen by the async proxy it reads them through.
+    else if (!barrier && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
+             std::any_of(acc.reads.begin(), acc.reads.end(), [&](const ir::BufferNode* b) { return generic_writes_.count(b); }))
+      barrier = ir::device_call("fence_proxy_async", {}, s->loc);
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     pending.writes.insert(acc.writes.begin(), acc.writes.end());
     return ir::make_seq({barrier, s});
@@ -167,7 +219,13 @@ class BarrierPlacer {
   // its accesses are separated from earlier ones by a barrier before it, and one its own
   // statements would need between them is an error.
   bool divides_threads(const Stmt& s) const {
-    if (const auto* branch = s.as<ir::IfThenElse>()) return thread_values_.differs(branch->condition);
+    if (const auto* branch = s.as<ir::IfThenElse>()) {
+      // thread_in(lo, hi): a part of the block (one thread issuing copies, initializing
+      // barriers), but for the producer warpgroup's side of a warp-specialized launch.
+      const auto* call = branch->condition.as<ir::Call>();
+      if (call && call->name == ir::kThreadIn) return !splits_producer(branch->condition);
+      return thread_values_.differs(branch->condition);
+    }
     if (const auto* loop = s.as<ir::For>())
       return thread_values_.differs(loop->min) || thread_values_.differs(loop->extent);
     if (const auto* w = s.as<ir::While>()) return thread_values_.differs(w->condition);
@@ -224,6 +282,7 @@ class BarrierPlacer {
     if (divergent_depth_ > 0) barrier_not_reached_by_all(loc);
     if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
     pending = Pending();
+    if (group_) return ir::device_call(group_barriers_.barrier(*group_), {}, loc);
     return ir::device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
   }
 
@@ -238,11 +297,50 @@ class BarrierPlacer {
   std::string partial_barrier() const { return ir::consumer_barrier(consumer_threads_); }
 
   Overlap overlap_;
+  BufferSet generic_writes_;  // shared buffers the kernel writes through the generic proxy
   int consumer_threads_;
   const ThreadValues& thread_values_;
+  const GroupBarriers& group_barriers_;
+  const bool program_orders_groups_;
   int divergent_depth_ = 0;  // inside a branch or loop that differs from thread to thread
   bool in_consumers_ = false, in_producer_ = false;
+  std::optional<ThreadSpan> group_;  // the T.ws group being placed
+  int chain_depth_ = 0;              // in the else branch of a group (an elif chain's other groups)
 };
+
+// The shared buffers a kernel writes through the generic proxy: by stores, copies other than
+// TMA loads, and cp.async (T.ptx_cp_async's destination addresses).
+BufferSet generic_writes(const Stmt& body) {
+  struct Writes : op::Accesses {
+    Writes() : op::Accesses(ir::MemoryScope::Shared) {}
+    void visit(const Stmt& st) override {
+      const auto* copy = st.as<ir::Copy>();
+      if (!copy || copy->instruction.kind != ir::CopyInstructionKind::TmaLoad) op::Accesses::visit(st);
+    }
+    using op::Accesses::visit;
+    void visit_Call(const ir::Call* op) override {
+      if (op->name.rfind(std::string(ir::kDeviceCallPrefix) + "cp_async_", 0) == 0 && !op->args.empty())
+        if (const auto* at = op->args[0].as<ir::Call>(); at && at->name == ir::kAddressOf)
+          writes.insert(at->args.at(0).as<ir::BufferLoad>()->buffer.get());
+      op::Accesses::visit_Call(op);
+    }
+  } w;
+  w.visit(body);
+  return w.writes;
+}
+
+// Whether a kernel waits on mbarriers of its own (T.alloc_barrier's, T.barrier_wait).
+bool waits_on_mbarriers(const Stmt& body) {
+  struct Waits : ir::IRVisitor {
+    bool found = false;
+    void visit_Evaluate(const ir::Evaluate* op) override {
+      const auto* call = op->value.as<ir::Call>();
+      found |= call && call->name == std::string(ir::kDeviceCallPrefix) + "mbarrier_wait_parity";
+    }
+  } waits;
+  waits.visit(body);
+  return waits.found;
+}
 
 class KernelBarriers : public ir::IRMutator {
  protected:
@@ -252,7 +350,10 @@ class KernelBarriers : public ir::IRMutator {
     Pending pending;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
     ThreadValues thread_values(op->thread_index, op->body);
-    n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values)
+    GroupBarriers group_barriers(op->body, op->loc);
+    const bool groups = has_thread_groups(op->body);
+    n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values, group_barriers,
+                            groups && waits_on_mbarriers(op->body), generic_writes(op->body))
                   .place(op->body, pending);
     return Stmt(n);
   }

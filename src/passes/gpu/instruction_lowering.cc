@@ -21,9 +21,10 @@ ir::Stmt matrix_core_gemm_call(const ir::Gemm& op, const std::string& routine, I
   };
   std::vector<ir::Stmt> out;
   if (op.clear_accum) out.push_back(ctx.fill_registers(op.c.buffer, ir::make_float(0, DType::Float32)));
-  out.push_back(ir::device_call(
-      routine, {operand(op.a, in.a_in_registers), operand(op.b, in.b_in_registers), ctx.registers(op.c.buffer)},
-      op.loc));
+  out.push_back(ir::device_call(routine,
+                                {operand(op.a, in.a_in_registers), operand(op.b, in.b_in_registers),
+                                 ctx.registers(op.c.buffer), ctx.thread_index()},
+                                op.loc));
   return ir::make_seq(out);
 }
 

@@ -14,6 +14,7 @@
 #include "op/parallel.h"
 #include "passes/gpu/nest_vectors.h"
 #include "passes/lower_tile_ops.h"
+#include "passes/thread_groups.h"
 #include "passes/thread_values.h"
 #include "passes/tile_lowering.h"
 
@@ -110,13 +111,40 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
       thread_values_.emplace(op->thread_index, op->body);
       thread_values_->check_barriers(op->body);
     }
+    block_tid_ = tid_;
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
     tensor_maps_.clear();
+    group_barriers_.emplace(op->body, op->loc);
     Stmt body = TileLowering::mutate_KernelLaunch(op, self);
     auto n = std::make_shared<ir::KernelLaunch>(*body.as<ir::KernelLaunch>());
-    n->thread_var = tid_;
+    n->thread_var = block_tid_;
     n->tensor_maps = tensor_maps_;
     return Stmt(n);
+  }
+
+  // A T.ws group's tile code, lowered for its threads: numbered from 0 (its first thread), its
+  // barriers its own named barrier.
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    auto span = thread_group_of(*op);
+    if (!span) return TileLowering::mutate_IfThenElse(op, self);
+    Expr local = ir::make_var("group_tx", tid_->dtype);
+    const Expr block_tid = tid_;
+    const int block_threads = threads_;
+    const std::string block_barrier = block_barrier_;
+    ir::BoundAnalyzer saved = bounds_;
+    tid_ = local;
+    threads_ = static_cast<int>(span->threads());
+    block_barrier_ = group_barriers_->barrier(*span);
+    bounds_.bind(local, {0, span->threads() - 1});
+    Stmt body = mutate(op->then_case);
+    tid_ = block_tid;
+    threads_ = block_threads;
+    block_barrier_ = block_barrier;
+    bounds_ = saved;
+    Expr lo = ir::make_int(span->lo, block_tid_->dtype);
+    Expr cond = ir::make_And(ir::make_GE(block_tid_, lo), ir::make_LT(block_tid_, ir::make_int(span->hi, lo->dtype)));
+    return ir::with_loc(
+        ir::make_if(cond, ir::make_let(local, ir::make_Sub(block_tid_, lo), body), mutate(op->else_case)), op->loc);
   }
 
   // A fragment becomes each thread's registers: a local array of its slots.
@@ -156,7 +184,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   Expr mutate_Call(const ir::Call* op, const Expr& self) override {
     if (op->name == ir::kThreadIn) {
       Expr lo = mutate(op->args.at(0)), hi = mutate(op->args.at(1));
-      return ir::make_And(ir::make_GE(tid_, lo), ir::make_LT(tid_, hi));
+      return ir::make_And(ir::make_GE(block_tid_, lo), ir::make_LT(block_tid_, hi));
     }
     // The address of a fragment is its thread's registers.
     if (op->name == ir::kAddressOf) {
@@ -734,6 +762,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   SourceLoc statement_loc_;  // of the innermost located statement being lowered
   int threads_ = 128;
   std::string block_barrier_ = "sync_threads";  // the barrier of the threads_ threads
+  std::optional<GroupBarriers> group_barriers_;  // the kernel's T.ws groups'
+  Expr block_tid_;  // threadIdx.x (tid_ is a T.ws group's own index inside one)
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
   Expr tid_;
   std::optional<ThreadValues> thread_values_;  // when the kernel reads the thread index

@@ -9,6 +9,7 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "passes/gpu/pipeline_stages.h"
+#include "passes/thread_groups.h"
 
 namespace tilec::passes {
 namespace {
@@ -45,7 +46,8 @@ class LoopPipeliner : public ir::IRMutator {
  private:
   Stmt pipeline(const ir::For& loop) {
     int stages = loop.num_stages;
-    if (stages < 2) return Stmt();
+    // T.ws groups in the loop: the program pipelines it itself, with its own barriers.
+    if (stages < 2 || has_thread_groups(loop.body)) return Stmt();
     std::vector<Stmt> body_stmts;
     if (const auto* seq = loop.body.as<ir::Seq>()) body_stmts = seq->stmts;
     else body_stmts = {loop.body};

@@ -4,6 +4,7 @@
 #include "ir/region.h"
 #include "ir/simplify.h"
 #include "op/layout_constraints.h"
+#include "passes/thread_groups.h"
 
 namespace tilec::passes {
 
@@ -53,28 +54,44 @@ std::optional<GemmShape> gemm_shape(const ir::Gemm& op) {
 
 namespace {
 
-// The gemms and copies of one kernel, each given the target's choice unless it has one.
+// The gemms and copies of one kernel, each given the target's choice unless it has one; those
+// of a T.ws group, the choice for its threads (passes/thread_groups.h).
 class KernelSelection : public ir::IRMutator {
  public:
-  explicit KernelSelection(const KernelInstructionChoice& choice) : choice_(choice) {}
+  KernelSelection(const Stmt& body, int threads, const InstructionHooks& hooks, const PassContext& ctx)
+      : choice_(hooks.kernel(body, threads, ctx)), hooks_(hooks), ctx_(ctx) {}
 
  protected:
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    auto span = thread_group_of(self);
+    if (!span) return IRMutator::mutate_IfThenElse(op, self);
+    Stmt then_case = KernelSelection(op->then_case, static_cast<int>(span->threads()), hooks_, ctx_).mutate(op->then_case);
+    Stmt else_case = mutate(op->else_case);
+    if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return self;
+    auto n = std::make_shared<ir::IfThenElse>(*op);
+    n->then_case = then_case;
+    n->else_case = else_case;
+    return Stmt(n);
+  }
+
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
     if (op->instruction.selected()) return self;
     auto n = std::make_shared<ir::Gemm>(*op);
-    n->instruction = choice_.gemm(*op);
+    n->instruction = choice_->gemm(*op);
     return Stmt(n);
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {
     if (op->instruction.selected() || is_fragment(op->src.buffer) || is_fragment(op->dst.buffer)) return self;
     auto n = std::make_shared<ir::Copy>(*op);
-    n->instruction = choice_.copy(*op);
+    n->instruction = choice_->copy(*op);
     return Stmt(n);
   }
 
  private:
-  const KernelInstructionChoice& choice_;
+  std::unique_ptr<KernelInstructionChoice> choice_;
+  const InstructionHooks& hooks_;
+  const PassContext& ctx_;
 };
 
 class Selection : public ir::IRMutator {
@@ -83,8 +100,7 @@ class Selection : public ir::IRMutator {
 
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    auto choice = hooks_.kernel(op->body, op->threads, ctx_);
-    Stmt body = KernelSelection(*choice).mutate(op->body);
+    Stmt body = KernelSelection(op->body, op->threads, hooks_, ctx_).mutate(op->body);
     if (body.same_as(op->body)) return self;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
     n->body = body;
@@ -105,6 +121,19 @@ class FragmentCopySelection : public ir::IRMutator {
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     threads_ = op->threads;
     return IRMutator::mutate_KernelLaunch(op, self);
+  }
+
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    auto span = thread_group_of(self);
+    if (!span) return IRMutator::mutate_IfThenElse(op, self);
+    const int block = threads_;
+    threads_ = static_cast<int>(span->threads());
+    Stmt then_case = mutate(op->then_case);
+    threads_ = block;
+    auto n = std::make_shared<ir::IfThenElse>(*op);
+    n->then_case = then_case;
+    n->else_case = mutate(op->else_case);
+    return Stmt(n);
   }
 
   Stmt mutate_Copy(const ir::Copy* op, const Stmt& self) override {

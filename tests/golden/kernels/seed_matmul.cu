@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_matmul_kernel(const tile
     // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
     tilec_cuda::cp_async_commit();
     // seed_matmul.py:24: T.gemm(A_shared, B_shared, C_local)
-    tilec_cuda::gemm_ss<32, 32, 32, 2, 2, false, false, true, true>((&A_shared[(tilec_cuda::floormod(k_stage_iter, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(0, 0)]), (&B_shared[(tilec_cuda::floormod(k_stage_iter, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(0, 0)]), (&C_local[0]));
+    tilec_cuda::gemm_ss<32, 32, 32, 2, 2, false, false, true, true>((&A_shared[(tilec_cuda::floormod(k_stage_iter, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(0, 0)]), (&B_shared[(tilec_cuda::floormod(k_stage_iter, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(0, 0)]), (&C_local[0]), tx);
   }
   // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
   tilec_cuda::cp_async_wait_all();

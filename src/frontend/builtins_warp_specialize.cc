@@ -1,0 +1,299 @@
+// Warp specialization written by hand, as TileLang's programs write it: mbarriers
+// (T.alloc_barrier) that T.ws groups (Elaborator::exec_thread_group) wait on and arrive at,
+// T.tma_copy, whose loads complete on one, and T.set_max_nreg. These are sm_90a's
+// instructions: the CUDA passes lower them, and the CPU backend refuses them
+// (passes/thread_loops.h). The program orders its groups itself; tilec adds no barrier between
+// them (passes/gpu/insert_barriers.h).
+#include "frontend/builtin_table.h"
+#include "ir/device_calls.h"
+#include "ir/simplify.h"
+#include "ir/printer.h"
+#include "op/copy.h"
+
+namespace tilec::frontend {
+
+using K = CtValue::Kind;
+
+namespace {
+
+// An mbarrier's arrival count is at most 2^20 - 1 (PTX's mbarrier.init).
+constexpr int64_t kMaxArrivals = (int64_t{1} << 20) - 1;
+
+// Each of these goes in the T.Kernel block; in an `if tx < n:` it makes the branch a thread group
+// (Elaborator::exec_if): its threads synchronize as one, which is what it is written for.
+void require_kernel(Elaborator& el, const EvaluatedCall& call) {
+  if (!el.in_kernel_) error_at(call.node->loc, call.callee_name + " goes inside a T.Kernel block");
+  if (el.thread_group_) el.thread_group_needed_ = true;
+}
+
+// &bars[i]: one barrier of a T.alloc_barrier buffer, written bars[i], or the buffer itself when
+// it holds one.
+ir::Expr barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+  const SourceLoc loc = a.loc(name);
+  TileOperand op = el.operand(a[name], loc, fn + "() argument '" + name + "'");
+  if (!el.barrier_buffers_.count(op.buffer.get()))
+    error_at(loc, fn + ": '" + name + "' is a barrier from T.alloc_barrier(...), not '" + op.buffer->name + "'");
+  std::vector<ir::Expr> at;
+  for (const ir::Range& r : op.ranges) {
+    if (!op.point_only && !ir::is_one(ir::simplify(r.extent)))
+      error_at(loc, fn + ": '" + op.buffer->name + "' holds several barriers; pass one of them (" + op.buffer->name +
+                        "[i])");
+    at.push_back(r.min);
+  }
+  return ir::address_of(op.buffer, at);
+}
+
+// T.alloc_barrier(arrive_count): one mbarrier, or one for each count of a list; a phase of
+// barrier i completes when arrive_count[i] threads have arrived and the bytes of the TMA loads
+// it expects have come. Thread 0 initializes them where the call is, before the block's
+// threads go on together.
+CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"arrive_count"});
+  if (el.under_runtime_control() || el.thread_group_ || el.parallel_depth_ > 0)
+    error_at(call.node->loc, "T.alloc_barrier goes in the T.Kernel block itself, outside loops, branches and T.ws "
+                             "groups: every thread of the block waits there for the barriers' initialization");
+  const CtValue& counts = a["arrive_count"];
+  std::vector<CtValue> items = counts.is_sequence() ? counts.items.vector() : std::vector<CtValue>{counts};
+  if (items.empty()) error_at(a.loc("arrive_count"), "T.alloc_barrier: the list of arrival counts is empty");
+  std::vector<int64_t> arrivals;
+  for (const CtValue& item : items) {
+    int64_t n = el.to_int(item, a.loc("arrive_count"), "T.alloc_barrier arrive_count");
+    if (n < 1 || n > kMaxArrivals)
+      error_at(a.loc("arrive_count"), "T.alloc_barrier: an arrival count is between 1 and " +
+                                          std::to_string(kMaxArrivals) + ", not " + std::to_string(n));
+    arrivals.push_back(n);
+  }
+  std::string base = el.name_hint_.empty() ? "barrier" : el.name_hint_;
+  const SourceLoc& loc = call.node->loc;
+  ir::Buffer bars = ir::make_buffer(el.unique_buffer_name(base), DType::UInt64,
+                                    {ir::make_int(static_cast<int64_t>(arrivals.size()))}, {},
+                                    ir::MemoryScope::Shared, loc);
+  el.kernel_allocs_.push_back(bars);
+  el.barrier_buffers_.insert(bars.get());
+  std::vector<ir::Stmt> init;
+  for (size_t i = 0; i < arrivals.size(); ++i)
+    init.push_back(ir::device_call(
+        "mbarrier_init", {ir::address_of(bars, {ir::make_int(static_cast<int64_t>(i))}), ir::make_int(arrivals[i])},
+        loc));
+  init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
+  el.emit(ir::with_loc(ir::make_if(ir::thread_in(0, 1), ir::make_seq(init)), loc));
+  el.emit(ir::device_call("sync_threads", {}, loc));
+  return CtValue::of_buffer(bars);
+}
+
+// T.barrier_wait(mbarrier, parity), T.mbarrier_wait_parity(mbarrier, parity): the thread waits
+// until the barrier's phase of this parity (0 first, then 1, 0, ...) has completed.
+CtValue wait_parity(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"mbarrier", "parity"});
+  ir::Expr bar = barrier_address(el, a, "mbarrier", call.callee_name);
+  ir::Expr parity = el.to_expr_of(a["parity"], DType::Int32, a.loc("parity"), call.callee_name + " parity");
+  el.emit(ir::device_call("mbarrier_wait_parity", {bar, parity}, call.node->loc));
+  return CtValue::none();
+}
+
+// T.barrier_arrive(mbarrier), T.mbarrier_arrive(mbarrier): this thread arrives.
+CtValue arrive(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  const bool cluster_form = call.callee_name == "T.mbarrier_arrive";
+  CallArgs a = cluster_form ? el.bind(call, {"mbarrier", "cta_id=None"}) : el.bind(call, {"mbarrier"});
+  if (cluster_form && a["cta_id"].kind != K::None)
+    error_at(a.loc("cta_id"), "T.mbarrier_arrive(cta_id=...): thread block clusters are not supported; "
+                              "a block arrives at its own barriers");
+  el.emit(ir::device_call("mbarrier_arrive", {barrier_address(el, a, "mbarrier", call.callee_name)}, call.node->loc));
+  return CtValue::none();
+}
+
+// T.mbarrier_expect_tx(mbarrier, tx) / T.mbarrier_arrive_expect_tx(mbarrier, tx): the barrier's
+// current phase also waits for tx more bytes of TMA loads (and, the second, this thread arrives).
+CtValue expect_tx(Elaborator& el, const EvaluatedCall& call, bool and_arrive) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"mbarrier", "tx"});
+  ir::Expr bar = barrier_address(el, a, "mbarrier", call.callee_name);
+  int64_t bytes = el.to_int(a["tx"], a.loc("tx"), call.callee_name + " tx");
+  if (bytes < 0 || bytes > kMaxArrivals)
+    error_at(a.loc("tx"), call.callee_name + ": tx is a byte count between 0 and " + std::to_string(kMaxArrivals) +
+                              ", not " + std::to_string(bytes));
+  el.emit(ir::device_call(and_arrive ? "mbarrier_arrive_expect_tx" : "mbarrier_expect_tx", {bar, ir::make_int(bytes)},
+                          call.node->loc));
+  return CtValue::none();
+}
+
+// T.tma_copy(src, dst, barrier=...): a load of a global tile into a shared one by the Tensor
+// Memory Accelerator, issued by the first thread of the T.ws group (of the block outside one),
+// which first adds the tile's bytes to what the barrier's phase waits for; nothing waits here.
+// The group's threads arrive at the barrier themselves (T.barrier_arrive), and a wait for its
+// phase (T.barrier_wait) sees the tile. A store (shared to global) is T.copy's, which TMA makes
+// when it can and which is complete when the call returns.
+CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"src", "dst", "barrier=None", "cluster_mask=None", "leader_scope_threads=None",
+                              "eviction_policy=None", "annotations=None"});
+  const SourceLoc& loc = call.node->loc;
+  for (const char* unsupported : {"cluster_mask", "leader_scope_threads", "annotations"})
+    if (a[unsupported].kind != K::None)
+      error_at(a.loc(unsupported), std::string("T.tma_copy(") + unsupported +
+                                       "=...) is not supported: tilec has no thread block clusters, and the "
+                                       "group's first thread issues the copy");
+  auto node = copy_between(el, a, "T.tma_copy", loc);
+  op::check(*node, a.loc("src"));
+  const bool load = node->src.buffer->scope == ir::MemoryScope::Global &&
+                    node->dst.buffer->scope == ir::MemoryScope::Shared;
+  const bool store = node->src.buffer->scope == ir::MemoryScope::Shared &&
+                     node->dst.buffer->scope == ir::MemoryScope::Global;
+  if (!load && !store)
+    error_at(loc, "T.tma_copy moves a tile between global and shared memory, not from " +
+                      std::string(ir::scope_name(node->src.buffer->scope)) + " '" + node->src.buffer->name + "' to " +
+                      ir::scope_name(node->dst.buffer->scope) + " '" + node->dst.buffer->name + "'");
+  if (store) {
+    if (a["barrier"].kind != K::None)
+      error_at(a.loc("barrier"), "T.tma_copy: a store to global memory completes on no barrier");
+    el.emit(ir::Stmt(node));
+    return CtValue::none();
+  }
+  if (a["barrier"].kind == K::None)
+    error_at(loc, "T.tma_copy: a load into shared memory completes on a barrier; pass barrier=bars[i]");
+  int64_t bytes = node->dst.buffer->dtype.bytes();
+  for (const ir::Range& r : node->dst.region) {
+    int64_t extent;
+    if (!ir::is_const_int(ir::simplify(r.extent), &extent))
+      error_at(loc, "T.tma_copy: the tile's extents are constants (a TMA box), not " + ir::to_string(r.extent));
+    bytes *= extent;
+  }
+  node->barrier = barrier_address(el, a, "barrier", "T.tma_copy");
+  const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
+  ir::Stmt issue = ir::make_seq(
+      {ir::device_call("mbarrier_expect_tx", {node->barrier, ir::make_int(bytes)}, loc), ir::Stmt(node)});
+  el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1), issue), loc));
+  return CtValue::none();
+}
+
+// T.set_max_nreg(reg_count, is_inc): the registers each thread of the warpgroup keeps drop
+// (is_inc 0) or grow (1) to reg_count, a multiple of 8 in [24, 256]; every warp of the warpgroup
+// runs it.
+CtValue set_max_nreg(Elaborator& el, const EvaluatedCall& call, std::optional<bool> grow) {
+  require_kernel(el, call);
+  CallArgs a = grow ? el.bind(call, {"reg_count"}) : el.bind(call, {"reg_count", "is_inc"});
+  int64_t count = el.to_int(a["reg_count"], a.loc("reg_count"), call.callee_name + " reg_count");
+  if (count < 24 || count > 256 || count % 8 != 0)
+    error_at(a.loc("reg_count"), call.callee_name + ": reg_count is a multiple of 8 from 24 to 256, not " +
+                                     std::to_string(count));
+  if (!grow) {
+    int64_t inc = el.to_int(a["is_inc"], a.loc("is_inc"), "T.set_max_nreg is_inc");
+    if (inc != 0 && inc != 1)
+      error_at(a.loc("is_inc"), "T.set_max_nreg: is_inc is 1 (grow) or 0 (drop), not " + std::to_string(inc));
+    grow = inc == 1;
+  }
+  el.emit(ir::device_call(std::string(*grow ? "setmaxnreg_inc<" : "setmaxnreg_dec<") + std::to_string(count) + ">",
+                          {}, call.node->loc));
+  return CtValue::none();
+}
+
+// T.access_ptr(base, access_type="r", *extents, extent=None, offset=0, ignore_last_ndim=0): the
+// address of base's first element (a buffer's, a slice's, an element's), for T.ptx_cp_async.
+// The access type and extents are TVM's bookkeeping; tilec takes the address alone.
+CtValue access_ptr(Elaborator& el, const EvaluatedCall& call_in) {
+  require_kernel(el, call_in);
+  EvaluatedCall call = call_in;
+  if (call.positional.size() > 2) {  // *extents
+    call.positional.resize(2);
+    call.positional_locs.resize(2);
+  }
+  CallArgs a = el.bind(call, {"base", "access_type=\"r\"", "extent=None", "offset=0", "ignore_last_ndim=0"});
+  for (const char* zero : {"offset", "ignore_last_ndim"})
+    if (el.to_int(a[zero], a.loc(zero), std::string("T.access_ptr ") + zero) != 0)
+      error_at(a.loc(zero), std::string("T.access_ptr(") + zero + "=...) is not supported: index the element "
+                            "whose address you want (T.access_ptr(A[i, j + k]))");
+  const CtValue& mode = a["access_type"];
+  if (!(mode.kind == K::String && (mode.text == "r" || mode.text == "w" || mode.text == "rw")) && !mode.is_number())
+    error_at(a.loc("access_type"), "T.access_ptr's access_type is \"r\", \"w\", \"rw\" or a mask, not " + describe(mode));
+  TileOperand op = el.operand(a["base"], a.loc("base"), "T.access_ptr() argument 'base'");
+  std::vector<ir::Expr> at;
+  for (const ir::Range& r : op.ranges) at.push_back(r.min);
+  return CtValue::of_expr(ir::address_of(op.buffer, at));
+}
+
+// The buffer of an address T.access_ptr made, else an error naming the argument.
+const ir::BufferLoad& accessed_element(const CtValue& v, const SourceLoc& loc, const std::string& what) {
+  const auto* call = v.kind == K::Expr ? v.expr.as<ir::Call>() : nullptr;
+  if (!call || call->name != ir::kAddressOf) error_at(loc, what + " is an address from T.access_ptr(...), not " + describe(v));
+  return *call->args.at(0).as<ir::BufferLoad>();
+}
+
+// T.ptx_cp_async(dst, src, num_elems, predicate=None): this thread's cp.async of num_elems
+// elements (4, 8 or 16 bytes) from global memory to shared memory, both addresses from
+// T.access_ptr; zeros where the predicate is false. It lands by T.cp_async_barrier_noinc's
+// barrier phase.
+CtValue ptx_cp_async(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"dst_access_ptr", "src_access_ptr", "num_elems", "predicate=None"});
+  const ir::BufferLoad& dst = accessed_element(a["dst_access_ptr"], a.loc("dst_access_ptr"), "T.ptx_cp_async's destination");
+  const ir::BufferLoad& src = accessed_element(a["src_access_ptr"], a.loc("src_access_ptr"), "T.ptx_cp_async's source");
+  if (dst.buffer->scope != ir::MemoryScope::Shared || src.buffer->scope != ir::MemoryScope::Global)
+    error_at(call.node->loc, "T.ptx_cp_async copies from global memory ('" + src.buffer->name + "' is " +
+                                 ir::scope_name(src.buffer->scope) + ") to shared memory ('" + dst.buffer->name +
+                                 "' is " + ir::scope_name(dst.buffer->scope) + ")");
+  if (dst.buffer->dtype.bytes() != src.buffer->dtype.bytes())
+    error_at(call.node->loc, "T.ptx_cp_async: '" + src.buffer->name + "' and '" + dst.buffer->name +
+                                 "' have elements of different sizes");
+  const int64_t n = el.to_int(a["num_elems"], a.loc("num_elems"), "T.ptx_cp_async num_elems");
+  const int64_t bytes = n * dst.buffer->dtype.bytes();
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    error_at(a.loc("num_elems"), "T.ptx_cp_async moves 4, 8 or 16 bytes; " + std::to_string(n) + " elements of " +
+                                     dst.buffer->dtype.name() + " are " + std::to_string(bytes));
+  ir::Expr pred = a["predicate"].kind == K::None
+                      ? ir::make_bool(true)
+                      : el.to_expr_of(a["predicate"], DType::Bool, a.loc("predicate"), "T.ptx_cp_async predicate");
+  el.emit(ir::device_call("cp_async_" + std::to_string(bytes),
+                          {a["dst_access_ptr"].expr, a["src_access_ptr"].expr, pred}, call.node->loc));
+  return CtValue::none();
+}
+
+}  // namespace
+
+void add_warp_specialize_builtins(BuiltinTable& t) {
+  t["T.access_ptr"] = access_ptr;
+  t["T.ptx_cp_async"] = ptx_cp_async;
+  // T.cp_async_barrier_noinc(barrier): the barrier gets this thread's arrival once its
+  // cp.async copies so far have landed.
+  t["T.cp_async_barrier_noinc"] = [](Elaborator& el, const EvaluatedCall& c) {
+    require_kernel(el, c);
+    CallArgs a = el.bind(c, {"barrier"});
+    el.emit(ir::device_call("cp_async_mbarrier_arrive_noinc", {barrier_address(el, a, "barrier", c.callee_name)},
+                            c.node->loc));
+    return CtValue::none();
+  };
+  // T.fence_proxy_async(): this thread's writes to shared memory are seen by the async proxy
+  // (wgmma, TMA stores) after the barrier that follows.
+  t["T.fence_proxy_async"] = [](Elaborator& el, const EvaluatedCall& c) {
+    require_kernel(el, c);
+    el.bind(c, {});
+    el.emit(ir::device_call("fence_proxy_async", {}, c.node->loc));
+    return CtValue::none();
+  };
+  // T.wait_wgmma(n): T.wgmma_gemm waits for its own wgmma, so nothing is left in flight.
+  t["T.wait_wgmma"] = [](Elaborator& el, const EvaluatedCall& c) {
+    require_kernel(el, c);
+    CallArgs a = el.bind(c, {"id"});
+    if (el.to_int(a["id"], a.loc("id"), "T.wait_wgmma id") < 0)
+      error_at(a.loc("id"), "T.wait_wgmma's count of wgmma groups left in flight is 0 or more");
+    return CtValue::none();
+  };
+  t["T.alloc_barrier"] = alloc_barrier;
+  t["T.barrier_wait"] = wait_parity;
+  t["T.mbarrier_wait_parity"] = wait_parity;
+  t["T.barrier_arrive"] = arrive;
+  t["T.mbarrier_arrive"] = arrive;
+  t["T.mbarrier_expect_tx"] = [](Elaborator& el, const EvaluatedCall& c) { return expect_tx(el, c, false); };
+  t["T.mbarrier_arrive_expect_tx"] = [](Elaborator& el, const EvaluatedCall& c) { return expect_tx(el, c, true); };
+  t["T.tma_copy"] = tma_copy;
+  t["T.set_max_nreg"] = [](Elaborator& el, const EvaluatedCall& c) { return set_max_nreg(el, c, std::nullopt); };
+  t["T.inc_max_nreg"] = [](Elaborator& el, const EvaluatedCall& c) { return set_max_nreg(el, c, true); };
+  t["T.dec_max_nreg"] = [](Elaborator& el, const EvaluatedCall& c) { return set_max_nreg(el, c, false); };
+  t["T.ws"] = [](Elaborator&, const EvaluatedCall& c) -> CtValue {
+    error_at(c.node->loc, "T.ws is used as 'with T.ws(0):', a block of statements for warp group 0");
+  };
+}
+
+}  // namespace tilec::frontend

@@ -1,0 +1,60 @@
+#include "passes/require_hopper.h"
+
+#include "base/diagnostics.h"
+#include "ir/device_calls.h"
+#include "ir/visitor.h"
+
+namespace tilec::passes {
+namespace {
+
+class HopperOnly : public ir::IRVisitor {
+ public:
+  explicit HopperOnly(const Target& target) : target_(target) {}
+
+  void visit(const ir::Stmt& s) override {
+    SourceLoc enclosing = loc_;
+    if (s && s->loc.valid()) loc_ = s->loc;
+    IRVisitor::visit(s);
+    loc_ = enclosing;
+  }
+  using IRVisitor::visit;
+
+ protected:
+  void visit_IfThenElse(const ir::IfThenElse* op) override {
+    const auto* call = op->condition.as<ir::Call>();
+    if (call && call->name == ir::kThreadGroup && !target_.is_cuda())
+      error_at(loc_, "a thread group (T.ws, or an 'if' on the thread index with tile ops or barriers of its "
+                     "threads) needs CUDA's named barriers; target " + target_.name + " has none");
+    IRVisitor::visit_IfThenElse(op);
+  }
+  void visit_Copy(const ir::Copy* op) override {
+    if (op->barrier && !target_.has(TargetFeature::Tma)) refuse("T.tma_copy");
+    IRVisitor::visit_Copy(op);
+  }
+  void visit_Call(const ir::Call* op) override {
+    if (target_.has(TargetFeature::Tma)) return IRVisitor::visit_Call(op);
+    const std::string prefix = ir::kDeviceCallPrefix;
+    if (op->name.rfind(prefix + "mbarrier", 0) == 0 || op->name == prefix + "fence_mbarrier_init")
+      refuse("an mbarrier (T.alloc_barrier and the waits and arrivals on it)");
+    if (op->name.rfind(prefix + "setmaxnreg", 0) == 0) refuse("T.set_max_nreg");
+    IRVisitor::visit_Call(op);
+  }
+
+ private:
+  [[noreturn]] void refuse(const std::string& what) {
+    error_at(loc_, what + " needs CUDA sm_90a (the Tensor Memory Accelerator and its mbarriers); target " +
+                       target_.name + " has none");
+  }
+
+  const Target& target_;
+  SourceLoc loc_;
+};
+
+}  // namespace
+
+ir::Stmt require_hopper(const ir::Stmt& body, const PassContext& ctx) {
+  if (!ctx.target.is_cuda() || !ctx.target.has(TargetFeature::Tma)) HopperOnly(ctx.target).visit(body);
+  return body;
+}
+
+}  // namespace tilec::passes

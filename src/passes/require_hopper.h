@@ -1,0 +1,14 @@
+// Warp specialization written by hand (frontend/builtins_warp_specialize.cc) is sm_90a's:
+// mbarriers (T.alloc_barrier and its waits and arrivals), T.tma_copy and T.set_max_nreg need
+// TMA; thread groups (T.ws, passes/thread_groups.h) need CUDA's named barriers. On a target
+// without them (the CPU, HIP; CUDA before sm_90a for the first) the first such statement is a
+// CompileError at its line.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+ir::Stmt require_hopper(const ir::Stmt& body, const PassContext& ctx);
+
+}  // namespace tilec::passes

@@ -1,0 +1,343 @@
+"""Warp specialization written by hand, as TileLang's warp_specialize examples write it: T.ws
+groups whose tile ops are spread over their own threads, mbarriers (T.alloc_barrier,
+T.barrier_wait / T.mbarrier_wait_parity, T.barrier_arrive / T.mbarrier_arrive,
+T.mbarrier_expect_tx), T.tma_copy and T.set_max_nreg. The code is checked through NVRTC for
+sm_90a without a GPU; the products on an H100/H200."""
+
+import importlib.util
+import re
+
+import pytest
+
+import tilec
+import tilec.language as T
+from tilec import CompileError
+from tilec import _core, capture
+from tilec.jit import core_pass_configs
+from test_hopper import check, emit, hopper_or_skip
+
+
+def emit_for(func, arch, stage="source"):
+    source, filename, first_line, name, bindings = capture.function_value(func.func, func.source, func.scope)
+    return _core.emit(source, filename, first_line, name, bindings, "cuda", arch, core_pass_configs(None), stage)
+
+
+def producer_consumer(M, N, K, bM=128, bN=128, bK=64, stages=2, dtype="float16", producer=1, regs=False):
+    """TileLang's barrierpipe example: warp group `producer` fills `stages` stage tiles by TMA,
+    the other multiplies them; full and empty barriers per stage."""
+    consumer = 1 - producer
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=256) as (bx, by):
+            A_s = T.alloc_shared((stages, bM, bK), dtype)
+            B_s = T.alloc_shared((stages, bK, bN), dtype)
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            bars = T.alloc_barrier([128] * (2 * stages))
+            with T.ws(consumer):
+                T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
+                with T.ws(producer):
+                    if regs:
+                        T.set_max_nreg(40, 0)
+                    T.mbarrier_wait_parity(bars[k % stages + stages], (k // stages) % 2 ^ 1)
+                    T.tma_copy(A[by * bM:(by + 1) * bM, k * bK:(k + 1) * bK], A_s[k % stages, :, :],
+                               barrier=bars[k % stages])
+                    T.tma_copy(B[k * bK, bx * bN], B_s[k % stages, :, :], barrier=bars[k % stages])
+                    T.mbarrier_arrive(bars[k % stages])
+                with T.ws(consumer):
+                    T.barrier_wait(bars[k % stages], (k // stages) % 2)
+                    T.gemm(A_s[k % stages, :, :], B_s[k % stages, :, :], C_l)
+                    T.barrier_arrive(bars[k % stages + stages])
+            with T.ws(consumer):
+                T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+def split_columns(M, N, K, bM=128, bN=128, bK=64, dtype="float16"):
+    """TileLang's copy_gemm_0_1 example: both warp groups read the block's A tile; each loads
+    and multiplies its own half of B. No mbarriers: tilec places the barriers."""
+    half = bN // 2
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=256) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), dtype)
+            B0 = T.alloc_shared((bK, half), dtype)
+            B1 = T.alloc_shared((bK, half), dtype)
+            C0 = T.alloc_fragment((bM, half), "float32")
+            C1 = T.alloc_fragment((bM, half), "float32")
+            with T.ws(1):
+                T.clear(C1)
+            with T.ws(0):
+                T.clear(C0)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=0):
+                T.copy(A[by * bM, k * bK], A_s)
+                with T.ws(1):
+                    T.copy(B[k * bK, bx * bN], B1)
+                    T.gemm(A_s, B1, C1)
+                with T.ws(0):
+                    T.copy(B[k * bK, bx * bN + half], B0)
+                    T.gemm(A_s, B0, C0)
+            with T.ws(1):
+                T.copy(C1, C[by * bM, bx * bN])
+            with T.ws(0):
+                T.copy(C0, C[by * bM, bx * bN + half])
+
+    return main
+
+
+def thread_by_thread_pipeline(M, N, K, bM=64, bN=128, bK=64, dtype="float16"):
+    """TileLang's MLA decode (example_mla_decode_ws) style: `if tx < 128:` consumers multiply on
+    T.wgmma_gemm; the other threads (its else) fill two stages with T.ptx_cp_async, each thread's
+    copies arriving on the stage's barrier by T.cp_async_barrier_noinc."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=256) as (bx, by):
+            A_s = T.alloc_shared((2, bM, bK), dtype)
+            B_s = T.alloc_shared((2, bK, bN), dtype)
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            ready = T.alloc_barrier([128, 128])
+            free = T.alloc_barrier([128, 128])
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.set_max_nreg(232, 1)
+                T.clear(C_l)
+                for k in T.serial(T.ceildiv(K, bK)):
+                    T.barrier_wait(ready[k % 2], (k // 2) % 2)
+                    T.wgmma_gemm(A_s[k % 2, :, :], B_s[k % 2, :, :], C_l)
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(free[k % 2])
+                T.copy(C_l, C[by * bM, bx * bN])
+            else:
+                T.set_max_nreg(40, 0)
+                for k in T.serial(T.ceildiv(K, bK)):
+                    T.barrier_wait(free[k % 2], ((k // 2) % 2) ^ 1)
+                    for r in T.serial(bM * bK // 8 // 128):
+                        row = r * 16 + (tx - 128) // 8
+                        col = (tx - 128) % 8 * 8
+                        T.ptx_cp_async(T.access_ptr(A_s[k % 2, row, col], "w", 8),
+                                       T.access_ptr(A[by * bM + row, k * bK + col], "r", 8), 8)
+                    for r in T.serial(bK * bN // 8 // 128):
+                        row = r * 8 + (tx - 128) // 16
+                        col = (tx - 128) % 16 * 8
+                        T.ptx_cp_async(T.access_ptr(B_s[k % 2, row, col], "w", 8),
+                                       T.access_ptr(B[k * bK + row, bx * bN + col], "r", 8), 8)
+                    T.cp_async_barrier_noinc(ready[k % 2])
+
+    return main
+
+
+# --- no GPU needed: the IR and source NVRTC built for sm_90a -------------------------------
+
+def test_if_on_the_thread_index_is_a_group_and_its_else_the_other_threads():
+    ir = emit(thread_by_thread_pipeline(512, 512, 512), "ir")
+    # `if tx < 128:` and its else are groups [0, 128) and [128, 256): the consumers' wgmma is
+    # one warpgroup's, and each reads the producers' cp.async stores after its proxy fence.
+    assert re.search(r"if tx >= 0 and tx < 128:\n\s+group_tx\w* = tx\n", ir)
+    assert re.search(r"if tx >= 128 and tx < 256:\n\s+group_tx\w* = tx - 128\n", ir)
+    assert re.search(r"fence_proxy_async\(\)\)\n\s+T.evaluate\(T.device.wgmma_gemm_ss<64, 128, 64, 1, 1,", ir)
+    assert re.search(r"cp_async_16\(T.address_of\(A_s\[k\w* % 2, row\[0\], col\[0\]\]\), "
+                     r"T.address_of\(A\[by \* 64 \+ row\[0\], k\w* \* 64 \+ col\[0\]\]\), True\)", ir)
+    assert re.search(r"cp_async_mbarrier_arrive_noinc\(T.address_of\(ready\[k\w* % 2\]\)\)", ir)
+    assert "setmaxnreg_inc<232>" in ir and "setmaxnreg_dec<40>" in ir
+
+
+
+def test_a_groups_tile_ops_are_spread_over_its_own_threads_numbered_from_its_first():
+    ir = emit(producer_consumer(1024, 1024, 1024, producer=0), "ir")
+    # The consumer (warp group 1) runs the gemm as one warpgroup's wgmma (grid 1 x 1), and its
+    # 128 threads, numbered from tx - 128, store the accumulator.
+    assert "wgmma_gemm_ss<128, 128, 64, 1, 1," in ir
+    epilogue = ir[ir.rindex("if tx >= 128 and tx < 256:"):]
+    number = re.match(r"if tx >= 128 and tx < 256:\n\s+(group_tx\w*) = tx - 128\n", epilogue)
+    assert number and f"{number.group(1)} // 4 % 8" in epilogue
+    # The producer's first thread (0) adds each tile's bytes to the stage's barrier, then issues it.
+    assert re.search(r"if tx >= 0 and tx < 1:\n\s+T.evaluate\(T.device.mbarrier_expect_tx\(T.address_of\("
+                     r"bars\[k % 2\]\), 16384\)\)\n\s+T.evaluate\(T.device.tma_load\(T.tensor_map\(0\)", ir)
+    # The program orders its groups: no barrier of the block in the loop.
+    loop = ir[ir.index("for k in"):]
+    assert "sync_threads()" not in loop and "sync_threads_partial" not in loop
+
+
+def test_without_mbarriers_tilec_separates_the_groups_from_the_blocks_copy_and_within_each():
+    ir = emit(split_columns(1024, 1024, 1024), "ir")
+    loop = ir[ir.index("for k in"):]
+    # The block's copy of A_s, then its barrier before the groups read A_s; inside each group a
+    # named barrier of its 128 threads between its copy of B and its gemm (ids 2 and 3: the
+    # groups [0, 128) and [128, 256)), with the async-proxy fence wgmma needs.
+    assert loop.index("T.device.sync_threads()") < loop.index("if tx >= 128 and tx < 256:")
+    assert "fence_proxy_async()" in loop
+    assert "sync_threads_partial<3, 128>()" in loop and "sync_threads_partial<2, 128>()" in loop
+
+
+def test_a_branch_of_producer_threads_synchronizes_them_alone(tmp_path):
+    """sparse_mla_fwd_pipelined's producer: `elif tx >= 128:` threads check an index into shared
+    memory and cp.async the rows it keeps. The branch is a group (it arrives on a barrier), so
+    the shared flag's hand-offs take its named barrier, not the block's (which the consumers,
+    waiting on that barrier, would never reach)."""
+    main = kernel_source([
+        "S = T.alloc_shared((64, 64), 'float16')",
+        "ok = T.alloc_shared((64,), 'bool')",
+        "tx = T.get_thread_binding()",
+        "if tx < 128:",
+        "    T.barrier_wait(bars[0], 0)",
+        "    T.copy(S[0:64, :], C[0:64, :])",
+        "elif tx >= 128:",
+        "    for r in T.serial(4):",
+        "        ok[r * 16 + (tx - 128) // 8] = A[r * 16 + (tx - 128) // 8, 0] > 0",
+        "        if ok[r * 16 + (tx - 128) // 8]:",
+        "            T.ptx_cp_async(T.access_ptr(S[r * 16 + (tx - 128) // 8, (tx - 128) % 8 * 8], 'w', 8),",
+        "                           T.access_ptr(A[r * 16 + (tx - 128) // 8, (tx - 128) % 8 * 8], 'r', 8), 8)",
+        "    T.cp_async_barrier_noinc(bars[0])",
+    ], tmp_path)
+    ir = emit(main, "ir")
+    producer = ir[ir.index("elif tx >= 128 and tx < 256:"):]
+    assert "sync_threads_partial<3, 128>()" in producer and "T.device.sync_threads()" not in producer
+
+
+@pytest.mark.parametrize("make", [producer_consumer, split_columns, thread_by_thread_pipeline])
+def test_the_kernels_build_for_sm_90a(make):
+    ptx = emit(make(512, 512, 512), "ptx")
+    assert "wgmma.mma_async" in ptx
+    if make is producer_consumer:
+        assert "cp.async.bulk.tensor.2d" in ptx and "mbarrier.expect_tx" in ptx
+
+
+def test_set_max_nreg_is_setmaxnreg():
+    assert "setmaxnreg_dec<40>()" in emit(producer_consumer(512, 512, 512, regs=True), "source")
+
+
+def kernel_source(body, folder):
+    src = (
+        "import tilec.language as T\n"
+        "@T.prim_func\n"
+        "def main(A: T.Tensor((256, 64), 'float16'), C: T.Tensor((256, 64), 'float16')):\n"
+        "    with T.Kernel(1, threads=256) as bx:\n"
+        "        A_s = T.alloc_shared((128, 64), 'float16')\n"
+        "        bars = T.alloc_barrier([128, 128])\n"
+        + "".join("        " + line + "\n" for line in body))
+    path = folder / "kernel.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+@pytest.mark.parametrize("body,message", [
+    (["with T.ws(0):", "    with T.ws(1):", "        T.clear(A_s)"], "T.ws blocks cannot be nested"),
+    (["with T.ws(0, 2):", "    T.clear(A_s)"], "the warp groups of one block are consecutive"),
+    (["with T.ws(2):", "    T.clear(A_s)"], "warp group 2 is threads [256, 384), past the block's 256 threads"),
+    (["with T.ws(0) as g:", "    T.clear(A_s)"], "T.ws(...) names nothing"),
+    (["for i in T.serial(2):", "    b = T.alloc_barrier(128)"], "T.alloc_barrier goes in the T.Kernel block itself"),
+    (["T.alloc_barrier(0)"], "an arrival count is between 1 and 1048575, not 0"),
+    (["T.barrier_arrive(bars)"], "'bars' holds several barriers; pass one of them (bars[i])"),
+    (["T.barrier_arrive(A_s[0, 0])"], "'mbarrier' is a barrier from T.alloc_barrier(...), not 'A_s'"),
+    (["T.tma_copy(A[0:128, :], A_s)"], "a load into shared memory completes on a barrier"),
+    (["T.tma_copy(A_s, C[0:128, :], barrier=bars[0])"], "a store to global memory completes on no barrier"),
+    (["T.tma_copy(A[0:128, :], A_s, barrier=bars[0], cluster_mask=3)"], "cluster_mask=...) is not supported"),
+    (["T.mbarrier_arrive(bars[0], cta_id=1)"], "thread block clusters are not supported"),
+    (["T.set_max_nreg(100, 1)"], "reg_count is a multiple of 8 from 24 to 256, not 100"),
+    (["T.ptx_cp_async(T.access_ptr(A[0, 0], 'w'), T.access_ptr(A_s[0, 0], 'r'), 8)"],
+     "T.ptx_cp_async copies from global memory ('A_s' is shared) to shared memory ('A' is global)"),
+    (["T.ptx_cp_async(T.access_ptr(A_s[0, 0], 'w'), T.access_ptr(A[0, 0], 'r'), 3)"],
+     "T.ptx_cp_async moves 4, 8 or 16 bytes; 3 elements of float16 are 6"),
+    (["T.ptx_cp_async(A_s[0, 0], T.access_ptr(A[0, 0], 'r'), 8)"], "is an address from T.access_ptr(...)"),
+    (["tx = T.get_thread_binding()", "if tx < 128:", "    T.clear(A_s)", "elif tx < 200:", "    T.clear(A_s)"],
+     "this branch runs tile ops on threads outside [0, 128) that are not one range of whole warps"),
+])
+def test_mistakes_are_errors_at_their_line(body, message, tmp_path):
+    with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):
+        emit(kernel_source(body, tmp_path), "ir")
+
+
+@pytest.mark.parametrize("target,arch", [("cpu", None), ("cuda", "sm_80")])
+def test_targets_without_tma_refuse_mbarriers_at_the_line(target, arch):
+    with pytest.raises(CompileError, match=r"by_hand\.py:\d+:\d+: error: an mbarrier .* needs CUDA sm_90a"):
+        tilec.compile(producer_consumer(256, 256, 256), target=target, **({"arch": arch} if arch else {}))
+
+
+def test_thread_groups_need_cuda_but_not_hopper():
+    with pytest.raises(CompileError, match=r"by_hand\.py:\d+:\d+: error: a thread group .* needs CUDA's named "
+                                           r"barriers; target cpu has none"):
+        tilec.compile(split_columns(256, 256, 256), target="cpu")
+    source = emit_for(split_columns(256, 256, 256), "sm_80")
+    assert "tilec_cuda::gemm_ss<128, 64, 64, 2, 2," in source and "sync_threads_partial<2, 128>()" in source
+
+
+# --- on an sm_90 GPU ------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K,stages,producer", [(1024, 1024, 1024, 2, 1), (512, 768, 2048, 3, 0),
+                                                   (1000, 1096, 960, 2, 1)])
+def test_producer_consumer_computes_the_product(M, N, K, stages, producer):
+    torch = hopper_or_skip()
+    kernel = tilec.compile(producer_consumer(M, N, K, stages=stages, producer=producer))
+    check(kernel, M, N, K, "float16", False, torch, out_dtype="float16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", [(512, 512, 512), (1024, 768, 2048)])
+def test_thread_by_thread_pipeline_computes_the_product(M, N, K):
+    torch = hopper_or_skip()
+    check(tilec.compile(thread_by_thread_pipeline(M, N, K)), M, N, K, "float16", False, torch, out_dtype="float16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", [(1024, 1024, 1024), (1000, 1096, 960)])
+def test_split_columns_computes_the_product(M, N, K):
+    torch = hopper_or_skip()
+    check(tilec.compile(split_columns(M, N, K)), M, N, K, "float16", False, torch, out_dtype="float16")
+
+
+def suffix_sums(rows, radix=256, threads=1024):
+    """The cumsum of TileLang's top-k selector: `if tx < radix:` threads of a 1024-thread block
+    add up a histogram in shared memory, meeting at T.sync_threads(3, radix), a barrier of theirs
+    alone (the others have gone on to the block's barrier after the branch)."""
+
+    steps = radix.bit_length() - 1
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, radix), "int32"), Y: T.Tensor((rows, radix), "int32")):
+        with T.Kernel(rows, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            h = T.alloc_shared([radix], "int32")
+            v = T.alloc_var("int32")
+            if tx < radix:
+                h[tx] = X[bx, tx]
+            T.sync_threads()
+            if tx < radix:
+                for i in T.serial(steps):
+                    offset = 1 << i
+                    T.sync_threads(3, radix)
+                    if tx < radix - offset:
+                        v = h[tx] + h[tx + offset]
+                    T.sync_threads(3, radix)
+                    if tx < radix - offset:
+                        h[tx] = v
+            T.sync_threads()
+            if tx < radix:
+                Y[bx, tx] = h[tx]
+
+    return main
+
+
+def test_a_barrier_of_part_of_the_block_is_its_groups():
+    ir = emit(suffix_sums(4), "ir")
+    group = ir[ir.index("if tx >= 0 and tx < 256:"):]
+    assert group.count("sync_threads_partial<2, 256>()") == 2
+    assert emit_for(suffix_sums(4), "sm_80").count("sync_threads_partial<2, 256>()") == 2
+
+
+@pytest.mark.gpu
+def test_suffix_sums_of_a_group_of_256_of_1024_threads():
+    torch = hopper_or_skip()
+    kernel = tilec.compile(suffix_sums(8))
+    x = torch.randint(-1000, 1000, (8, 256), device="cuda", dtype=torch.int32)
+    y = torch.full((8, 256), -1, device="cuda", dtype=torch.int32)
+    kernel(x, y)
+    expected = x.flip(1).cumsum(1).flip(1).to(torch.int32)
+    assert torch.equal(y, expected)
