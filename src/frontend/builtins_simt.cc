@@ -117,6 +117,17 @@ void add_simt_builtins(BuiltinTable& t) {
   // TileLang's T.sync_threads(barrier_id, arrive_count) names the barrier and its threads: the
   // count must be those threads', and tilec picks the id (passes/thread_groups.h). Barriers the
   // data needs are placed without it (passes/gpu/insert_barriers.h); this one is kept as written.
+  // T.sync_grid(): every thread of every block waits here for the others (CUDA: the kernel is
+  // launched cooperatively, and a grid of more blocks than the GPU holds at once is refused).
+  t["T.sync_grid"] = [](Elaborator& el, const EvaluatedCall& c) {
+    no_arguments(el, c);
+    if (el.thread_group_ || el.parallel_depth_ > 0)
+      error_at(c.node->loc, "T.sync_grid waits for every thread of the grid; it goes outside T.Parallel loops and "
+                            "thread groups");
+    el.kernel_->grid_sync = true;
+    el.emit(ir::device_call("sync_grid", {}, c.node->loc));
+    return CtValue::none();
+  };
   t["T.sync_threads"] = [](Elaborator& el, const EvaluatedCall& c) {
     require_kernel(el, c);
     CallArgs a = el.bind(c, {"barrier_id=None", "arrive_count=None"});

@@ -317,6 +317,9 @@ struct KernelLaunch : StmtNode {
   // and the body loops over the tiles of `grid` itself, binding the block vars for each; they
   // are not bound to the launch's block index.
   bool persistent = false;
+  // T.sync_grid: a barrier of the whole grid, so the launch is cooperative (every block resident
+  // at once; a grid larger than the GPU holds is refused at launch, not left to hang).
+  bool grid_sync = false;
   // TMA copies' tensor maps, in the order the kernel's argument holds them (set by
   // lower_to_threads).
   std::vector<TensorMapSpec> tensor_maps;

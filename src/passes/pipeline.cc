@@ -29,7 +29,7 @@
 #include "passes/hip/lower_instructions.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
-#include "passes/require_hopper.h"
+#include "passes/require_gpu_features.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
 #include "passes/thread_loops.h"
@@ -47,7 +47,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_cpu()) {
     return {
         {"verify", verify},
-        {"require_hopper", require_hopper},
+        {"require_gpu_features", require_gpu_features},
         {"guard_global_accesses", guard_global_accesses},
         {"lower_tile_ops", lower_tile_ops},
         {"thread_loops", thread_loops},
@@ -58,7 +58,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_cuda()) {
     return {
         {"verify", verify},
-        {"require_hopper", require_hopper},
+        {"require_gpu_features", require_gpu_features},
         {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},
@@ -80,7 +80,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
   if (target.is_hip()) {
     return {
         {"verify", verify},
-        {"require_hopper", require_hopper},
+        {"require_gpu_features", require_gpu_features},
         {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"pipeline_loops", pipeline_loops},

@@ -94,7 +94,8 @@ void launch_cuda(const Kernel::Impl& k, const BuiltLaunch& v, const std::vector<
     grid = runtime::LaunchDims{static_cast<unsigned>(std::min(tiles, wave)), 1, 1};
   }
   v.cuda_module->launch(*grid, {static_cast<unsigned>(v.cuda_launch.threads), 1, 1},
-                        static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes), stream, params);
+                        static_cast<size_t>(v.cuda_launch.dynamic_shared_bytes), stream, params,
+                        v.cuda_launch.cooperative);
 }
 
 }  // namespace

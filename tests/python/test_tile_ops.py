@@ -110,6 +110,33 @@ def test_copy_global_fragment_global(M, N, rng):
 
 
 @jit
+def copy_at_a_row_held_in_a_fragment(M, N, tile):
+    """The row a T.copy starts at is a kernel scalar held in a 1-element fragment (TileLang's
+    stream-K GEMM keeps its iteration so): the copy's addresses read it on every thread."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), start: T.Tensor((1,), "int32"), O: T.Tensor((tile, N), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            row = T.alloc_fragment((1,), "int32", "local")
+            A_s = T.alloc_shared((tile, N), "float16")
+            row[0] = start[0]
+            T.copy(A[row[0] % M, 0], A_s)
+            T.copy(A_s, O)
+
+    return main
+
+
+def test_a_copy_at_a_row_held_in_a_fragment(rng):
+    M, N, tile = 64, 64, 16
+    a = rand((M, N), "float16", rng)
+    o = poison((tile, N), "float16")
+    copy_at_a_row_held_in_a_fragment(M, N, tile)(a, np.array([37], dtype=np.int32), o)
+    expected = np.zeros((tile, N), dtype=np.float16)
+    expected[:M - 37] = a[37:37 + tile]
+    assert_close(o, expected, "float16", exact=True)
+
+
+@jit
 def copy_read_past_edge(M, N, r0, c0, tile):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), O: T.Tensor((tile, tile), "float32")):

@@ -32,6 +32,7 @@ class CudaPrinter final : public CFamilyPrinter {
       emit_line("#include \"cuda/panels.h\"");  // panel_offset (wgmma.h has it too)
     }
     if (bounds_check_) emit_line("#include \"cuda/bounds_check.h\"");
+    if (launch->grid_sync) emit_line("#include \"cuda/grid_sync.h\"");
     emit_line("");
     kernel_name_literal_ = string_literal(func.name);
     auto words = [](size_t n) { return std::to_string(std::max<size_t>(n, 1)); };
@@ -69,6 +70,7 @@ class CudaPrinter final : public CFamilyPrinter {
     out.launch.grid = launch->grid;
     out.launch.threads = block_threads;
     out.launch.persistent = launch->persistent;
+    out.launch.cooperative = launch->grid_sync;
     out.launch.dynamic_shared_bytes = shared_peak_;
     return out;
   }

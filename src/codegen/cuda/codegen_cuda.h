@@ -32,6 +32,8 @@ struct CudaLaunch {
   // The grid's blocks are tiles that at most one wave of blocks on a 1-D grid loops over
   // (ir::KernelLaunch::persistent).
   bool persistent = false;
+  // T.sync_grid: launched cooperatively (ir::KernelLaunch::grid_sync).
+  bool cooperative = false;
 };
 
 struct CudaSource {

@@ -701,6 +701,10 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
           std::vector<Expr> element = idx;
           element.back() = ir::make_Mul(element.back(), ir::make_int(vec));
           Access g = access(global, element), s = access(shared, element);
+          // The region's bounds may read scalars of the kernel's (a fragment's element): lowered too.
+          for (Access* a : {&g, &s})
+            for (Expr& i : a->indices) i = mutate(i);
+          if (g.in_bounds) g.in_bounds = mutate(g.in_bounds);
           Expr g_addr = ir::address_of(global.buffer, g.indices), s_addr = ir::address_of(shared.buffer, s.indices);
           Expr in_bounds = g.in_bounds ? ir::simplify(g.in_bounds) : ir::make_bool(true);
           if (to_shared) return ir::device_call("cp_async_" + width, {s_addr, g_addr, in_bounds}, op.loc);

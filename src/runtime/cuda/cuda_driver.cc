@@ -59,6 +59,7 @@ const CudaDriver* CudaDriver::load(std::string* reason) {
   bind(driver->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(driver->cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(driver->cuLaunchKernel, "cuLaunchKernel");
+  bind(driver->cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
   bind(driver->cuStreamSynchronize, "cuStreamSynchronize");
   bind(driver->cuStreamIsCapturing, "cuStreamIsCapturing");
   bind(driver->cuMemAlloc, "cuMemAlloc_v2");

@@ -97,6 +97,9 @@ class CudaDriver {
                              unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
+  CUresult (*cuLaunchCooperativeKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                                        unsigned block_x, unsigned block_y, unsigned block_z,
+                                        unsigned shared_bytes, CUstream stream, void** params) = nullptr;
   CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
   CUresult (*cuStreamIsCapturing)(CUstream stream, int* status) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr* pointer, size_t bytes) = nullptr;

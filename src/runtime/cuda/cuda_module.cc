@@ -188,7 +188,7 @@ int64_t CudaModule::wave_blocks(int block_threads, size_t dynamic_shared_bytes) 
 }
 
 void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes,
-                        void* stream, void** args) const {
+                        void* stream, void** args, bool cooperative) const {
   const CudaDriver* cuda = CudaDriver::get();
   if (cuda == nullptr) {
     throw std::runtime_error("cannot launch CUDA kernel " + kernel_name_ + ": " +
@@ -196,9 +196,21 @@ void CudaModule::launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared
   }
   const CUcontext context = cuda->ensure_context();
   const Loaded& loaded = loaded_in(*cuda, context, dynamic_shared_bytes);
-  const CUresult result = cuda->cuLaunchKernel(loaded.function, grid.x, grid.y, grid.z, block.x, block.y,
-                                               block.z, static_cast<unsigned>(dynamic_shared_bytes),
-                                               static_cast<CUstream>(stream), args, nullptr);
+  if (cooperative) {
+    const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
+    const int64_t wave = wave_blocks(static_cast<int>(block.x * block.y * block.z), dynamic_shared_bytes);
+    if (blocks > wave)
+      throw std::runtime_error("kernel " + kernel_name_ + " waits for its whole grid (T.sync_grid), so its " +
+                               std::to_string(blocks) + " blocks must all be resident at once; this GPU holds " +
+                               std::to_string(wave) + " of them: launch at most that many");
+  }
+  const CUresult result =
+      cooperative ? cuda->cuLaunchCooperativeKernel(loaded.function, grid.x, grid.y, grid.z, block.x, block.y,
+                                                    block.z, static_cast<unsigned>(dynamic_shared_bytes),
+                                                    static_cast<CUstream>(stream), args)
+                  : cuda->cuLaunchKernel(loaded.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                         static_cast<unsigned>(dynamic_shared_bytes), static_cast<CUstream>(stream),
+                                         args, nullptr);
   if (result != CUDA_SUCCESS) {
     const auto dims = [](LaunchDims d) {
       return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);

@@ -73,8 +73,10 @@ class CudaModule {
   // (cuFuncSetAttribute) once for each larger size, so sizes over 48 KiB work.
   // Throws std::runtime_error naming the kernel. A kernel built with bounds checks is waited
   // for, and a failed check is an error that says which access it was (runtime/cuda/bounds_report.h).
+  // `cooperative` (a kernel with T.sync_grid): every block resident at once, by a cooperative
+  // launch; a grid of more blocks than one wave (wave_blocks) is an error before it launches.
   void launch(LaunchDims grid, LaunchDims block, size_t dynamic_shared_bytes, void* stream,
-              void** args) const;
+              void** args, bool cooperative = false) const;
 
   // The blocks of one wave on the current device: the multiprocessors times the blocks of
   // `block_threads` threads and `dynamic_shared_bytes` each holds at once (at least 1).

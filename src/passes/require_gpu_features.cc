@@ -1,4 +1,4 @@
-#include "passes/require_hopper.h"
+#include "passes/require_gpu_features.h"
 
 #include "base/diagnostics.h"
 #include "ir/device_calls.h"
@@ -32,6 +32,9 @@ class HopperOnly : public ir::IRVisitor {
     IRVisitor::visit_Copy(op);
   }
   void visit_Call(const ir::Call* op) override {
+    if (op->name == std::string(ir::kDeviceCallPrefix) + "sync_grid" && !target_.is_cuda())
+      error_at(loc_, "T.sync_grid needs CUDA's cooperative launch (every block resident at once); target " +
+                         target_.name + " has none");
     if (target_.has(TargetFeature::Tma)) return IRVisitor::visit_Call(op);
     const std::string prefix = ir::kDeviceCallPrefix;
     if (op->name.rfind(prefix + "mbarrier", 0) == 0 || op->name == prefix + "fence_mbarrier_init")
@@ -52,7 +55,7 @@ class HopperOnly : public ir::IRVisitor {
 
 }  // namespace
 
-ir::Stmt require_hopper(const ir::Stmt& body, const PassContext& ctx) {
+ir::Stmt require_gpu_features(const ir::Stmt& body, const PassContext& ctx) {
   if (!ctx.target.is_cuda() || !ctx.target.has(TargetFeature::Tma)) HopperOnly(ctx.target).visit(body);
   return body;
 }
