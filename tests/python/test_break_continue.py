@@ -108,7 +108,7 @@ def nested_and_unrolled(n):
 
 
 def test_a_break_leaves_its_own_loop_and_a_compile_time_one_stops_unrolling(rng):
-    n = 16
+    n = 32
     x = rng.integers(0, 8, (n, 8), dtype=np.int32)
     y = poison((n, 3), "int32")
     nested_and_unrolled(n)(x, y)
