@@ -114,5 +114,48 @@ TEST(InsertBarriers, AHandOffInsideABranchOnTheThreadIndexIsAnError) {
   }
 }
 
+// Two halves of one shared buffer, `r` the block's (TileLang's top-k selector reads one round's
+// candidates and writes the next round's so, in a branch on the thread index).
+std::string barriers_of_halves(const std::string& branch_body) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(X: T.Tensor((128,), \"int32\")):\n"
+      "    with T.Kernel(4, threads=128) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        s = T.alloc_shared((2, 128), \"int32\")\n"
+      "        r = bx % 2\n"
+      "        s[r, tx] = X[tx]\n"
+      "        T.sync_threads()\n"
+      "        if X[tx] > 0:\n" +
+      branch_body;
+  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  ctx.func = &f;
+  f.body = passes::insert_barriers(f.body, ctx);
+  return ir::to_string(f);
+}
+
+TEST(InsertBarriers, ElementsEveryThreadIndexesApartNeedNoBarrier) {
+  // s[r, ...] and s[r ^ 1, ...]: r is alike on every thread, so no thread's write meets another's read.
+  std::string ir = barriers_of_halves("            v = s[r, 127 - tx]\n            s[r ^ 1, tx] = v + 1\n");
+  EXPECT_EQ(ir.find("sync_threads()\n            s[r ^ 1"), std::string::npos) << ir;
+  std::string constant = barriers_of_halves("            v = s[0, 127 - tx]\n            s[1, tx] = v + 1\n");
+  EXPECT_EQ(constant.find("sync_threads()\n            s[1"), std::string::npos) << constant;
+}
+
+TEST(InsertBarriers, ElementsThatDifferByThreadStillMeet) {
+  // s[r, tx + 1] of one thread is s[r, tx] of the next: a hand-off inside the branch, an error.
+  for (const char* body : {"            v = s[r, tx + 1]\n            s[r, tx] = v + 1\n",
+                           "            v = s[r ^ 1, tx]\n            s[r ^ 1, 127 - tx] = v\n"}) {
+    try {
+      barriers_of_halves(body);
+      FAIL() << "no error for\n" << body;
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilec

@@ -1,11 +1,18 @@
 #include "passes/gpu/insert_barriers.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "ir/device_calls.h"
 #include "ir/shared_layout.h"
+#include "ir/equal.h"
 #include "ir/mutator.h"
+#include "ir/printer.h"
+#include "ir/simplify.h"
 #include "op/accesses.h"
+#include "op/op.h"
 #include "passes/thread_groups.h"
 #include "passes/thread_values.h"
 
@@ -34,40 +41,135 @@ class AsyncTargets : public ir::IRVisitor {
   }
 };
 
-// Whether an access of `a` and one of `b` by different threads can touch the same bytes:
-// one buffer (unless async copies fill it: pipeline_loops orders those itself), or two whose
-// planned places in shared memory overlap (plan_shared_memory gives them disjoint lifetimes,
-// so the barrier between them is the one that lets the later reuse the earlier's bytes).
+// The shared-memory accesses of a statement or expression: an element access keeps its
+// indices; a tile op's region, or any access inside a T.Parallel nest (its elements are other
+// threads'), is the whole buffer. Keyed by buffer and printed indices ("*": whole).
+struct SharedAccesses : ir::IRVisitor {
+  using Indices = std::optional<std::vector<ir::Expr>>;
+  using Set = std::map<std::pair<const ir::BufferNode*, std::string>, Indices>;
+  Set reads, writes;
+
+  void visit(const Stmt& s) override {
+    if (s && op::is_tile_op(s.kind())) {
+      op::Regions r = op::regions_of(*s);
+      for (const ir::BufferRegion& region : r.reads) whole(region.buffer.get(), reads);
+      for (const ir::BufferRegion& region : r.writes) whole(region.buffer.get(), writes);
+    }
+    const auto* loop = s.as<ir::For>();
+    parallel_ += loop && loop->for_kind == ir::ForKind::Parallel;
+    IRVisitor::visit(s);
+    parallel_ -= loop && loop->for_kind == ir::ForKind::Parallel;
+  }
+  using IRVisitor::visit;
+
+  static void whole(const ir::BufferNode* b, Set& set) {
+    if (b && b->scope == ir::MemoryScope::Shared) set[{b, "*"}] = std::nullopt;
+  }
+  // Every access of `set` as a whole-buffer one (accesses carried around a loop's back edge:
+  // their indices name the last iteration's values).
+  static Set wholes(const Set& set) {
+    Set out;
+    for (const auto& [key, indices] : set) whole(key.first, out);
+    return out;
+  }
+  template <typename V>
+  static bool any(const Set& set, V&& v) {
+    for (const auto& [key, indices] : set)
+      if (v(key.first)) return true;
+    return false;
+  }
+
+ protected:
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    note(op->buffer.get(), op->indices, reads);
+    IRVisitor::visit_BufferLoad(op);
+  }
+  void visit_BufferStore(const ir::BufferStore* op) override {
+    note(op->buffer.get(), op->indices, writes);
+    IRVisitor::visit_BufferStore(op);
+  }
+
+ private:
+  void note(const ir::BufferNode* b, const std::vector<ir::Expr>& indices, Set& set) {
+    if (b->scope != ir::MemoryScope::Shared) return;
+    if (parallel_ > 0) return whole(b, set);
+    std::string key;
+    for (const ir::Expr& i : indices) key += ir::to_string(i) + ",";
+    set[{b, key}] = indices;
+  }
+  int parallel_ = 0;
+};
+
+// Whether an access of one set and one of another by different threads can touch the same
+// bytes: one buffer (unless async copies fill it: pipeline_loops orders those itself), unless
+// in some dim both index the buffer alike on every thread and provably apart (`s[r, i]` and
+// `s[r ^ 1, j]`); or two buffers whose planned places in shared memory overlap
+// (plan_shared_memory gives them disjoint lifetimes, so the barrier between them is the one
+// that lets the later reuse the earlier's bytes).
 class Overlap {
  public:
-  explicit Overlap(BufferSet async) : async_(std::move(async)) {}
+  Overlap(BufferSet async, const ThreadValues& thread_values)
+      : async_(std::move(async)), thread_values_(thread_values) {}
 
-  bool operator()(const ir::BufferNode* a, const ir::BufferNode* b) const {
-    if (a == b) return !async_.count(a);
+  bool any(const SharedAccesses::Set& x, const SharedAccesses::Set& y) const {
+    for (const auto& [a, ia] : x)
+      for (const auto& [b, ib] : y)
+        if (meet(a.first, ia, b.first, ib)) return true;
+    return false;
+  }
+
+ private:
+  bool meet(const ir::BufferNode* a, const SharedAccesses::Indices& ia, const ir::BufferNode* b,
+            const SharedAccesses::Indices& ib) const {
+    if (a == b) return !async_.count(a) && !(ia && ib && apart(*ia, *ib));
     if (a->shared_offset < 0 || b->shared_offset < 0) return false;
     return a->shared_offset < b->shared_offset + ir::shared_footprint(*b) &&
            b->shared_offset < a->shared_offset + ir::shared_footprint(*a);
   }
 
-  bool any(const BufferSet& x, const BufferSet& y) const {
-    for (const auto* a : x)
-      for (const auto* b : y)
-        if ((*this)(a, b)) return true;
+  bool apart(const std::vector<ir::Expr>& x, const std::vector<ir::Expr>& y) const {
+    for (size_t d = 0; d < x.size() && d < y.size(); ++d)
+      if (!thread_values_.differs(x[d]) && !thread_values_.differs(y[d]) && different(x[d], y[d])) return true;
     return false;
   }
 
- private:
+  // Whether two integer indices differ whatever their variables are: by a nonzero constant, or
+  // one is the other with nonzero bits flipped (e ^ 1).
+  static bool different(const ir::Expr& x, const ir::Expr& y) {
+    int64_t d;
+    if (ir::is_const_int(ir::simplify(ir::make_Sub(ir::make_cast(DType::Int64, x), ir::make_cast(DType::Int64, y))), &d))
+      return d != 0;
+    auto flipped = [](const ir::Expr& e, const ir::Expr& other) {
+      const auto* x_or = e.as<ir::BitXor>();
+      int64_t bits;
+      return x_or && ir::is_const_int(x_or->b, &bits) && bits != 0 && ir::structural_equal(x_or->a, other);
+    };
+    return flipped(x, y) || flipped(y, x);
+  }
+
   BufferSet async_;
+  const ThreadValues& thread_values_;
 };
 
 // Accesses made since the last barrier, by any thread.
 struct Pending {
-  BufferSet reads, writes;
+  SharedAccesses::Set reads, writes;
+  void add(const SharedAccesses& acc) {
+    reads.insert(acc.reads.begin(), acc.reads.end());
+    writes.insert(acc.writes.begin(), acc.writes.end());
+  }
   void add(const Pending& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
   }
-  bool operator==(const Pending& o) const { return reads == o.reads && writes == o.writes; }
+  bool operator==(const Pending& o) const {
+    auto keys = [](const SharedAccesses::Set& s) {
+      std::vector<std::pair<const ir::BufferNode*, std::string>> k;
+      for (const auto& [key, indices] : s) k.push_back(key);
+      return k;
+    };
+    return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes);
+  }
 };
 
 class BarrierPlacer {
@@ -78,7 +180,7 @@ class BarrierPlacer {
   // orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
                 const GroupBarriers& group_barriers, bool program_orders_groups, BufferSet generic_writes)
-      : overlap_(std::move(async)),
+      : overlap_(std::move(async), thread_values),
         generic_writes_(std::move(generic_writes)),
         consumer_threads_(consumer_threads),
         thread_values_(thread_values),
@@ -116,7 +218,7 @@ class BarrierPlacer {
   // of a chain there is none: they are other threads.
   Stmt place_group(const ir::IfThenElse& branch, ThreadSpan span, Pending& pending) {
     if (group_) throw std::logic_error("insert_barriers: a T.ws group inside another");
-    op::Accesses acc(ir::MemoryScope::Shared);
+    SharedAccesses acc;
     acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
     Stmt before;
     if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending)) before = reset(pending, branch.loc);
@@ -139,8 +241,7 @@ class BarrierPlacer {
       --divergent_depth_;
       --chain_depth_;
     }
-    pending.reads.insert(acc.reads.begin(), acc.reads.end());
-    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    pending.add(acc);
     return ir::make_seq({before, Stmt(n)});
   }
 
@@ -195,7 +296,7 @@ class BarrierPlacer {
       return ir::make_seq({cond_barrier, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
-    op::Accesses acc(ir::MemoryScope::Shared);
+    SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
     // wgmma and TMA stores (tma_copies.h) read shared memory through the async proxy: the
@@ -207,10 +308,9 @@ class BarrierPlacer {
     // other threads (stores, cp.async) reach this thread through the barrier it waited on; its
     // proxy fence makes them seen by the async proxy it reads them through.
     else if (!barrier && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
-             std::any_of(acc.reads.begin(), acc.reads.end(), [&](const ir::BufferNode* b) { return generic_writes_.count(b); }))
+             SharedAccesses::any(acc.reads, [&](const ir::BufferNode* b) { return generic_writes_.count(b) > 0; }))
       barrier = ir::device_call("fence_proxy_async", {}, s->loc);
-    pending.reads.insert(acc.reads.begin(), acc.reads.end());
-    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    pending.add(acc);
     return ir::make_seq({barrier, s});
   }
 
@@ -233,15 +333,14 @@ class BarrierPlacer {
   }
 
   Stmt place_divergent(const Stmt& s, Pending& pending) {
-    op::Accesses acc(ir::MemoryScope::Shared);
+    SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
     Pending inside;
     ++divergent_depth_;
     place_parts(s, inside);  // for its errors: a barrier it would place is one not every thread reaches
     --divergent_depth_;
-    pending.reads.insert(acc.reads.begin(), acc.reads.end());
-    pending.writes.insert(acc.writes.begin(), acc.writes.end());
+    pending.add(acc);
     return ir::make_seq({barrier, s});
   }
 
@@ -253,8 +352,12 @@ class BarrierPlacer {
     for (int round = 0; round < 4; ++round) {
       Pending p = entry;
       placed = place(body, p);
-      Pending next = entry;
-      next.add(p);
+      // What an iteration leaves unseparated meets the next one's accesses whole: its indices
+      // name that iteration's values.
+      Pending next = entry, carried;
+      carried.reads = SharedAccesses::wholes(p.reads);
+      carried.writes = SharedAccesses::wholes(p.writes);
+      next.add(carried);
       if (next == entry) {
         pending = next;
         return placed;
@@ -266,14 +369,14 @@ class BarrierPlacer {
   }
 
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
-    op::Accesses acc(ir::MemoryScope::Shared);
+    SharedAccesses acc;
     acc.visit(e);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
   }
 
-  bool needs_barrier(const op::Accesses& acc, const Pending& pending) const {
+  bool needs_barrier(const SharedAccesses& acc, const Pending& pending) const {
     return overlap_.any(acc.reads, pending.writes) || overlap_.any(acc.writes, pending.writes) ||
            overlap_.any(acc.writes, pending.reads);
   }
