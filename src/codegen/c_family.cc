@@ -9,6 +9,7 @@
 #include "base/stack_guard.h"
 #include "ir/intrinsics.h"
 #include "ir/shared_layout.h"
+#include "ir/visitor.h"
 
 namespace tilec::codegen {
 
@@ -652,11 +653,21 @@ void CFamilyPrinter::emit_LetStmt(const ir::LetStmt& op) {
 void CFamilyPrinter::emit_abi_prologue(const ir::PrimFunc& func, const KernelAbi& abi, const std::string& tensors,
                                      const std::string& ints, const std::string& floats) {
   std::vector<std::pair<ir::Buffer, std::string>> row_major;
+  struct Viewed : ir::IRVisitor {
+    std::unordered_set<const ir::BufferNode*> tensors;
+    void visit_Allocate(const ir::Allocate* op) override {
+      if (op->buffer->view_of) tensors.insert(op->buffer->view_of.get());
+      IRVisitor::visit_Allocate(op);
+    }
+  } viewed;
+  viewed.visit(func.body);
   for (size_t i = 0; i < abi.tensor_params.size(); ++i) {
     const ir::Param& param = func.params[abi.tensor_params[i]];
     std::string name = fresh_name(param.name);
     std::string type = type_name(param.buffer->dtype);
-    emit_line(type + "* __restrict__ " + name + " = static_cast<" + type + "*>(" + tensors + "[" +
+    // A tensor that a view reads too (T.Tensor(shape, dtype, x.data)) has two names.
+    const char* restrict = viewed.tensors.count(param.buffer.get()) ? "* " : "* __restrict__ ";
+    emit_line(type + restrict + name + " = static_cast<" + type + "*>(" + tensors + "[" +
               std::to_string(i) + "]);");
     if (param.buffer->strides.empty())
       row_major.emplace_back(param.buffer, name);
@@ -689,9 +700,11 @@ void CFamilyPrinter::emit_abi_prologue(const ir::PrimFunc& func, const KernelAbi
 
 void CFamilyPrinter::emit_Allocate(const ir::Allocate& op) {
   std::string name = fresh_name(op.buffer->name);
+  if (op.buffer->view_of)  // the viewed tensor's pointer (not __restrict__: both name its bytes)
+    emit_line(type_name(op.buffer->dtype) + "* const " + name + " = " + buffer_name(op.buffer->view_of) + ";");
   bool wide = false;
   std::vector<Stride> strides = declare_row_major_strides(op.buffer, name, &wide);
-  declare_buffer(op.buffer, name);
+  if (!op.buffer->view_of) declare_buffer(op.buffer, name);
   bind_buffer(op.buffer, name, std::move(strides), wide);
   emit_stmt(op.body);
   unbind_buffer(op.buffer);

@@ -1,6 +1,7 @@
 // The T namespace and the Python builtins kernels may call: their arguments parsed and
 // checked, and the tile-op IR each call makes. What a tile op's operands must be (shapes,
 // dims, dtypes) its unit checks (src/op/).
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -190,6 +191,72 @@ static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
   node->allow_async = !sync;
   op::check(*node, a.loc("src"));
   el.emit(ir::Stmt(node));
+  return CtValue::none();
+}
+
+// T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): tile (nhw_step, c_step)
+// of the im2col matrix of a 2-D convolution over `img`, an NHWC tensor, into the 2-D tile
+// `col` (block_m x block_k): element (i, j) is image pixel m = nhw_step * block_m + i (of the
+// N x OH x OW outputs) at filter tap k = c_step * block_k + j (of KH x KW x C), 0 in the padding.
+// A T.Parallel loop over the tile: each element one load.
+static CtValue im2col_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"img", "col", "nhw_step", "c_step", "kernel", "stride", "dilation", "pad",
+                              "eviction_policy=None", "annotations=None"});
+  if (!el.in_kernel_) error_at(call.node->loc, "T.im2col goes inside a T.Kernel block");
+  TileOperand img = el.operand(a["img"], a.loc("img"), "T.im2col() argument 'img'");
+  TileOperand col = el.operand(a["col"], a.loc("col"), "T.im2col() argument 'col'");
+  if (img.buffer->shape.size() != 4 || img.buffer->scope != ir::MemoryScope::Global)
+    error_at(a.loc("img"), "T.im2col: img is an NHWC tensor (4 dims), not '" + img.buffer->name + "'");
+  if (col.point_only || col.ranges.size() < 2)
+    error_at(a.loc("col"), "T.im2col: col is a 2-D tile (a buffer or slice), not '" + col.buffer->name + "'");
+  if (col.buffer->dtype != img.buffer->dtype)
+    error_at(a.loc("col"), "T.im2col: col and img have different dtypes");
+  int64_t geometry[4];
+  const char* names[] = {"kernel", "stride", "dilation", "pad"};
+  for (int g = 0; g < 4; ++g) {
+    geometry[g] = el.to_int(a[names[g]], a.loc(names[g]), std::string("T.im2col ") + names[g]);
+    if (geometry[g] < (g == 3 ? 0 : 1))
+      error_at(a.loc(names[g]), std::string("T.im2col: ") + names[g] + " is " + (g == 3 ? "0 or more" : "1 or more") +
+                                    ", not " + std::to_string(geometry[g]));
+  }
+  const auto [kernel, stride, dilation, pad] = std::array<int64_t, 4>{geometry[0], geometry[1], geometry[2], geometry[3]};
+  ir::BufferRegion tile = el.region_of(col);
+  const size_t rank = tile.region.size();
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (!ir::is_one(ir::simplify(tile.region[d].extent)))
+      error_at(a.loc("col"), "T.im2col: col is a 2-D tile; its leading dims have extent 1");
+  auto i64 = [](const ir::Expr& e) { return ir::make_cast(DType::Int64, e); };
+  auto c64 = [](int64_t v) { return ir::make_int(v, DType::Int64); };
+  const ir::Expr block_m = tile.region[rank - 2].extent, block_k = tile.region[rank - 1].extent;
+  ir::Expr i = ir::make_var("i", DType::Int32), j = ir::make_var("j", DType::Int32);
+  ir::Expr m = ir::make_Add(ir::make_Mul(i64(el.to_expr(a["nhw_step"], a.loc("nhw_step"), "T.im2col nhw_step")), i64(block_m)), i64(i));
+  ir::Expr k = ir::make_Add(ir::make_Mul(i64(el.to_expr(a["c_step"], a.loc("c_step"), "T.im2col c_step")), i64(block_k)), i64(j));
+  const ir::Expr h_dim = i64(img.buffer->shape[1]), w_dim = i64(img.buffer->shape[2]), c_dim = i64(img.buffer->shape[3]);
+  auto out_extent = [&](const ir::Expr& dim) {
+    return ir::make_Add(ir::make_FloorDiv(ir::make_Sub(ir::make_Add(dim, c64(2 * pad)), c64((kernel - 1) * dilation + 1)),
+                                          c64(stride)),
+                        c64(1));
+  };
+  const ir::Expr out_w = out_extent(w_dim), out_hw = ir::make_Mul(out_extent(h_dim), out_w);
+  ir::Expr h = ir::make_Sub(ir::make_Add(ir::make_Mul(ir::make_FloorDiv(ir::make_FloorMod(m, out_hw), out_w), c64(stride)),
+                                         ir::make_Mul(ir::make_FloorDiv(k, ir::make_Mul(c64(kernel), c_dim)), c64(dilation))),
+                            c64(pad));
+  ir::Expr w = ir::make_Sub(ir::make_Add(ir::make_Mul(ir::make_FloorMod(m, out_w), c64(stride)),
+                                         ir::make_Mul(ir::make_FloorMod(ir::make_FloorDiv(k, c_dim), c64(kernel)), c64(dilation))),
+                            c64(pad));
+  ir::Expr inside = ir::make_And(ir::make_And(ir::make_GE(h, c64(0)), ir::make_GE(w, c64(0))),
+                                 ir::make_And(ir::make_LT(h, h_dim), ir::make_LT(w, w_dim)));
+  ir::Expr pixel = ir::make_load(img.buffer, {ir::make_FloorDiv(m, out_hw), h, w, ir::make_FloorMod(k, c_dim)});
+  DType t = col.buffer->dtype;
+  ir::Expr zero = t.is_float() ? ir::make_float(0.0, t) : ir::make_int(0, t);
+  std::vector<ir::Expr> at;
+  for (size_t d = 0; d + 2 < rank; ++d) at.push_back(tile.region[d].min);
+  at.push_back(ir::make_Add(tile.region[rank - 2].min, ir::make_cast(tile.region[rank - 2].min->dtype, i)));
+  at.push_back(ir::make_Add(tile.region[rank - 1].min, ir::make_cast(tile.region[rank - 1].min->dtype, j)));
+  const SourceLoc& loc = call.node->loc;
+  ir::Stmt store = ir::with_loc(ir::make_store(col.buffer, at, ir::make_select(inside, pixel, zero)), loc);
+  ir::Stmt inner = ir::with_loc(ir::make_for(j, ir::make_int(0), ir::simplify(ir::make_cast(DType::Int32, block_k)), ir::ForKind::Parallel, store), loc);
+  el.emit(ir::with_loc(ir::make_for(i, ir::make_int(0), ir::simplify(ir::make_cast(DType::Int32, block_m)), ir::ForKind::Parallel, inner), loc));
   return CtValue::none();
 }
 
@@ -444,6 +511,48 @@ static ir::Param new_tensor_param(Elaborator& el, const EvaluatedCall& c, const 
   p.name = p.buffer->name;
   p.loc = c.node->loc;
   return p;
+}
+
+// T.Tensor(shape, dtype, x.data) in a T.Kernel block: tensor x's bytes read as a compact
+// row-major tensor of `shape` (TileLang's convolution reads its filter as (KH * KW * C, F) so).
+// x, a tensor parameter of constant shape and the same dtype and size, is then compact
+// row-major itself: a call must pass it so (Elaborator::apply_tensor_views).
+static CtValue tensor_view(Elaborator& el, const CallArgs& a, const EvaluatedCall& call) {
+  const SourceLoc& loc = call.node->loc;
+  if (!el.in_kernel_)
+    error_at(loc, "T.Tensor(shape, dtype, x.data), a view of tensor x, goes inside a T.Kernel block");
+  const CtValue& data = a["data"];
+  const ir::Buffer base = data.kind == K::Buffer ? data.buffer : nullptr;
+  if (!base || base->scope != ir::MemoryScope::Global || base->view_of)
+    error_at(a.loc("data"), "T.Tensor's data is a tensor parameter's (x.data), not " + describe(data));
+  DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "tensor dtype");
+  if (dtype != base->dtype)
+    error_at(a.loc("dtype"), std::string("T.Tensor: a view of '") + base->name + "' (" + base->dtype.name() +
+                                 ") has its dtype, not " + dtype.name());
+  std::vector<ir::Expr> shape = el.to_shape(a["shape"], a.loc("shape"), "T.Tensor shape");
+  auto elements = [](const std::vector<ir::Expr>& dims) -> std::optional<int64_t> {
+    int64_t n = 1, d;
+    for (const ir::Expr& e : dims) {
+      if (!ir::is_const_int(ir::simplify(e), &d) || d < 0 || (d > 0 && n > std::numeric_limits<int64_t>::max() / d))
+        return std::nullopt;
+      n *= d;
+    }
+    return n;
+  };
+  std::optional<int64_t> view_size = elements(shape), base_size = elements(base->shape);
+  if (!base_size)
+    error_at(a.loc("data"), "T.Tensor: a view of '" + base->name + "' needs its shape constant (T.const dims), "
+                            "so that a call's strides can be checked against it");
+  if (!view_size || *view_size != *base_size)
+    error_at(a.loc("shape"), "T.Tensor: a view of '" + base->name + "' has its " + std::to_string(*base_size) +
+                                 " elements" + (view_size ? ", not " + std::to_string(*view_size) : std::string()));
+  std::string name = el.name_hint_.empty() ? base->name + "_view" : el.name_hint_;
+  auto view = std::make_shared<ir::BufferNode>(
+      *ir::make_buffer(el.unique_buffer_name(name), dtype, shape, {}, ir::MemoryScope::Global, loc));
+  view->view_of = base;
+  el.kernel_allocs_.push_back(view);
+  el.viewed_tensors_.insert(base.get());
+  return CtValue::of_buffer(view);
 }
 
 static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemoryScope scope) {
@@ -772,6 +881,7 @@ static const BuiltinTable& builtin_table() {
     add_tilec_math_builtins(t);
     using M = ir::MemoryScope;
     t["T.copy"] = copy_op;
+    t["T.im2col"] = im2col_op;
     t["T.gemm"] = gemm_op;
     t["T.wgmma_gemm"] = gemm_op;
     t["T.gemv"] = gemv_op;
@@ -919,7 +1029,8 @@ static const BuiltinTable& builtin_table() {
     t["T.symbolic"] = symbolic;
     t["T.dynamic"] = symbolic;
     auto tensor_type = [](Elaborator& el, const EvaluatedCall& c) {
-      CallArgs a = el.bind(c, {"shape", "dtype=\"float32\"", "strides=None"});
+      CallArgs a = el.bind(c, {"shape", "dtype=\"float32\"", "data=None", "strides=None"});
+      if (a["data"].kind != K::None) return tensor_view(el, a, c);
       auto type = std::make_shared<TensorTypeValue>();
       const CtValue& shape = a["shape"];
       type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};

@@ -9,6 +9,7 @@
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
+#include "ir/visitor.h"
 #include "passes/verify.h"
 
 namespace tilec::frontend {
@@ -273,6 +274,7 @@ ir::PrimFunc Elaborator::prim_func(const FunctionValue& f, const std::string& na
   frames_.pop_back();
   append_workspaces(func);
   apply_tensor_layouts(func);
+  apply_tensor_views(func);
   workspaces_ = std::move(outer_workspaces);
   return func;
 }
@@ -317,6 +319,27 @@ void Elaborator::apply_tensor_layouts(ir::PrimFunc& func) {
   if (!laid_out.empty()) func.body = ir::replace_buffers(func.body, laid_out);
   tensor_layouts_.clear();
   kernels_.clear();
+}
+
+void Elaborator::apply_tensor_views(ir::PrimFunc& func) {
+  ir::BufferMap compact;
+  for (ir::Param& p : func.params) {
+    if (!p.is_tensor() || !viewed_tensors_.count(p.buffer.get())) continue;
+    auto n = std::make_shared<ir::BufferNode>(*p.buffer);
+    n->strides.resize(n->shape.size());
+    int64_t stride = 1;
+    for (size_t d = n->shape.size(); d-- > 0;) {
+      n->strides[d] = ir::make_int(stride, DType::Int64);
+      int64_t extent = 0;
+      ir::is_const_int(n->shape[d], &extent);  // constant: tensor_view checked
+      stride *= extent;
+    }
+    compact[p.buffer.get()] = n;
+    p.buffer = n;
+  }
+  viewed_tensors_.clear();
+  if (compact.empty()) return;
+  func.body = ir::replace_buffers(func.body, compact);  // and their views (BufferNode::view_of)
 }
 
 ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::string, CtValue>& args) {
@@ -397,6 +420,7 @@ ir::PrimFunc Elaborator::eager(const FunctionValue& f, const std::map<std::strin
   append_workspaces(func);
   func.const_dims = st.const_dims;
   apply_tensor_layouts(func);
+  apply_tensor_views(func);
   frames_.pop_back();
   eager_.reset();
   return func;

@@ -689,8 +689,9 @@ CtValue Elaborator::eval_attribute(const ast::Expr& e) {
     }
     if (attr == "dtype") return CtValue::of_dtype(buffer->dtype);
     if (attr == "ndim") return CtValue::of_int(static_cast<int64_t>(buffer->shape.size()));
+    if (attr == "data" && base.kind == K::Buffer) return base;  // for T.Tensor(shape, dtype, x.data)
     error_at(e.loc, "buffer '" + buffer->name + "' has no attribute '" + attr +
-                        "' (buffers have shape, dtype, ndim)");
+                        "' (buffers have shape, dtype, ndim, data)");
   }
   if (base.kind == K::Expr && attr == "dtype") return CtValue::of_dtype(base.expr->dtype);
   if (base.kind == K::DType && attr == "bits") return CtValue::of_int(base.dtype.bits());

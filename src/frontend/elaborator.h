@@ -130,6 +130,9 @@ class Elaborator {
   // Gives each tensor parameter that T.annotate_layout laid out its layout (and compact
   // row-major strides: such a tensor is contiguous) in the params and the body.
   void apply_tensor_layouts(ir::PrimFunc& func);
+  // Gives each tensor parameter that a view reads (T.Tensor(shape, dtype, x.data)) compact
+  // row-major strides, which a call must match, and its views the new parameter.
+  void apply_tensor_views(ir::PrimFunc& func);
   void exec_if(const ast::Stmt& s);
   void exec_while(const ast::Stmt& s);
   void exec_persistent_for(const ast::Stmt& s, const EvaluatedCall& call);
@@ -245,6 +248,7 @@ class Elaborator {
   // issues, a barrier of theirs).
   bool thread_group_needed_ = false;
   std::set<const ir::BufferNode*> barrier_buffers_;  // T.alloc_barrier's
+  std::set<const ir::BufferNode*> viewed_tensors_;   // tensor params a T.Tensor view reads
   // Where the block's statements (outside T.Parallel) call T.atomic_add(..., return_prev=True):
   // each thread's own call, so the block must read the thread index (checked when it ends).
   std::vector<SourceLoc> block_atomics_with_prev_;

@@ -122,6 +122,10 @@ struct BufferNode {
   // Shared buffers: the byte offset in the block's shared memory, set by the GPU pass
   // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 until then.
   int64_t shared_offset = -1;
+  // A view (T.Tensor(shape, dtype, tensor.data)): this tensor's bytes read as a compact
+  // row-major array of `shape`, allocated by an Allocate of global scope. The tensor must be
+  // compact and row-major too; a call whose tensor isn't is refused (runtime/kernel.cc).
+  std::shared_ptr<const BufferNode> view_of;
 };
 using Buffer = std::shared_ptr<const BufferNode>;
 

@@ -381,6 +381,11 @@ class IRPrinter {
   void print_Allocate(const Allocate* op, int indent) {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
+    if (op->buffer->view_of) {
+      line(indent) << name << " = T.Tensor(" << shape << ", \"" << op->buffer->dtype.name() << "\", "
+                   << buffer_name(op->buffer->view_of) << ".data)\n";
+      return stmt(op->body, indent);
+    }
     std::string layout = op->buffer->layout ? "  # " + op->buffer->layout->to_string() : "";
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
                  << op->buffer->dtype.name() << "\")" << layout

@@ -1,6 +1,7 @@
 #include "ir/substitute.h"
 
 #include "ir/mutator.h"
+#include "ir/visitor.h"
 
 namespace tilec::ir {
 
@@ -86,7 +87,23 @@ class BufferReplacer : public IRMutator {
 
 Stmt replace_buffers(const Stmt& s, const BufferMap& map) {
   if (map.empty()) return s;
-  return BufferReplacer(map).mutate(s);
+  // A view of a replaced tensor (BufferNode::view_of) is replaced by a view of its replacement.
+  struct Views : IRVisitor {
+    BufferMap map;
+    void visit_Allocate(const Allocate* op) override {
+      const Buffer& b = op->buffer;
+      auto it = b->view_of && !map.count(b.get()) ? map.find(b->view_of.get()) : map.end();
+      if (it != map.end()) {
+        auto n = std::make_shared<BufferNode>(*b);
+        n->view_of = it->second;
+        map[b.get()] = n;
+      }
+      IRVisitor::visit_Allocate(op);
+    }
+  } views;
+  views.map = map;
+  views.visit(s);
+  return BufferReplacer(views.map).mutate(s);
 }
 
 }  // namespace tilec::ir

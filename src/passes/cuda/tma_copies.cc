@@ -11,7 +11,7 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
   const size_t srank = tile_buffer->shape.size();
   if (tile_buffer->dtype != tensor->dtype || srank < 2) return std::nullopt;
   // A tensor map describes strided rows; a laid-out tensor's elements are elsewhere.
-  if (tensor->layout) return std::nullopt;
+  if (tensor->layout || tensor->view_of) return std::nullopt;  // a view has no tensor map of its own
   TmaTile tile;
   tile.panel_bytes = panel_bytes_of(*tile_buffer);
   if (!tile.panel_bytes) return std::nullopt;
