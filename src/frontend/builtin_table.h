@@ -24,6 +24,9 @@ std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const 
 // (Elaborator::exec_thread_group).
 void add_warp_specialize_builtins(BuiltinTable& table);
 
+// builtins_extern.cc: the program's own CUDA code (T.import_source, T.call_extern).
+void add_extern_builtins(BuiltinTable& table);
+
 // builtins_simt.cc: what a kernel's threads see one at a time (T.alloc_var,
 // T.get_thread_binding, T.sync_threads, the block and thread extents).
 void add_simt_builtins(BuiltinTable& table);

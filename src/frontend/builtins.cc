@@ -877,6 +877,7 @@ static const BuiltinTable& builtin_table() {
     BuiltinTable t;
     add_simt_builtins(t);
     add_warp_specialize_builtins(t);
+    add_extern_builtins(t);
     add_tirx_builtins(t);
     add_tilec_math_builtins(t);
     using M = ir::MemoryScope;
@@ -977,6 +978,14 @@ static const BuiltinTable& builtin_table() {
       CtValue num = el.eval_binop("-", sum, CtValue::of_int(1), c.node->loc);
       return el.eval_binop("//", num, y, c.node->loc);
     };
+    // TVM's names of the bit operators: T.shift_left(x, n) is x << n, and so on.
+    for (const auto& [name, op] : std::vector<std::pair<std::string, std::string>>{
+             {"T.shift_left", "<<"}, {"T.shift_right", ">>"}, {"T.bitwise_and", "&"}, {"T.bitwise_or", "|"},
+             {"T.bitwise_xor", "^"}})
+      t[name] = [op = op](Elaborator& el, const EvaluatedCall& c) {
+        CallArgs a = el.bind(c, {"x", "y"});
+        return el.eval_binop(op, a["x"], a["y"], c.node->loc);
+      };
     t["T.max"] = [](Elaborator& el, const EvaluatedCall& c) { return min_max(el, c, true); };
     t["T.min"] = [](Elaborator& el, const EvaluatedCall& c) { return min_max(el, c, false); };
     t["max"] = t["T.max"];

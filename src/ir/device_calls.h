@@ -35,6 +35,10 @@ inline Expr thread_group(int64_t lo, int64_t hi) {
   return make_call(DType::Bool, kThreadGroup, {make_int(lo), make_int(hi)});
 }
 
+// extern.<name>(args...): T.call_extern's call of a function of the kernel's own CUDA source
+// (T.import_source, KernelLaunch::extern_sources), printed as name(args...).
+inline constexpr const char* kExternCallPrefix = "extern.";
+
 // Evaluate(<device namespace>::name(args...)) at `loc`.
 inline Stmt device_call(const std::string& name, std::vector<Expr> args, const SourceLoc& loc) {
   return with_loc(make_evaluate(make_call(DType::Int32, kDeviceCallPrefix + name, std::move(args))), loc);

@@ -321,6 +321,9 @@ struct KernelLaunch : StmtNode {
   // and the body loops over the tiles of `grid` itself, binding the block vars for each; they
   // are not bound to the launch's block index.
   bool persistent = false;
+  // T.import_source: CUDA source of the program's own (device functions T.call_extern calls),
+  // printed after the includes, each text once.
+  std::vector<std::string> extern_sources;
   // T.sync_grid: a barrier of the whole grid, so the launch is cooperative (every block resident
   // at once; a grid larger than the GPU holds is refused at launch, not left to hang).
   bool grid_sync = false;

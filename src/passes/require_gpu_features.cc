@@ -7,9 +7,9 @@
 namespace tilec::passes {
 namespace {
 
-class HopperOnly : public ir::IRVisitor {
+class GpuFeatures : public ir::IRVisitor {
  public:
-  explicit HopperOnly(const Target& target) : target_(target) {}
+  explicit GpuFeatures(const Target& target) : target_(target) {}
 
   void visit(const ir::Stmt& s) override {
     SourceLoc enclosing = loc_;
@@ -32,6 +32,9 @@ class HopperOnly : public ir::IRVisitor {
     IRVisitor::visit_Copy(op);
   }
   void visit_Call(const ir::Call* op) override {
+    if (op->name.rfind(ir::kExternCallPrefix, 0) == 0 && !target_.is_cuda())
+      error_at(loc_, "T.call_extern calls a function of the program's CUDA source (T.import_source); target " +
+                         target_.name + " doesn't compile CUDA");
     if (op->name == std::string(ir::kDeviceCallPrefix) + "sync_grid" && !target_.is_cuda())
       error_at(loc_, "T.sync_grid needs CUDA's cooperative launch (every block resident at once); target " +
                          target_.name + " has none");
@@ -56,7 +59,7 @@ class HopperOnly : public ir::IRVisitor {
 }  // namespace
 
 ir::Stmt require_gpu_features(const ir::Stmt& body, const PassContext& ctx) {
-  if (!ctx.target.is_cuda() || !ctx.target.has(TargetFeature::Tma)) HopperOnly(ctx.target).visit(body);
+  if (!ctx.target.is_cuda() || !ctx.target.has(TargetFeature::Tma)) GpuFeatures(ctx.target).visit(body);
   return body;
 }
 

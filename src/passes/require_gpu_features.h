@@ -2,7 +2,7 @@
 // (frontend/builtins_warp_specialize.cc): mbarriers (T.alloc_barrier and its waits and
 // arrivals), T.tma_copy and T.set_max_nreg need sm_90a's TMA; thread groups (T.ws,
 // passes/thread_groups.h) need CUDA's named barriers; T.sync_grid needs CUDA's cooperative
-// launch. On a target without them (the CPU, HIP; CUDA before sm_90a for the first) the first
+// launch; T.call_extern calls CUDA source (T.import_source). On a target without them (the CPU, HIP; CUDA before sm_90a for the first) the first
 // such statement is a CompileError at its line.
 #pragma once
 

@@ -226,6 +226,21 @@ def macro(func):
     return Macro(func, _sys._getframe(1).f_locals)
 
 
+class _AbsentDType(str):
+    """An element type TileLang has and tilec does not (4-bit integers): a name Python code can
+    hold (TileLang's quantize helpers list it in a typing.Literal); a kernel that uses it as a
+    dtype is a compile error naming it."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"T.{str(self)}"
+
+
+int4 = _AbsentDType("int4")
+uint4 = _AbsentDType("uint4")
+
+
 # Defined last: `float`, `int` and `bool` shadow the builtins in this module.
 float16 = dtype("float16")
 bfloat16 = dtype("bfloat16")

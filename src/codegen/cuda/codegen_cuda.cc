@@ -33,6 +33,11 @@ class CudaPrinter final : public CFamilyPrinter {
     }
     if (bounds_check_) emit_line("#include \"cuda/bounds_check.h\"");
     if (launch->grid_sync) emit_line("#include \"cuda/grid_sync.h\"");
+    if (!launch->extern_sources.empty()) {
+      emit_line("// T.import_source: the program's own device code (C names nvcc's host headers give it).");
+      emit_line("using uint = unsigned int;");
+      for (const std::string& source : launch->extern_sources) emit_line(source);
+    }
     emit_line("");
     kernel_name_literal_ = string_literal(func.name);
     auto words = [](size_t n) { return std::to_string(std::max<size_t>(n, 1)); };
@@ -182,6 +187,11 @@ class CudaPrinter final : public CFamilyPrinter {
       return {tensor_maps_ + "[" + std::to_string(index) + "]"};
     }
     std::string prefix = ir::kDeviceCallPrefix;
+    if (op.name.rfind(ir::kExternCallPrefix, 0) == 0) {  // T.call_extern: the function by its own name
+      std::string text = op.name.substr(std::string(ir::kExternCallPrefix).size()) + "(";
+      for (size_t i = 0; i < op.args.size(); ++i) text += (i ? ", " : "") + print_expr(op.args[i]);
+      return {text + ")"};
+    }
     if (op.name.rfind(prefix, 0) != 0) return CFamilyPrinter::print_call(op);
     std::string text = ns_ + op.name.substr(prefix.size()) + "(";
     for (size_t i = 0; i < op.args.size(); ++i) text += (i ? ", " : "") + print_expr(op.args[i]);
