@@ -1,7 +1,6 @@
 // The T namespace and the Python builtins kernels may call: their arguments parsed and
 // checked, and the tile-op IR each call makes. What a tile op's operands must be (shapes,
 // dims, dtypes) its unit checks (src/op/).
-#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -219,7 +218,7 @@ static CtValue im2col_op(Elaborator& el, const EvaluatedCall& call) {
       error_at(a.loc(names[g]), std::string("T.im2col: ") + names[g] + " is " + (g == 3 ? "0 or more" : "1 or more") +
                                     ", not " + std::to_string(geometry[g]));
   }
-  const auto [kernel, stride, dilation, pad] = std::array<int64_t, 4>{geometry[0], geometry[1], geometry[2], geometry[3]};
+  const int64_t kernel = geometry[0], stride = geometry[1], dilation = geometry[2], pad = geometry[3];
   ir::BufferRegion tile = el.region_of(col);
   const size_t rank = tile.region.size();
   for (size_t d = 0; d + 2 < rank; ++d)
