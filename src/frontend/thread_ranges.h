@@ -1,6 +1,7 @@
-// `if tx < 128:` in a kernel written thread by thread (tx = T.get_thread_binding()), with tile
-// ops in its body, is a T.ws group of those threads, as in TileLang: the ops are spread over the
-// threads that run them (Elaborator::exec_if).
+// `if tx < 128:` in a kernel written thread by thread (tx = T.get_thread_binding()), over whole
+// warps and with tile ops, barriers, T.tma_copy or the like in its body, is a thread group as
+// T.ws makes one (TileLang's programs write their warp specialization so): its ops are spread
+// over the threads that run them (Elaborator::exec_if).
 #pragma once
 
 #include <optional>
