@@ -77,6 +77,16 @@ TEST(InsertBarriers, AWgmmaGemmTakesTheProxyFenceBeforeItsBarrier) {
       << ir;
 }
 
+// Kernel source `text` after insert_barriers for sm_90a.
+std::string barriers_of_source(const std::string& text) {
+  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  ctx.func = &f;
+  f.body = passes::insert_barriers(f.body, ctx);
+  return ir::to_string(f);
+}
+
 // A kernel written thread by thread: a branch on the thread index is one unit, its barrier
 // before it (not every thread would reach one inside), and a hand-off inside it is an error.
 std::string barriers_of_threads(const std::string& branch_body) {
@@ -89,12 +99,7 @@ std::string barriers_of_threads(const std::string& branch_body) {
       "        s[tx] = X[tx]\n"
       "        if tx < 64:\n" +
       branch_body;
-  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
-  passes::PassContext ctx;
-  ctx.target = parse_target("cuda", "sm_90a");
-  ctx.func = &f;
-  f.body = passes::insert_barriers(f.body, ctx);
-  return ir::to_string(f);
+  return barriers_of_source(text);
 }
 
 TEST(InsertBarriers, ABranchOnTheThreadIndexTakesItsBarrierBeforeIt) {
@@ -128,12 +133,7 @@ std::string barriers_of_halves(const std::string& branch_body) {
       "        T.sync_threads()\n"
       "        if X[tx] > 0:\n" +
       branch_body;
-  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
-  passes::PassContext ctx;
-  ctx.target = parse_target("cuda", "sm_90a");
-  ctx.func = &f;
-  f.body = passes::insert_barriers(f.body, ctx);
-  return ir::to_string(f);
+  return barriers_of_source(text);
 }
 
 TEST(InsertBarriers, ElementsEveryThreadIndexesApartNeedNoBarrier) {

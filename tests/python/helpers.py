@@ -434,3 +434,16 @@ def rng():
     seed = int(os.environ.get("TILEC_TEST_SEED", "0")) or int.from_bytes(os.urandom(4), "little")
     print(f"rng seed: {seed} (TILEC_TEST_SEED={seed} replays it)")
     return np.random.default_rng(seed)
+
+
+def prim_func_from_text(text, folder, name="main"):
+    """The @T.prim_func `name` of kernel source `text`, written to folder/kernel.py and imported
+    (tilec reads a kernel's source from its file, so errors name kernel.py's lines)."""
+    import importlib.util
+
+    path = folder / "kernel.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)

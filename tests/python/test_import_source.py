@@ -2,7 +2,6 @@
 T.import_source adds it to the kernel's source once, T.call_extern calls a function of it with
 T.access_ptr addresses. CUDA only: the source NVRTC builds for sm_90a, and the result on a GPU."""
 
-import importlib.util
 import re
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 import tilec
 import tilec.language as T
 from tilec import CompileError
+from helpers import prim_func_from_text
 from test_hopper import emit, hopper_or_skip
 
 SCALE = """
@@ -57,12 +57,7 @@ def kernel_with(lines, tmp_path):
     text = ("import tilec.language as T\n@T.prim_func\n"
             "def main(X: T.Tensor((32,), 'float32')):\n"
             "    with T.Kernel(1, threads=32) as bx:\n" + "".join(f"        {line}\n" for line in lines))
-    path = tmp_path / "kernel.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("kernel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return prim_func_from_text(text, tmp_path)
 
 
 @pytest.mark.parametrize("lines,message", [

@@ -4,7 +4,6 @@ T.barrier_wait / T.mbarrier_wait_parity, T.barrier_arrive / T.mbarrier_arrive,
 T.mbarrier_expect_tx), T.tma_copy and T.set_max_nreg. The code is checked through NVRTC for
 sm_90a without a GPU; the products on an H100/H200."""
 
-import importlib.util
 import re
 
 import pytest
@@ -14,6 +13,7 @@ import tilec.language as T
 from tilec import CompileError
 from tilec import _core, capture
 from tilec.jit import core_pass_configs
+from helpers import prim_func_from_text
 from test_hopper import check, emit, hopper_or_skip
 
 
@@ -219,12 +219,7 @@ def kernel_source(body, folder):
         "        A_s = T.alloc_shared((128, 64), 'float16')\n"
         "        bars = T.alloc_barrier([128, 128])\n"
         + "".join("        " + line + "\n" for line in body))
-    path = folder / "kernel.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("kernel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return prim_func_from_text(src, folder)
 
 
 @pytest.mark.parametrize("body,message", [
