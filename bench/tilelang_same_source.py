@@ -32,7 +32,15 @@ the median of --reps calls after warm-up, of the kernel's Python call with its o
 allocation, the same for both; TFLOP/s for GEMM and attention, GB/s (bytes read + written) for
 the memory-bound ones. Error: relative Frobenius error of the output against torch in float64
 (float32 for attention); one over 1e-2 is named among the row's failures. The table (markdown) is printed last and written to DIR/same_source.md,
-the rows also to DIR/same_source.json, each side's output to DIR/logs/.
+the rows also to DIR/same_source.json, each side's output to DIR/logs/, and each side's
+generated kernel source (get_kernel_source(), where the kernel has it) to DIR/sources/.
+
+--ncu NCU runs each side's process under Nsight Compute (NCU is its path, e.g. `ncu`): after
+its timing, the side makes one more call between cudaProfilerStart and cudaProfilerStop, and
+ncu's report of the kernels of that call (speed of light, launch, occupancy, warp states,
+memory and compute workload) goes to DIR/logs/<case>.<side>.ncu.txt. ncu profiles nothing
+before that call (--profile-from-start off), but the table of such a run is not one to report:
+on the H200 every side, the anchor too, ran 5-40% slower in a process under ncu.
 """
 
 import argparse
@@ -216,8 +224,10 @@ def rel_error(out, ref):
     return ((out - ref).norm() / ref.norm()).item()
 
 
-def run_side(case, side, examples, reps):
-    """One side of one case, in this process: a dict of compile_s, rate, error."""
+def run_side(case, side, examples, reps, sources=None, profile=False):
+    """One side of one case, in this process: a dict of compile_s, rate, error. With
+    `sources` (a folder), the kernel's generated source is written there; with `profile`, one
+    more call runs between cudaProfilerStart and cudaProfilerStop (for ncu)."""
     import torch
     from timing import time_ms
 
@@ -236,14 +246,24 @@ def run_side(case, side, examples, reps):
         torch.cuda.synchronize()
         result["error"] = rel_error(out, case.reference(torch, inputs))
         call = lambda: case.run(kernel, inputs)  # noqa: E731
+        if sources and hasattr(kernel, "get_kernel_source"):
+            name = re.sub(r"[^\w.-]+", "_", f"{case_id(case)}.{side}.cu")
+            with open(os.path.join(sources, name), "w", encoding="utf-8") as f:
+                f.write(kernel.get_kernel_source())
     seconds = time_ms(call, warmup=5, reps=reps) * 1e-3
     result["rate"] = case.work / seconds / (1e12 if case.unit == "TFLOP/s" else 1e9)
+    if profile:
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
     return result
 
 
-def child_main(case_name, side, examples, reps):
+def child_main(case_name, side, examples, reps, sources, profile):
     case = next(c for c in CASES if case_id(c) == case_name)
-    print(RESULT_MARK + json.dumps(run_side(case, side, examples, reps)), flush=True)
+    print(RESULT_MARK + json.dumps(run_side(case, side, examples, reps, sources, profile)), flush=True)
 
 
 # ---- the parent: one process per (case, side) ------------------------------------------------
@@ -267,11 +287,23 @@ def last_error(output):
     return lines[-1][:200] if lines else "no output"
 
 
-def spawn(case, side, examples, timeout, reps, python):
-    """Runs one side of one case in its own process group; (result dict, output text)."""
+NCU_SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats",
+                "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis"]
+
+
+def spawn(case, side, examples, timeout, reps, python, sources=None, ncu=None, ncu_report=None):
+    """Runs one side of one case in its own process group; (result dict, output text). With
+    `sources`, the kernel's source is written into that folder; with `ncu`, the side runs under
+    Nsight Compute, its report written to `ncu_report`."""
     with tempfile.TemporaryDirectory(prefix=f"same_source_{side}_") as workdir:
         command = [python, os.path.abspath(__file__), "--child", case_id(case), side,
                    "--examples", examples, "--reps", str(reps)]
+        if sources:
+            command += ["--sources", sources]
+        if ncu:
+            sections = [arg for name in NCU_SECTIONS for arg in ("--section", name)]
+            command = [ncu, "--profile-from-start", "off", "--log-file", ncu_report,
+                       *sections, *command, "--profile"]
         env = fresh_cache_env(side, os.path.join(workdir, "cache"))
         process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
@@ -355,13 +387,18 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=30, help="timed calls (at least 20)")
     parser.add_argument("--cases", default="", help="run only cases whose name contains this")
     parser.add_argument("--python", default=sys.executable, help="the Python of the sides")
+    parser.add_argument("--ncu", default=None,
+                        help="Nsight Compute's ncu: profile one call of each side (see above)")
     parser.add_argument("--child", nargs=2, metavar=("CASE", "SIDE"), help=argparse.SUPPRESS)
     parser.add_argument("--examples", help=argparse.SUPPRESS)
+    parser.add_argument("--sources", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.reps < 20:
         parser.error("--reps must be at least 20")
     if args.child:
-        return child_main(args.child[0], args.child[1], args.examples, args.reps)
+        return child_main(args.child[0], args.child[1], args.examples, args.reps, args.sources,
+                          args.profile)
     if args.checkout is None:
         parser.error("the TileLang checkout is required")
     if args.timeout <= 0 or args.budget <= 0:
@@ -380,7 +417,9 @@ def main(argv=None):
     print(f"tilelang {version}; {len(cases)} cases x {len(SIDES)} sides, "
           f"timeout {args.timeout:g} s each", flush=True)
 
-    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    for folder in ("logs", "sources"):
+        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
+    sources = os.path.abspath(os.path.join(args.out, "sources"))
     rows = []
     for case in cases:
         row = {"case": case.name, "shape": case.shape, "unit": case.unit,
@@ -391,9 +430,10 @@ def main(argv=None):
             if left < MIN_SIDE_SECONDS:
                 row[side] = {"failure": f"not run: the {args.budget:g} s budget was spent"}
                 continue
-            row[side], output = spawn(case, side, examples, min(args.timeout, left), args.reps,
-                                      args.python)
             name = re.sub(r"[^\w.-]+", "_", f"{case_id(case)}.{side}.log")
+            report = os.path.abspath(os.path.join(args.out, "logs", name[:-4] + ".ncu.txt"))
+            row[side], output = spawn(case, side, examples, min(args.timeout, left), args.reps,
+                                      args.python, sources, args.ncu, report)
             with open(os.path.join(args.out, "logs", name), "w", encoding="utf-8") as f:
                 f.write(output)
             print(f"  {case_id(case):40} {side:8} {time.monotonic() - start:6.1f} s  "

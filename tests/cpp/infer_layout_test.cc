@@ -162,7 +162,7 @@ TEST(InferLayout, AFragmentEveryThreadHoldsLeavesTheLoopsThatReadItSpread) {
   // the loop reading m[i] took m's layout extended over j, all 32 elements in the slots of
   // every thread, and so did x: each thread ran the whole row (BLOCK_N = 8192: 8192
   // registers a thread, an NVRTC compile of minutes). The loop is spread over the threads
-  // now, and the reduction's result keeps m's layout, which holds the same on each thread.
+  // now, and m, the reduction's result, is held alike by each thread x is spread over.
   ir::PrimFunc f = kernel("        x = T.alloc_fragment((1, 32), \"float32\")\n"
                           "        m = T.alloc_fragment((1,), \"float32\")\n"
                           "        T.fill(m, 2.0)\n"
@@ -176,7 +176,26 @@ TEST(InferLayout, AFragmentEveryThreadHoldsLeavesTheLoopsThatReadItSpread) {
                     "t1=i1/1%32\n"),
             std::string::npos)
       << ir;
-  EXPECT_NE(ir.find("m = T.alloc_fragment((1,), \"float32\")  # [1] over 1 threads x 1 slots:\n"), std::string::npos)
+  EXPECT_NE(ir.find("m = T.alloc_fragment((1,), \"float32\")  # [1] over 32 threads x 1 slots: t1=replica%32\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InferLayout, ARowCopiedWholeIntoAFragmentIsLaidOutInVectors) {
+  // TileLang's rms_norm copies one row, A[bx:bx + 1, :], into a (1, N) fragment. The copy's
+  // extent-1 row dim is not one a thread must hold whole (a scan's line), so the fragment
+  // takes the default layout: 4 consecutive float32 a thread at a time, one 16-byte load.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((4, 1024), \"float32\"), B: T.Tensor((4, 1024), \"float32\")):\n"
+      "    with T.Kernel(4, threads=128) as bx:\n"
+      "        x = T.alloc_fragment((1, 1024), \"float32\")\n"
+      "        T.copy(A[bx:bx + 1, :], x)\n"
+      "        T.copy(x, B[bx:bx + 1, :])\n";
+  std::string ir = inferred(frontend::elaborate(load_function(source, "k.py", "main")));
+  EXPECT_NE(ir.find("x = T.alloc_fragment((1, 1024), \"float32\")  # [1, 1024] over 128 threads x 8 slots: "
+                    "s1=i1/1%4 s4=i1/512%2 t1=i1/4%128\n"),
+            std::string::npos)
       << ir;
 }
 

@@ -127,6 +127,38 @@ def test_table_with_stand_in_timings(tmp_path):
         "gemm_matmul_4096x4096x4096_fp16.tilelang.log"]
 
 
+def test_ncu_profiles_one_call_of_each_side_into_its_own_report(tmp_path):
+    # The stand-in ncu writes its options to the --log-file it was given and runs the rest of
+    # its command line, the side's child, which prints whether it was asked to --profile.
+    ncu = tmp_path / "ncu"
+    ncu.write_text(textwrap.dedent("""\
+        #!/bin/sh
+        options=""
+        while [ "$1" != "${1#--}" ]; do
+          if [ "$1" = "--log-file" ]; then log=$2; fi
+          options="$options $1 $2"; shift 2
+        done
+        echo "$options" > "$log"
+        exec "$@"
+    """))
+    ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
+    python = stand_in_python(tmp_path, textwrap.dedent(f"""\
+        case "$*" in
+          *--sources*--profile) {mark({"rate": 800.0})} ;;
+          *) echo 'RuntimeError: not profiled' >&2; exit 1 ;;
+        esac
+    """))
+    out = tmp_path / "out"
+    same_source.main([str(examples(tmp_path)), "--out", str(out), "--python", python,
+                      "--ncu", str(ncu), "--cases", "elementwise"])
+    row = json.loads((out / "same_source.json").read_text())["rows"][0]
+    assert row["anchor"] == row["tilec"] == row["tilelang"] == {"rate": 800.0}
+    report = (out / "logs" / "elementwise_add_8192x8192_fp32.tilec.ncu.txt").read_text()
+    assert "--profile-from-start off" in report
+    assert "--section SpeedOfLight" in report and "--section WarpStateStats" in report
+    assert (out / "sources").is_dir()
+
+
 def test_sides_past_the_budget_are_not_run(tmp_path):
     python = stand_in_python(tmp_path, "sleep 30\n")
     out = tmp_path / "out"

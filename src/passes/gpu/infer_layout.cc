@@ -255,6 +255,16 @@ class LayoutInference {
              first.origin, "'" + a.buffer->name + "' got its layout here");
   }
 
+  // Whether each thread of the site holds some dim of the access whole: a dim the site doesn't
+  // spread (-1) with more than one element. An extent-1 dim (the row of `A[bx:bx + 1, :]`)
+  // is held whole by any layout.
+  static bool holds_lines(const FragmentAccess& a) {
+    const auto shape = const_shape(a.buffer);
+    for (size_t d = 0; d < a.dims.size(); ++d)
+      if (a.dims[d] == -1 && shape[d] > 1) return true;
+    return false;
+  }
+
   // When nothing propagates: a site that holds a fragment along a dim it doesn't spread
   // over threads (gemv's matrix along k, a gemm operand read from registers) constrains its
   // fragments most, so its own output is laid out first and the rest follow from it.
@@ -262,13 +272,11 @@ class LayoutInference {
     for (const Site& site : sites_) {
       bool constrained = false;
       for (const auto& a : site.accesses)
-        if (is_fragment(a.buffer) && !layout_of(a.buffer) &&
-            std::find(a.dims.begin(), a.dims.end(), -1) != a.dims.end())
-          constrained = true;
+        if (is_fragment(a.buffer) && !layout_of(a.buffer) && holds_lines(a)) constrained = true;
       if (!constrained) continue;
       for (const auto& a : site.accesses) {
         if (!is_fragment(a.buffer) || layout_of(a.buffer) || a.dims.size() != site.extents.size()) continue;
-        if (std::find(a.dims.begin(), a.dims.end(), -1) == a.dims.end()) return &a.buffer;
+        if (!holds_lines(a)) return &a.buffer;
       }
     }
     return nullptr;
@@ -285,7 +293,7 @@ class LayoutInference {
       bool whole = false, constrained = false;
       for (const auto& a : site.accesses) {
         if (!is_fragment(a.buffer)) continue;
-        const bool lines = std::find(a.dims.begin(), a.dims.end(), -1) != a.dims.end();
+        const bool lines = holds_lines(a);
         constrained |= lines && !layout_of(a.buffer);
         whole |= !lines && a.dims.size() == site.extents.size();
       }
