@@ -190,6 +190,56 @@ TEST(PlanSharedMemory, ABufferUsedAfterALoopTakesTheBytesOfOneUsedOnlyInIt) {
   EXPECT_EQ(offsets.at("t"), 0);
 }
 
+std::map<std::string, int64_t> planned_offsets(ir::PrimFunc f) {
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  ctx.func = &f;
+  f.body = passes::plan_shared_memory(f.body, ctx);
+  return shared_offsets(f);
+}
+
+TEST(PlanSharedMemory, BuffersOfThreadGroupsAreAliveTogether) {
+  // In program order t's last use (group 0) comes before s's first (group 1), but the groups
+  // run at once: group 1 may fill s while group 0 still reads t. (TileLang's
+  // sparse_mla_fwd_pipelined: its producer's cp.async into KV_shared overwrote the mbarrier
+  // the consumers were still waiting on, now and then an unspecified launch failure.)
+  ir::PrimFunc f = kernel("        t = T.alloc_shared((64,), \"float32\")\n"
+                          "        s = T.alloc_shared((64,), \"float32\")\n"
+                          "        T.copy(X[0:64], t)\n"
+                          "        tx = T.get_thread_binding()\n"
+                          "        if tx < 64:\n"
+                          "            T.copy(t, Y[0:64])\n"
+                          "        else:\n"
+                          "            T.copy(X[64:128], s)\n"
+                          "            T.copy(s, Y[64:128])\n",
+                          "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")");
+  auto offsets = planned_offsets(f);
+  EXPECT_NE(offsets.at("t"), offsets.at("s"));
+  // The same statements without the thread groups, in program order: s reuses t's bytes.
+  ir::PrimFunc serial = kernel("        t = T.alloc_shared((64,), \"float32\")\n"
+                               "        s = T.alloc_shared((64,), \"float32\")\n"
+                               "        T.copy(X[0:64], t)\n"
+                               "        T.copy(t, Y[0:64])\n"
+                               "        T.copy(X[64:128], s)\n"
+                               "        T.copy(s, Y[64:128])\n",
+                               "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")");
+  offsets = planned_offsets(serial);
+  EXPECT_EQ(offsets.at("t"), offsets.at("s"));
+}
+
+TEST(PlanSharedMemory, AnMbarrierKeepsItsBytesForTheWholeKernel) {
+  ir::PrimFunc f = kernel("        bar = T.alloc_barrier(arrive_count=128)\n"
+                          "        s = T.alloc_shared((64,), \"float32\")\n"
+                          "        T.barrier_arrive(bar)\n"
+                          "        T.barrier_wait(bar, 0)\n"
+                          "        T.copy(X[0:64], s)\n"
+                          "        T.copy(s, Y[0:64])\n",
+                          "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")");
+  auto offsets = planned_offsets(f);
+  ASSERT_EQ(offsets.size(), 2u);
+  EXPECT_NE(offsets.begin()->second, std::next(offsets.begin())->second);
+}
+
 TEST(PlanSharedMemory, OnPerThreadCodeItStacksTheBuffersLoweringMadeAboveThePlannedOnes) {
   auto shared = [](const std::string& name, int64_t floats, int64_t offset) {
     auto b = std::make_shared<ir::BufferNode>(*ir::make_buffer(name, DType::Float32, {ir::make_int(floats)}, {},

@@ -1,19 +1,31 @@
 #include "passes/gpu/plan_shared_memory.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "ir/device_calls.h"
 #include "ir/mutator.h"
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
+#include "ir/visitor.h"
 #include "op/accesses.h"
+#include "passes/thread_groups.h"
 
 namespace tilec::passes {
 namespace {
 
 using ir::Stmt;
 
-// First and last statement (in program order) that touch each shared buffer.
+// First and last statement (in program order) that touch each shared buffer. Two kinds of
+// statement run out of program order, so what they touch is alive for all of them:
+// - a loop (its next iteration may touch a buffer again);
+// - an If on thread_group (T.ws, `if tx < 128:` with tile code): its branches run at once on
+//   different threads, ordered only by the kernel's own mbarriers. A producer's first copy
+//   into one buffer may come before a consumer's last use of another.
+// An mbarrier (a buffer mbarrier_init takes) is alive for the whole kernel: PTX lets its bytes
+// be used for anything else only after mbarrier.inval.
 class Lifetimes {
  public:
   struct Span {
@@ -31,9 +43,15 @@ class Lifetimes {
     } else if (const auto* alloc = s.as<ir::Allocate>()) {
       walk(alloc->body);
     } else if (const auto* branch = s.as<ir::IfThenElse>()) {
-      touch_expr(branch->condition);
-      walk(branch->then_case);
-      walk(branch->else_case);
+      auto both = [&] {
+        touch_expr(branch->condition);
+        walk(branch->then_case);
+        walk(branch->else_case);
+      };
+      if (thread_group_of(*branch))
+        looped(both);
+      else
+        both();
     } else if (const auto* loop = s.as<ir::For>(); loop && loop->for_kind != ir::ForKind::Parallel) {
       looped([&] { walk(loop->body); });
     } else if (const auto* w = s.as<ir::While>()) {
@@ -76,6 +94,20 @@ class Lifetimes {
   }
 
   int clock_ = 0;
+};
+
+// The buffers a kernel makes mbarriers of.
+class Mbarriers : public ir::IRVisitor {
+ public:
+  std::unordered_set<const ir::BufferNode*> buffers;
+
+ protected:
+  void visit_Call(const ir::Call* op) override {
+    if (op->name == std::string(ir::kDeviceCallPrefix) + "mbarrier_init" && !op->args.empty())
+      if (const auto* address = op->args[0].as<ir::Call>(); address && address->name == ir::kAddressOf)
+        if (const auto* load = address->args[0].as<ir::BufferLoad>()) buffers.insert(load->buffer.get());
+    IRVisitor::visit_Call(op);
+  }
 };
 
 class SharedBuffers : public ir::IRVisitor {
@@ -124,6 +156,9 @@ class KernelPlans : public ir::IRMutator {
     shared.visit(op->body);
     Lifetimes lifetimes;
     lifetimes.walk(op->body);
+    Mbarriers mbarriers;
+    mbarriers.visit(op->body);
+    for (const ir::BufferNode* b : mbarriers.buffers) lifetimes.spans[b] = {-1, std::numeric_limits<int>::max()};
 
     struct Item {
       ir::Buffer buffer;
