@@ -1122,6 +1122,13 @@ static const BuiltinTable& builtin_table() {
         return CtValue::of_expr(ir::make_cast(target, el.to_expr(v, loc, c.callee_name + "() argument")));
       };
     };
+    t["str"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"object=\"\""});
+      auto text = python_str(a["object"]);
+      if (!text) error_at(a.loc("object"), "str() of " + describe(a["object"]) + ": kernels convert only compile-time "
+                                           "values (None, bools, numbers, strings, dtypes, tuples and lists of these)");
+      return CtValue::of_string(*text);
+    };
     t["int"] = convert(DType::Int32);
     t["float"] = convert(DType::Float32);
     t["bool"] = convert(DType::Bool);

@@ -1,6 +1,9 @@
 #include "frontend/value.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 #include "tilec/tilec.h"
 
@@ -181,6 +184,77 @@ std::string describe(const CtValue& v) {
     case K::Layout: return "layout";
   }
   return "?";
+}
+
+// Python's repr of a float: the shortest digits that read back as it, fixed-point for
+// decimal exponents -4..15 (with ".0" when integral), else d.ddde+XX.
+static std::string python_float(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  char buffer[64];
+  auto end = std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::scientific).ptr;
+  std::string text(buffer, end);  // [-]d[.ddd]e(+|-)XX
+  const bool negative = text[0] == '-';
+  if (negative) text.erase(0, 1);
+  const size_t e_at = text.find('e');
+  const int exponent = std::atoi(text.c_str() + e_at + 1);
+  std::string digits = text.substr(0, e_at);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  std::string out;
+  if (exponent < -4 || exponent >= 16) {
+    out = digits.substr(0, 1);
+    if (digits.size() > 1) out.append(".").append(digits, 1);
+    out.append(exponent < 0 ? "e-" : "e+");
+    if (std::abs(exponent) < 10) out.append("0");
+    out.append(std::to_string(std::abs(exponent)));
+  } else if (exponent < 0) {
+    out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  } else {
+    if (digits.size() < static_cast<size_t>(exponent) + 1) digits.append(exponent + 1 - digits.size(), '0');
+    const std::string whole = digits.substr(0, exponent + 1), fraction = digits.substr(exponent + 1);
+    out = whole + "." + (fraction.empty() ? "0" : fraction);
+  }
+  return (negative ? "-" : "") + out;
+}
+
+// Python's repr of a str: single-quoted, or double-quoted when it holds a ' and no ".
+static std::string python_repr_of_text(const std::string& text) {
+  const char quote = text.find('\'') != std::string::npos && text.find('"') == std::string::npos ? '"' : '\'';
+  std::string out(1, quote);
+  for (char c : text) {
+    if (c == quote || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + quote;
+}
+
+std::optional<std::string> python_str(const CtValue& v) {
+  using K = CtValue::Kind;
+  switch (v.kind) {
+    case K::None: return "None";
+    case K::Bool: return v.bool_value ? "True" : "False";
+    case K::Int: return std::to_string(v.int_value);
+    case K::Float: return python_float(v.float_value);
+    case K::String: return v.text;
+    case K::DType: return v.dtype.name();
+    case K::Tuple:
+    case K::List: {
+      std::string out = v.kind == K::Tuple ? "(" : "[";
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        const CtValue& item = v.items[i];
+        auto text = python_str(item);
+        if (!text) return std::nullopt;
+        out += (i ? ", " : "") + (item.kind == K::String ? python_repr_of_text(*text) : *text);
+      }
+      if (v.kind == K::Tuple && v.items.size() == 1) out += ",";
+      return out + (v.kind == K::Tuple ? ")" : "]");
+    }
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace tilec::frontend

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,5 +131,9 @@ struct CtValue {
 
 // "int", "tuple", "buffer", "runtime int32 value", ... for error messages.
 std::string describe(const CtValue& v);
+
+// What Python's str() gives for a compile-time value (None, bool, int, float, str, a dtype's
+// name, tuples and lists of these), or nullopt for any other value.
+std::optional<std::string> python_str(const CtValue& v);
 
 }  // namespace tilec::frontend

@@ -79,6 +79,23 @@ TEST(ElaborateExpr, IteratingBuiltinsMisusedAreLocatedErrors) {
   expect_store_error("len(range(bx))", "6:26: error: range start must be a compile-time integer");
 }
 
+TEST(ElaborateExpr, StrOfCompileTimeValuesIsPythons) {
+  // TileLang's quantize helpers build dtype names in the kernel: "uint" + str(8).
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"1.0", "1.0"},         {"1e-12", "1e-12"},   {"1e16", "1e+16"},
+      {"1e15", "1000000000000000.0"}, {"123.456", "123.456"}, {"0.0001", "0.0001"},
+      {"0.00001", "1e-05"},   {"-2.5", "-2.5"},     {"1.0 / 3", "0.3333333333333333"},
+      {"7", "7"},             {"True", "True"},     {"None", "None"},
+      {"'ab'", "ab"},         {"(1, 'a')", "(1, 'a')"}, {"[2.5, None]", "[2.5, None]"},
+      {"(3,)", "(3,)"},       {"T.float16", "float16"},
+  };
+  for (const auto& [value, text] : cases)
+    EXPECT_EQ(store_of("int(str(" + value + ") == \"" + text + "\")"), "T.int64(1)") << value;
+  EXPECT_EQ(store_of("len(str()) + int('uint' + str(8) == 'uint8')"), "T.int64(1)");
+  expect_store_error("len(str(bx))", "6:24: error: str() of runtime int32 value: kernels convert only "
+                                     "compile-time values");
+}
+
 TEST(ElaborateExpr, ComprehensionsFoldOverCompileTimeValues) {
   std::vector<std::pair<std::string, std::string>> cases = {
       {"sum(i * i for i in range(4))", "14"},
