@@ -157,5 +157,55 @@ TEST(InsertBarriers, ElementsThatDifferByThreadStillMeet) {
   }
 }
 
+// Attention's shape: Q_s filled before the k loop, read by every iteration's gemm (wgmma, so
+// through the async proxy); K_s written and read in each iteration.
+std::string barriers_of_loop(const std::string& loop_body) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(Q: T.Tensor((64, 64), \"float16\"), K: T.Tensor((512, 64), \"float16\"),\n"
+      "         C: T.Tensor((64, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        Q_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        K_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        T.clear(C_f)\n"
+      "        T.copy(Q, Q_s)\n"
+      "        for k in T.serial(8):\n" +
+      loop_body + "        T.copy(C_f, C)\n";
+  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
+  f.body = passes::insert_barriers(f.body, ctx);
+  return ir::to_string(f);
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(InsertBarriers, ALoopReadingWhatCameBeforeItTakesOneBarrierBeforeIt) {
+  // Placed lazily, the barrier handing Q_s over would sit before the gemm in the loop and run
+  // every iteration; before the loop it runs once (with the proxy fence its wgmma needs).
+  std::string ir = barriers_of_loop("            T.gemm(Q_s, Q_s, C_f, transpose_B=True)\n");
+  EXPECT_NE(ir.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
+                    "        for k in T.serial(8):\n            T.gemm("),
+            std::string::npos)
+      << ir;
+  EXPECT_EQ(occurrences(ir, "sync_threads()"), 1u) << ir;
+}
+
+TEST(InsertBarriers, ALoopThatNeedsBarriersOfItsOwnKeepsThemInside) {
+  // K_s is written and read every iteration: its barriers stay in the loop, and Q_s's hand-off
+  // shares the first of them rather than adding one before the loop.
+  std::string ir = barriers_of_loop("            T.copy(K[k * 64, 0], K_s)\n"
+                                    "            T.gemm(Q_s, K_s, C_f, transpose_B=True)\n");
+  EXPECT_EQ(ir.find("sync_threads())\n        for k"), std::string::npos) << ir;
+  EXPECT_EQ(occurrences(ir, "sync_threads()"), 2u) << ir;
+}
+
 }  // namespace
 }  // namespace tilec

@@ -286,14 +286,16 @@ class BarrierPlacer {
     const auto* loop = s.as<ir::For>();
     if (loop && loop->for_kind != ir::ForKind::Parallel) {
       auto n = std::make_shared<ir::For>(*loop);
-      n->body = place_loop_body(loop->body, pending);
-      return Stmt(n);
+      Stmt before;
+      n->body = place_loop_body(loop->body, pending, before);
+      return ir::make_seq({before, Stmt(n)});
     }
     if (const auto* w = s.as<ir::While>()) {
       Stmt cond_barrier = leaf_expr_reads(w->condition, pending);
       auto n = std::make_shared<ir::While>(*w);
-      n->body = place_loop_body(w->body, pending);
-      return ir::make_seq({cond_barrier, Stmt(n)});
+      Stmt before;
+      n->body = place_loop_body(w->body, pending, before);
+      return ir::make_seq({cond_barrier, before, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
     SharedAccesses acc;
@@ -344,9 +346,59 @@ class BarrierPlacer {
     return ir::make_seq({barrier, s});
   }
 
-  // The loop body placed so that every iteration is safe after the previous one: placing
-  // again with the accesses left unseparated at its end until nothing changes.
-  Stmt place_loop_body(const Stmt& body, Pending& pending) {
+  // The loop body placed so that every iteration is safe after the previous one. Where the
+  // body's barriers are there only for what came before the loop (attention's Q tile, filled
+  // before the k loop and read by each iteration's GEMM), one barrier before the loop (`before`)
+  // takes their place: it runs once, not every iteration, and doesn't hold the threads in
+  // step each time round.
+  Stmt place_loop_body(const Stmt& body, Pending& pending, Stmt& before) {
+    Pending after_lazy = pending;
+    Stmt lazy = place_iterations(body, after_lazy);
+    const size_t lazy_barriers = barriers_in(lazy);
+    if (lazy_barriers > barriers_in(body) && (!pending.reads.empty() || !pending.writes.empty())) {
+      Pending after_hoisted;
+      Stmt hoisted = place_iterations(body, after_hoisted);
+      if (barriers_in(hoisted) < lazy_barriers) {
+        before = reset(pending, body->loc);
+        if (reads_through_async_proxy_in(body))
+          before = ir::make_seq({ir::device_call("fence_proxy_async", {}, body->loc), before});
+        pending = after_hoisted;
+        return hoisted;
+      }
+    }
+    pending = after_lazy;
+    return lazy;
+  }
+
+  // The barriers of a block, of a group or of a warp-specialized launch's consumers in `s`.
+  static size_t barriers_in(const Stmt& s) {
+    struct Count : ir::IRVisitor {
+      size_t n = 0;
+      void visit_Evaluate(const ir::Evaluate* op) override {
+        const auto* call = op->value.as<ir::Call>();
+        n += call && call->name.rfind(std::string(ir::kDeviceCallPrefix) + "sync_threads", 0) == 0;
+      }
+    } count;
+    count.visit(s);
+    return count.n;
+  }
+
+  static bool reads_through_async_proxy_in(const Stmt& s) {
+    struct Find : ir::IRVisitor {
+      bool found = false;
+      void visit(const Stmt& st) override {
+        found |= st && reads_through_async_proxy(st);
+        IRVisitor::visit(st);
+      }
+      using IRVisitor::visit;
+    } find;
+    find.visit(s);
+    return find.found;
+  }
+
+  // The loop body placed from `pending` on: placing again with the accesses left unseparated
+  // at its end until nothing changes.
+  Stmt place_iterations(const Stmt& body, Pending& pending) {
     Pending entry = pending;
     Stmt placed;
     for (int round = 0; round < 4; ++round) {
