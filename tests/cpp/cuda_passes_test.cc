@@ -319,6 +319,58 @@ TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
   EXPECT_LT(ir.find("for tile_iter", consumers), ir.find("T.copy(C_s", consumers)) << ir;
 }
 
+// Attention's loop: K read by the first gemm, V by the second, in 64 x 64 fp16 tiles.
+ir::PrimFunc two_gemm_loop() {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(Q: T.Tensor((512, 64), \"float16\"), K: T.Tensor((512, 64), \"float16\"),\n"
+      "         V: T.Tensor((512, 64), \"float16\"), O: T.Tensor((512, 64), \"float32\")):\n"
+      "    with T.Kernel(8, threads=128) as bx:\n"
+      "        Q_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        K_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        V_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        S_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        P_f = T.alloc_fragment((64, 64), \"float16\")\n"
+      "        O_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        T.copy(Q[bx * 64, 0], Q_s)\n"
+      "        T.clear(O_f)\n"
+      "        for k in T.Pipelined(8, num_stages=2):\n"
+      "            T.copy(K[k * 64, 0], K_s)\n"
+      "            T.copy(V[k * 64, 0], V_s)\n"
+      "            T.clear(S_f)\n"
+      "            T.gemm(Q_s, K_s, S_f, transpose_B=True)\n"
+      "            T.copy(S_f, P_f)\n"
+      "            T.gemm(P_f, V_s, O_f)\n"
+      "        T.copy(O_f, O[bx * 64, 0])\n";
+  return passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main")));
+}
+
+TEST(WarpSpecialize, CopiesFirstReadByDifferentStatementsCompleteOnBarriersOfTheirOwn) {
+  std::string ir = warp_specialized(two_gemm_loop(), {{"tilec.persistent", "false"}});
+  // Two full barriers a stage: K's (group 0) waited for right before the first gemm, after the
+  // T.clear, and V's (group 1) right before the second; each expects its own tile's 8192 bytes.
+  EXPECT_NE(ir.find("full_barriers = T.alloc_shared((4,), \"uint64\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("mbarrier_arrive_expect_tx(T.address_of(full_barriers[k_iter % 2 * 2 + 0]), 8192)"), std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("mbarrier_arrive_expect_tx(T.address_of(full_barriers[k_iter % 2 * 2 + 1]), 8192)"),
+            std::string::npos)
+      << ir;
+  const size_t clear = ir.find("T.fill(S_f"), first_wait = ir.find("mbarrier_wait_parity(T.address_of(full_barriers[k_iter % 2 * 2 + 0])"),
+               first_gemm = ir.find("T.gemm(Q_s"), second_wait = ir.find("full_barriers[k_iter % 2 * 2 + 1]), (k_iter // 2 + 0) % 2)"),
+               second_gemm = ir.find("T.gemm(P_f");
+  ASSERT_NE(second_gemm, std::string::npos) << ir;
+  EXPECT_LT(clear, first_wait) << ir;
+  EXPECT_LT(first_wait, first_gemm) << ir;
+  EXPECT_LT(first_gemm, second_wait) << ir;
+  EXPECT_LT(second_wait, second_gemm) << ir;
+}
+
+TEST(WarpSpecialize, CopiesReadByOneStatementShareOneBarrier) {
+  std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue));
+  EXPECT_NE(ir.find("full_barriers = T.alloc_shared((3,), \"uint64\")"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "mbarrier_arrive_expect_tx"), 1u) << ir;
+}
+
 TEST(WarpSpecialize, OnlyATargetWithWgmmaAndTmaGetsIt) {
   EXPECT_NE(warp_specialized(hopper_gemm(3, kSharedEpilogue), {}, "sm_90a").find("warp-specialized"),
             std::string::npos);

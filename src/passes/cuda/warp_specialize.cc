@@ -49,6 +49,13 @@ bool writes_any(const Stmt& s, const ir::BufferMap& buffers) {
                      [&](const ir::BufferNode* b) { return buffers.count(b) > 0; });
 }
 
+// Whether a statement reads `buffer`.
+bool reads(const Stmt& s, const ir::BufferNode* buffer) {
+  op::Accesses accesses;
+  accesses.visit(s);
+  return accesses.reads.count(buffer) > 0;
+}
+
 // Pipelined loops anywhere in a statement.
 int count_pipelined(const Stmt& s) {
   struct Count : ir::IRVisitor {
@@ -114,7 +121,7 @@ class Specializer {
     else body_stmts = {loop.body};
     std::unordered_map<const ir::BufferNode*, int> uses_in_loop = count_uses(loop.body);
     std::vector<Stmt> producers, consumers;
-    int64_t bytes = 0;
+    std::vector<int64_t> producer_bytes;
     for (const Stmt& s : body_stmts) {
       const auto* copy = s.as<ir::Copy>();
       bool global_to_shared = copy && copy->src.buffer->scope == ir::MemoryScope::Global &&
@@ -128,7 +135,7 @@ class Specializer {
       if (!is_producer(s) || !copy->allow_tma || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
         return Stmt();
       producers.push_back(s);
-      bytes += tile->rows * tile->cols * tile->bytes;
+      producer_bytes.push_back(tile->rows * tile->cols * tile->bytes);
       std::vector<Expr> shape = dst->shape;
       shape.insert(shape.begin(), ir::make_int(stages));
       auto staged = std::make_shared<ir::BufferNode>(*ir::make_buffer(dst->name, dst->dtype, shape, {}, dst->scope, dst->loc));
@@ -155,10 +162,29 @@ class Specializer {
     std::optional<std::vector<Stmt>> prelude = producer_prelude(loop, before);
     if (!prelude) warp_specialized_ = false;
 
+    // The copies complete on one full barrier for each consumer statement that first reads
+    // what they fill (attention's K for the first gemm, V for the second), so a consumer
+    // waits only for the tiles it is about to read: the first gemm starts before V lands.
+    // first_readers[g]: the index in `consumers` of group g's statement (consumers.size():
+    // none reads them; they are waited for at the iteration's end, before its stage is freed).
+    std::vector<size_t> first_readers;
+    std::vector<int> group_of(producers.size());
+    for (size_t p = 0; p < producers.size(); ++p) {
+      const ir::BufferNode* dst = producers[p].as<ir::Copy>()->dst.buffer.get();
+      size_t reader = 0;
+      while (reader < consumers.size() && !reads(consumers[reader], dst)) ++reader;
+      auto at = std::find(first_readers.begin(), first_readers.end(), reader);
+      group_of[p] = static_cast<int>(at - first_readers.begin());
+      if (at == first_readers.end()) first_readers.push_back(reader);
+    }
+    const int groups = static_cast<int>(first_readers.size());
+    barrier_bytes_ = ir::round_up(8 * stages * groups, 128) + ir::round_up(8 * stages, 128);
+
     const SourceLoc& loc = loop.loc;
     DType t = loop.var->dtype;
     auto int_of = [t](int64_t v) { return ir::make_int(v, t); };
-    full_ = ir::make_buffer("full_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
+    full_ = ir::make_buffer("full_barriers", DType::UInt64, {ir::make_int(stages * groups)}, {}, ir::MemoryScope::Shared,
+                            loc);
     empty_ = ir::make_buffer("empty_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
     auto barrier = [&](const ir::Buffer& b, const Expr& stage) { return ir::address_of(b, {stage}); };
     auto stage_of = [&](const Expr& i) { return ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))); };
@@ -167,25 +193,45 @@ class Specializer {
                            ir::make_FloorMod(ir::make_Add(ir::make_FloorDiv(i, int_of(stages)), int_of(round_offset)),
                                              int_of(2)));
     };
-    // Iteration i's copies into stage `stage`, completing on full[stage].
+    // Group g's full barrier of stage `stage`.
+    auto full = [&](const Expr& stage, int g) {
+      if (groups == 1) return barrier(full_, stage);
+      return barrier(full_, ir::make_Add(ir::make_Mul(stage, ir::make_int(groups)), ir::make_int(g)));
+    };
+    // Iteration i's copies into stage `stage`, group by group in the order they are read,
+    // each group completing on its full barrier.
     auto issue = [&](const Expr& i, const Expr& stage) {
-      std::vector<Stmt> out = {
-          ir::device_call("mbarrier_arrive_expect_tx", {barrier(full_, stage), ir::make_int(bytes)}, loc)};
-      for (const Stmt& p : producers) {
-        Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
-        s = StageAccesses(staged_, stage).mutate(s);
-        auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
-        copy->instruction = {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = ir::panel_width(*copy->dst.buffer)};
-        copy->barrier = barrier(full_, stage);
-        copy->loc = p->loc;
-        out.push_back(Stmt(copy));
+      std::vector<Stmt> out;
+      for (int g = 0; g < groups; ++g) {
+        int64_t bytes = 0;
+        for (size_t p = 0; p < producers.size(); ++p) bytes += group_of[p] == g ? producer_bytes[p] : 0;
+        out.push_back(ir::device_call("mbarrier_arrive_expect_tx", {full(stage, g), ir::make_int(bytes)}, loc));
+        for (size_t p = 0; p < producers.size(); ++p) {
+          if (group_of[p] != g) continue;
+          Stmt s = ir::substitute(producers[p], ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
+          s = StageAccesses(staged_, stage).mutate(s);
+          auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
+          copy->instruction = {.kind = ir::CopyInstructionKind::TmaLoad,
+                               .panel_bytes = ir::panel_width(*copy->dst.buffer)};
+          copy->barrier = full(stage, g);
+          copy->loc = producers[p]->loc;
+          out.push_back(Stmt(copy));
+        }
       }
       return ir::make_seq(out);
     };
     // Iteration i of the loop, the pipeline's iteration `round` (i, or counted on over the
-    // tiles of a persistent block).
+    // tiles of a persistent block): each group's wait right before its first reader.
     auto consume = [&](const Expr& i, const Expr& round) {
-      Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
+      std::vector<Stmt> body;
+      for (size_t c = 0; c <= consumers.size(); ++c) {
+        for (int g = 0; g < groups; ++g)
+          if (first_readers[g] == c)
+            body.push_back(
+                ir::device_call("mbarrier_wait_parity", {full(stage_of(round), g), parity_of(round, 0)}, loc));
+        if (c < consumers.size()) body.push_back(consumers[c]);
+      }
+      Stmt rest = ir::substitute(ir::make_seq(body), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
       return StageAccesses(staged_, stage_of(round)).mutate(rest);
     };
     const Expr& n = loop.extent;
@@ -193,7 +239,8 @@ class Specializer {
 
     std::vector<Stmt> init;
     for (int s = 0; s < stages; ++s) {
-      init.push_back(ir::device_call("mbarrier_init", {barrier(full_, ir::make_int(s)), ir::make_int(1)}, loc));
+      for (int g = 0; g < groups; ++g)
+        init.push_back(ir::device_call("mbarrier_init", {full(ir::make_int(s), g), ir::make_int(1)}, loc));
       if (warp_specialized_)
         init.push_back(
             ir::device_call("mbarrier_init", {barrier(empty_, ir::make_int(s)), ir::make_int(consumer_warps)}, loc));
@@ -220,9 +267,7 @@ class Specializer {
       Stmt consume_loop = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
           ir::make_seq(
-              {ir::device_call("mbarrier_wait_parity", {barrier(full_, stage_of(round)), parity_of(round, 0)}, loc),
-               consume(i, round),
-               ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
+              {consume(i, round), ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
       std::vector<Stmt> tile_work = before;
       tile_work.push_back(ir::with_loc(consume_loop, loc));
       tile_work.insert(tile_work.end(), after.begin(), after.end());
@@ -251,8 +296,7 @@ class Specializer {
       Stmt refill = in_threads(0, 1, ir::make_if(ir::make_LT(next, n), issue(next, stage_of(i))));
       Stmt steady = ir::make_for(
           i, int_of(0), n, ir::ForKind::Serial,
-          ir::make_seq({ir::device_call("mbarrier_wait_parity", {barrier(full_, stage_of(i)), parity_of(i, 0)}, loc),
-                        consume(i, i), ir::device_call("sync_threads", {}, loc), refill}));
+          ir::make_seq({consume(i, i), ir::device_call("sync_threads", {}, loc), refill}));
       out.push_back(ir::with_loc(steady, loc));
       out.insert(out.end(), after.begin(), after.end());
     }
@@ -305,7 +349,7 @@ class Specializer {
       }
     } shared;
     shared.visit(launch_.body);
-    int64_t bytes = 2 * 128;  // the full and empty barriers
+    int64_t bytes = barrier_bytes_;
     for (const ir::Buffer& b : shared.buffers) {
       auto staged = staged_.find(b.get());
       int64_t footprint = ir::shared_footprint(staged == staged_.end() ? *b : *staged->second);
@@ -381,6 +425,7 @@ class Specializer {
   std::unordered_map<const ir::BufferNode*, int> uses_;
   ir::BufferMap staged_;
   ir::Buffer full_, empty_;
+  int64_t barrier_bytes_ = 0;  // the full and empty barriers' shared memory
 };
 
 class KernelSpecializer : public ir::IRMutator {
