@@ -1,7 +1,8 @@
 """tilec.ops.flash_attention against softmax(Q K^T * scale) V in float64, on the GPU where
 there is one, else on the CPU backend: odd lengths, causal (bottom-right when the lengths
 differ, rows that see no key), grouped-query and multi-query heads, every head dim, both
-layouts and both 16-bit types. Also NVRTC builds of its kernel for each head dim."""
+layouts and both 16-bit types; its gradients (flash_attention_backward, and through torch's
+autograd) likewise. Also NVRTC builds of each kernel for each head dim."""
 
 import numpy as np
 import pytest
@@ -40,6 +41,43 @@ def attention_reference(q, k, v, causal, sm_scale, layout):
     return out, magnitude, lse
 
 
+def gradients_reference(q, k, v, dout, causal, sm_scale, layout):
+    """{name: (gradient, magnitude)} for dq, dk, dv in float64, in `layout`; magnitude is the
+    sum of |terms| of each element (dk and dv summed over the heads sharing a K/V head)."""
+    if layout == "bhsd":
+        q, k, v, dout = (x.transpose(0, 2, 1, 3) for x in (q, k, v, dout))
+    q64, k64, v64, do64 = (x.astype(np.float64) for x in (q, k, v, dout))
+    batch, seq_q, heads, dim = q.shape
+    seq_kv, heads_kv = k.shape[1], k.shape[2]
+    group = heads // heads_kv
+    k64, v64 = np.repeat(k64, group, axis=2), np.repeat(v64, group, axis=2)
+    scores = np.einsum("bqhd,bkhd->bhqk", q64, k64) * sm_scale
+    if causal:
+        seen = np.arange(seq_kv)[None, :] <= np.arange(seq_q)[:, None] + (seq_kv - seq_q)
+        scores = np.where(seen, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    probs = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0))
+    total = probs.sum(axis=-1, keepdims=True)
+    probs /= np.where(total > 0, total, 1)
+    dprobs = np.einsum("bqhd,bkhd->bhqk", do64, v64)
+    dscores = probs * (dprobs - (probs * dprobs).sum(axis=-1, keepdims=True)) * sm_scale
+    abs_dscores = np.abs(probs) * (np.abs(dprobs) + np.abs(probs * dprobs).sum(axis=-1, keepdims=True)) * sm_scale
+
+    def per_kv_head(x):  # [b, seq_kv, heads, d] summed over each K/V head's group
+        return x.reshape(batch, seq_kv, heads_kv, group, dim).sum(axis=3)
+
+    grads = {
+        "dq": (np.einsum("bhqk,bkhd->bqhd", dscores, k64), np.einsum("bhqk,bkhd->bqhd", abs_dscores, np.abs(k64))),
+        "dk": (per_kv_head(np.einsum("bhqk,bqhd->bkhd", dscores, q64)),
+               per_kv_head(np.einsum("bhqk,bqhd->bkhd", abs_dscores, np.abs(q64)))),
+        "dv": (per_kv_head(np.einsum("bhqk,bqhd->bkhd", probs, do64)),
+               per_kv_head(np.einsum("bhqk,bqhd->bkhd", probs, np.abs(do64)))),
+    }
+    if layout == "bhsd":
+        grads = {name: tuple(x.transpose(0, 2, 1, 3) for x in pair) for name, pair in grads.items()}
+    return grads
+
+
 CASES = [
     # batch, seq_q, seq_kv, heads, heads_kv, dim, causal, layout, dtype
     (2, 70, 70, 4, 4, 64, False, "bshd", "float16"),   # partial blocks
@@ -73,6 +111,38 @@ def test_flash_attention(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, lay
         assert not np.any(rows.astype(np.float32))
 
 
+@pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,dim,causal,layout,dtype", CASES)
+def test_flash_attention_backward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, layout, dtype, rng):
+    def shape(seq, h):
+        return (batch, seq, h, dim) if layout == "bshd" else (batch, h, seq, dim)
+
+    q, dout = (rand(shape(seq_q, heads), dtype, rng) for _ in range(2))
+    k, v = (rand(shape(seq_kv, heads_kv), dtype, rng) for _ in range(2))
+    sm_scale = 0.7 / np.sqrt(dim)
+    q_t, k_t, v_t, dout_t = on_target(q, k, v, dout)
+    out, lse = ops.flash_attention(q_t, k_t, v_t, causal=causal, sm_scale=sm_scale, layout=layout, return_lse=True)
+    grads = ops.flash_attention_backward(q_t, k_t, v_t, out, lse, dout_t, causal=causal, sm_scale=sm_scale,
+                                         layout=layout)
+    expected = gradients_reference(q, k, v, dout, causal, sm_scale, layout)
+    # P and dS round to 16 bits before their gemms, and each gradient once more at the end.
+    for name, gradient in zip(("dq", "dk", "dv"), grads):
+        value, magnitude = expected[name]
+        assert_close(to_numpy(gradient, dtype), value, dtype, scale=magnitude, what=name)
+
+
+def test_autograd_matches_flash_attention_backward(rng):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    q, k, v, dout = (torch.from_numpy(rand((1, 50, 2, 64), "float16", rng)) for _ in range(4))
+    if torch.cuda.is_available():
+        q, k, v, dout = (x.cuda() for x in (q, k, v, dout))
+    leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+    ops.flash_attention(*leaves, causal=True).backward(dout)
+    out, lse = ops.flash_attention(q, k, v, causal=True, return_lse=True)
+    expected = ops.flash_attention_backward(q, k, v, out, lse, dout, causal=True)
+    for leaf, gradient in zip(leaves, expected):
+        assert torch.equal(leaf.grad, gradient)
+
+
 def test_default_scale_and_layout(rng):
     q, k, v = (rand((1, 40, 2, 64), "float16", rng) for _ in range(3))
     out = ops.flash_attention(*on_target(q, k, v))
@@ -102,17 +172,46 @@ def test_errors_name_the_argument(rng):
             ops.flash_attention(**kwargs)
 
 
-@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
-@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
-@pytest.mark.parametrize("causal", [False, True])
-def test_kernel_builds_for_cuda(arch, configs, dim, causal):
-    retargeted = tilec.jit(attention.attention_forward.__wrapped__, out_idx=[3, 4], target="cuda", arch=arch)
+def build_for_cuda(jitted, arch, **constants):
+    """The CUDA source of `jitted` (a jit function of tilec.ops.attention) for `arch`, through
+    NVRTC; skips where NVRTC can't be loaded."""
+    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch)
     try:
-        kernel = retargeted.compile(batch=2, heads=8, heads_kv=2, seq_q=1000, seq_kv=1500, dim=dim, causal=causal,
-                                    sm_scale=0.1, dtype="bfloat16", **configs[dim])
+        return retargeted.compile(**constants).get_kernel_source()
     except RuntimeError as e:
         if str(e).startswith("cannot compile CUDA kernels:"):
             pytest.skip(str(e))
         raise
-    source = kernel.get_kernel_source()
+
+
+SHAPE = dict(batch=2, heads=8, heads_kv=2, seq_q=1000, seq_kv=1500, sm_scale=0.1, dtype="bfloat16")
+
+
+def test_backward_errors_name_the_argument(rng):
+    q, k, v, out, dout = (rand((1, 16, 2, 64), "float16", rng) for _ in range(5))
+    lse = np.zeros((1, 2, 16), np.float32)
+    with pytest.raises(ValueError, match=r"lse must be float32 of shape \(1, 2, 16\)"):
+        ops.flash_attention_backward(q, k, v, out, lse[:, :1], dout)
+    with pytest.raises(ValueError, match=r"dout must have q's shape"):
+        ops.flash_attention_backward(q, k, v, out, lse, rand((1, 8, 2, 64), "float16", rng))
+    with pytest.raises(ValueError, match="out must be float16 like q, not bfloat16"):
+        ops.flash_attention_backward(q, k, v, rand((1, 16, 2, 64), "bfloat16", rng), lse, dout)
+
+
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
+@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_builds_for_cuda(arch, configs, dim, causal):
+    source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **configs[dim])
     assert ("wgmma" in source) == (arch == "sm_90a")
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_backward_builds_for_cuda(arch, dim, causal):
+    config = attention.BACKWARD_CONFIGS[dim]
+    source = build_for_cuda(attention.attention_backward, arch, dim=dim, causal=causal, **SHAPE, **config)
+    assert ("wgmma" in source) == (arch == "sm_90a")
+    build_for_cuda(attention.attention_backward_preprocess, arch, batch=2, heads=8, seq_q=1000, dim=dim,
+                   dtype="bfloat16", block_M=config["block_M"], threads=config["threads"])

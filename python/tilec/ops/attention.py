@@ -1,4 +1,4 @@
-"""FlashAttention's forward pass as a library kernel: O = softmax(Q K^T * scale) V.
+"""FlashAttention as library kernels: O = softmax(Q K^T * scale) V, and its gradients.
 
 One block of query rows a program; the K and V tiles stream through shared memory in a
 pipelined loop while an online softmax keeps each row's running max and sum in registers, and
@@ -10,8 +10,14 @@ Conventions are FlashAttention's: causal attention is aligned bottom-right when 
 key lengths differ (query row i sees keys up to i + seq_kv - seq_q), a row that sees no key
 gives 0 and a log-sum-exp of -inf, and grouped-query attention shares each K/V head among
 heads // heads_kv query heads.
+
+The backward pass is FlashAttention-2's: Delta = rowsum(O * dO) first, then a program per
+block of keys recomputes P from the saved log-sum-exp, sums dK and dV over every query block
+(and head) that sees those keys, and adds each query block's share of dQ atomically into a
+float32 buffer, cast to the input type at the end.
 """
 
+import functools
 import math
 
 import tilec
@@ -29,6 +35,10 @@ GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
+# The backward pass's: block_M keys a program, block_N query rows a step.
+BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
+                    128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
+                    256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
 
 
 @tilec.jit(out_idx=[3, 4])
@@ -119,8 +129,128 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
     return main
 
 
+@tilec.jit(out_idx=[2])
+def attention_backward_preprocess(batch, heads, seq_q, dim, layout="bshd", dtype="float16", block_M=64,
+                                  threads=128):
+    # Delta[b, h, i] = sum_d O[b, i, h, d] * dO[b, i, h, d]: the row term of dS = P (dP - Delta).
+    shape = [batch, seq_q, heads, dim] if layout == "bshd" else [batch, heads, seq_q, dim]
+
+    @T.prim_func
+    def main(O: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype), Delta: T.Tensor([batch, heads, seq_q], "float32")):
+        with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            o = T.alloc_fragment([block_M, dim], "float32")
+            do = T.alloc_fragment([block_M, dim], "float32")
+            delta = T.alloc_fragment([block_M], "float32")
+            rows = bx * block_M
+            if layout == "bshd":
+                T.copy(O[bz, rows:rows + block_M, by, :], o)
+                T.copy(dO[bz, rows:rows + block_M, by, :], do)
+            else:
+                T.copy(O[bz, by, rows:rows + block_M, :], o)
+                T.copy(dO[bz, by, rows:rows + block_M, :], do)
+            for i, j in T.Parallel(block_M, dim):
+                o[i, j] *= do[i, j]
+            T.reduce_sum(o, delta, dim=1)
+            T.copy(delta, Delta[bz, by, rows:rows + block_M])
+
+    return main
+
+
+@tilec.jit(out_idx=[7, 8])
+def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
+                       dtype="float16", block_M=64, block_N=64, num_stages=1, threads=128):
+    # A program per block of block_M keys of one K/V head: dK and dV of those keys summed over
+    # the heads sharing them and every query block that sees them, with each query block's dQ
+    # share added atomically into dQ_acc (float32, zeroed by the caller). Transposed scores:
+    # S^T = K Q^T, so the keys are the rows, as dK and dV are.
+    group = heads // heads_kv
+    past = seq_kv - seq_q
+    scale = sm_scale * LOG2E
+    bshd = layout == "bshd"
+    q_shape = [batch, seq_q, heads, dim] if bshd else [batch, heads, seq_q, dim]
+    kv_shape = [batch, seq_kv, heads_kv, dim] if bshd else [batch, heads_kv, seq_kv, dim]
+
+    @T.prim_func
+    def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype), V: T.Tensor(kv_shape, dtype),
+             dO: T.Tensor(q_shape, dtype), LSE: T.Tensor([batch, heads, seq_q], "float32"),
+             Delta: T.Tensor([batch, heads, seq_q], "float32"), dQ_acc: T.Tensor(q_shape, "float32"),
+             dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
+        with T.Kernel(T.ceildiv(seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
+            K_shared = T.alloc_shared([block_M, dim], dtype)
+            V_shared = T.alloc_shared([block_M, dim], dtype)
+            Q_shared = T.alloc_shared([block_N, dim], dtype)
+            dO_shared = T.alloc_shared([block_N, dim], dtype)
+            dS_shared = T.alloc_shared([block_M, block_N], dtype)
+            lse = T.alloc_shared([block_N], "float32")
+            delta = T.alloc_shared([block_N], "float32")
+            probs_t = T.alloc_fragment([block_M, block_N], "float32")
+            probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
+            dscores_t = T.alloc_fragment([block_M, block_N], dtype)
+            dk = T.alloc_fragment([block_M, dim], "float32")
+            dv = T.alloc_fragment([block_M, dim], "float32")
+            dq = T.alloc_fragment([block_N, dim], "float32")
+            keys = bx * block_M
+            if bshd:
+                T.copy(K[bz, keys:keys + block_M, by, :], K_shared)
+                T.copy(V[bz, keys:keys + block_M, by, :], V_shared)
+            else:
+                T.copy(K[bz, by, keys:keys + block_M, :], K_shared)
+                T.copy(V[bz, by, keys:keys + block_M, :], V_shared)
+            T.clear(dk)
+            T.clear(dv)
+            # Causal: query blocks before the first row that sees these keys are skipped.
+            first = T.max(0, (keys - past) // block_N) if causal else 0
+            for g in T.serial(group):
+                head = by * group + g
+                for kq in T.Pipelined(first, T.ceildiv(seq_q, block_N), num_stages=num_stages):
+                    rows = kq * block_N
+                    if bshd:
+                        T.copy(Q[bz, rows:rows + block_N, head, :], Q_shared)
+                        T.copy(dO[bz, rows:rows + block_N, head, :], dO_shared)
+                    else:
+                        T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
+                        T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
+                    T.copy(LSE[bz, head, rows:rows + block_N], lse)
+                    T.copy(Delta[bz, head, rows:rows + block_N], delta)
+                    T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow)
+                    # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and
+                    # causal, rows before a key's diagonal, have none.
+                    for i, j in T.Parallel(block_M, block_N):
+                        seen = (rows + j < seq_q) & (keys + i < seq_kv)
+                        if causal:
+                            seen = seen & (rows + j + past >= keys + i)
+                        probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
+                    T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow)
+                    T.copy(probs_t, probs_t_cast)
+                    T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+                    for i, j in T.Parallel(block_M, block_N):
+                        dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
+                    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
+                    T.copy(dscores_t, dS_shared)
+                    T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                    if bshd:
+                        T.atomic_add(dQ_acc[bz, rows:rows + block_N, head, :], dq)
+                    else:
+                        T.atomic_add(dQ_acc[bz, head, rows:rows + block_N, :], dq)
+            if bshd:
+                T.copy(dk, dK[bz, keys:keys + block_M, by, :])
+                T.copy(dv, dV[bz, keys:keys + block_M, by, :])
+            else:
+                T.copy(dk, dK[bz, by, keys:keys + block_M, :])
+                T.copy(dv, dV[bz, by, keys:keys + block_M, :])
+
+    return main
+
+
+def _on_gpu(tensor):
+    return getattr(tensor, "is_cuda", False)  # NumPy arrays (CPU backend) and CPU tensors are not
+
+
 def _config(tensor, dim):
-    if not getattr(tensor, "is_cuda", False):  # NumPy arrays (CPU backend) and CPU tensors
+    if not _on_gpu(tensor):
         return CPU_CONFIG
     import torch  # noqa: PLC0415 (a CUDA tensor is a torch tensor)
 
@@ -128,20 +258,27 @@ def _config(tensor, dim):
     return (HOPPER_CONFIGS if hopper else GPU_CONFIGS)[dim]
 
 
-def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_lse=False):
-    """softmax(Q K^T * sm_scale) V for 16-bit q, k, v (float16 or bfloat16, one type).
+def _float32_zeros_like(tensor):
+    if hasattr(tensor, "new_zeros"):  # a torch tensor
+        import torch  # noqa: PLC0415
 
-    layout "bshd": q [batch, seq_q, heads, dim], k and v [batch, seq_kv, heads_kv, dim];
-    "bhsd": q [batch, heads, seq_q, dim], k and v [batch, heads_kv, seq_kv, dim]. dim is 64,
-    128 or 256; heads_kv divides heads (grouped-query and multi-query attention). sm_scale
-    defaults to 1 / sqrt(dim). causal aligns the mask bottom-right (FlashAttention's
-    convention when seq_q != seq_kv). Returns O in q's layout and type, allocated like q, and
-    with return_lse also the log-sum-exp of each row's scaled scores, [batch, heads, seq_q]
-    float32 (-inf for a row that sees no key, whose output is 0)."""
+        return tensor.new_zeros(tensor.shape, dtype=torch.float32)
+    import numpy  # noqa: PLC0415
+
+    return numpy.zeros(tensor.shape, numpy.float32)
+
+
+def _cast_like(values, tensor):
+    return values.to(tensor.dtype) if hasattr(values, "to") else values.astype(tensor.dtype)
+
+
+def _dims(q, k, v, layout, **others):
+    """(batch, heads, heads_kv, seq_q, seq_kv, dim, dtype) of checked q, k, v; `others` are
+    more tensors of q's shape and type (the backward pass's out and dout)."""
     if layout not in ("bshd", "bhsd"):
         raise ValueError(f"layout must be 'bshd' or 'bhsd', not {layout!r}")
     shapes = {}
-    for name, t in (("q", q), ("k", k), ("v", v)):
+    for name, t in (("q", q), ("k", k), ("v", v), *others.items()):
         shape = tuple(t.shape)
         if len(shape) != 4:
             raise ValueError(f"{name} must have 4 dims ({layout}), not {len(shape)}: {shape}")
@@ -151,9 +288,12 @@ def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_
     dtype = capture.tensor_dtype_name(q)
     if dtype not in ("float16", "bfloat16"):
         raise ValueError(f"q must be float16 or bfloat16, not {dtype}")
-    for name, t in (("k", k), ("v", v)):
+    for name, t in (("k", k), ("v", v), *others.items()):
         if capture.tensor_dtype_name(t) != dtype:
             raise ValueError(f"{name} must be {dtype} like q, not {capture.tensor_dtype_name(t)}")
+    for name in others:
+        if shapes[name] != shapes["q"]:
+            raise ValueError(f"{name} must have q's shape {shapes['q']}, not {shapes[name]}")
     if layout == "bshd":
         (batch, seq_q, heads, dim), (batch_kv, seq_kv, heads_kv, dim_kv) = shapes["q"], shapes["k"]
     else:
@@ -168,11 +308,88 @@ def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_
         raise ValueError(f"k's {heads_kv} heads must divide q's {heads} (grouped-query attention)")
     if min(batch, seq_q, seq_kv) < 1:
         raise ValueError(f"batch ({batch}), seq_q ({seq_q}) and seq_kv ({seq_kv}) must be at least 1")
+    return batch, heads, heads_kv, seq_q, seq_kv, dim, dtype
+
+
+def _scale(sm_scale, dim):
     if sm_scale is None:
-        sm_scale = 1.0 / math.sqrt(dim)
-    elif not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) or sm_scale <= 0:
+        return 1.0 / math.sqrt(dim)
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) \
+            or sm_scale <= 0:
         raise ValueError(f"sm_scale must be a positive finite number, not {sm_scale!r}")
-    kernel = attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), float(sm_scale),
+    return float(sm_scale)
+
+
+def _forward(q, k, v, causal, sm_scale, layout):
+    batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout)
+    kernel = attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim),
                                layout=layout, dtype=dtype, **_config(q, dim))
-    out, lse = kernel(q, k, v)
+    return kernel(q, k, v)
+
+
+def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=None, layout="bshd"):
+    """(dq, dk, dv) of flash_attention(q, k, v, causal, sm_scale, layout) = out, whose
+    log-sum-exp is lse (return_lse=True), for the output's gradient dout. dk and dv are summed
+    over the query heads that share each K/V head. Each has its input's shape and type."""
+    batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout, out=out, dout=dout)
+    if tuple(lse.shape) != (batch, heads, seq_q) or capture.tensor_dtype_name(lse) != "float32":
+        raise ValueError(f"lse must be float32 of shape {(batch, heads, seq_q)} (flash_attention's "
+                         f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
+    sm_scale = _scale(sm_scale, dim)
+    config = BACKWARD_CONFIGS[dim] if _on_gpu(q) else CPU_CONFIG
+    delta = attention_backward_preprocess(batch, heads, seq_q, dim, layout=layout, dtype=dtype,
+                                          block_M=config["block_M"], threads=config["threads"])(out, dout)
+    dq = _float32_zeros_like(q)
+    dk, dv = attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), sm_scale, layout=layout,
+                                dtype=dtype, **config)(q, k, v, dout, lse, delta, dq)
+    return _cast_like(dq, q), dk, dv
+
+
+@functools.lru_cache(maxsize=None)
+def _autograd_function():
+    import torch  # noqa: PLC0415
+
+    class FlashAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal, sm_scale, layout):
+            out, lse = _forward(q, k, v, causal, sm_scale, layout)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.options = (causal, sm_scale, layout)
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        def backward(ctx, dout, _dlse):
+            q, k, v, out, lse = ctx.saved_tensors
+            dq, dk, dv = flash_attention_backward(q, k, v, out, lse, dout.contiguous(), *ctx.options)
+            return dq, dk, dv, None, None, None
+
+    return FlashAttention
+
+
+def _needs_grad(*tensors):
+    if not any(getattr(t, "requires_grad", False) for t in tensors):
+        return False
+    import torch  # noqa: PLC0415
+
+    return torch.is_grad_enabled()
+
+
+def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_lse=False):
+    """softmax(Q K^T * sm_scale) V for 16-bit q, k, v (float16 or bfloat16, one type).
+
+    layout "bshd": q [batch, seq_q, heads, dim], k and v [batch, seq_kv, heads_kv, dim];
+    "bhsd": q [batch, heads, seq_q, dim], k and v [batch, heads_kv, seq_kv, dim]. dim is 64,
+    128 or 256; heads_kv divides heads (grouped-query and multi-query attention). sm_scale
+    defaults to 1 / sqrt(dim). causal aligns the mask bottom-right (FlashAttention's
+    convention when seq_q != seq_kv). Returns O in q's layout and type, allocated like q, and
+    with return_lse also the log-sum-exp of each row's scaled scores, [batch, heads, seq_q]
+    float32 (-inf for a row that sees no key, whose output is 0).
+
+    On torch tensors that require grad it is differentiable: backward runs
+    flash_attention_backward's kernels."""
+    if _needs_grad(q, k, v):
+        out, lse = _autograd_function().apply(q, k, v, causal, sm_scale, layout)
+    else:
+        out, lse = _forward(q, k, v, causal, sm_scale, layout)
     return (out, lse) if return_lse else out
