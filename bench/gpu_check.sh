@@ -55,6 +55,7 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   done'
   step call_overhead "$python" bench/call_overhead.py
   step elementwise "$python" bench/elementwise.py
+  step attention_bench "$python" bench/attention.py ${TILEC_ATTENTION_ARGS:---quick}
   step compile_time "$python" bench/compile_time.py
 fi
 # TILEC_PYTEST_ARGS is split as the shell splits words: -k 'swizzle or vector' stays one expression.

@@ -1,0 +1,145 @@
+"""Attention: tilec.ops.flash_attention (forward) and flash_attention_backward against torch's
+scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, in one run on one GPU.
+
+    python bench/attention.py [--quick] [--no-backward] [--append bench/RESULTS.md]
+
+Shapes (issue 14): B * S = 64K tokens, H = 16 heads, S in {1024, 4096, 16384}, head dim d in
+{64, 128}, causal and not, float16, laid out [B, H, S, d] for every side. --quick runs S = 4096
+alone. Each tilec result is first checked on fresh random inputs against float32 attention
+(torch's math backend) on the first batch element's first two heads: relative Frobenius error
+under 1e-2, gradients included. Times are CUDA-event medians after warm-up (bench/timing.py);
+TFLOP/s counts 4 B H S^2 d for the forward pass and 2.5 times that for the backward, halved
+when causal. A side that fails (a backend torch can't run here, an error) shows its reason.
+Prints one table; --append adds it to RESULTS.md with the date, GPU and commit.
+"""
+
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from tilec import ops
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import time_ms  # noqa: E402
+
+TOKENS, HEADS = 64 * 1024, 16
+BACKENDS = {"cuDNN": SDPBackend.CUDNN_ATTENTION, "FA2": SDPBackend.FLASH_ATTENTION}
+
+
+def rel_error(out, ref):
+    return ((out.float() - ref).norm() / ref.norm()).item()
+
+
+def check(q, k, v, dout, causal):
+    """tilec's output and gradients against float32 attention on batch 0, heads 0-1: the worst
+    relative error."""
+    out, lse = ops.flash_attention(q, k, v, causal=causal, layout="bhsd", return_lse=True)
+    grads = ops.flash_attention_backward(q, k, v, out, lse, dout, causal=causal, layout="bhsd")
+    part = [x[:1, :2].float().detach().requires_grad_() for x in (q, k, v)]
+    with sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(*part, is_causal=causal)
+    ref_grads = torch.autograd.grad(ref, part, dout[:1, :2].float())
+    errors = [rel_error(out[:1, :2], ref)] + [rel_error(g[:1, :2], r) for g, r in zip(grads, ref_grads)]
+    return max(errors)
+
+
+def sdpa_times(backend, q, k, v, dout, causal, backward):
+    with sdpa_kernel(backend):
+        forward = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        if not backward:
+            return forward, None
+        leaves = [x.detach().requires_grad_() for x in (q, k, v)]
+        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+        return forward, time_ms(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True))
+
+
+def tilec_times(q, k, v, dout, causal, backward):
+    forward = time_ms(lambda: ops.flash_attention(q, k, v, causal=causal, layout="bhsd"))
+    if not backward:
+        return forward, None
+    out, lse = ops.flash_attention(q, k, v, causal=causal, layout="bhsd", return_lse=True)
+    return forward, time_ms(lambda: ops.flash_attention_backward(q, k, v, out, lse, dout, causal=causal,
+                                                                 layout="bhsd"))
+
+
+def run(seqs, dims, backward):
+    rows = []
+    for seq in seqs:
+        for dim in dims:
+            for causal in (False, True):
+                torch.manual_seed(0)
+                shape = (TOKENS // seq, HEADS, seq, dim)
+                q, k, v, dout = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(4))
+                flops = 4.0 * shape[0] * HEADS * seq * seq * dim * (0.5 if causal else 1.0)
+                row = {"S": seq, "d": dim, "causal": causal, "sides": {}}
+                try:
+                    row["error"] = check(q, k, v, dout, causal)
+                    sides = {"tilec": lambda: tilec_times(q, k, v, dout, causal, backward)}
+                except Exception as e:  # noqa: BLE001 (the row says why)
+                    row["error"], sides = None, {}
+                    row["failure"] = f"tilec: {type(e).__name__}: {str(e)[:120]}"
+                for name, backend in BACKENDS.items():
+                    sides[name] = lambda b=backend: sdpa_times(b, q, k, v, dout, causal, backward)
+                for name, timed in sides.items():
+                    try:
+                        fwd_ms, bwd_ms = timed()
+                        row["sides"][name] = (flops / fwd_ms * 1e-9, bwd_ms and 2.5 * flops / bwd_ms * 1e-9)
+                    except Exception as e:  # noqa: BLE001
+                        row.setdefault("failure", "")
+                        row["failure"] += f" {name}: {type(e).__name__}: {str(e)[:80]}"
+                print(row, flush=True)
+                rows.append(row)
+    return rows
+
+
+def table(rows, backward):
+    def cell(row, side, i):
+        value = row["sides"].get(side, (None, None))[i]
+        return "-" if value is None else f"{value:.0f}"
+
+    def ratio(row, i, anchor="cuDNN"):
+        a, t = row["sides"].get(anchor, (None, None))[i], row["sides"].get("tilec", (None, None))[i]
+        return "-" if not a or not t else f"{t / a:.2f}x"
+
+    passes = [("fwd", 0)] + ([("bwd", 1)] if backward else [])
+    head = "| S | d | causal | tilec error |"
+    rule = "|---:|---:|---|---:|"
+    for p, _ in passes:
+        head += f" tilec {p} | cuDNN {p} | FA2 {p} | tilec / cuDNN {p} |"
+        rule += "---:|---:|---:|---:|"
+    lines = [head + " failures |", rule + "---|"]
+    for row in rows:
+        line = f"| {row['S']} | {row['d']} | {'yes' if row['causal'] else 'no'} | "
+        line += ("-" if row["error"] is None else f"{row['error']:.1e}") + " |"
+        for _, i in passes:
+            line += f" {cell(row, 'tilec', i)} | {cell(row, 'cuDNN', i)} | {cell(row, 'FA2', i)} | {ratio(row, i)} |"
+        lines.append(line + f" {row.get('failure', '').strip()} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="S = 4096 only")
+    parser.add_argument("--no-backward", action="store_true", help="time the forward pass only")
+    parser.add_argument("--append", help="add the table to this markdown file")
+    args = parser.parse_args()
+    backward = not args.no_backward
+    rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward)
+    text = (f"Attention, float16, B * S = {TOKENS} tokens, H = {HEADS}, TFLOP/s "
+            f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
+    print("\n" + text)
+    if args.append:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        with open(args.append, "a", encoding="utf-8") as f:
+            f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
+                    f"`python bench/attention.py{' --quick' if args.quick else ''}`\n\n{text}")
+
+
+if __name__ == "__main__":
+    main()
