@@ -143,6 +143,54 @@ def test_autograd_matches_flash_attention_backward(rng):
         assert torch.equal(leaf.grad, gradient)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_flash_attention_varlen(causal, dtype, rng):
+    # Lengths over, under and at the 64-row blocks, a sequence of one query, one with no keys
+    # (its rows are 0, their LSE -inf) and one with no queries.
+    lengths_q, lengths_k = [37, 1, 130, 64, 5, 0], [50, 20, 100, 64, 0, 7]
+    heads, heads_kv, dim = 4, 2, 64
+    cu_q, cu_k = (np.concatenate([[0], np.cumsum(n)]).astype(np.int32) for n in (lengths_q, lengths_k))
+    q = rand((cu_q[-1], heads, dim), dtype, rng)
+    k, v = (rand((cu_k[-1], heads_kv, dim), dtype, rng) for _ in range(2))
+    out, lse = ops.flash_attention_varlen(*on_target(q, k, v, cu_q, cu_k), max(lengths_q), causal=causal,
+                                          return_lse=True)
+    out = to_numpy(out, dtype)
+    lse = lse.cpu().numpy() if hasattr(lse, "cpu") else lse
+    for b in range(len(lengths_q)):
+        rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        if lengths_q[b] == 0:
+            continue
+        if lengths_k[b] == 0:
+            assert not np.any(out[rows].astype(np.float32)) and np.all(lse[:, rows] == -np.inf)
+            continue
+        expected, magnitude, expected_lse = attention_reference(q[None, rows], k[None, keys], v[None, keys], causal,
+                                                                 1 / np.sqrt(dim), "bshd")
+        assert_close(out[None, rows], expected, dtype, scale=magnitude, what=f"sequence {b}")
+        assert_close(lse[None, :, rows], expected_lse, "float32", rtol=1e-4, what=f"lse of sequence {b}")
+
+
+def test_varlen_errors_name_the_argument(rng):
+    q, k = rand((10, 2, 64), "float16", rng), rand((12, 2, 64), "float16", rng)
+    cu = np.array([0, 4, 10], np.int32)
+    cases = [
+        (dict(q=q[None], k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=6), "q must have 3 dims"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu.astype(np.int64), cu_seqlens_k=cu, max_seqlen_q=6),
+         "cu_seqlens_q must be a 1-dim int32 tensor"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu[:2], max_seqlen_q=6),
+         "cu_seqlens_k has 2 offsets but cu_seqlens_q has 3"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=np.array([0, 6, 4], np.int32), cu_seqlens_k=cu, max_seqlen_q=6),
+         "cu_seqlens_q must start at 0, never decrease and end at most at 10"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=np.array([0, 4, 13], np.int32), max_seqlen_q=6),
+         "cu_seqlens_k must start at 0, never decrease and end at most at 12"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=5),
+         "max_seqlen_q must be an int at least the longest query sequence \\(6\\)"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            ops.flash_attention_varlen(**kwargs)
+
+
 def test_default_scale_and_layout(rng):
     q, k, v = (rand((1, 40, 2, 64), "float16", rng) for _ in range(3))
     out = ops.flash_attention(*on_target(q, k, v))
@@ -203,6 +251,15 @@ def test_backward_errors_name_the_argument(rng):
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_builds_for_cuda(arch, configs, dim, causal):
     source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **configs[dim])
+    assert ("wgmma" in source) == (arch == "sm_90a")
+
+
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
+@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
+def test_varlen_builds_for_cuda(arch, configs, dim):
+    source = build_for_cuda(attention.attention_forward_varlen, arch, batch=4, heads=8, heads_kv=2, total_q=5000,
+                            total_kv=6000, max_seq_q=2000, dim=dim, causal=True, sm_scale=0.1, dtype="float16",
+                            **configs[dim])
     assert ("wgmma" in source) == (arch == "sm_90a")
 
 

@@ -129,6 +129,86 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
     return main
 
 
+@tilec.jit(out_idx=[5, 6])
+def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_q, dim, causal, sm_scale,
+                             dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256):
+    # Sequences packed one after another: sequence b's queries are rows cu_seqlens_q[b] ..
+    # cu_seqlens_q[b + 1] - 1 of Q [total_q, heads, dim], its keys those of cu_seqlens_k in K
+    # and V. A program's rows past its sequence compute masked garbage and are not written;
+    # its K and V tiles may reach into the next sequence, whose keys the mask drops.
+    group = heads // heads_kv
+    scale = sm_scale * LOG2E
+
+    @T.prim_func
+    def main(Q: T.Tensor([total_q, heads, dim], dtype), K: T.Tensor([total_kv, heads_kv, dim], dtype),
+             V: T.Tensor([total_kv, heads_kv, dim], dtype), cu_seqlens_q: T.Tensor([batch + 1], "int32"),
+             cu_seqlens_k: T.Tensor([batch + 1], "int32"), O: T.Tensor([total_q, heads, dim], dtype),
+             LSE: T.Tensor([heads, total_q], "float32")):
+        with T.Kernel(T.ceildiv(max_seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_M, dim], dtype)
+            K_shared = T.alloc_shared([block_N, dim], dtype)
+            V_shared = T.alloc_shared([block_N, dim], dtype)
+            scores = T.alloc_fragment([block_M, block_N], "float32")
+            probs = T.alloc_fragment([block_M, block_N], dtype)
+            acc_o = T.alloc_fragment([block_M, dim], "float32")
+            row_max = T.alloc_fragment([block_M], "float32")
+            row_max_prev = T.alloc_fragment([block_M], "float32")
+            row_max_finite = T.alloc_fragment([block_M], "float32")
+            rescale = T.alloc_fragment([block_M], "float32")
+            row_sum = T.alloc_fragment([block_M], "float32")
+            denominator = T.alloc_fragment([block_M], "float32")
+            head_kv = by // group
+            q_start = cu_seqlens_q[bz]
+            q_len = cu_seqlens_q[bz + 1] - q_start
+            k_start = cu_seqlens_k[bz]
+            k_len = cu_seqlens_k[bz + 1] - k_start
+            past = k_len - q_len
+            rows = bx * block_M
+
+            T.copy(Q[q_start + rows:q_start + rows + block_M, by, :], Q_shared)
+            T.fill(acc_o, 0)
+            T.fill(denominator, 0)
+            T.fill(row_max, -T.infinity("float32"))
+            if causal:
+                blocks = T.max(0, T.min(T.ceildiv(k_len, block_N), T.ceildiv(rows + block_M + past, block_N)))
+            else:
+                blocks = T.ceildiv(k_len, block_N)
+            for k in T.Pipelined(blocks, num_stages=num_stages):
+                keys = k * block_N
+                T.copy(K[k_start + keys:k_start + keys + block_N, head_kv, :], K_shared)
+                for i, j in T.Parallel(block_M, block_N):
+                    if causal:
+                        scores[i, j] = T.if_then_else((keys + j < k_len) & (rows + i + past >= keys + j), 0,
+                                                      -T.infinity("float32"))
+                    else:
+                        scores[i, j] = T.if_then_else(keys + j < k_len, 0, -T.infinity("float32"))
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(row_max, row_max_prev)
+                T.reduce_max(scores, row_max, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
+                    rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
+                for i, j in T.Parallel(block_M, dim):
+                    acc_o[i, j] *= rescale[i]
+                for i, j in T.Parallel(block_M, block_N):
+                    scores[i, j] = T.exp2(scores[i, j] * scale - row_max_finite[i] * scale)
+                T.reduce_sum(scores, row_sum, dim=1)
+                for i in T.Parallel(block_M):
+                    denominator[i] = denominator[i] * rescale[i] + row_sum[i]
+                T.copy(scores, probs)
+                T.copy(V[k_start + keys:k_start + keys + block_N, head_kv, :], V_shared)
+                T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            for i, j in T.Parallel(block_M, dim):
+                if rows + i < q_len:
+                    O[q_start + rows + i, by, j] = T.if_then_else(denominator[i] > 0, acc_o[i, j] / denominator[i], 0)
+            for i in T.Parallel(block_M):
+                if rows + i < q_len:
+                    LSE[by, q_start + rows + i] = T.if_then_else(
+                        denominator[i] > 0, (row_max[i] * scale + T.log2(denominator[i])) / LOG2E, -T.infinity("float32"))
+
+    return main
+
+
 @tilec.jit(out_idx=[2])
 def attention_backward_preprocess(batch, heads, seq_q, dim, layout="bshd", dtype="float16", block_M=64,
                                   threads=128):
@@ -325,6 +405,44 @@ def _forward(q, k, v, causal, sm_scale, layout):
     kernel = attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim),
                                layout=layout, dtype=dtype, **_config(q, dim))
     return kernel(q, k, v)
+
+
+def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
+                           return_lse=False):
+    """flash_attention over a batch of sequences of their own lengths, packed (FlashAttention's
+    varlen interface): q [total_q, heads, dim], k and v [total_kv, heads_kv, dim];
+    sequence b's queries are q[cu_seqlens_q[b]:cu_seqlens_q[b + 1]] and its keys those of
+    cu_seqlens_k (int32, batch + 1 offsets from 0, non-decreasing); max_seqlen_q is the longest
+    query sequence (an int). Causal is aligned bottom-right in each sequence. Returns O like q,
+    and with return_lse the log-sum-exp [heads, total_q] float32."""
+    if len(tuple(q.shape)) != 3:
+        raise ValueError(f"q must have 3 dims (total_q, heads, dim), not {len(tuple(q.shape))}: {tuple(q.shape)}")
+    for name, t in (("k", k), ("v", v)):
+        if len(tuple(t.shape)) != 3:
+            raise ValueError(f"{name} must have 3 dims (total_kv, heads_kv, dim), not {tuple(t.shape)}")
+    unpacked = [x[None] for x in (q, k, v)]  # [1, total, heads, dim]
+    _, heads, heads_kv, total_q, total_kv, dim, dtype = _dims(*unpacked, "bshd")
+    offsets = {}
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if len(tuple(cu.shape)) != 1 or capture.tensor_dtype_name(cu) != "int32" or cu.shape[0] < 2:
+            raise ValueError(f"{name} must be a 1-dim int32 tensor of batch + 1 offsets, not "
+                             f"{capture.tensor_dtype_name(cu)} {tuple(cu.shape)}")
+        offsets[name] = [int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)]
+    batch = len(offsets["cu_seqlens_q"]) - 1
+    if len(offsets["cu_seqlens_k"]) != batch + 1:
+        raise ValueError(f"cu_seqlens_k has {len(offsets['cu_seqlens_k'])} offsets but cu_seqlens_q has {batch + 1}")
+    for name, total in (("cu_seqlens_q", total_q), ("cu_seqlens_k", total_kv)):
+        cu = offsets[name]
+        if cu[0] != 0 or any(b < a for a, b in zip(cu, cu[1:])) or cu[-1] > total:
+            raise ValueError(f"{name} must start at 0, never decrease and end at most at {total}: {cu}")
+    lengths = [b - a for a, b in zip(offsets["cu_seqlens_q"], offsets["cu_seqlens_q"][1:])]
+    if not isinstance(max_seqlen_q, int) or max_seqlen_q < max(lengths) or max_seqlen_q < 1:
+        raise ValueError(f"max_seqlen_q must be an int at least the longest query sequence ({max(lengths)}), "
+                         f"not {max_seqlen_q!r}")
+    kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
+                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
+    out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    return (out, lse) if return_lse else out
 
 
 def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=None, layout="bshd"):
