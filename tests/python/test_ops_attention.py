@@ -15,6 +15,20 @@ from helpers import assert_close, rand, rng  # noqa: F401  (rng is a fixture)
 from test_ops import on_target, to_numpy
 
 
+def probabilities(q64, k64, causal, sm_scale):
+    """(P [b, h, q, k], its rows' max, its rows' sum before normalizing) of bshd float64 q and
+    k (k repeated to q's heads); a row that sees no key has P 0."""
+    scores = np.einsum("bqhd,bkhd->bhqk", q64, k64) * sm_scale
+    seq_q, seq_kv = q64.shape[1], k64.shape[1]
+    if causal:
+        seen = np.arange(seq_kv)[None, :] <= np.arange(seq_q)[:, None] + (seq_kv - seq_q)
+        scores = np.where(seen, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    probs = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0))
+    total = probs.sum(axis=-1, keepdims=True)
+    return probs / np.where(total > 0, total, 1), row_max, total
+
+
 def attention_reference(q, k, v, causal, sm_scale, layout):
     """(O, |P| |V|, LSE) in float64, in `layout`: O's rows that see no key are 0, their LSE -inf."""
     if layout == "bhsd":
@@ -22,15 +36,7 @@ def attention_reference(q, k, v, causal, sm_scale, layout):
     q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
     group = q.shape[2] // k.shape[2]
     k64, v64 = np.repeat(k64, group, axis=2), np.repeat(v64, group, axis=2)
-    scores = np.einsum("bqhd,bkhd->bhqk", q64, k64) * sm_scale
-    seq_q, seq_kv = q.shape[1], k.shape[1]
-    if causal:
-        seen = np.arange(seq_kv)[None, :] <= np.arange(seq_q)[:, None] + (seq_kv - seq_q)
-        scores = np.where(seen, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
-    probs = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0))
-    total = probs.sum(axis=-1, keepdims=True)
-    probs /= np.where(total > 0, total, 1)
+    probs, row_max, total = probabilities(q64, k64, causal, sm_scale)
     out = np.einsum("bhqk,bkhd->bhqd", probs, v64)
     magnitude = np.einsum("bhqk,bkhd->bhqd", probs, np.abs(v64))
     with np.errstate(divide="ignore"):
@@ -51,14 +57,7 @@ def gradients_reference(q, k, v, dout, causal, sm_scale, layout):
     seq_kv, heads_kv = k.shape[1], k.shape[2]
     group = heads // heads_kv
     k64, v64 = np.repeat(k64, group, axis=2), np.repeat(v64, group, axis=2)
-    scores = np.einsum("bqhd,bkhd->bhqk", q64, k64) * sm_scale
-    if causal:
-        seen = np.arange(seq_kv)[None, :] <= np.arange(seq_q)[:, None] + (seq_kv - seq_q)
-        scores = np.where(seen, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
-    probs = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0))
-    total = probs.sum(axis=-1, keepdims=True)
-    probs /= np.where(total > 0, total, 1)
+    probs, _, _ = probabilities(q64, k64, causal, sm_scale)
     dprobs = np.einsum("bqhd,bkhd->bhqk", do64, v64)
     dscores = probs * (dprobs - (probs * dprobs).sum(axis=-1, keepdims=True)) * sm_scale
     abs_dscores = np.abs(probs) * (np.abs(dprobs) + np.abs(probs * dprobs).sum(axis=-1, keepdims=True)) * sm_scale

@@ -41,6 +41,28 @@ BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                     256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
 
 
+@T.macro
+def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
+                   block_M, block_N, dim):
+    # One key block's step: the rows' running max takes the block's scores in, acc_o and the
+    # running sum are rescaled to it, and probs = exp2((scores - max) * scale) in 16 bits.
+    T.copy(row_max, row_max_prev)
+    T.reduce_max(scores, row_max, dim=1, clear=False)
+    # A row that has seen no key yet keeps a max of -inf: its terms use 0 instead, so that
+    # exp2(-inf - -inf) never makes a NaN.
+    for i in T.Parallel(block_M):
+        row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
+        rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
+    for i, j in T.Parallel(block_M, dim):
+        acc_o[i, j] *= rescale[i]
+    for i, j in T.Parallel(block_M, block_N):
+        scores[i, j] = T.exp2(scores[i, j] * scale - row_max_finite[i] * scale)
+    T.reduce_sum(scores, row_sum, dim=1)
+    for i in T.Parallel(block_M):
+        denominator[i] = denominator[i] * rescale[i] + row_sum[i]
+    T.copy(scores, probs)
+
+
 @tilec.jit(out_idx=[3, 4])
 def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
                       dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256):
@@ -95,21 +117,8 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                     else:
                         scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(row_max, row_max_prev)
-                T.reduce_max(scores, row_max, dim=1, clear=False)
-                # A row that has seen no key yet keeps a max of -inf: its terms use 0 instead,
-                # so that exp2(-inf - -inf) never makes a NaN.
-                for i in T.Parallel(block_M):
-                    row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
-                    rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= rescale[i]
-                for i, j in T.Parallel(block_M, block_N):
-                    scores[i, j] = T.exp2(scores[i, j] * scale - row_max_finite[i] * scale)
-                T.reduce_sum(scores, row_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    denominator[i] = denominator[i] * rescale[i] + row_sum[i]
-                T.copy(scores, probs)
+                online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
+                               denominator, scale, block_M, block_N, dim)
                 if bshd:
                     T.copy(V[bz, keys:keys + block_N, head_kv, :], V_shared)
                 else:
@@ -183,19 +192,8 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
                     else:
                         scores[i, j] = T.if_then_else(keys + j < k_len, 0, -T.infinity("float32"))
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(row_max, row_max_prev)
-                T.reduce_max(scores, row_max, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
-                    rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= rescale[i]
-                for i, j in T.Parallel(block_M, block_N):
-                    scores[i, j] = T.exp2(scores[i, j] * scale - row_max_finite[i] * scale)
-                T.reduce_sum(scores, row_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    denominator[i] = denominator[i] * rescale[i] + row_sum[i]
-                T.copy(scores, probs)
+                online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
+                               denominator, scale, block_M, block_N, dim)
                 T.copy(V[k_start + keys:k_start + keys + block_N, head_kv, :], V_shared)
                 T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
