@@ -1,8 +1,9 @@
 """tilec.ops.flash_attention against softmax(Q K^T * scale) V in float64, on the GPU where
 there is one, else on the CPU backend: odd lengths, causal (bottom-right when the lengths
 differ, rows that see no key), grouped-query and multi-query heads, every head dim, both
-layouts and both 16-bit types; its gradients (flash_attention_backward, and through torch's
-autograd) likewise. Also NVRTC builds of each kernel for each head dim."""
+layouts and both 16-bit types; split-KV (num_splits); packed sequences (varlen); its gradients
+(flash_attention_backward, and through torch's autograd) likewise. Also NVRTC builds of each
+kernel for each head dim."""
 
 import numpy as np
 import pytest
@@ -190,6 +191,26 @@ def test_varlen_errors_name_the_argument(rng):
             ops.flash_attention_varlen(**kwargs)
 
 
+@pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,causal,layout,num_splits", [
+    (1, 1, 700, 4, 1, False, "bshd", 4),   # decoding: one query over many keys, split 4 ways
+    (2, 3, 300, 2, 2, True, "bhsd", 3),    # runs of 2, 2 and 1 key blocks
+    (1, 100, 37, 2, 1, True, "bshd", 2),   # the second split's keys: none any row sees
+    (1, 70, 500, 2, 2, True, "bshd", 64),  # more splits asked than key blocks: one a block
+])
+def test_split_kv(batch, seq_q, seq_kv, heads, heads_kv, causal, layout, num_splits, rng):
+    def shape(seq, h):
+        return (batch, seq, h, 64) if layout == "bshd" else (batch, h, seq, 64)
+
+    q = rand(shape(seq_q, heads), "float16", rng)
+    k, v = (rand(shape(seq_kv, heads_kv), "float16", rng) for _ in range(2))
+    out, lse = ops.flash_attention(*on_target(q, k, v), causal=causal, layout=layout, return_lse=True,
+                                   num_splits=num_splits)
+    expected, magnitude, expected_lse = attention_reference(q, k, v, causal, 1 / 8, layout)
+    assert_close(to_numpy(out, "float16"), expected, "float16", scale=magnitude)
+    lse = lse.cpu().numpy() if hasattr(lse, "cpu") else lse
+    assert_close(lse, expected_lse, "float32", rtol=1e-4, what="lse")
+
+
 def test_default_scale_and_layout(rng):
     q, k, v = (rand((1, 40, 2, 64), "float16", rng) for _ in range(3))
     out = ops.flash_attention(*on_target(q, k, v))
@@ -213,6 +234,7 @@ def test_errors_name_the_argument(rng):
          "k's 3 heads must divide q's 4"),
         (dict(q=q, k=kv, v=kv, layout="sbhd"), "layout must be 'bshd' or 'bhsd'"),
         (dict(q=q, k=kv, v=kv, sm_scale=-1.0), "sm_scale must be a positive finite number"),
+        (dict(q=q, k=kv, v=kv, num_splits=0), "num_splits must be an int from 1 to 64"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -260,6 +282,15 @@ def test_varlen_builds_for_cuda(arch, configs, dim):
                             total_kv=6000, max_seq_q=2000, dim=dim, causal=True, sm_scale=0.1, dtype="float16",
                             **configs[dim])
     assert ("wgmma" in source) == (arch == "sm_90a")
+
+
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
+@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
+def test_split_kv_builds_for_cuda(arch, configs, dim):
+    shape = dict(SHAPE, seq_q=1, seq_kv=32768)
+    build_for_cuda(attention.attention_forward, arch, dim=dim, causal=True, num_splits=16, **shape, **configs[dim])
+    build_for_cuda(attention.attention_combine, arch, num_splits=16, batch=2, heads=8, seq_q=1, dim=dim,
+                   dtype="bfloat16")
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])

@@ -35,6 +35,7 @@ GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
+MAX_SPLITS = 64  # split-KV's most splits of the keys
 # The backward pass's: block_M keys a program, block_N query rows a step.
 BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                     128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
@@ -65,18 +66,26 @@ def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, 
 
 @tilec.jit(out_idx=[3, 4])
 def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
-                      dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256):
+                      dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1):
+    # num_splits > 1 (split-KV, flash decoding): each program takes one of num_splits equal runs
+    # of key blocks, and O and LSE get a leading split dim, O in float32, each split's result
+    # normalized on its own; attention_combine merges them.
     group = heads // heads_kv
     past = seq_kv - seq_q  # causal, bottom-right: query row i sees keys 0 .. i + past
     scale = sm_scale * LOG2E
     bshd = layout == "bshd"
     q_shape = [batch, seq_q, heads, dim] if bshd else [batch, heads, seq_q, dim]
     kv_shape = [batch, seq_kv, heads_kv, dim] if bshd else [batch, heads_kv, seq_kv, dim]
+    split = num_splits > 1
+    o_shape, o_dtype = ([num_splits] + q_shape, "float32") if split else (q_shape, dtype)
+    lse_shape = [num_splits, batch, heads, seq_q] if split else [batch, heads, seq_q]
+    split_blocks = T.ceildiv(T.ceildiv(seq_kv, block_N), num_splits)
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype), V: T.Tensor(kv_shape, dtype),
-             O: T.Tensor(q_shape, dtype), LSE: T.Tensor([batch, heads, seq_q], "float32")):
-        with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
+             O: T.Tensor(o_shape, o_dtype), LSE: T.Tensor(lse_shape, "float32")):
+        with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch * num_splits, threads=threads) as (bx, by, b_split):
+            bz = b_split // num_splits
             Q_shared = T.alloc_shared([block_M, dim], dtype)
             K_shared = T.alloc_shared([block_N, dim], dtype)
             V_shared = T.alloc_shared([block_N, dim], dtype)
@@ -104,7 +113,11 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 blocks = T.max(0, T.min(T.ceildiv(seq_kv, block_N), T.ceildiv(rows + block_M + past, block_N)))
             else:
                 blocks = T.ceildiv(seq_kv, block_N)
-            for k in T.Pipelined(blocks, num_stages=num_stages):
+            first = 0
+            if split:
+                first = b_split % num_splits * split_blocks
+                blocks = T.max(first, T.min(blocks, first + split_blocks))
+            for k in T.Pipelined(first, blocks, num_stages=num_stages):
                 keys = k * block_N
                 if bshd:
                     T.copy(K[bz, keys:keys + block_N, head_kv, :], K_shared)
@@ -129,6 +142,62 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             for i in T.Parallel(block_M):
                 lse[i] = T.if_then_else(denominator[i] > 0, (row_max[i] * scale + T.log2(denominator[i])) / LOG2E,
                                         -T.infinity("float32"))
+            if split:
+                if bshd:
+                    T.copy(acc_o, O[b_split % num_splits, bz, rows:rows + block_M, by, :])
+                else:
+                    T.copy(acc_o, O[b_split % num_splits, bz, by, rows:rows + block_M, :])
+                T.copy(lse, LSE[b_split % num_splits, bz, by, rows:rows + block_M])
+            elif bshd:
+                T.copy(acc_o, O[bz, rows:rows + block_M, by, :])
+                T.copy(lse, LSE[bz, by, rows:rows + block_M])
+            else:
+                T.copy(acc_o, O[bz, by, rows:rows + block_M, :])
+                T.copy(lse, LSE[bz, by, rows:rows + block_M])
+
+    return main
+
+
+@tilec.jit(out_idx=[2, 3])
+def attention_combine(num_splits, batch, heads, seq_q, dim, layout="bshd", dtype="float16", block_M=64, threads=128):
+    # The splits' results of attention_forward(num_splits=...) merged: each weighted by
+    # exp(its LSE - the largest), O = their weighted mean and LSE = log of the weights' sum.
+    bshd = layout == "bshd"
+    q_shape = [batch, seq_q, heads, dim] if bshd else [batch, heads, seq_q, dim]
+
+    @T.prim_func
+    def main(O_split: T.Tensor([num_splits] + q_shape, "float32"),
+             LSE_split: T.Tensor([num_splits, batch, heads, seq_q], "float32"), O: T.Tensor(q_shape, dtype),
+             LSE: T.Tensor([batch, heads, seq_q], "float32")):
+        with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            # The rows' weights go through shared memory, so that the merge of O is spread over
+            # the threads by columns too, not a row a thread.
+            weights = T.alloc_shared([num_splits, block_M], "float32")
+            lse_max = T.alloc_fragment([block_M], "float32")
+            total = T.alloc_fragment([block_M], "float32")
+            lse = T.alloc_fragment([block_M], "float32")
+            acc_o = T.alloc_fragment([block_M, dim], "float32")
+            rows = bx * block_M
+            T.fill(lse_max, -T.infinity("float32"))
+            T.fill(total, 0)
+            T.fill(acc_o, 0)
+            for i in T.Parallel(block_M):
+                for s in T.serial(num_splits):
+                    lse_max[i] = T.max(lse_max[i], LSE_split[s, bz, by, rows + i])
+                # A row no split saw a key of keeps -inf: its weights use 0, never -inf - -inf.
+                lse_max[i] = T.if_then_else(lse_max[i] == -T.infinity("float32"), 0, lse_max[i])
+                for s in T.serial(num_splits):
+                    weights[s, i] = T.exp2((LSE_split[s, bz, by, rows + i] - lse_max[i]) * LOG2E)
+                    total[i] += weights[s, i]
+                for s in T.serial(num_splits):
+                    weights[s, i] = T.if_then_else(total[i] > 0, weights[s, i] / total[i], 0)
+                lse[i] = T.if_then_else(total[i] > 0, lse_max[i] + T.log(total[i]), -T.infinity("float32"))
+            for i, j in T.Parallel(block_M, dim):
+                for s in T.serial(num_splits):
+                    if bshd:
+                        acc_o[i, j] += weights[s, i] * O_split[s, bz, rows + i, by, j]
+                    else:
+                        acc_o[i, j] += weights[s, i] * O_split[s, bz, by, rows + i, j]
             if bshd:
                 T.copy(acc_o, O[bz, rows:rows + block_M, by, :])
             else:
@@ -398,11 +467,34 @@ def _scale(sm_scale, dim):
     return float(sm_scale)
 
 
-def _forward(q, k, v, causal, sm_scale, layout):
+def _num_splits(q, programs, key_blocks):
+    """Split-KV's default: on a GPU whose SMs the programs would leave mostly idle, enough
+    splits to fill them, each of at least 4 key blocks; else 1."""
+    if not _on_gpu(q):
+        return 1
+    import torch  # noqa: PLC0415
+
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    if 2 * programs > sms:
+        return 1
+    return max(1, min(-(-sms // programs), key_blocks // 4, MAX_SPLITS))
+
+
+def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout)
+    config = _config(q, dim)
+    key_blocks = -(-seq_kv // config["block_N"])
+    if num_splits is None:
+        num_splits = _num_splits(q, batch * heads * -(-seq_q // config["block_M"]), key_blocks)
+    elif isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
+        raise ValueError(f"num_splits must be an int from 1 to {MAX_SPLITS} (or None: chosen), not {num_splits!r}")
+    num_splits = min(num_splits, key_blocks)
     kernel = attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim),
-                               layout=layout, dtype=dtype, **_config(q, dim))
-    return kernel(q, k, v)
+                               layout=layout, dtype=dtype, num_splits=num_splits, **config)
+    if num_splits == 1:
+        return kernel(q, k, v)
+    combine = attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout, dtype=dtype)
+    return combine(*kernel(q, k, v))
 
 
 def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
@@ -467,8 +559,8 @@ def _autograd_function():
 
     class FlashAttention(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, q, k, v, causal, sm_scale, layout):
-            out, lse = _forward(q, k, v, causal, sm_scale, layout)
+        def forward(ctx, q, k, v, causal, sm_scale, layout, num_splits):
+            out, lse = _forward(q, k, v, causal, sm_scale, layout, num_splits)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.options = (causal, sm_scale, layout)
             ctx.mark_non_differentiable(lse)
@@ -478,7 +570,7 @@ def _autograd_function():
         def backward(ctx, dout, _dlse):
             q, k, v, out, lse = ctx.saved_tensors
             dq, dk, dv = flash_attention_backward(q, k, v, out, lse, dout.contiguous(), *ctx.options)
-            return dq, dk, dv, None, None, None
+            return dq, dk, dv, None, None, None, None
 
     return FlashAttention
 
@@ -491,7 +583,7 @@ def _needs_grad(*tensors):
     return torch.is_grad_enabled()
 
 
-def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_lse=False):
+def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_lse=False, num_splits=None):
     """softmax(Q K^T * sm_scale) V for 16-bit q, k, v (float16 or bfloat16, one type).
 
     layout "bshd": q [batch, seq_q, heads, dim], k and v [batch, seq_kv, heads_kv, dim];
@@ -502,10 +594,14 @@ def flash_attention(q, k, v, causal=False, sm_scale=None, layout="bshd", return_
     with return_lse also the log-sum-exp of each row's scaled scores, [batch, heads, seq_q]
     float32 (-inf for a row that sees no key, whose output is 0).
 
+    num_splits > 1 splits the keys into that many runs done at once and merged after (split-KV,
+    flash decoding: for few query blocks over many keys); None chooses, splitting only where
+    the query blocks alone would leave most of a GPU's SMs idle.
+
     On torch tensors that require grad it is differentiable: backward runs
     flash_attention_backward's kernels."""
     if _needs_grad(q, k, v):
-        out, lse = _autograd_function().apply(q, k, v, causal, sm_scale, layout)
+        out, lse = _autograd_function().apply(q, k, v, causal, sm_scale, layout, num_splits)
     else:
-        out, lse = _forward(q, k, v, causal, sm_scale, layout)
+        out, lse = _forward(q, k, v, causal, sm_scale, layout, num_splits)
     return (out, lse) if return_lse else out
