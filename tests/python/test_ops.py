@@ -1,6 +1,8 @@
 """The kernel library (tilec.ops) against float64 references, on the GPU where there is one
 (the library compiles for target "auto"), else on the CPU."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,26 @@ def test_gemm_errors_name_the_argument(rng):
     with pytest.raises(ValueError, match=r"a_scale must have shape \(4, 2\)"):
         ops.fp8_gemm(x, rand((4, 1), "float32", rng), rand((8, 256), "float8_e4m3", rng),
                      rand((1, 2), "float32", rng))
+
+
+@pytest.mark.parametrize("hip,capability,hopper", [(None, (9, 0), True), (None, (8, 0), False),
+                                                   (None, (10, 0), False), ("6.2", (9, 0), False)])
+def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeypatch):
+    # ROCm's torch reports MI200 (gfx90a) as capability (9, 0): it must not get the Hopper
+    # configurations (TMA, wgmma, two consumer warpgroups).
+    import importlib
+    from types import SimpleNamespace
+
+    from tilec.ops import attention, device
+
+    gemm = importlib.import_module("tilec.ops.gemm")  # the module: tilec.ops.gemm, the attribute, is the function
+
+    fake_torch = SimpleNamespace(version=SimpleNamespace(hip=hip),
+                                 cuda=SimpleNamespace(get_device_capability=lambda index: capability))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    tensor = SimpleNamespace(is_cuda=True, device=0)
+    assert device.is_hopper(tensor) is hopper
+    assert gemm._default_config(tensor) is (gemm.HOPPER_GEMM_CONFIG if hopper else gemm.DEFAULT_GEMM_CONFIG)
+    assert attention._config(tensor, 128) is (attention.HOPPER_CONFIGS if hopper else attention.GPU_CONFIGS)[128]
+    assert not device.is_hopper(np.zeros(1)) and attention._config(np.zeros(1), 128) is attention.CPU_CONFIG
+

@@ -24,6 +24,8 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
+from .device import is_hopper, on_gpu
+
 LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
 
@@ -392,17 +394,10 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
     return main
 
 
-def _on_gpu(tensor):
-    return getattr(tensor, "is_cuda", False)  # NumPy arrays (CPU backend) and CPU tensors are not
-
-
 def _config(tensor, dim):
-    if not _on_gpu(tensor):
+    if not on_gpu(tensor):
         return CPU_CONFIG
-    import torch  # noqa: PLC0415 (a CUDA tensor is a torch tensor)
-
-    hopper = torch.cuda.get_device_capability(tensor.device) == (9, 0)
-    return (HOPPER_CONFIGS if hopper else GPU_CONFIGS)[dim]
+    return (HOPPER_CONFIGS if is_hopper(tensor) else GPU_CONFIGS)[dim]
 
 
 def _float32_zeros_like(tensor):
@@ -470,7 +465,7 @@ def _scale(sm_scale, dim):
 def _num_splits(q, programs, key_blocks):
     """Split-KV's default: on a GPU whose SMs the programs would leave mostly idle, enough
     splits to fill them, each of at least 4 key blocks; else 1."""
-    if not _on_gpu(q):
+    if not on_gpu(q):
         return 1
     import torch  # noqa: PLC0415
 
@@ -544,7 +539,7 @@ def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=Non
         raise ValueError(f"lse must be float32 of shape {(batch, heads, seq_q)} (flash_attention's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = _scale(sm_scale, dim)
-    config = BACKWARD_CONFIGS[dim] if _on_gpu(q) else CPU_CONFIG
+    config = BACKWARD_CONFIGS[dim] if on_gpu(q) else CPU_CONFIG
     delta = attention_backward_preprocess(batch, heads, seq_q, dim, layout=layout, dtype=dtype,
                                           block_M=config["block_M"], threads=config["threads"])(out, dout)
     dq = _float32_zeros_like(q)

@@ -8,6 +8,8 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
+from .device import is_hopper
+
 # The tile configuration gemm() uses (bench/gemm.py sweeps others): on Hopper, 128 x 256 tiles
 # for two consumer warpgroups on wgmma, three stages so that the C tile of the stmatrix + TMA
 # store epilogue fits beside them in a persistent block (bench/RESULTS.md); elsewhere tiles
@@ -19,11 +21,7 @@ DEFAULT_GEMM_CONFIG = dict(block_M=128, block_N=128, block_K=32, num_stages=4, t
 
 
 def _default_config(tensor):
-    if not getattr(tensor, "is_cuda", False):  # NumPy arrays (CPU backend) and CPU tensors
-        return DEFAULT_GEMM_CONFIG
-    import torch  # noqa: PLC0415 (a CUDA tensor is a torch tensor)
-
-    return HOPPER_GEMM_CONFIG if torch.cuda.get_device_capability(tensor.device) == (9, 0) else DEFAULT_GEMM_CONFIG
+    return HOPPER_GEMM_CONFIG if is_hopper(tensor) else DEFAULT_GEMM_CONFIG
 
 
 @tilec.jit(out_idx=[-1])
