@@ -77,12 +77,13 @@ TEST(InsertBarriers, AWgmmaGemmTakesTheProxyFenceBeforeItsBarrier) {
       << ir;
 }
 
-// Kernel source `text` after insert_barriers for sm_90a.
+// Kernel source `text` after select_instructions and insert_barriers for sm_90a.
 std::string barriers_of_source(const std::string& text) {
   ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
   passes::PassContext ctx;
   ctx.target = parse_target("cuda", "sm_90a");
   ctx.func = &f;
+  f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::insert_barriers(f.body, ctx);
   return ir::to_string(f);
 }
@@ -172,13 +173,7 @@ std::string barriers_of_loop(const std::string& loop_body) {
       "        T.copy(Q, Q_s)\n"
       "        for k in T.serial(8):\n" +
       loop_body + "        T.copy(C_f, C)\n";
-  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
-  passes::PassContext ctx;
-  ctx.target = parse_target("cuda", "sm_90a");
-  ctx.func = &f;
-  f.body = passes::select_instructions(f.body, ctx);
-  f.body = passes::insert_barriers(f.body, ctx);
-  return ir::to_string(f);
+  return barriers_of_source(text);
 }
 
 size_t occurrences(const std::string& text, const std::string& what) {
