@@ -80,6 +80,24 @@ TEST(PipelineLoops, BufferUsedAfterTheLoopIsNotStaged) {
   EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
 }
 
+TEST(PipelineLoops, ALetOfTheLoopVarBeforeTheCopiesIsSeenThrough) {
+  std::string body = kPipelinedGemm;
+  body.replace(body.find("            T.copy(A[k * 32, 0], A_s)"), 37,
+               "            rows = k * 32\n            T.copy(A[rows, 0], A_s)");
+  std::string ir = after(kernel(body, kTensors), passes::pipeline_loops);
+  EXPECT_NE(ir.find("A_s = T.alloc_shared((3, 64, 32), \"float16\")"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "# via cp.async"), 3u) << ir;
+}
+
+TEST(PipelineLoops, ALetReadingABufferIsNotSubstituted) {
+  std::string body = kPipelinedGemm;
+  body.replace(body.find("            T.copy(A[k * 32, 0], A_s)"), 37,
+               "            rows = T.int32(C[k, 0])\n            T.copy(A[rows, 0], A_s)");
+  std::string ir = after(kernel(body, kTensors), passes::pipeline_loops);
+  EXPECT_NE(ir.find("for k in T.serial(8):"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
+}
+
 TEST(InsertBarriers, SharedHandedBetweenThreadsGetsOneBarrier) {
   std::string ir = after(kernel("        s = T.alloc_shared((128,), \"float32\")\n"
                                 "        T.copy(X, s)\n"
@@ -319,8 +337,10 @@ TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
   EXPECT_LT(ir.find("for tile_iter", consumers), ir.find("T.copy(C_s", consumers)) << ir;
 }
 
-// Attention's loop: K read by the first gemm, V by the second, in 64 x 64 fp16 tiles.
-ir::PrimFunc two_gemm_loop() {
+// Attention's loop: K read by the first gemm, V by the second, in 64 x 64 fp16 tiles. With
+// `offset`, the tiles' first row is a let of that name at the top of the loop body.
+ir::PrimFunc two_gemm_loop(const std::string& offset = "") {
+  const std::string rows = offset.empty() ? "k * 64" : offset;
   std::string source =
       "import tilec.language as T\n\n@T.prim_func\n"
       "def main(Q: T.Tensor((512, 64), \"float16\"), K: T.Tensor((512, 64), \"float16\"),\n"
@@ -334,9 +354,10 @@ ir::PrimFunc two_gemm_loop() {
       "        O_f = T.alloc_fragment((64, 64), \"float32\")\n"
       "        T.copy(Q[bx * 64, 0], Q_s)\n"
       "        T.clear(O_f)\n"
-      "        for k in T.Pipelined(8, num_stages=2):\n"
-      "            T.copy(K[k * 64, 0], K_s)\n"
-      "            T.copy(V[k * 64, 0], V_s)\n"
+      "        for k in T.Pipelined(8, num_stages=2):\n" +
+      (offset.empty() ? "" : "            " + offset + " = k * 64\n") +
+      "            T.copy(K[" + rows + ", 0], K_s)\n"
+      "            T.copy(V[" + rows + ", 0], V_s)\n"
       "            T.clear(S_f)\n"
       "            T.gemm(Q_s, K_s, S_f, transpose_B=True)\n"
       "            T.copy(S_f, P_f)\n"
@@ -363,6 +384,14 @@ TEST(WarpSpecialize, CopiesFirstReadByDifferentStatementsCompleteOnBarriersOfThe
   EXPECT_LT(first_wait, first_gemm) << ir;
   EXPECT_LT(first_gemm, second_wait) << ir;
   EXPECT_LT(second_wait, second_gemm) << ir;
+}
+
+TEST(WarpSpecialize, ALetOfTheLoopVarBeforeTheCopiesIsSeenThrough) {
+  // attention's `keys = k * block_N`, indexing both copies.
+  std::string ir = warp_specialized(two_gemm_loop("keys"), {{"tilec.persistent", "false"}});
+  EXPECT_NE(ir.find("# warp-specialized"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "T.device.mbarrier_arrive_expect_tx("), 2u) << ir;
+  EXPECT_NE(ir.find("T.copy(K[(0 + k_iter) * 64"), std::string::npos) << ir;
 }
 
 TEST(WarpSpecialize, CopiesReadByOneStatementShareOneBarrier) {

@@ -45,6 +45,25 @@ BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
 
 
 @T.macro
+def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N):
+    # The scores of query rows rows.. and keys keys.. zeroed, but -inf for keys past the
+    # sequence and, causal, past a row's diagonal (which, for a row of the sequence, is before
+    # its end). Only the blocks that hold such keys pay for the mask.
+    if causal:
+        masked = rows + past < keys + block_N - 1
+    else:
+        masked = keys + block_N > seq_kv
+    if masked:
+        for i, j in T.Parallel(block_M, block_N):
+            if causal:
+                scores[i, j] = T.if_then_else(rows + i + past >= keys + j, 0, -T.infinity("float32"))
+            else:
+                scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
+    else:
+        T.clear(scores)
+
+
+@T.macro
 def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
                    block_M, block_N, dim):
     # One key block's step: the rows' running max takes the block's scores in, acc_o and the
@@ -125,12 +144,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                     T.copy(K[bz, keys:keys + block_N, head_kv, :], K_shared)
                 else:
                     T.copy(K[bz, head_kv, keys:keys + block_N, :], K_shared)
-                # Keys past the sequence and, causal, past a row's diagonal count for nothing.
-                for i, j in T.Parallel(block_M, block_N):
-                    if causal:
-                        scores[i, j] = T.if_then_else(rows + i + past >= keys + j, 0, -T.infinity("float32"))
-                    else:
-                        scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
+                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N)
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
@@ -256,12 +270,7 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
             for k in T.Pipelined(blocks, num_stages=num_stages):
                 keys = k * block_N
                 T.copy(K[k_start + keys:k_start + keys + block_N, head_kv, :], K_shared)
-                for i, j in T.Parallel(block_M, block_N):
-                    if causal:
-                        scores[i, j] = T.if_then_else((keys + j < k_len) & (rows + i + past >= keys + j), 0,
-                                                      -T.infinity("float32"))
-                    else:
-                        scores[i, j] = T.if_then_else(keys + j < k_len, 0, -T.infinity("float32"))
+                clear_masked(scores, rows, keys, past, k_len, causal, block_M, block_N)
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)

@@ -116,9 +116,7 @@ class Specializer {
 
   Stmt specialize(const ir::For& loop, const std::vector<Stmt>& before, const std::vector<Stmt>& after) {
     const int stages = std::max(loop.num_stages, 1);
-    std::vector<Stmt> body_stmts;
-    if (const auto* seq = loop.body.as<ir::Seq>()) body_stmts = seq->stmts;
-    else body_stmts = {loop.body};
+    std::vector<Stmt> body_stmts = loop_body_statements(loop.body);
     std::unordered_map<const ir::BufferNode*, int> uses_in_loop = count_uses(loop.body);
     std::vector<Stmt> producers, consumers;
     std::vector<int64_t> producer_bytes;

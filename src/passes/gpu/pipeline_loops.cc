@@ -48,9 +48,7 @@ class LoopPipeliner : public ir::IRMutator {
     int stages = loop.num_stages;
     // T.ws groups in the loop: the program pipelines it itself, with its own barriers.
     if (stages < 2 || has_thread_groups(loop.body)) return Stmt();
-    std::vector<Stmt> body_stmts;
-    if (const auto* seq = loop.body.as<ir::Seq>()) body_stmts = seq->stmts;
-    else body_stmts = {loop.body};
+    std::vector<Stmt> body_stmts = loop_body_statements(loop.body);
 
     std::unordered_map<const ir::BufferNode*, int> uses_in_loop = count_uses(loop.body);
     std::vector<Stmt> producers, consumers;

@@ -47,6 +47,21 @@ bool reads_on_chip(const Expr& e) {
                      [](const ir::BufferNode* b) { return b->scope != ir::MemoryScope::Global; });
 }
 
+std::vector<Stmt> loop_body_statements(const Stmt& body) {
+  Stmt s = body;
+  ir::VarMap lets;
+  while (const auto* let = s.as<ir::LetStmt>()) {
+    op::Accesses accesses;
+    accesses.visit(let->value);
+    if (!accesses.reads.empty()) break;
+    lets[let->var.get()] = ir::substitute(let->value, lets);
+    s = let->body;
+  }
+  if (!lets.empty()) s = ir::substitute(s, lets);
+  if (const auto* seq = s.as<ir::Seq>()) return seq->stmts;
+  return {s};
+}
+
 bool is_producer(const Stmt& s) {
   const auto* copy = s.as<ir::Copy>();
   if (!copy || copy->src.buffer->scope != ir::MemoryScope::Global ||

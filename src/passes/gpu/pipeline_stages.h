@@ -4,6 +4,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <vector>
 
 #include "ir/mutator.h"
 #include "ir/substitute.h"
@@ -16,6 +17,11 @@ std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
 // Whether `e` reads an on-chip buffer (shared, fragment or local), whose contents depend on
 // what the block's threads did before.
 bool reads_on_chip(const ir::Expr& e);
+
+// The statements of a pipelined loop's body. Leading lets whose values read no buffer (a tile's
+// offset, `keys = k * block_N`) are substituted into what follows, so that the copies they
+// index are statements of the list and can be staged.
+std::vector<ir::Stmt> loop_body_statements(const ir::Stmt& body);
 
 // Whether `s` is a copy from global to shared memory whose regions read no on-chip buffer
 // (so it can run ahead of the rest of the loop body).
