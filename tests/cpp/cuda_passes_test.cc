@@ -394,6 +394,28 @@ TEST(WarpSpecialize, ALetOfTheLoopVarBeforeTheCopiesIsSeenThrough) {
   EXPECT_NE(ir.find("T.copy(K[(0 + k_iter) * 64"), std::string::npos) << ir;
 }
 
+TEST(WarpSpecialize, ALoopOfOneTripAndItsLetsAreSeenThrough) {
+  // The backward pass's loop over the query heads of a K/V head, with one (MHA).
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(K: T.Tensor((512, 64), \"float16\"), O: T.Tensor((512, 64), \"float32\")):\n"
+      "    with T.Kernel(8, threads=128) as bx:\n"
+      "        K_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        O_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        T.clear(O_f)\n"
+      "        for g in T.serial(1):\n"
+      "            first = bx + g\n"
+      "            for k in T.Pipelined(7, num_stages=2):\n"
+      "                T.copy(K[(first + k) * 64, 0], K_s)\n"
+      "                T.gemm(K_s, K_s, O_f, transpose_B=True)\n"
+      "        T.copy(O_f, O[bx * 64, 0])\n";
+  ir::PrimFunc f = passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main")));
+  std::string ir = warp_specialized(f, {{"tilec.persistent", "false"}});
+  EXPECT_NE(ir.find("# warp-specialized"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("for g in"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("first = bx + 0"), std::string::npos) << ir;
+}
+
 TEST(WarpSpecialize, CopiesReadByOneStatementShareOneBarrier) {
   std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue));
   EXPECT_NE(ir.find("full_barriers = T.alloc_shared((3,), \"uint64\")"), std::string::npos) << ir;

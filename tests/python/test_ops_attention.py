@@ -293,11 +293,12 @@ def test_split_kv_builds_for_cuda(arch, configs, dim):
                    dtype="bfloat16")
 
 
-@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_BACKWARD_CONFIGS),
+                                          ("sm_80", attention.GPU_BACKWARD_CONFIGS)])
 @pytest.mark.parametrize("dim", attention.HEAD_DIMS)
 @pytest.mark.parametrize("causal", [False, True])
-def test_backward_builds_for_cuda(arch, dim, causal):
-    config = attention.BACKWARD_CONFIGS[dim]
+def test_backward_builds_for_cuda(arch, configs, dim, causal):
+    config = configs[dim]
     source = build_for_cuda(attention.attention_backward, arch, dim=dim, causal=causal, **SHAPE, **config)
     assert ("wgmma" in source) == (arch == "sm_90a")
     build_for_cuda(attention.attention_backward_preprocess, arch, batch=2, heads=8, seq_q=1000, dim=dim,

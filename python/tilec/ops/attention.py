@@ -38,10 +38,18 @@ GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
 MAX_SPLITS = 64  # split-KV's most splits of the keys
-# The backward pass's: block_M keys a program, block_N query rows a step.
-BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
-                    128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
-                    256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
+# The backward pass's: block_M keys a program, block_N query rows a step. On Hopper two
+# consumer warpgroups take 64 keys each (d = 256 would not fit 128 keys' K and V in shared
+# memory with the staged Q and dO).
+HOPPER_BACKWARD_CONFIGS = {64: dict(block_M=128, block_N=64, num_stages=2, threads=256),
+                           128: dict(block_M=128, block_N=64, num_stages=2, threads=256),
+                           256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
+GPU_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
+                        128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
+                        256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
+# exp2 and the divisions by ex2.approx and approximate division on CUDA (no effect elsewhere):
+# their error, a few ulp of float32, is far below what the 16-bit output keeps.
+FAST_MATH = {"tilec.fast_math": True}
 
 
 @T.macro
@@ -85,7 +93,7 @@ def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, 
     T.copy(scores, probs)
 
 
-@tilec.jit(out_idx=[3, 4])
+@tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
                       dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1):
     # num_splits > 1 (split-KV, flash decoding): each program takes one of num_splits equal runs
@@ -223,7 +231,7 @@ def attention_combine(num_splits, batch, heads, seq_q, dim, layout="bshd", dtype
     return main
 
 
-@tilec.jit(out_idx=[5, 6])
+@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
 def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_q, dim, causal, sm_scale,
                              dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256):
     # Sequences packed one after another: sequence b's queries are rows cu_seqlens_q[b] ..
@@ -314,7 +322,7 @@ def attention_backward_preprocess(batch, heads, seq_q, dim, layout="bshd", dtype
     return main
 
 
-@tilec.jit(out_idx=[7, 8])
+@tilec.jit(out_idx=[7, 8], pass_configs=FAST_MATH)
 def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
                        dtype="float16", block_M=64, block_N=64, num_stages=1, threads=128):
     # A program per block of block_M keys of one K/V head: dK and dV of those keys summed over
@@ -339,8 +347,6 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             Q_shared = T.alloc_shared([block_N, dim], dtype)
             dO_shared = T.alloc_shared([block_N, dim], dtype)
             dS_shared = T.alloc_shared([block_M, block_N], dtype)
-            lse = T.alloc_shared([block_N], "float32")
-            delta = T.alloc_shared([block_N], "float32")
             probs_t = T.alloc_fragment([block_M, block_N], "float32")
             probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
             dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
@@ -369,23 +375,24 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
                     else:
                         T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
                         T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
-                    T.copy(LSE[bz, head, rows:rows + block_N], lse)
-                    T.copy(Delta[bz, head, rows:rows + block_N], delta)
                     T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
                            policy=T.GemmWarpPolicy.FullRow)
-                    # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and
-                    # causal, rows before a key's diagonal, have none.
+                    # P^T from the forward pass's log-sum-exp (read where it lies: a copy to
+                    # shared memory would cost the loop a barrier); keys and rows past the
+                    # ends, and causal, rows before a key's diagonal, have none.
                     for i, j in T.Parallel(block_M, block_N):
                         seen = (rows + j < seq_q) & (keys + i < seq_kv)
                         if causal:
                             seen = seen & (rows + j + past >= keys + i)
-                        probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
+                        probs_t[i, j] = T.if_then_else(
+                            seen, T.exp2(probs_t[i, j] * scale - LSE[bz, head, rows + j] * LOG2E), 0)
                     T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
                            policy=T.GemmWarpPolicy.FullRow)
                     T.copy(probs_t, probs_t_cast)
                     T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
                     for i, j in T.Parallel(block_M, block_N):
-                        dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
+                        dscores_t[i, j] = T.if_then_else(
+                            rows + j < seq_q, probs_t[i, j] * (dprobs_t[i, j] - Delta[bz, head, rows + j]) * sm_scale, 0)
                     T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
                     T.copy(dscores_t, dS_shared)
                     T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
@@ -403,9 +410,11 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
     return main
 
 
-def _config(tensor, dim):
+def _config(tensor, dim, backward=False):
     if not on_gpu(tensor):
         return CPU_CONFIG
+    if backward:
+        return (HOPPER_BACKWARD_CONFIGS if is_hopper(tensor) else GPU_BACKWARD_CONFIGS)[dim]
     return (HOPPER_CONFIGS if is_hopper(tensor) else GPU_CONFIGS)[dim]
 
 
@@ -548,7 +557,7 @@ def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=Non
         raise ValueError(f"lse must be float32 of shape {(batch, heads, seq_q)} (flash_attention's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = _scale(sm_scale, dim)
-    config = BACKWARD_CONFIGS[dim] if on_gpu(q) else CPU_CONFIG
+    config = _config(q, dim, backward=True)
     delta = attention_backward_preprocess(batch, heads, seq_q, dim, layout=layout, dtype=dtype,
                                           block_M=config["block_M"], threads=config["threads"])(out, dout)
     dq = _float32_zeros_like(q)

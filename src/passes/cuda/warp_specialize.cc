@@ -106,6 +106,29 @@ class Specializer {
     if (const auto* seq = s.as<ir::Seq>()) stmts = seq->stmts;
     else stmts = {s};
     for (size_t i = 0; i < stmts.size(); ++i) {
+      if (count_pipelined(stmts[i]) != 1) continue;
+      // What hides the loop from the list is opened up: a nested list is spliced in, a loop of
+      // one iteration (over GQA's query heads of a K/V head, with one) becomes its body, and a
+      // let whose value reads no buffer moves above the list (no statement of the list but
+      // its own body can name its var).
+      if (stmts[i].as<ir::Seq>()) return rewrite(ir::make_seq(stmts));  // make_seq splices it
+      const auto* once = stmts[i].as<ir::For>();
+      int64_t trips = 0;
+      if (once && once->for_kind == ir::ForKind::Serial && ir::is_const_int(ir::simplify(once->extent), &trips) &&
+          trips == 1) {
+        stmts[i] = ir::substitute(once->body, ir::VarMap{{once->var.get(), once->min}});
+        return rewrite(ir::make_seq(stmts));
+      }
+      const auto* let = stmts[i].as<ir::LetStmt>();
+      if (let) {
+        op::Accesses accesses;
+        accesses.visit(let->value);
+        if (!accesses.reads.empty()) return Stmt();
+        auto hoisted = std::make_shared<ir::LetStmt>(*let);
+        stmts[i] = let->body;
+        hoisted->body = ir::make_seq(stmts);
+        return rewrite(Stmt(hoisted));
+      }
       const auto* loop = stmts[i].as<ir::For>();
       if (!loop || loop->for_kind != ir::ForKind::Pipelined) continue;
       std::vector<Stmt> before(stmts.begin(), stmts.begin() + i), after(stmts.begin() + i + 1, stmts.end());
