@@ -365,41 +365,43 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             T.clear(dv)
             # Causal: query blocks before the first row that sees these keys are skipped.
             first = T.max(0, (keys - past) // block_N) if causal else 0
-            for g in T.serial(group):
-                head = by * group + g
-                for kq in T.Pipelined(first, T.ceildiv(seq_q, block_N), num_stages=num_stages):
-                    rows = kq * block_N
-                    if bshd:
-                        T.copy(Q[bz, rows:rows + block_N, head, :], Q_shared)
-                        T.copy(dO[bz, rows:rows + block_N, head, :], dO_shared)
-                    else:
-                        T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
-                        T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
-                    T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
-                           policy=T.GemmWarpPolicy.FullRow)
-                    # P^T from the forward pass's log-sum-exp (read where it lies: a copy to
-                    # shared memory would cost the loop a barrier); keys and rows past the
-                    # ends, and causal, rows before a key's diagonal, have none.
-                    for i, j in T.Parallel(block_M, block_N):
-                        seen = (rows + j < seq_q) & (keys + i < seq_kv)
-                        if causal:
-                            seen = seen & (rows + j + past >= keys + i)
-                        probs_t[i, j] = T.if_then_else(
-                            seen, T.exp2(probs_t[i, j] * scale - LSE[bz, head, rows + j] * LOG2E), 0)
-                    T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
-                           policy=T.GemmWarpPolicy.FullRow)
-                    T.copy(probs_t, probs_t_cast)
-                    T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
-                    for i, j in T.Parallel(block_M, block_N):
-                        dscores_t[i, j] = T.if_then_else(
-                            rows + j < seq_q, probs_t[i, j] * (dprobs_t[i, j] - Delta[bz, head, rows + j]) * sm_scale, 0)
-                    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
-                    T.copy(dscores_t, dS_shared)
-                    T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
-                    if bshd:
-                        T.atomic_add(dQ_acc[bz, rows:rows + block_N, head, :], dq)
-                    else:
-                        T.atomic_add(dQ_acc[bz, head, rows:rows + block_N, :], dq)
+            # One loop over (query head, query block) pairs, so that it is the kernel's only
+            # pipelined loop and warp-specializes for every group size.
+            q_blocks = T.ceildiv(seq_q, block_N) - first
+            for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
+                head = by * group + step // q_blocks
+                rows = (first + step % q_blocks) * block_N
+                if bshd:
+                    T.copy(Q[bz, rows:rows + block_N, head, :], Q_shared)
+                    T.copy(dO[bz, rows:rows + block_N, head, :], dO_shared)
+                else:
+                    T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
+                    T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
+                T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                # P^T from the forward pass's log-sum-exp (read where it lies: a copy to
+                # shared memory would cost the loop a barrier); keys and rows past the
+                # ends, and causal, rows before a key's diagonal, have none.
+                for i, j in T.Parallel(block_M, block_N):
+                    seen = (rows + j < seq_q) & (keys + i < seq_kv)
+                    if causal:
+                        seen = seen & (rows + j + past >= keys + i)
+                    probs_t[i, j] = T.if_then_else(
+                        seen, T.exp2(probs_t[i, j] * scale - LSE[bz, head, rows + j] * LOG2E), 0)
+                T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                T.copy(probs_t, probs_t_cast)
+                T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    dscores_t[i, j] = T.if_then_else(
+                        rows + j < seq_q, probs_t[i, j] * (dprobs_t[i, j] - Delta[bz, head, rows + j]) * sm_scale, 0)
+                T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(dscores_t, dS_shared)
+                T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                if bshd:
+                    T.atomic_add(dQ_acc[bz, rows:rows + block_N, head, :], dq)
+                else:
+                    T.atomic_add(dQ_acc[bz, head, rows:rows + block_N, :], dq)
             if bshd:
                 T.copy(dk, dK[bz, keys:keys + block_M, by, :])
                 T.copy(dv, dV[bz, keys:keys + block_M, by, :])
