@@ -38,10 +38,10 @@ GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
 MAX_SPLITS = 64  # split-KV's most splits of the keys
-# The backward pass's: block_M keys a program, block_N query rows a step. On Hopper two
-# consumer warpgroups take 64 keys each (d = 256 would not fit 128 keys' K and V in shared
-# memory with the staged Q and dO).
-HOPPER_BACKWARD_CONFIGS = {64: dict(block_M=128, block_N=64, num_stages=2, threads=256),
+# The backward pass's: block_M keys a program, block_N query rows a step. On Hopper at d = 128
+# two warpgroups take 64 keys each (d = 256 would not fit 128 keys' K and V in shared memory
+# with the staged Q and dO; at d = 64 the dQ gemm, 64 x 64 over two warpgroups, has no wgmma).
+HOPPER_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                            128: dict(block_M=128, block_N=64, num_stages=2, threads=256),
                            256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
 GPU_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
@@ -50,6 +50,10 @@ GPU_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=1
 # exp2 and the divisions by ex2.approx and approximate division on CUDA (no effect elsewhere):
 # their error, a few ulp of float32, is far below what the 16-bit output keeps.
 FAST_MATH = {"tilec.fast_math": True}
+# The backward pass runs its copies on cp.async stages: measured on the H200 (d = 128, S = 4096,
+# 2026-12-02), a TMA producer warpgroup made it slower, 261 against 284 TFLOP/s non-causal and
+# 143 against 257 causal.
+BACKWARD_PASS_CONFIGS = {**FAST_MATH, "tilec.warp_specialize": False}
 
 
 @T.macro
@@ -322,7 +326,7 @@ def attention_backward_preprocess(batch, heads, seq_q, dim, layout="bshd", dtype
     return main
 
 
-@tilec.jit(out_idx=[7, 8], pass_configs=FAST_MATH)
+@tilec.jit(out_idx=[7, 8], pass_configs=BACKWARD_PASS_CONFIGS)
 def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
                        dtype="float16", block_M=64, block_N=64, num_stages=1, threads=128):
     # A program per block of block_M keys of one K/V head: dK and dV of those keys summed over
@@ -347,6 +351,8 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             Q_shared = T.alloc_shared([block_N, dim], dtype)
             dO_shared = T.alloc_shared([block_N, dim], dtype)
             dS_shared = T.alloc_shared([block_M, block_N], dtype)
+            lse = T.alloc_shared([block_N], "float32")
+            delta = T.alloc_shared([block_N], "float32")
             probs_t = T.alloc_fragment([block_M, block_N], "float32")
             probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
             dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
@@ -365,8 +371,8 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             T.clear(dv)
             # Causal: query blocks before the first row that sees these keys are skipped.
             first = T.max(0, (keys - past) // block_N) if causal else 0
-            # One loop over (query head, query block) pairs, so that it is the kernel's only
-            # pipelined loop and warp-specializes for every group size.
+            # One pipelined loop over (query head, query block) pairs: the stages run on from
+            # one query head to the next.
             q_blocks = T.ceildiv(seq_q, block_N) - first
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
                 head = by * group + step // q_blocks
@@ -377,24 +383,23 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
                 else:
                     T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
                     T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
+                T.copy(LSE[bz, head, rows:rows + block_N], lse)
+                T.copy(Delta[bz, head, rows:rows + block_N], delta)
                 T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
-                # P^T from the forward pass's log-sum-exp (read where it lies: a copy to
-                # shared memory would cost the loop a barrier); keys and rows past the
-                # ends, and causal, rows before a key's diagonal, have none.
+                # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and
+                # causal, rows before a key's diagonal, have none.
                 for i, j in T.Parallel(block_M, block_N):
                     seen = (rows + j < seq_q) & (keys + i < seq_kv)
                     if causal:
                         seen = seen & (rows + j + past >= keys + i)
-                    probs_t[i, j] = T.if_then_else(
-                        seen, T.exp2(probs_t[i, j] * scale - LSE[bz, head, rows + j] * LOG2E), 0)
+                    probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
                 T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 T.copy(probs_t, probs_t_cast)
                 T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
-                    dscores_t[i, j] = T.if_then_else(
-                        rows + j < seq_q, probs_t[i, j] * (dprobs_t[i, j] - Delta[bz, head, rows + j]) * sm_scale, 0)
+                    dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
                 T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
                 T.copy(dscores_t, dS_shared)
                 T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
