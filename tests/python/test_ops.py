@@ -110,6 +110,8 @@ def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeyp
     assert device.is_hopper(tensor) is hopper
     assert gemm._default_config(tensor) is (gemm.HOPPER_GEMM_CONFIG if hopper else gemm.DEFAULT_GEMM_CONFIG)
     assert attention._config(tensor, 128) is (attention.HOPPER_CONFIGS if hopper else attention.GPU_CONFIGS)[128]
+    assert attention._config(tensor, 128, causal=True)["num_stages"] == \
+        (attention.HOPPER_CAUSAL_STAGES[128] if hopper else attention.GPU_CONFIGS[128]["num_stages"])
     assert attention._config(tensor, 128, backward=True) is \
         (attention.HOPPER_BACKWARD_CONFIGS if hopper else attention.GPU_BACKWARD_CONFIGS)[128]
     assert not device.is_hopper(np.zeros(1)) and attention._config(np.zeros(1), 128) is attention.CPU_CONFIG

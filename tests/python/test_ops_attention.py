@@ -271,7 +271,10 @@ def test_backward_errors_name_the_argument(rng):
 @pytest.mark.parametrize("dim", attention.HEAD_DIMS)
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_builds_for_cuda(arch, configs, dim, causal):
-    source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **configs[dim])
+    config = dict(configs[dim])
+    if arch == "sm_90a" and causal:
+        config["num_stages"] = attention.HOPPER_CAUSAL_STAGES[dim]
+    source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **config)
     assert ("wgmma" in source) == (arch == "sm_90a")
 
 

@@ -30,9 +30,12 @@ LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
 
 # Tile configurations by target and head dim: block_M query rows, block_N keys a step.
-HOPPER_CONFIGS = {64: dict(block_M=128, block_N=128, num_stages=2, threads=256),
+HOPPER_CONFIGS = {64: dict(block_M=128, block_N=128, num_stages=3, threads=256),
                   128: dict(block_M=128, block_N=128, num_stages=2, threads=256),
                   256: dict(block_M=128, block_N=64, num_stages=2, threads=256)}
+# Causal attention on Hopper keeps a third stage at d = 128: its programs are shorter, and the
+# deeper prologue paid (H200, S = 4096: 508 against 476 TFLOP/s; non-causal 542 against 567).
+HOPPER_CAUSAL_STAGES = {64: 3, 128: 3, 256: 2}
 GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
@@ -417,12 +420,16 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
     return main
 
 
-def _config(tensor, dim, backward=False):
+def _config(tensor, dim, causal=False, backward=False):
     if not on_gpu(tensor):
         return CPU_CONFIG
     if backward:
         return (HOPPER_BACKWARD_CONFIGS if is_hopper(tensor) else GPU_BACKWARD_CONFIGS)[dim]
-    return (HOPPER_CONFIGS if is_hopper(tensor) else GPU_CONFIGS)[dim]
+    if not is_hopper(tensor):
+        return GPU_CONFIGS[dim]
+    if causal:
+        return dict(HOPPER_CONFIGS[dim], num_stages=HOPPER_CAUSAL_STAGES[dim])
+    return HOPPER_CONFIGS[dim]
 
 
 def _float32_zeros_like(tensor):
@@ -502,7 +509,7 @@ def _num_splits(q, programs, key_blocks):
 
 def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout)
-    config = _config(q, dim)
+    config = _config(q, dim, causal)
     key_blocks = -(-seq_kv // config["block_N"])
     if num_splits is None:
         num_splits = _num_splits(q, batch * heads * -(-seq_q // config["block_M"]), key_blocks)
@@ -550,7 +557,7 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ca
         raise ValueError(f"max_seqlen_q must be an int at least the longest query sequence ({max(lengths)}), "
                          f"not {max_seqlen_q!r}")
     kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
-                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
+                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim, causal))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
     return (out, lse) if return_lse else out
 
