@@ -170,6 +170,49 @@ def test_flash_attention_varlen(causal, dtype, rng):
         assert_close(lse[None, :, rows], expected_lse, "float32", rtol=1e-4, what=f"lse of sequence {b}")
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_varlen_backward(causal, rng):
+    # The forward test's sequences, then rows of q and keys of k that no sequence holds: their
+    # outputs and gradients are 0.
+    lengths_q, lengths_k = [37, 1, 130, 64, 5, 0], [50, 20, 100, 64, 0, 7]
+    heads, heads_kv, dim, dtype = 4, 2, 64, "bfloat16"
+    cu_q, cu_k = (np.concatenate([[0], np.cumsum(n)]).astype(np.int32) for n in (lengths_q, lengths_k))
+    q, dout = (rand((cu_q[-1] + 3, heads, dim), dtype, rng) for _ in range(2))
+    k, v = (rand((cu_k[-1] + 2, heads_kv, dim), dtype, rng) for _ in range(2))
+    q_t, k_t, v_t, dout_t, cu_q_t, cu_k_t = on_target(q, k, v, dout, cu_q, cu_k)
+    out, lse = ops.flash_attention_varlen(q_t, k_t, v_t, cu_q_t, cu_k_t, max(lengths_q), causal=causal, return_lse=True)
+    grads = ops.flash_attention_varlen_backward(q_t, k_t, v_t, out, lse, dout_t, cu_q_t, cu_k_t, max(lengths_q),
+                                                causal=causal)
+    dq, dk, dv = (to_numpy(g, dtype) for g in grads)
+    zero = {name: not np.any(g.astype(np.float32)) for name, g in (
+        ("out", to_numpy(out, dtype)[cu_q[-1]:]), ("dq", dq[cu_q[-1]:]), ("dk", dk[cu_k[-1]:]), ("dv", dv[cu_k[-1]:]))}
+    assert all(zero.values()), zero
+    for b in range(len(lengths_q)):
+        rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        if lengths_q[b] == 0 or lengths_k[b] == 0:  # no query sees a key: nothing flows back
+            assert not any(np.any(g.astype(np.float32)) for g in (dq[rows], dk[keys], dv[keys]))
+            continue
+        expected = gradients_reference(q[None, rows], k[None, keys], v[None, keys], dout[None, rows], causal,
+                                       1 / np.sqrt(dim), "bshd")
+        for name, gradient in (("dq", dq[rows]), ("dk", dk[keys]), ("dv", dv[keys])):
+            value, magnitude = expected[name]
+            assert_close(gradient[None], value, dtype, scale=magnitude, what=f"{name} of sequence {b}")
+
+
+def test_varlen_autograd_matches_flash_attention_varlen_backward(rng):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    cu = torch.tensor([0, 20, 50], dtype=torch.int32)
+    q, k, v, dout = (torch.from_numpy(rand((50, 2, 64), "float16", rng)) for _ in range(4))
+    if torch.cuda.is_available():
+        q, k, v, dout, cu = (x.cuda() for x in (q, k, v, dout, cu))
+    leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+    ops.flash_attention_varlen(*leaves, cu, cu, 30, causal=True).backward(dout)
+    out, lse = ops.flash_attention_varlen(q, k, v, cu, cu, 30, causal=True, return_lse=True)
+    expected = ops.flash_attention_varlen_backward(q, k, v, out, lse, dout, cu, cu, 30, causal=True)
+    for leaf, gradient in zip(leaves, expected):
+        assert torch.equal(leaf.grad, gradient)
+
+
 def test_varlen_errors_name_the_argument(rng):
     q, k = rand((10, 2, 64), "float16", rng), rand((12, 2, 64), "float16", rng)
     cu = np.array([0, 4, 10], np.int32)
@@ -294,6 +337,15 @@ def test_split_kv_builds_for_cuda(arch, configs, dim):
     build_for_cuda(attention.attention_forward, arch, dim=dim, causal=True, num_splits=16, **shape, **configs[dim])
     build_for_cuda(attention.attention_combine, arch, num_splits=16, batch=2, heads=8, seq_q=1, dim=dim,
                    dtype="bfloat16")
+
+
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_BACKWARD_CONFIGS),
+                                          ("sm_80", attention.GPU_BACKWARD_CONFIGS)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_backward_builds_for_cuda(arch, configs, causal):
+    build_for_cuda(attention.attention_backward_varlen, arch, batch=3, heads=8, heads_kv=2, total_q=900,
+                   total_kv=1300, max_seq_kv=700, dim=128, causal=causal, sm_scale=0.1, dtype="bfloat16",
+                   **configs[128])
 
 
 @pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_BACKWARD_CONFIGS),

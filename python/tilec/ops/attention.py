@@ -100,6 +100,29 @@ def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, 
     T.copy(scores, probs)
 
 
+@T.macro
+def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                  dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
+    # One query block's share of the backward pass for a block of keys, all transposed (keys
+    # are rows): dV += P^T dO and dK += dS^T Q accumulate, and dq = dS Q's block's dQ share.
+    T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+    # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and causal, rows
+    # before a key's diagonal, have none.
+    for i, j in T.Parallel(block_M, block_N):
+        seen = (rows + j < seq_q) & (keys + i < seq_kv)
+        if causal:
+            seen = seen & (rows + j + past >= keys + i)
+        probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
+    T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+    T.copy(probs_t, probs_t_cast)
+    T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+    for i, j in T.Parallel(block_M, block_N):
+        dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
+    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
+    T.copy(dscores_t, dS_shared)
+    T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
                       dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1):
@@ -388,24 +411,9 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
                     T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
                 T.copy(LSE[bz, head, rows:rows + block_N], lse)
                 T.copy(Delta[bz, head, rows:rows + block_N], delta)
-                T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True,
-                       policy=T.GemmWarpPolicy.FullRow)
-                # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and
-                # causal, rows before a key's diagonal, have none.
-                for i, j in T.Parallel(block_M, block_N):
-                    seen = (rows + j < seq_q) & (keys + i < seq_kv)
-                    if causal:
-                        seen = seen & (rows + j + past >= keys + i)
-                    probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
-                T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True,
-                       policy=T.GemmWarpPolicy.FullRow)
-                T.copy(probs_t, probs_t_cast)
-                T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
-                T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(dscores_t, dS_shared)
-                T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast,
+                              dprobs_t, dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale,
+                              sm_scale, block_M, block_N)
                 if bshd:
                     T.atomic_add(dQ_acc[bz, rows:rows + block_N, head, :], dq)
                 else:
@@ -416,6 +424,70 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             else:
                 T.copy(dk, dK[bz, by, keys:keys + block_M, :])
                 T.copy(dv, dV[bz, by, keys:keys + block_M, :])
+
+    return main
+
+
+@tilec.jit(out_idx=[9, 10], pass_configs=BACKWARD_PASS_CONFIGS)
+def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_kv, dim, causal, sm_scale,
+                              dtype="float16", block_M=64, block_N=64, num_stages=1, threads=128):
+    # attention_backward over sequences packed as attention_forward_varlen's. A program's keys
+    # past its sequence are masked and not written. Its query tiles may reach into the next
+    # sequence: the mask drops those rows, so their dQ shares added are exact zeros.
+    group = heads // heads_kv
+    scale = sm_scale * LOG2E
+
+    @T.prim_func
+    def main(Q: T.Tensor([total_q, heads, dim], dtype), K: T.Tensor([total_kv, heads_kv, dim], dtype),
+             V: T.Tensor([total_kv, heads_kv, dim], dtype), dO: T.Tensor([total_q, heads, dim], dtype),
+             LSE: T.Tensor([heads, total_q], "float32"), Delta: T.Tensor([heads, total_q], "float32"),
+             cu_seqlens_q: T.Tensor([batch + 1], "int32"), cu_seqlens_k: T.Tensor([batch + 1], "int32"),
+             dQ_acc: T.Tensor([total_q, heads, dim], "float32"), dK: T.Tensor([total_kv, heads_kv, dim], dtype),
+             dV: T.Tensor([total_kv, heads_kv, dim], dtype)):
+        with T.Kernel(T.ceildiv(max_seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
+            K_shared = T.alloc_shared([block_M, dim], dtype)
+            V_shared = T.alloc_shared([block_M, dim], dtype)
+            Q_shared = T.alloc_shared([block_N, dim], dtype)
+            dO_shared = T.alloc_shared([block_N, dim], dtype)
+            dS_shared = T.alloc_shared([block_M, block_N], dtype)
+            lse = T.alloc_shared([block_N], "float32")
+            delta = T.alloc_shared([block_N], "float32")
+            probs_t = T.alloc_fragment([block_M, block_N], "float32")
+            probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
+            dscores_t = T.alloc_fragment([block_M, block_N], dtype)
+            dk = T.alloc_fragment([block_M, dim], "float32")
+            dv = T.alloc_fragment([block_M, dim], "float32")
+            dq = T.alloc_fragment([block_N, dim], "float32")
+            q_start = cu_seqlens_q[bz]
+            q_len = cu_seqlens_q[bz + 1] - q_start
+            k_start = cu_seqlens_k[bz]
+            k_len = cu_seqlens_k[bz + 1] - k_start
+            past = k_len - q_len
+            keys = bx * block_M
+
+            T.copy(K[k_start + keys:k_start + keys + block_M, by, :], K_shared)
+            T.copy(V[k_start + keys:k_start + keys + block_M, by, :], V_shared)
+            T.clear(dk)
+            T.clear(dv)
+            first = T.max(0, (keys - past) // block_N) if causal else 0
+            # A program whose keys all lie past its sequence has no steps.
+            q_blocks = T.if_then_else(keys < k_len, T.max(0, T.ceildiv(q_len, block_N) - first), 0)
+            for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
+                head = by * group + step // q_blocks
+                rows = (first + step % q_blocks) * block_N
+                T.copy(Q[q_start + rows:q_start + rows + block_N, head, :], Q_shared)
+                T.copy(dO[q_start + rows:q_start + rows + block_N, head, :], dO_shared)
+                T.copy(LSE[head, q_start + rows:q_start + rows + block_N], lse)
+                T.copy(Delta[head, q_start + rows:q_start + rows + block_N], delta)
+                backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast,
+                              dprobs_t, dscores_t, dk, dv, dq, keys, rows, past, q_len, k_len, causal, scale,
+                              sm_scale, block_M, block_N)
+                T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq)
+            for i, j in T.Parallel(block_M, dim):
+                if keys + i < k_len:
+                    dK[k_start + keys + i, by, j] = dk[i, j]
+                    dV[k_start + keys + i, by, j] = dv[i, j]
 
     return main
 
@@ -524,21 +596,17 @@ def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     return combine(*kernel(q, k, v))
 
 
-def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
-                           return_lse=False):
-    """flash_attention over a batch of sequences of their own lengths, packed (FlashAttention's
-    varlen interface): q [total_q, heads, dim], k and v [total_kv, heads_kv, dim];
-    sequence b's queries are q[cu_seqlens_q[b]:cu_seqlens_q[b + 1]] and its keys those of
-    cu_seqlens_k (int32, batch + 1 offsets from 0, non-decreasing); max_seqlen_q is the longest
-    query sequence (an int). Causal is aligned bottom-right in each sequence. Returns O like q,
-    and with return_lse the log-sum-exp [heads, total_q] float32."""
+def _varlen_dims(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, **others):
+    """(batch, heads, heads_kv, total_q, total_kv, dim, dtype, ends) of checked packed q, k, v
+    and their offsets, ends being (cu_seqlens_q[-1], cu_seqlens_k[-1], the longest key
+    sequence); `others` are more tensors of q's shape and type (the backward pass's)."""
     if len(tuple(q.shape)) != 3:
         raise ValueError(f"q must have 3 dims (total_q, heads, dim), not {len(tuple(q.shape))}: {tuple(q.shape)}")
     for name, t in (("k", k), ("v", v)):
         if len(tuple(t.shape)) != 3:
             raise ValueError(f"{name} must have 3 dims (total_kv, heads_kv, dim), not {tuple(t.shape)}")
-    unpacked = [x[None] for x in (q, k, v)]  # [1, total, heads, dim]
-    _, heads, heads_kv, total_q, total_kv, dim, dtype = _dims(*unpacked, "bshd")
+    unpacked = {name: t[None] for name, t in others.items()}  # [1, total, heads, dim]
+    _, heads, heads_kv, total_q, total_kv, dim, dtype = _dims(q[None], k[None], v[None], "bshd", **unpacked)
     offsets = {}
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
         if len(tuple(cu.shape)) != 1 or capture.tensor_dtype_name(cu) != "int32" or cu.shape[0] < 2:
@@ -552,14 +620,61 @@ def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ca
         cu = offsets[name]
         if cu[0] != 0 or any(b < a for a, b in zip(cu, cu[1:])) or cu[-1] > total:
             raise ValueError(f"{name} must start at 0, never decrease and end at most at {total}: {cu}")
-    lengths = [b - a for a, b in zip(offsets["cu_seqlens_q"], offsets["cu_seqlens_q"][1:])]
-    if not isinstance(max_seqlen_q, int) or max_seqlen_q < max(lengths) or max_seqlen_q < 1:
-        raise ValueError(f"max_seqlen_q must be an int at least the longest query sequence ({max(lengths)}), "
+    lengths_q, lengths_k = ([b - a for a, b in zip(cu, cu[1:])] for cu in offsets.values())
+    if not isinstance(max_seqlen_q, int) or max_seqlen_q < max(lengths_q) or max_seqlen_q < 1:
+        raise ValueError(f"max_seqlen_q must be an int at least the longest query sequence ({max(lengths_q)}), "
                          f"not {max_seqlen_q!r}")
+    ends = (offsets["cu_seqlens_q"][-1], offsets["cu_seqlens_k"][-1], max(lengths_k))
+    return batch, heads, heads_kv, total_q, total_kv, dim, dtype, ends
+
+
+def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale):
+    batch, heads, heads_kv, total_q, total_kv, dim, dtype, (end_q, _, _) = _varlen_dims(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
     kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
                                       _scale(sm_scale, dim), dtype=dtype, **_config(q, dim, causal))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
+    out[end_q:] = 0
+    lse[:, end_q:] = -math.inf
+    return out, lse
+
+
+def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
+                           return_lse=False):
+    """flash_attention over a batch of sequences of their own lengths, packed (FlashAttention's
+    varlen interface): q [total_q, heads, dim], k and v [total_kv, heads_kv, dim];
+    sequence b's queries are q[cu_seqlens_q[b]:cu_seqlens_q[b + 1]] and its keys those of
+    cu_seqlens_k (int32, batch + 1 offsets from 0, non-decreasing); max_seqlen_q is the longest
+    query sequence (an int). Causal is aligned bottom-right in each sequence. Returns O like q,
+    and with return_lse the log-sum-exp [heads, total_q] float32. On torch tensors that
+    require grad it is differentiable (flash_attention_varlen_backward)."""
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale)
+    out, lse = _autograd_varlen_function().apply(*args) if _needs_grad(q, k, v) else _forward_varlen(*args)
     return (out, lse) if return_lse else out
+
+
+def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False,
+                                    sm_scale=None):
+    """(dq, dk, dv) of flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+    max_seqlen_q, causal, sm_scale) = out, whose log-sum-exp is lse (return_lse=True), for the
+    output's gradient dout; as flash_attention_backward, packed. Rows of no sequence get 0."""
+    batch, heads, heads_kv, total_q, total_kv, dim, dtype, (_, end_k, max_seq_kv) = _varlen_dims(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, out=out, dout=dout)
+    if tuple(lse.shape) != (heads, total_q) or capture.tensor_dtype_name(lse) != "float32":
+        raise ValueError(f"lse must be float32 of shape {(heads, total_q)} (flash_attention_varlen's "
+                         f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
+    sm_scale = _scale(sm_scale, dim)
+    config = _config(q, dim, backward=True)
+    delta = attention_backward_preprocess(1, heads, total_q, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
+                                          threads=config["threads"])(out[None], dout[None])[0]
+    dq = _float32_zeros_like(q)
+    kernel = attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max(1, max_seq_kv), dim,
+                                       bool(causal), sm_scale, dtype=dtype, **config)
+    dk, dv = kernel(q, k, v, dout, lse, delta, cu_seqlens_q, cu_seqlens_k, dq)
+    dk[end_k:] = 0  # keys of no sequence: no program writes them
+    dv[end_k:] = 0
+    return _cast_like(dq, q), dk, dv
 
 
 def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=None, layout="bshd"):
@@ -600,6 +715,29 @@ def _autograd_function():
             return dq, dk, dv, None, None, None, None
 
     return FlashAttention
+
+
+@functools.lru_cache(maxsize=None)
+def _autograd_varlen_function():
+    import torch  # noqa: PLC0415
+
+    class FlashAttentionVarlen(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale):
+            out, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale)
+            ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)
+            ctx.options = (max_seqlen_q, causal, sm_scale)
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        def backward(ctx, dout, _dlse):
+            q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
+            dq, dk, dv = flash_attention_varlen_backward(q, k, v, out, lse, dout.contiguous(), cu_seqlens_q,
+                                                         cu_seqlens_k, *ctx.options)
+            return dq, dk, dv, None, None, None, None, None
+
+    return FlashAttentionVarlen
 
 
 def _needs_grad(*tensors):
