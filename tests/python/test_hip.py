@@ -171,6 +171,44 @@ def test_examples_and_golden_kernels_build_with_hipcc(arch, tmp_path):
     build(example_and_golden_sources(arch), arch, tmp_path)
 
 
+def attention_sources(arch):
+    """Every tilec.ops attention kernel at every head dim, in AMD's configurations, for `arch`."""
+    from tilec.ops import attention
+
+    shape = dict(batch=2, heads=8, heads_kv=2, sm_scale=0.1, dtype="bfloat16")
+    sources = {}
+    for dim in attention.HEAD_DIMS:
+        config, backward = attention.AMD_CONFIGS[dim], attention.AMD_BACKWARD_CONFIGS[dim]
+        kernels = {
+            "forward": (attention.attention_forward, dict(seq_q=1000, seq_kv=1500, causal=True, **config)),
+            "split-KV forward": (attention.attention_forward, dict(seq_q=1, seq_kv=1500, causal=False, num_splits=4,
+                                                                   **config)),
+            "combine": (attention.attention_combine, dict(num_splits=4, batch=2, heads=8, seq_q=1,
+                                                          dtype="bfloat16")),
+            "varlen forward": (attention.attention_forward_varlen, dict(total_q=900, total_kv=1300, max_seq_q=500,
+                                                                        causal=True, **config)),
+            "preprocess": (attention.attention_backward_preprocess, dict(batch=2, heads=8, seq_q=1000,
+                                                                         dtype="bfloat16",
+                                                                         block_M=backward["block_M"],
+                                                                         threads=backward["threads"])),
+            "backward": (attention.attention_backward, dict(seq_q=1000, seq_kv=1500, causal=True, **backward)),
+            "varlen backward": (attention.attention_backward_varlen, dict(total_q=900, total_kv=1300, max_seq_kv=700,
+                                                                          causal=True, **backward)),
+        }
+        for name, (jitted, constants) in kernels.items():
+            constants = {**shape, **constants, "dim": dim} if "batch" not in constants else {**constants, "dim": dim}
+            sources[f"{name} d={dim}"] = hip_source(jitted, arch, constants)
+    return sources
+
+
+@needs_hipcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_attention_ops_build_with_hipcc(arch, tmp_path):
+    # AMD GPUs give a block 64 KiB of LDS: each kernel must fit it (compiling checks) and build.
+    asm = build(attention_sources(arch), arch, tmp_path)
+    assert ("v_mfma" in asm) == (arch != "gfx906")
+
+
 @needs_hipcc
 def test_a_broken_source_fails_the_build(tmp_path):
     # The check above can fail: hipcc's errors come back.

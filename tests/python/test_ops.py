@@ -109,10 +109,12 @@ def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeyp
     tensor = SimpleNamespace(is_cuda=True, device=0)
     assert device.is_hopper(tensor) is hopper
     assert gemm._default_config(tensor) is (gemm.HOPPER_GEMM_CONFIG if hopper else gemm.DEFAULT_GEMM_CONFIG)
-    assert attention._config(tensor, 128) is (attention.HOPPER_CONFIGS if hopper else attention.GPU_CONFIGS)[128]
+    forward, backward = ((attention.HOPPER_CONFIGS, attention.HOPPER_BACKWARD_CONFIGS) if hopper else
+                         (attention.AMD_CONFIGS, attention.AMD_BACKWARD_CONFIGS) if hip else
+                         (attention.GPU_CONFIGS, attention.GPU_BACKWARD_CONFIGS))
+    assert attention._config(tensor, 128) is forward[128]
     assert attention._config(tensor, 128, causal=True)["num_stages"] == \
-        (attention.HOPPER_CAUSAL_STAGES[128] if hopper else attention.GPU_CONFIGS[128]["num_stages"])
-    assert attention._config(tensor, 128, backward=True) is \
-        (attention.HOPPER_BACKWARD_CONFIGS if hopper else attention.GPU_BACKWARD_CONFIGS)[128]
+        (attention.HOPPER_CAUSAL_STAGES[128] if hopper else forward[128]["num_stages"])
+    assert attention._config(tensor, 128, backward=True) is backward[128]
     assert not device.is_hopper(np.zeros(1)) and attention._config(np.zeros(1), 128) is attention.CPU_CONFIG
 

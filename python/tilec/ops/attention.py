@@ -24,7 +24,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from .device import is_hopper, on_gpu
+from .device import is_amd, is_hopper, on_gpu
 
 LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
@@ -39,6 +39,12 @@ HOPPER_CAUSAL_STAGES = {64: 3, 128: 3, 256: 2}
 GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
+# AMD's GPUs (MI50, MI200, MI300) give a block 64 KiB of LDS: narrower key blocks from
+# d = 128 on, one stage at d = 256; these fit on each of gfx906, gfx90a and gfx940 (where the
+# gemms run on MFMA; gfx906 has none and keeps P in LDS). None is measured (no AMD GPU here).
+AMD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
+               128: dict(block_M=64, block_N=32, num_stages=2, threads=128),
+               256: dict(block_M=32, block_N=32, num_stages=1, threads=128)}
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
 MAX_SPLITS = 64  # split-KV's most splits of the keys
 # The backward pass's: block_M keys a program, block_N query rows a step. On Hopper at d = 128
@@ -50,6 +56,9 @@ HOPPER_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, thread
 GPU_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                         128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                         256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
+AMD_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=32, num_stages=2, threads=128),
+                        128: dict(block_M=64, block_N=32, num_stages=1, threads=128),
+                        256: dict(block_M=32, block_N=16, num_stages=1, threads=128)}
 # exp2 and the divisions by ex2.approx and approximate division on CUDA (no effect elsewhere):
 # their error, a few ulp of float32, is far below what the 16-bit output keeps.
 FAST_MATH = {"tilec.fast_math": True}
@@ -495,6 +504,8 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
 def _config(tensor, dim, causal=False, backward=False):
     if not on_gpu(tensor):
         return CPU_CONFIG
+    if is_amd(tensor):
+        return (AMD_BACKWARD_CONFIGS if backward else AMD_CONFIGS)[dim]
     if backward:
         return (HOPPER_BACKWARD_CONFIGS if is_hopper(tensor) else GPU_BACKWARD_CONFIGS)[dim]
     if not is_hopper(tensor):

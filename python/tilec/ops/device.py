@@ -16,3 +16,12 @@ def is_hopper(tensor):
     import torch  # noqa: PLC0415 (a GPU tensor is a torch tensor)
 
     return torch.version.hip is None and tuple(torch.cuda.get_device_capability(tensor.device)) == (9, 0)
+
+
+def is_amd(tensor):
+    """Whether `tensor` lives on an AMD GPU (ROCm's torch: 64 KiB of LDS a block, MFMA)."""
+    if not on_gpu(tensor):
+        return False
+    import torch  # noqa: PLC0415
+
+    return torch.version.hip is not None
