@@ -19,18 +19,12 @@ using ir::Stmt;
 
 class LoopPipeliner : public ir::IRMutator {
  public:
-  LoopPipeliner(std::unordered_map<const ir::BufferNode*, int> uses, const PassContext& ctx)
-      : uses_(std::move(uses)), ctx_(ctx) {}
+  explicit LoopPipeliner(std::unordered_map<const ir::BufferNode*, int> uses) : uses_(std::move(uses)) {}
 
   // Original shared buffer -> its staged version, for every pipelined loop.
   ir::BufferMap staged;
 
  protected:
-  Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
-    threads_ = op->threads;
-    return IRMutator::mutate_KernelLaunch(op, self);
-  }
-
   Stmt mutate_For(const ir::For* op, const Stmt& self) override {
     Stmt mutated = IRMutator::mutate_For(op, self);
     const auto* loop = mutated.as<ir::For>();
@@ -127,14 +121,12 @@ class LoopPipeliner : public ir::IRMutator {
   }
 
   std::unordered_map<const ir::BufferNode*, int> uses_;
-  const PassContext& ctx_;
-  int threads_ = 128;
 };
 
 }  // namespace
 
-ir::Stmt pipeline_loops(const ir::Stmt& body, const PassContext& ctx) {
-  LoopPipeliner pipeliner(count_uses(body), ctx);
+ir::Stmt pipeline_loops(const ir::Stmt& body, const PassContext& /*ctx: nothing target-specific*/) {
+  LoopPipeliner pipeliner(count_uses(body));
   Stmt result = pipeliner.mutate(body);
   // The allocations of the staged buffers (their only remaining mention).
   return ir::replace_buffers(result, pipeliner.staged);
