@@ -183,6 +183,8 @@ def attention_sources(arch):
             "forward": (attention.attention_forward, dict(seq_q=1000, seq_kv=1500, causal=True, **config)),
             "split-KV forward": (attention.attention_forward, dict(seq_q=1, seq_kv=1500, causal=False, num_splits=4,
                                                                    **config)),
+            "packed GQA forward": (attention.attention_forward_packed, dict(seq_q=3, seq_kv=1500, causal=True,
+                                                                            num_splits=4, **config)),
             "combine": (attention.attention_combine, dict(num_splits=4, batch=2, heads=8, seq_q=1,
                                                           dtype="bfloat16")),
             "varlen forward": (attention.attention_forward_varlen, dict(total_q=900, total_kv=1300, max_seq_q=500,

@@ -234,6 +234,45 @@ def test_varlen_errors_name_the_argument(rng):
             ops.flash_attention_varlen(**kwargs)
 
 
+@pytest.mark.parametrize("seq_q,seq_kv,causal,layout,num_splits", [
+    (1, 300, False, "bshd", 1),   # decoding: the 4 query heads of a K/V head in one block
+    (5, 300, True, "bhsd", 1),    # causal per position: each position's heads share its diagonal
+    (3, 300, True, "bshd", 3),    # split-KV over packed rows
+    (40, 90, True, "bhsd", 1),    # 160 packed rows over several blocks, the last partial
+])
+def test_packed_grouped_query_attention(seq_q, seq_kv, causal, layout, num_splits, rng):
+    batch, heads, heads_kv, dim, dtype = 2, 8, 2, 64, "float16"
+
+    def shape(seq, h):
+        return (batch, seq, h, dim) if layout == "bshd" else (batch, h, seq, dim)
+
+    q = rand(shape(seq_q, heads), dtype, rng)
+    k, v = (rand(shape(seq_kv, heads_kv), dtype, rng) for _ in range(2))
+    q_t, k_t, v_t = on_target(q, k, v)
+    kernel = attention.attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, 0.125,
+                                                layout=layout, dtype=dtype, num_splits=num_splits,
+                                                **attention._config(q_t, dim, causal))
+    out, lse = kernel(q_t, k_t, v_t)
+    if num_splits > 1:
+        out, lse = attention.attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout,
+                                               dtype=dtype)(out, lse)
+    expected, magnitude, expected_lse = attention_reference(q, k, v, causal, 0.125, layout)
+    assert_close(to_numpy(out, dtype), expected, dtype, scale=magnitude)
+    lse = lse.cpu().numpy() if hasattr(lse, "cpu") else lse
+    assert_close(lse, expected_lse, "float32", rtol=1e-4, what="lse")
+
+
+def test_short_grouped_queries_take_the_packed_kernel(rng, monkeypatch):
+    calls = []
+    packed = attention.attention_forward_packed
+    monkeypatch.setattr(attention, "attention_forward_packed", lambda *a, **kw: calls.append(a) or packed(*a, **kw))
+    q, k = rand((1, 2, 8, 64), "float16", rng), rand((1, 50, 2, 64), "float16", rng)
+    ops.flash_attention(*on_target(q, k, k))
+    assert len(calls) == 1
+    ops.flash_attention(*on_target(q, k[:, :, :1].repeat(8, axis=2), k[:, :, :1].repeat(8, axis=2)))  # MHA
+    assert len(calls) == 1
+
+
 @pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,causal,layout,num_splits", [
     (1, 1, 700, 4, 1, False, "bshd", 4),   # decoding: one query over many keys, split 4 ways
     (2, 3, 300, 2, 2, True, "bhsd", 3),    # runs of 2, 2 and 1 key blocks
@@ -327,6 +366,15 @@ def test_varlen_builds_for_cuda(arch, configs, dim):
     source = build_for_cuda(attention.attention_forward_varlen, arch, batch=4, heads=8, heads_kv=2, total_q=5000,
                             total_kv=6000, max_seq_q=2000, dim=dim, causal=True, sm_scale=0.1, dtype="float16",
                             **configs[dim])
+    assert ("wgmma" in source) == (arch == "sm_90a")
+
+
+@pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
+@pytest.mark.parametrize("dim", attention.HEAD_DIMS)
+@pytest.mark.parametrize("num_splits", [1, 4])
+def test_packed_builds_for_cuda(arch, configs, dim, num_splits):
+    source = build_for_cuda(attention.attention_forward_packed, arch, dim=dim, causal=True, num_splits=num_splits,
+                            **dict(SHAPE, seq_q=3), **configs[dim])
     assert ("wgmma" in source) == (arch == "sm_90a")
 
 

@@ -69,18 +69,19 @@ BACKWARD_PASS_CONFIGS = {**FAST_MATH, "tilec.warp_specialize": False}
 
 
 @T.macro
-def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N):
+def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
     # The scores of query rows rows.. and keys keys.. zeroed, but -inf for keys past the
     # sequence and, causal, past a row's diagonal (which, for a row of the sequence, is before
-    # its end). Only the blocks that hold such keys pay for the mask.
+    # its end). Row i is query position (rows + i) // group: group > 1 packs each position's
+    # query heads into consecutive rows. Only the blocks that hold such keys pay for the mask.
     if causal:
-        masked = rows + past < keys + block_N - 1
+        masked = rows // group + past < keys + block_N - 1
     else:
         masked = keys + block_N > seq_kv
     if masked:
         for i, j in T.Parallel(block_M, block_N):
             if causal:
-                scores[i, j] = T.if_then_else(rows + i + past >= keys + j, 0, -T.infinity("float32"))
+                scores[i, j] = T.if_then_else((rows + i) // group + past >= keys + j, 0, -T.infinity("float32"))
             else:
                 scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
     else:
@@ -191,7 +192,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                     T.copy(K[bz, keys:keys + block_N, head_kv, :], K_shared)
                 else:
                     T.copy(K[bz, head_kv, keys:keys + block_N, :], K_shared)
-                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N)
+                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
@@ -217,6 +218,103 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             else:
                 T.copy(acc_o, O[bz, by, rows:rows + block_M, :])
                 T.copy(lse, LSE[bz, by, rows:rows + block_M])
+
+    return main
+
+
+@tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
+def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
+                             dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1):
+    # attention_forward for grouped-query attention with few queries (decoding): a program's
+    # rows are (query position, query head) pairs of one K/V head, the heads of a position
+    # consecutive, so a group's heads share each K and V tile and fill the block's rows.
+    # Outputs and num_splits as attention_forward's.
+    group = heads // heads_kv
+    packed = seq_q * group
+    past = seq_kv - seq_q
+    scale = sm_scale * LOG2E
+    bshd = layout == "bshd"
+    q_shape = [batch, seq_q, heads, dim] if bshd else [batch, heads, seq_q, dim]
+    kv_shape = [batch, seq_kv, heads_kv, dim] if bshd else [batch, heads_kv, seq_kv, dim]
+    split = num_splits > 1
+    o_shape, o_dtype = ([num_splits] + q_shape, "float32") if split else (q_shape, dtype)
+    lse_shape = [num_splits, batch, heads, seq_q] if split else [batch, heads, seq_q]
+    split_blocks = T.ceildiv(T.ceildiv(seq_kv, block_N), num_splits)
+
+    @T.prim_func
+    def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype), V: T.Tensor(kv_shape, dtype),
+             O: T.Tensor(o_shape, o_dtype), LSE: T.Tensor(lse_shape, "float32")):
+        with T.Kernel(T.ceildiv(packed, block_M), heads_kv, batch * num_splits, threads=threads) as (bx, by, b_split):
+            bz = b_split // num_splits
+            s = b_split % num_splits
+            Q_shared = T.alloc_shared([block_M, dim], dtype)
+            K_shared = T.alloc_shared([block_N, dim], dtype)
+            V_shared = T.alloc_shared([block_N, dim], dtype)
+            scores = T.alloc_fragment([block_M, block_N], "float32")
+            probs = T.alloc_fragment([block_M, block_N], dtype)
+            acc_o = T.alloc_fragment([block_M, dim], "float32")
+            row_max = T.alloc_fragment([block_M], "float32")
+            row_max_prev = T.alloc_fragment([block_M], "float32")
+            row_max_finite = T.alloc_fragment([block_M], "float32")
+            rescale = T.alloc_fragment([block_M], "float32")
+            row_sum = T.alloc_fragment([block_M], "float32")
+            denominator = T.alloc_fragment([block_M], "float32")
+            rows = bx * block_M
+
+            for i, d in T.Parallel(block_M, dim):
+                p = T.min(rows + i, packed - 1)  # rows past the last compute a copy of it, unwritten
+                if bshd:
+                    Q_shared[i, d] = Q[bz, p // group, by * group + p % group, d]
+                else:
+                    Q_shared[i, d] = Q[bz, by * group + p % group, p // group, d]
+            T.fill(acc_o, 0)
+            T.fill(denominator, 0)
+            T.fill(row_max, -T.infinity("float32"))
+            if causal:  # whole key blocks past the last position's diagonal are skipped
+                last = T.min(seq_q - 1, (rows + block_M - 1) // group)
+                blocks = T.max(0, T.min(T.ceildiv(seq_kv, block_N), T.ceildiv(last + 1 + past, block_N)))
+            else:
+                blocks = T.ceildiv(seq_kv, block_N)
+            first = 0
+            if split:
+                first = s * split_blocks
+                blocks = T.max(first, T.min(blocks, first + split_blocks))
+            for k in T.Pipelined(first, blocks, num_stages=num_stages):
+                keys = k * block_N
+                if bshd:
+                    T.copy(K[bz, keys:keys + block_N, by, :], K_shared)
+                else:
+                    T.copy(K[bz, by, keys:keys + block_N, :], K_shared)
+                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
+                               denominator, scale, block_M, block_N, dim)
+                if bshd:
+                    T.copy(V[bz, keys:keys + block_N, by, :], V_shared)
+                else:
+                    T.copy(V[bz, by, keys:keys + block_N, :], V_shared)
+                T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            for i, d in T.Parallel(block_M, dim):
+                p = rows + i
+                if p < packed:
+                    value = T.if_then_else(denominator[i] > 0, acc_o[i, d] / denominator[i], 0)
+                    if split and bshd:
+                        O[s, bz, p // group, by * group + p % group, d] = value
+                    elif split:
+                        O[s, bz, by * group + p % group, p // group, d] = value
+                    elif bshd:
+                        O[bz, p // group, by * group + p % group, d] = value
+                    else:
+                        O[bz, by * group + p % group, p // group, d] = value
+            for i in T.Parallel(block_M):
+                p = rows + i
+                if p < packed:
+                    lse = T.if_then_else(denominator[i] > 0, (row_max[i] * scale + T.log2(denominator[i])) / LOG2E,
+                                         -T.infinity("float32"))
+                    if split:
+                        LSE[s, bz, by * group + p % group, p // group] = lse
+                    else:
+                        LSE[bz, by * group + p % group, p // group] = lse
 
     return main
 
@@ -317,7 +415,7 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
             for k in T.Pipelined(blocks, num_stages=num_stages):
                 keys = k * block_N
                 T.copy(K[k_start + keys:k_start + keys + block_N, head_kv, :], K_shared)
-                clear_masked(scores, rows, keys, past, k_len, causal, block_M, block_N)
+                clear_masked(scores, rows, keys, past, k_len, causal, block_M, block_N, 1)
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
@@ -593,14 +691,21 @@ def _num_splits(q, programs, key_blocks):
 def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout)
     config = _config(q, dim, causal)
+    # Grouped-query attention whose queries would leave a block mostly empty (decoding) packs
+    # each K/V head's query heads into the rows of one block.
+    group = heads // heads_kv
+    packed = group > 1 and seq_q < config["block_M"]
+    programs = batch * heads_kv * -(-seq_q * group // config["block_M"]) if packed else \
+        batch * heads * -(-seq_q // config["block_M"])
     key_blocks = -(-seq_kv // config["block_N"])
     if num_splits is None:
-        num_splits = _num_splits(q, batch * heads * -(-seq_q // config["block_M"]), key_blocks)
+        num_splits = _num_splits(q, programs, key_blocks)
     elif isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
         raise ValueError(f"num_splits must be an int from 1 to {MAX_SPLITS} (or None: chosen), not {num_splits!r}")
     num_splits = min(num_splits, key_blocks)
-    kernel = attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim),
-                               layout=layout, dtype=dtype, num_splits=num_splits, **config)
+    kernel = (attention_forward_packed if packed else attention_forward)(
+        batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim), layout=layout, dtype=dtype,
+        num_splits=num_splits, **config)
     if num_splits == 1:
         return kernel(q, k, v)
     combine = attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout, dtype=dtype)
