@@ -109,8 +109,8 @@ class Specializer {
       if (count_pipelined(stmts[i]) != 1) continue;
       // What hides the loop from the list is opened up: a nested list is spliced in, a loop of
       // one iteration (over GQA's query heads of a K/V head, with one) becomes its body, and a
-      // let whose value reads no buffer moves above the list (no statement of the list but
-      // its own body can name its var).
+      // let of pure arithmetic moves above the list (no statement of the list but its own
+      // body can name its var).
       if (stmts[i].as<ir::Seq>()) return rewrite(ir::make_seq(stmts));  // make_seq splices it
       const auto* once = stmts[i].as<ir::For>();
       int64_t trips = 0;
@@ -121,9 +121,7 @@ class Specializer {
       }
       const auto* let = stmts[i].as<ir::LetStmt>();
       if (let) {
-        op::Accesses accesses;
-        accesses.visit(let->value);
-        if (!accesses.reads.empty()) return Stmt();
+        if (!is_pure_arithmetic(let->value)) return Stmt();
         auto hoisted = std::make_shared<ir::LetStmt>(*let);
         stmts[i] = let->body;
         hoisted->body = ir::make_seq(stmts);

@@ -18,9 +18,13 @@ std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
 // what the block's threads did before.
 bool reads_on_chip(const ir::Expr& e);
 
-// The statements of a pipelined loop's body. Leading lets whose values read no buffer (a tile's
-// offset, `keys = k * block_N`) are substituted into what follows, so that the copies they
-// index are statements of the list and can be staged.
+// Whether `e` is arithmetic on variables and constants alone: no buffer access and no call,
+// so it may be evaluated again, or earlier, with the same result.
+bool is_pure_arithmetic(const ir::Expr& e);
+
+// The statements of a pipelined loop's body. Leading lets of pure arithmetic (a tile's offset,
+// `keys = k * block_N`) are substituted into what follows, so that the copies they index are
+// statements of the list and can be staged.
 std::vector<ir::Stmt> loop_body_statements(const ir::Stmt& body);
 
 // Whether `s` is a copy from global to shared memory whose regions read no on-chip buffer
