@@ -281,17 +281,27 @@ static ir::WarpPolicy warp_policy(const CtValue& v, const SourceLoc& loc) {
   error_at(loc, "T.gemm: policy is T.GemmWarpPolicy.Square, .FullRow or .FullCol, not " + describe(v));
 }
 
-// T.gemm(A, B, C, transpose_A, transpose_B, clear_accum, policy); T.wgmma_gemm, TileLang's
-// explicit Hopper form, takes policy before clear_accum and is waited for before the call
-// returns, as T.gemm is (its T.wait_wgmma then has nothing left to wait for).
+// T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, mbar,
+// annotations), TileLang's signature. k_pack (how MFMA loads pack K) and wg_wait (wgmma groups
+// left in flight) change how, not what, it computes: tilec makes those choices itself and waits
+// for every gemm before going on. T.wgmma_gemm, TileLang's explicit Hopper form, is the same
+// (its T.wait_wgmma then has nothing left to wait for).
 static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   const bool wgmma = call.callee_name == "T.wgmma_gemm";
   CallArgs a = wgmma ? el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False", "policy=None",
                                       "clear_accum=False", "annotations=None"})
-                     : el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False",
-                                      "clear_accum=False", "policy=None"});
-  if (wgmma && a["annotations"].kind != K::None)
-    error_at(a.loc("annotations"), "T.wgmma_gemm(annotations=...) is not supported");
+                     : el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False", "policy=None",
+                                      "clear_accum=False", "k_pack=1", "wg_wait=0", "mbar=None", "annotations=None"});
+  if (a["annotations"].kind != K::None)
+    error_at(a.loc("annotations"), call.callee_name + "(annotations=...) is not supported");
+  if (!wgmma) {
+    const int64_t k_pack = el.to_int(a["k_pack"], a.loc("k_pack"), "T.gemm k_pack");
+    if (k_pack != 1 && k_pack != 2) error_at(a.loc("k_pack"), "T.gemm: k_pack is 1 or 2, not " + std::to_string(k_pack));
+    if (el.to_int(a["wg_wait"], a.loc("wg_wait"), "T.gemm wg_wait") < -1)
+      error_at(a.loc("wg_wait"), "T.gemm: wg_wait is -1 (no wait) or a count of wgmma groups left in flight");
+    if (a["mbar"].kind != K::None)
+      error_at(a.loc("mbar"), "T.gemm(mbar=...) is Blackwell's tcgen05 form, which tilec does not support");
+  }
   auto node = std::make_shared<ir::Gemm>();
   node->loc = call.node->loc;
   MatrixOperand A = matrix_operand(el, a, "A", "T.gemm");

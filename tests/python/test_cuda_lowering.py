@@ -390,6 +390,39 @@ def test_unknown_gemm_warp_policy_is_an_error():
         cuda_compile(policy_matmul("Diagonal"))
 
 
+def tilelang_positional_matmul(k_pack=1, wg_wait=0, mbar=None):
+    # TileLang's T.gemm order: policy before clear_accum, then k_pack, wg_wait, mbar.
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "bfloat16"), B: T.Tensor((32, 64), "bfloat16"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 64), "bfloat16")
+            C_f = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_f, False, False, T.GemmWarpPolicy.FullRow, True, k_pack, wg_wait, mbar)
+            T.copy(C_f, C)
+
+    return main
+
+
+def test_gemm_takes_tilelang_positional_arguments():
+    kernel = cuda_compile(tilelang_positional_matmul(k_pack=2, wg_wait=-1))
+    assert "tilec_cuda::gemm_ss<64, 64, 32, 4, 1, false, false, true, true>" in kernel.get_kernel_source()
+    assert "clear_accum=True, policy=T.GemmWarpPolicy.FullRow" in kernel.get_tile_ir()
+
+
+@pytest.mark.parametrize("args,message", [
+    (dict(k_pack=3), "T.gemm: k_pack is 1 or 2, not 3"),
+    (dict(wg_wait=-2), "T.gemm: wg_wait is -1 \\(no wait\\) or a count of wgmma groups left in flight"),
+    (dict(mbar=1), "T.gemm\\(mbar=...\\) is Blackwell's tcgen05 form"),
+])
+def test_gemm_arguments_tilec_cannot_honour_are_errors(args, message):
+    with pytest.raises(tilec.CompileError, match=message):
+        cuda_compile(tilelang_positional_matmul(**args))
+
+
 def a_in_registers_matmul(policy=None, dtype="bfloat16"):
     @T.prim_func
     def main(A: T.Tensor((64, 32), dtype), B: T.Tensor((64, 32), dtype), C: T.Tensor((64, 64), "float32")):
