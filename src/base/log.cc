@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 
 namespace tilec {
 namespace {
@@ -57,6 +59,13 @@ void log(LogLevel level, const std::string& message) {
   // One fwrite: stdio locks the stream for the call, so lines never interleave.
   const std::string line = std::string("[tilec] ") + level_name(level) + " " + message + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void warn_once(const std::string& key, const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(key).second) log(LogLevel::Warning, message);
 }
 
 StageTimer::StageTimer(std::string stage)

@@ -21,6 +21,9 @@ std::optional<LogLevel> parse_log_level(std::string_view name);
 // Writes one whole line, never interleaved with another thread's.
 void log(LogLevel level, const std::string& message);
 
+// Logs `message` as a warning the first time this process sees `key`.
+void warn_once(const std::string& key, const std::string& message);
+
 // Logs "<stage>: 12.34 ms" at Debug when it goes out of scope.
 class StageTimer {
  public:

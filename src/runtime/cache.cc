@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
-#include <set>
 #include <stdexcept>
 
 #include "base/hash.h"
@@ -231,14 +230,6 @@ std::string private_folder() {
     failures += "; " + why;
   }
   throw std::runtime_error("tilec cache: no private folder for this process's cache" + failures);
-}
-
-// Says `message` once per `key` in this process.
-void warn_once(const std::string& key, const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (warned.insert(key).second) log(LogLevel::Warning, message);
 }
 
 // Makes `dir`, a folder inside the cache, a folder of this user that no one else can write:

@@ -423,6 +423,27 @@ def test_gemm_arguments_tilec_cannot_honour_are_errors(args, message):
         cuda_compile(tilelang_positional_matmul(**args))
 
 
+@T.prim_func
+def eight_row_matmul(A: T.Tensor((8, 32), "float16"), B: T.Tensor((32, 64), "float16"),
+                     C: T.Tensor((8, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((8, 32), "float16")
+        B_s = T.alloc_shared((32, 64), "float16")
+        C_f = T.alloc_fragment((8, 64), "float32")
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.gemm(A_s, B_s, C_f, clear_accum=True)
+        T.copy(C_f, C)
+
+
+def test_a_16_bit_gemm_off_the_tensor_cores_is_a_warning(capfd):
+    # mma.sync's pieces are 16 rows: an 8-row tile runs on scalar FMA, many times slower.
+    cuda_compile(eight_row_matmul)
+    err = capfd.readouterr().err
+    assert "T.gemm runs on CUDA cores (scalar FMA), not tensor cores: no grid of the block's 4 warps" in err
+    assert "test_cuda_lowering.py:" in err
+
+
 def a_in_registers_matmul(policy=None, dtype="bfloat16"):
     @T.prim_func
     def main(A: T.Tensor((64, 32), dtype), B: T.Tensor((64, 32), dtype), C: T.Tensor((64, 64), "float32")):

@@ -334,12 +334,26 @@ class CudaKernelInstructions : public KernelInstructionChoice {
       log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
                                ", not wgmma: " + why_not);
     if (on_mma) return mma_instruction(op, *grid);
+    warn_on_cuda_cores(op, grid.has_value(), why_not);
     return {.kind = ir::GemmInstructionKind::Fma};
   }
 
   ir::CopyInstruction copy(const ir::Copy& op) const override { return global_copy_choice(op); }
 
  private:
+  // A gemm of 16- or 8-bit inputs into a float32 or int32 accumulator was written for tensor
+  // cores: on scalar FMA it runs many times slower, which its author should hear of (once).
+  void warn_on_cuda_cores(const ir::Gemm& op, bool has_mma_grid, const std::string& why_not_wgmma) const {
+    const DType c = op.c.buffer->dtype;
+    if (op.a.buffer->dtype.bytes() > 2 || (c != DType::Float32 && c != DType::Int32)) return;
+    std::string why = has_mma_grid ? "an operand is kept in the panels wgmma and TMA read, which mma.sync can't"
+                                   : "no grid of the block's " + std::to_string(threads_ / 32) +
+                                         " warps splits the tile into mma.sync's 16 x 8 pieces";
+    if (hopper_feature(ctx_, "tilec.wgmma") && !why_not_wgmma.empty()) why += "; not wgmma: " + why_not_wgmma;
+    warn_once(op.loc.str() + ": T.gemm on CUDA cores",
+              op.loc.str() + ": T.gemm runs on CUDA cores (scalar FMA), not tensor cores: " + why);
+  }
+
   // wgmma where the gemm can run on it, else unselected (`why_not` then says why).
   ir::GemmInstruction tensor_core_choice(const ir::Gemm& op, std::string* why_not = nullptr) const {
     if (auto grid = wgmma_grid(op, threads_, ctx_, why_not)) return wgmma_instruction(op, *grid);
