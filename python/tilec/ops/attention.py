@@ -48,11 +48,12 @@ AMD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
 CPU_CONFIG = dict(block_M=64, block_N=64, num_stages=1, threads=128)
 MAX_SPLITS = 64  # split-KV's most splits of the keys
 # The backward pass's: block_M keys a program, block_N query rows a step. On Hopper at d = 128
-# two warpgroups take 64 keys each (d = 256 would not fit 128 keys' K and V in shared memory
-# with the staged Q and dO; at d = 64 the dQ gemm, 64 x 64 over two warpgroups, has no wgmma).
+# two warpgroups take 64 keys each. Every gemm must fit wgmma's 64-row strips: at d = 64 the
+# dQ gemm of 128-key blocks (64 x 64 over two warpgroups) does not, nor at d = 256 one of
+# 32-row steps, and either would run on scalar FMA.
 HOPPER_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                            128: dict(block_M=128, block_N=64, num_stages=2, threads=256),
-                           256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
+                           256: dict(block_M=64, block_N=64, num_stages=1, threads=128)}
 GPU_BACKWARD_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                         128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                         256: dict(block_M=64, block_N=32, num_stages=1, threads=128)}
