@@ -70,6 +70,49 @@ BACKWARD_PASS_CONFIGS = {**FAST_MATH, "tilec.warp_specialize": False}
 
 
 @T.macro
+def forward_buffers(block_M, block_N, dim, dtype):
+    # The forward kernels' tiles: Q, K and V in shared memory; the scores, the probabilities,
+    # the output accumulator and the online softmax's row statistics in registers.
+    Q_shared = T.alloc_shared([block_M, dim], dtype)
+    K_shared = T.alloc_shared([block_N, dim], dtype)
+    V_shared = T.alloc_shared([block_N, dim], dtype)
+    scores = T.alloc_fragment([block_M, block_N], "float32")
+    probs = T.alloc_fragment([block_M, block_N], dtype)
+    acc_o = T.alloc_fragment([block_M, dim], "float32")
+    row_max = T.alloc_fragment([block_M], "float32")
+    row_max_prev = T.alloc_fragment([block_M], "float32")
+    row_max_finite = T.alloc_fragment([block_M], "float32")
+    rescale = T.alloc_fragment([block_M], "float32")
+    row_sum = T.alloc_fragment([block_M], "float32")
+    denominator = T.alloc_fragment([block_M], "float32")
+    return (Q_shared, K_shared, V_shared, scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale,
+            row_sum, denominator)
+
+
+@T.macro
+def backward_buffers(block_M, block_N, dim, dtype):
+    # The backward kernels' tiles (block_M keys, block_N query rows a step): K and V, the
+    # step's Q, dO, dS, LSE and Delta in shared memory; P^T, dP^T, dS^T and the gradients'
+    # accumulators in registers.
+    K_shared = T.alloc_shared([block_M, dim], dtype)
+    V_shared = T.alloc_shared([block_M, dim], dtype)
+    Q_shared = T.alloc_shared([block_N, dim], dtype)
+    dO_shared = T.alloc_shared([block_N, dim], dtype)
+    dS_shared = T.alloc_shared([block_M, block_N], dtype)
+    lse = T.alloc_shared([block_N], "float32")
+    delta = T.alloc_shared([block_N], "float32")
+    probs_t = T.alloc_fragment([block_M, block_N], "float32")
+    probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
+    dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
+    dscores_t = T.alloc_fragment([block_M, block_N], dtype)
+    dk = T.alloc_fragment([block_M, dim], "float32")
+    dv = T.alloc_fragment([block_M, dim], "float32")
+    dq = T.alloc_fragment([block_N, dim], "float32")
+    return (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
+            dk, dv, dq)
+
+
+@T.macro
 def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
     # The scores of query rows rows.. and keys keys.. zeroed, but -inf for keys past the
     # sequence and, causal, past a row's diagonal (which, for a row of the sequence, is before
@@ -156,18 +199,8 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
              O: T.Tensor(o_shape, o_dtype), LSE: T.Tensor(lse_shape, "float32")):
         with T.Kernel(T.ceildiv(seq_q, block_M), heads, batch * num_splits, threads=threads) as (bx, by, b_split):
             bz = b_split // num_splits
-            Q_shared = T.alloc_shared([block_M, dim], dtype)
-            K_shared = T.alloc_shared([block_N, dim], dtype)
-            V_shared = T.alloc_shared([block_N, dim], dtype)
-            scores = T.alloc_fragment([block_M, block_N], "float32")
-            probs = T.alloc_fragment([block_M, block_N], dtype)
-            acc_o = T.alloc_fragment([block_M, dim], "float32")
-            row_max = T.alloc_fragment([block_M], "float32")
-            row_max_prev = T.alloc_fragment([block_M], "float32")
-            row_max_finite = T.alloc_fragment([block_M], "float32")
-            rescale = T.alloc_fragment([block_M], "float32")
-            row_sum = T.alloc_fragment([block_M], "float32")
-            denominator = T.alloc_fragment([block_M], "float32")
+            (Q_shared, K_shared, V_shared, scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale,
+             row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             lse = T.alloc_fragment([block_M], "float32")
             head_kv = by // group
             rows = bx * block_M
@@ -248,18 +281,8 @@ def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal,
         with T.Kernel(T.ceildiv(packed, block_M), heads_kv, batch * num_splits, threads=threads) as (bx, by, b_split):
             bz = b_split // num_splits
             s = b_split % num_splits
-            Q_shared = T.alloc_shared([block_M, dim], dtype)
-            K_shared = T.alloc_shared([block_N, dim], dtype)
-            V_shared = T.alloc_shared([block_N, dim], dtype)
-            scores = T.alloc_fragment([block_M, block_N], "float32")
-            probs = T.alloc_fragment([block_M, block_N], dtype)
-            acc_o = T.alloc_fragment([block_M, dim], "float32")
-            row_max = T.alloc_fragment([block_M], "float32")
-            row_max_prev = T.alloc_fragment([block_M], "float32")
-            row_max_finite = T.alloc_fragment([block_M], "float32")
-            rescale = T.alloc_fragment([block_M], "float32")
-            row_sum = T.alloc_fragment([block_M], "float32")
-            denominator = T.alloc_fragment([block_M], "float32")
+            (Q_shared, K_shared, V_shared, scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale,
+             row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             rows = bx * block_M
 
             for i, d in T.Parallel(block_M, dim):
@@ -385,18 +408,8 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
              cu_seqlens_k: T.Tensor([batch + 1], "int32"), O: T.Tensor([total_q, heads, dim], dtype),
              LSE: T.Tensor([heads, total_q], "float32")):
         with T.Kernel(T.ceildiv(max_seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
-            Q_shared = T.alloc_shared([block_M, dim], dtype)
-            K_shared = T.alloc_shared([block_N, dim], dtype)
-            V_shared = T.alloc_shared([block_N, dim], dtype)
-            scores = T.alloc_fragment([block_M, block_N], "float32")
-            probs = T.alloc_fragment([block_M, block_N], dtype)
-            acc_o = T.alloc_fragment([block_M, dim], "float32")
-            row_max = T.alloc_fragment([block_M], "float32")
-            row_max_prev = T.alloc_fragment([block_M], "float32")
-            row_max_finite = T.alloc_fragment([block_M], "float32")
-            rescale = T.alloc_fragment([block_M], "float32")
-            row_sum = T.alloc_fragment([block_M], "float32")
-            denominator = T.alloc_fragment([block_M], "float32")
+            (Q_shared, K_shared, V_shared, scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale,
+             row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             head_kv = by // group
             q_start = cu_seqlens_q[bz]
             q_len = cu_seqlens_q[bz + 1] - q_start
@@ -480,20 +493,8 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
              Delta: T.Tensor([batch, heads, seq_q], "float32"), dQ_acc: T.Tensor(q_shape, "float32"),
              dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
         with T.Kernel(T.ceildiv(seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
-            K_shared = T.alloc_shared([block_M, dim], dtype)
-            V_shared = T.alloc_shared([block_M, dim], dtype)
-            Q_shared = T.alloc_shared([block_N, dim], dtype)
-            dO_shared = T.alloc_shared([block_N, dim], dtype)
-            dS_shared = T.alloc_shared([block_M, block_N], dtype)
-            lse = T.alloc_shared([block_N], "float32")
-            delta = T.alloc_shared([block_N], "float32")
-            probs_t = T.alloc_fragment([block_M, block_N], "float32")
-            probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
-            dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
-            dscores_t = T.alloc_fragment([block_M, block_N], dtype)
-            dk = T.alloc_fragment([block_M, dim], "float32")
-            dv = T.alloc_fragment([block_M, dim], "float32")
-            dq = T.alloc_fragment([block_N, dim], "float32")
+            (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
+             dk, dv, dq) = backward_buffers(block_M, block_N, dim, dtype)
             keys = bx * block_M
             if bshd:
                 T.copy(K[bz, keys:keys + block_M, by, :], K_shared)
@@ -553,20 +554,8 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
              dQ_acc: T.Tensor([total_q, heads, dim], "float32"), dK: T.Tensor([total_kv, heads_kv, dim], dtype),
              dV: T.Tensor([total_kv, heads_kv, dim], dtype)):
         with T.Kernel(T.ceildiv(max_seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
-            K_shared = T.alloc_shared([block_M, dim], dtype)
-            V_shared = T.alloc_shared([block_M, dim], dtype)
-            Q_shared = T.alloc_shared([block_N, dim], dtype)
-            dO_shared = T.alloc_shared([block_N, dim], dtype)
-            dS_shared = T.alloc_shared([block_M, block_N], dtype)
-            lse = T.alloc_shared([block_N], "float32")
-            delta = T.alloc_shared([block_N], "float32")
-            probs_t = T.alloc_fragment([block_M, block_N], "float32")
-            probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
-            dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
-            dscores_t = T.alloc_fragment([block_M, block_N], dtype)
-            dk = T.alloc_fragment([block_M, dim], "float32")
-            dv = T.alloc_fragment([block_M, dim], "float32")
-            dq = T.alloc_fragment([block_N, dim], "float32")
+            (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
+             dk, dv, dq) = backward_buffers(block_M, block_N, dim, dtype)
             q_start = cu_seqlens_q[bz]
             q_len = cu_seqlens_q[bz + 1] - q_start
             k_start = cu_seqlens_k[bz]
