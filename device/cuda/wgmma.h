@@ -46,6 +46,18 @@ __device__ __forceinline__ void fence_registers(uint32_t* r) {
   for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
+// fence_registers for a fragment of Count elements of a 4-byte (accumulator) or 2-byte (A
+// operand) type: after a wgmma_wait, its values are the ones the wgmmas wrote.
+template <int Count>
+__device__ __forceinline__ void fence_fragment(float* r) {
+  fence_registers<Count>(r);
+}
+template <int Count, class T>
+__device__ __forceinline__ void fence_fragment(T* r) {
+  static_assert(sizeof(T) == 4 || (sizeof(T) == 2 && Count % 2 == 0), "wgmma fragments are 32- or 16-bit");
+  fence_registers<Count * sizeof(T) / 4>(reinterpret_cast<uint32_t*>(r));
+}
+
 // setmaxnreg: the warpgroup's registers a thread drop to (dec) or grow to (inc) Count; all
 // warps of the warpgroup execute it. Producer warpgroups give registers to the consumers.
 template <int Count>
@@ -55,6 +67,19 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 template <int Count>
 __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Count));
+}
+
+// Two consumer warpgroups taking turns at the tensor cores (ping-pong; passes/cuda/
+// pingpong_warpgroups.h): warpgroup g waits for its turn on named barrier B + g (a gemm's
+// TakeTurn = B), issues its wgmmas, and hands the turn to the other on B + 1 - g (PassTurn = B)
+// before it waits for their results, so that one's gemm runs while the other computes between
+// its gemms. Each barrier counts both warpgroups (256 threads): one waits (turn_wait), the other
+// arrives (turn_pass).
+__device__ __forceinline__ void turn_wait(int barrier) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(barrier) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int barrier) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(barrier) : "memory");
 }
 
 namespace detail {
@@ -80,9 +105,11 @@ __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, in
 
 }  // namespace detail
 
-// C += op(A) op(B), A and B panel tiles in shared memory; waits for the result.
+// C += op(A) op(B), A and B panel tiles in shared memory; waits for the result, or with Async
+// leaves it in flight (a later wgmma_wait and fence_fragment of C take it). With TakeTurn and
+// PassTurn, the warpgroups issue in turns (turn_wait above).
 template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, int PanelA, int PanelB,
-          class TA, class TB>
+          int TakeTurn = 0, int PassTurn = 0, bool Async = false, class TA, class TB>
 __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c, int tid) {
   static_assert(sizeof(TA) == sizeof(TB), "operands of one type width");
   constexpr int WM = M / GroupsM, WN = N / GroupsN, MI = WM / 64;
@@ -92,6 +119,7 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
   const int group = tid / 128;
   const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
   fence_registers<MI * WN / 2>(c);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -107,14 +135,20 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
     }
   }
   wgmma_commit();
-  wgmma_wait<0>();
-  fence_registers<MI * WN / 2>(c);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (!Async) {
+    wgmma_wait<0>();
+    fence_registers<MI * WN / 2>(c);
+  }
 }
 
 // C += A op(B), A a 16-bit register tile in the accumulator layout of its M x K shape over
-// GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result.
-template <int M, int N, int K, int GroupsM, bool TransB, int PanelB, class TA, class TB>
-__device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c, int /*tid: a warpgroup's rows are in its registers*/) {
+// GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result, or with
+// Async leaves it in flight (C and A until a later wgmma_wait and fence_fragment). With TakeTurn
+// and PassTurn, the warpgroups issue in turns (turn_wait above).
+template <int M, int N, int K, int GroupsM, bool TransB, int PanelB, int TakeTurn = 0, int PassTurn = 0,
+          bool Async = false, class TA, class TB>
+__device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c, int tid) {
   static_assert(sizeof(TA) == 2, "register A operands are 16-bit");
   constexpr int WM = M / GroupsM, MI = WM / 64;
   constexpr int width = detail::wgmma_width(N), NI = N / width;
@@ -123,6 +157,7 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
   uint32_t* regs = reinterpret_cast<uint32_t*>(const_cast<TA*>(a));
   fence_registers<MI * N / 2>(c);
   fence_registers<MI * K / 4>(regs);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -137,9 +172,12 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
     }
   }
   wgmma_commit();
-  wgmma_wait<0>();
-  fence_registers<MI * N / 2>(c);
-  fence_registers<MI * K / 4>(regs);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (!Async) {
+    wgmma_wait<0>();
+    fence_registers<MI * N / 2>(c);
+    fence_registers<MI * K / 4>(regs);
+  }
 }
 
 // stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 matrices of 16-bit

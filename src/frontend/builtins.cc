@@ -282,10 +282,10 @@ static ir::WarpPolicy warp_policy(const CtValue& v, const SourceLoc& loc) {
 }
 
 // T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, mbar,
-// annotations), TileLang's signature. k_pack (how MFMA loads pack K) and wg_wait (wgmma groups
-// left in flight) change how, not what, it computes: tilec makes those choices itself and waits
-// for every gemm before going on. T.wgmma_gemm, TileLang's explicit Hopper form, is the same
-// (its T.wait_wgmma then has nothing left to wait for).
+// annotations), TileLang's signature. k_pack (how MFMA loads pack K) changes how, not what, it
+// computes: tilec makes that choice itself. wg_wait leaves wgmma groups in flight (-1: all of
+// them, until a T.wait_wgmma); T.wgmma_gemm, TileLang's explicit Hopper form, is T.gemm with
+// wg_wait=-1.
 static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
   const bool wgmma = call.callee_name == "T.wgmma_gemm";
   CallArgs a = wgmma ? el.bind(call, {"A", "B", "C", "transpose_A=False", "transpose_B=False", "policy=None",
@@ -294,10 +294,12 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
                                       "clear_accum=False", "k_pack=1", "wg_wait=0", "mbar=None", "annotations=None"});
   if (a["annotations"].kind != K::None)
     error_at(a.loc("annotations"), call.callee_name + "(annotations=...) is not supported");
+  int64_t wg_wait = -1;
   if (!wgmma) {
     const int64_t k_pack = el.to_int(a["k_pack"], a.loc("k_pack"), "T.gemm k_pack");
     if (k_pack != 1 && k_pack != 2) error_at(a.loc("k_pack"), "T.gemm: k_pack is 1 or 2, not " + std::to_string(k_pack));
-    if (el.to_int(a["wg_wait"], a.loc("wg_wait"), "T.gemm wg_wait") < -1)
+    wg_wait = el.to_int(a["wg_wait"], a.loc("wg_wait"), "T.gemm wg_wait");
+    if (wg_wait < -1)
       error_at(a.loc("wg_wait"), "T.gemm: wg_wait is -1 (no wait) or a count of wgmma groups left in flight");
     if (a["mbar"].kind != K::None)
       error_at(a.loc("mbar"), "T.gemm(mbar=...) is Blackwell's tcgen05 form, which tilec does not support");
@@ -325,6 +327,7 @@ static CtValue gemm_op(Elaborator& el, const EvaluatedCall& call) {
     node->clear_accum = el.truthy(clear, a.loc("clear_accum"));
   }
   node->policy = warp_policy(a["policy"], a.loc("policy"));
+  node->wg_wait = wg_wait;
   op::check(*node, A.loc, B.loc, C.loc);
   el.emit(ir::Stmt(node));
   return CtValue::none();

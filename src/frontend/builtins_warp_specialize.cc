@@ -272,12 +272,15 @@ void add_warp_specialize_builtins(BuiltinTable& t) {
     el.emit(ir::device_call("fence_proxy_async", {}, c.node->loc));
     return CtValue::none();
   };
-  // T.wait_wgmma(n): T.wgmma_gemm waits for its own wgmma, so nothing is left in flight.
+  // T.wait_wgmma(n): until at most n of the thread's wgmma groups (T.wgmma_gemm, T.gemm with
+  // wg_wait=-1) are in flight.
   t["T.wait_wgmma"] = [](Elaborator& el, const EvaluatedCall& c) {
     require_kernel(el, c);
     CallArgs a = el.bind(c, {"id"});
-    if (el.to_int(a["id"], a.loc("id"), "T.wait_wgmma id") < 0)
-      error_at(a.loc("id"), "T.wait_wgmma's count of wgmma groups left in flight is 0 or more");
+    const int64_t n = el.to_int(a["id"], a.loc("id"), "T.wait_wgmma id");
+    if (n < 0) error_at(a.loc("id"), "T.wait_wgmma's count of wgmma groups left in flight is 0 or more");
+    el.emit(ir::with_loc(ir::make_evaluate(ir::make_call(DType::Int32, ir::kWaitWgmma, {ir::make_int(n)})),
+                         c.node->loc));
     return CtValue::none();
   };
   t["T.alloc_barrier"] = alloc_barrier;

@@ -35,6 +35,10 @@ inline Expr thread_group(int64_t lo, int64_t hi) {
   return make_call(DType::Bool, kThreadGroup, {make_int(lo), make_int(hi)});
 }
 
+// wait_wgmma(n): T.wait_wgmma in tile code, until wgmma_waits (passes/wgmma_waits.h) makes it
+// the target's wait, or nothing where no gemm is left in flight.
+inline constexpr const char* kWaitWgmma = "wait_wgmma";
+
 // extern.<name>(args...): T.call_extern's call of a function of the kernel's own CUDA source
 // (T.import_source, KernelLaunch::extern_sources), printed as name(args...).
 inline constexpr const char* kExternCallPrefix = "extern.";

@@ -196,7 +196,8 @@ bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
 
 bool StructuralEqual::eq_Gemm(const Gemm* a, const Gemm* b) {
   return a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
-         a->clear_accum == b->clear_accum && a->policy == b->policy && a->instruction == b->instruction &&
+         a->clear_accum == b->clear_accum && a->policy == b->policy && a->wg_wait == b->wg_wait &&
+         a->instruction == b->instruction &&
          eq(a->a, b->a) &&
          eq(a->b, b->b) && eq(a->c, b->c);
 }

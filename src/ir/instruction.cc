@@ -32,7 +32,10 @@ std::string to_string(const GemmInstruction& in) {
   const char* of = in.kind == GemmInstructionKind::Wgmma ? "warpgroups"
                    : in.kind == GemmInstructionKind::Mfma ? "waves"
                                                           : "warps";
-  return text + ", " + grid(in.grid_m, in.grid_n, of);
+  text += ", " + grid(in.grid_m, in.grid_n, of);
+  if (in.take_turn) text += ", takes the turn on barrier " + std::to_string(in.take_turn) + " + warpgroup";
+  if (in.pass_turn) text += ", passes it on barrier " + std::to_string(in.pass_turn + 1) + " - warpgroup";
+  return text;
 }
 
 std::string to_string(const CopyInstruction& in) {

@@ -32,6 +32,10 @@ struct GemmInstruction {
   // tile (what mma.sync's ldmatrix reads); 0 and false for an operand in registers.
   int64_t a_panel_bytes = 0, b_panel_bytes = 0;
   bool a_swizzled = false, b_swizzled = false;
+  // wgmma over two consumer warpgroups that take turns issuing (pingpong_warpgroups.h): the
+  // first of the two named barriers they pass the turn on, when it waits for the turn before
+  // issuing (take_turn) and hands it on after (pass_turn); 0 when it doesn't.
+  int64_t take_turn = 0, pass_turn = 0;
 
   bool selected() const { return kind != GemmInstructionKind::Unselected; }
   // Whether it reads shared memory through the async proxy (wgmma), so that generic stores

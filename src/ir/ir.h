@@ -375,6 +375,10 @@ struct Gemm : StmtNode {
   BufferRegion a, b, c;
   bool transpose_a = false, transpose_b = false, clear_accum = false;
   WarpPolicy policy = WarpPolicy::Square;
+  // TileLang's wg_wait: after issuing, the thread waits until at most this many of its wgmma
+  // groups are in flight; -1 not at all (T.wait_wgmma waits later). Only wgmma is asynchronous:
+  // wgmma_waits.h makes every other gemm, and every gemm off sm_90a, wait for itself.
+  int64_t wg_wait = 0;
   GemmInstruction instruction;
   Gemm() : StmtNode(static_kind) {}
 };

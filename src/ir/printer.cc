@@ -451,6 +451,7 @@ class IRPrinter {
                  << (op->policy != WarpPolicy::Square
                          ? std::string(", policy=T.GemmWarpPolicy.") + warp_policy_name(op->policy)
                          : std::string())
+                 << (op->wg_wait ? ", wg_wait=" + std::to_string(op->wg_wait) : std::string())
                  << ")" << (op->instruction.selected() ? "  # via " + to_string(op->instruction) : "") << "\n";
   }
 

@@ -48,9 +48,10 @@ inline bool config_on(const PassContext& ctx, const std::string& name, bool fall
 
 // Whether Hopper's machinery may be used: wgmma (config "tilec.wgmma"), TMA loads
 // ("tilec.tma"), warp specialization ("tilec.warp_specialize"), register reallocation
-// ("tilec.setmaxnreg"), the TMA-store epilogue ("tilec.tma_store") and persistent blocks
-// ("tilec.persistent"). Each needs the target's instructions it uses and the feature it
-// builds on (so all of them need wgmma: sm_90a), and is on by default where it can be.
+// ("tilec.setmaxnreg"), the TMA-store epilogue ("tilec.tma_store"), persistent blocks
+// ("tilec.persistent") and consumer warpgroups taking turns ("tilec.pingpong"). Each needs the
+// target's instructions it uses and the feature it builds on (so all of them need wgmma:
+// sm_90a), and is on by default where it can be.
 inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
   struct Feature {
     const char* name;
@@ -65,6 +66,7 @@ inline bool hopper_feature(const PassContext& ctx, const std::string& feature) {
       {"tilec.setmaxnreg", {F::Setmaxnreg}, "tilec.warp_specialize"},
       {"tilec.tma_store", {F::Tma, F::Stmatrix}, "tilec.tma"},  // stmatrix_accumulator, then TMA stores
       {"tilec.persistent", {}, "tilec.warp_specialize"},
+      {"tilec.pingpong", {}, "tilec.warp_specialize"},
   };
   for (const Feature& f : kFeatures)
     if (feature == f.name)

@@ -16,6 +16,7 @@
 #include "passes/cuda/gemm_layouts.h"
 #include "passes/cuda/instructions.h"
 #include "passes/cuda/lower_instructions.h"
+#include "passes/cuda/pingpong_warpgroups.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
@@ -29,6 +30,7 @@
 #include "passes/hip/lower_instructions.h"
 #include "passes/hip/stage_register_operands.h"
 #include "passes/lower_tile_ops.h"
+#include "passes/wgmma_waits.h"
 #include "passes/require_gpu_features.h"
 #include "passes/simplify.h"
 #include "passes/specialize_contiguous.h"
@@ -49,6 +51,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"verify", verify},
         {"require_gpu_features", require_gpu_features},
         {"guard_global_accesses", guard_global_accesses},
+        {"wgmma_waits", wgmma_waits},
         {"lower_tile_ops", lower_tile_ops},
         {"thread_loops", thread_loops},
         {"simplify", simplify},
@@ -62,8 +65,10 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},
+        {"pingpong_warpgroups", pingpong_warpgroups},
         {"pipeline_loops", pipeline_loops},
         {"infer_layout", infer_layout},
+        {"wgmma_waits", wgmma_waits},
         {"select_fragment_copies", select_fragment_copies},
         {"plan_shared_memory", plan_shared_memory},
         {"insert_barriers", insert_barriers},
@@ -87,6 +92,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"stage_register_operands", stage_register_operands},
         {"select_instructions", select_instructions},  // the gemms it staged (on MFMA, now in LDS)
         {"infer_layout", infer_layout},
+        {"wgmma_waits", wgmma_waits},
         {"select_fragment_copies", select_fragment_copies},
         {"plan_shared_memory", plan_shared_memory},
         {"insert_barriers", insert_barriers},

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kTilecSwitches[] = {"tilec.bounds_check", "tilec.specialize_contiguous", "tilec.wgmma",
                                           "tilec.tma",          "tilec.warp_specialize",       "tilec.setmaxnreg",
                                           "tilec.tma_store",    "tilec.persistent",            "tilec.fast_math",
-                                          "tilec.safe_global_access"};
+                                          "tilec.safe_global_access", "tilec.pingpong"};
 
 // A TileLang switch that means a tilec one: on sets `tilec_switch` to `on_means`.
 struct MappedKey {

@@ -1,0 +1,25 @@
+// T.gemm's wg_wait and T.wait_wgmma (TileLang's asynchronous wgmma), made concrete for the
+// target. A wgmma gemm (sm_90a) with wg_wait -1 issues and goes on, its accumulator (and its A
+// operand, when in registers) in flight until a T.wait_wgmma(n) leaves at most n of the
+// thread's wgmma groups pending; wg_wait n >= 0 is the gemm then T.wait_wgmma(n) (0: the
+// gemm waits for itself, as every gemm does by default).
+//
+//   T.gemm(Q_s, K_s, S, wg_wait=-1)          T.gemm(Q_s, K_s, S, wg_wait=-1)
+//   T.gemm(P, V_s, O, wg_wait=-1)      ->    T.gemm(P, V_s, O, wg_wait=-1)
+//   T.wait_wgmma(1)                          wgmma_wait<1>(); fence_fragment<64>(&S[0, 0]);
+//                                            fence_fragment<64>(&P[0, 0]); fence_fragment<64>(&O[0, 0])
+//
+// After a wait, every fragment an asynchronous gemm of the launch writes or reads is fenced:
+// the C++ compiler must not move its reads or writes above the wait (the hardware writes an
+// accumulator long after the wgmma instruction). Reading a fragment while its gemm is in
+// flight is the program's error, as in TileLang. Every other gemm (mma.sync, MFMA, FMA loops,
+// the CPU) finishes before the next statement: its wg_wait becomes 0 and the waits vanish.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext& ctx);
+
+}  // namespace tilec::passes
