@@ -5,6 +5,8 @@ layouts and both 16-bit types; split-KV (num_splits); packed sequences (varlen);
 (flash_attention_backward, and through torch's autograd) likewise. Also NVRTC builds of each
 kernel for each head dim."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,27 @@ def test_flash_attention(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, lay
         empty = seq_q - seq_kv
         rows = out[:, :empty] if layout == "bshd" else out[:, :, :empty]
         assert not np.any(rows.astype(np.float32))
+
+
+@pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,dim,causal,layout,dtype", CASES)
+def test_overlapped_forward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, layout, dtype, rng):
+    """attention_forward's FlashAttention-3 order (overlap=True: the first block's scores before
+    the loop, the last block's P V after it; asynchronous wgmma on Hopper) gives the same O and
+    LSE, rows that see no key and a single key block included."""
+    def shape(seq, h):
+        return (batch, seq, h, dim) if layout == "bshd" else (batch, h, seq, dim)
+
+    q = rand(shape(seq_q, heads), dtype, rng)
+    k, v = (rand(shape(seq_kv, heads_kv), dtype, rng) for _ in range(2))
+    q_t, k_t, v_t = on_target(q, k, v)
+    config = dict(attention._config(q_t, dim), num_stages=2)
+    kernel = attention.attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, 0.1, layout=layout,
+                                         dtype=dtype, overlap=True, **config)
+    out, lse = kernel(q_t, k_t, v_t)
+    expected, magnitude, expected_lse = attention_reference(q, k, v, causal, 0.1, layout)
+    assert_close(to_numpy(out, dtype), expected, dtype, scale=magnitude)
+    lse = lse.cpu().numpy() if hasattr(lse, "cpu") else lse
+    assert_close(lse, expected_lse, "float32", rtol=1e-4, what="lse")
 
 
 @pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,dim,causal,layout,dtype", CASES)
@@ -251,7 +274,7 @@ def test_packed_grouped_query_attention(seq_q, seq_kv, causal, layout, num_split
     q_t, k_t, v_t = on_target(q, k, v)
     kernel = attention.attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, 0.125,
                                                 layout=layout, dtype=dtype, num_splits=num_splits,
-                                                **attention._config(q_t, dim, causal))
+                                                **attention._config(q_t, dim))
     out, lse = kernel(q_t, k_t, v_t)
     if num_splits > 1:
         out, lse = attention.attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout,
@@ -359,11 +382,21 @@ def test_backward_errors_name_the_argument(rng):
 @pytest.mark.parametrize("dim", attention.HEAD_DIMS)
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_builds_for_cuda(arch, configs, dim, causal):
-    config = dict(configs[dim])
-    if arch == "sm_90a" and causal:
-        config["num_stages"] = attention.HOPPER_CAUSAL_STAGES[dim]
-    source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **config)
+    source = build_for_cuda(attention.attention_forward, arch, dim=dim, causal=causal, **SHAPE, **configs[dim])
     assert tensor_core_gemms(source, arch) == 2
+
+
+@pytest.mark.parametrize("dim", attention.HOPPER_OVERLAP_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_overlapped_forward_builds_for_hopper(dim, causal):
+    """FlashAttention-3's order on sm_90a: the loop's two wgmmas asynchronous and issued in one
+    turn of the two consumer warpgroups, the softmax between waits for one and for both."""
+    source = build_for_cuda(attention.attention_forward, "sm_90a", dim=dim, causal=causal, overlap=True, **SHAPE,
+                            **attention.HOPPER_CONFIGS[dim])
+    assert tensor_core_gemms(source, "sm_90a") == 4  # the first block's S, the loop's two, the last block's P V
+    loop = source[source.index("turn_pass(2)"):source.index("turn_wait(2)")]
+    assert re.search(r"wgmma_gemm_ss<[^>]*, 2, 0, true>", loop) and re.search(r"wgmma_gemm_rs<[^>]*, 0, 2, true>", loop)
+    assert loop.index("wgmma_wait<1>()") < loop.index("wgmma_wait<0>()")
 
 
 @pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])

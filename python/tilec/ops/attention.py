@@ -30,12 +30,14 @@ LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
 
 # Tile configurations by target and head dim: block_M query rows, block_N keys a step.
-HOPPER_CONFIGS = {64: dict(block_M=128, block_N=128, num_stages=3, threads=256),
+HOPPER_CONFIGS = {64: dict(block_M=128, block_N=128, num_stages=2, threads=256),
                   128: dict(block_M=128, block_N=128, num_stages=2, threads=256),
                   256: dict(block_M=128, block_N=64, num_stages=2, threads=256)}
-# Causal attention on Hopper keeps a third stage at d = 128: its programs are shorter, and the
-# deeper prologue paid (H200, S = 4096: 508 against 476 TFLOP/s; non-causal 542 against 567).
-HOPPER_CAUSAL_STAGES = {64: 3, 128: 3, 256: 2}
+# attention_forward's overlap (FlashAttention-3's order) on Hopper, at the head dims where its
+# two more K and V tiles fit shared memory beside two stages. Measured on the H200 (S = 4096,
+# 2026-12-02, cuDNN's rate in the same run): d = 128 from 0.86x to 0.96x non-causal and from
+# 0.83x to 0.92x causal; d = 64 from 0.88x to 0.89x and from 0.79x to 0.82x.
+HOPPER_OVERLAP_DIMS = (64, 128)
 GPU_CONFIGS = {64: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                128: dict(block_M=64, block_N=64, num_stages=2, threads=128),
                256: dict(block_M=64, block_N=32, num_stages=2, threads=128)}
@@ -133,10 +135,9 @@ def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, gro
 
 
 @T.macro
-def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
-                   block_M, block_N, dim):
-    # One key block's step: the rows' running max takes the block's scores in, acc_o and the
-    # running sum are rescaled to it, and probs = exp2((scores - max) * scale) in 16 bits.
+def row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M):
+    # The rows' running max takes a key block's scores in; rescale is the factor what was summed
+    # under the old max takes.
     T.copy(row_max, row_max_prev)
     T.reduce_max(scores, row_max, dim=1, clear=False)
     # A row that has seen no key yet keeps a max of -inf: its terms use 0 instead, so that
@@ -144,14 +145,43 @@ def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, 
     for i in T.Parallel(block_M):
         row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
         rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
-    for i, j in T.Parallel(block_M, dim):
-        acc_o[i, j] *= rescale[i]
+
+
+@T.macro
+def row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N):
+    # scores = exp2((scores - max) * scale), and the rows' running sum rescaled and added to.
     for i, j in T.Parallel(block_M, block_N):
         scores[i, j] = T.exp2(scores[i, j] * scale - row_max_finite[i] * scale)
     T.reduce_sum(scores, row_sum, dim=1)
     for i in T.Parallel(block_M):
         denominator[i] = denominator[i] * rescale[i] + row_sum[i]
+
+
+@T.macro
+def rescale_output(acc_o, rescale, block_M, dim):
+    for i, j in T.Parallel(block_M, dim):
+        acc_o[i, j] *= rescale[i]
+
+
+@T.macro
+def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
+                   block_M, block_N, dim):
+    # One key block's step: the rows' running max takes the block's scores in, acc_o and the
+    # running sum are rescaled to it, and probs = exp2((scores - max) * scale) in 16 bits.
+    row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
+    rescale_output(acc_o, rescale, block_M, dim)
+    row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
     T.copy(scores, probs)
+
+
+@T.macro
+def load_rows(X, tile, bz, start, head, bshd, rows):
+    # Rows start.. of sequence bz, head `head` of a [batch, seq, heads, dim] (bshd) or
+    # [batch, heads, seq, dim] tensor into `tile`.
+    if bshd:
+        T.copy(X[bz, start:start + rows, head, :], tile)
+    else:
+        T.copy(X[bz, head, start:start + rows, :], tile)
 
 
 @T.macro
@@ -179,10 +209,15 @@ def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_scale, layout="bshd",
-                      dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1):
+                      dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256, num_splits=1,
+                      overlap=False):
     # num_splits > 1 (split-KV, flash decoding): each program takes one of num_splits equal runs
     # of key blocks, and O and LSE get a leading split dim, O in float32, each split's result
     # normalized on its own; attention_combine merges them.
+    # overlap (Hopper's asynchronous wgmma, num_splits 1): FlashAttention-3's order. Each step
+    # issues S = Q K^T for its key block and O += P V for the previous block's P, and computes
+    # the softmax of S while the second gemm runs; the first block's S comes before the loop
+    # and the last block's P V after it, each through a tile of its own.
     group = heads // heads_kv
     past = seq_kv - seq_q  # causal, bottom-right: query row i sees keys 0 .. i + past
     scale = sm_scale * LOG2E
@@ -205,10 +240,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             head_kv = by // group
             rows = bx * block_M
 
-            if bshd:
-                T.copy(Q[bz, rows:rows + block_M, by, :], Q_shared)
-            else:
-                T.copy(Q[bz, by, rows:rows + block_M, :], Q_shared)
+            load_rows(Q, Q_shared, bz, rows, by, bshd, block_M)
             T.fill(acc_o, 0)
             T.fill(denominator, 0)
             T.fill(row_max, -T.infinity("float32"))
@@ -220,21 +252,42 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             if split:
                 first = b_split % num_splits * split_blocks
                 blocks = T.max(first, T.min(blocks, first + split_blocks))
-            for k in T.Pipelined(first, blocks, num_stages=num_stages):
-                keys = k * block_N
-                if bshd:
-                    T.copy(K[bz, keys:keys + block_N, head_kv, :], K_shared)
-                else:
-                    T.copy(K[bz, head_kv, keys:keys + block_N, :], K_shared)
-                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
-                               denominator, scale, block_M, block_N, dim)
-                if bshd:
-                    T.copy(V[bz, keys:keys + block_N, head_kv, :], V_shared)
-                else:
-                    T.copy(V[bz, head_kv, keys:keys + block_N, :], V_shared)
-                T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            if overlap:
+                # With no key block (causal rows before every key, or no keys), the first
+                # block's scores are all masked, its P is 0, and the last P V adds nothing.
+                K_first = T.alloc_shared([block_N, dim], dtype)
+                V_last = T.alloc_shared([block_N, dim], dtype)
+                load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
+                clear_masked(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
+                T.gemm(Q_shared, K_first, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
+                row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
+                T.copy(scores, probs)
+                for k in T.Pipelined(1, blocks, num_stages=num_stages):
+                    step_keys = k * block_N  # (not `keys`: a name assigned twice is a variable)
+                    load_rows(K, K_shared, bz, step_keys, head_kv, bshd, block_N)
+                    clear_masked(scores, rows, step_keys, past, seq_kv, causal, block_M, block_N, 1)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+                    load_rows(V, V_shared, bz, step_keys - block_N, head_kv, bshd, block_N)
+                    T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+                    T.wait_wgmma(1)
+                    row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
+                    row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
+                    T.wait_wgmma(0)
+                    rescale_output(acc_o, rescale, block_M, dim)
+                    T.copy(scores, probs)
+                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
+                T.gemm(probs, V_last, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            else:
+                for k in T.Pipelined(first, blocks, num_stages=num_stages):
+                    keys = k * block_N
+                    load_rows(K, K_shared, bz, keys, head_kv, bshd, block_N)
+                    clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
+                                   denominator, scale, block_M, block_N, dim)
+                    load_rows(V, V_shared, bz, keys, head_kv, bshd, block_N)
+                    T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
                 acc_o[i, j] = T.if_then_else(denominator[i] > 0, acc_o[i, j] / denominator[i], 0)
             for i in T.Parallel(block_M):
@@ -589,7 +642,7 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
     return main
 
 
-def _config(tensor, dim, causal=False, backward=False):
+def _config(tensor, dim, backward=False):
     if not on_gpu(tensor):
         return CPU_CONFIG
     if is_amd(tensor):
@@ -598,8 +651,6 @@ def _config(tensor, dim, causal=False, backward=False):
         return (HOPPER_BACKWARD_CONFIGS if is_hopper(tensor) else GPU_BACKWARD_CONFIGS)[dim]
     if not is_hopper(tensor):
         return GPU_CONFIGS[dim]
-    if causal:
-        return dict(HOPPER_CONFIGS[dim], num_stages=HOPPER_CAUSAL_STAGES[dim])
     return HOPPER_CONFIGS[dim]
 
 
@@ -680,7 +731,7 @@ def _num_splits(q, programs, key_blocks):
 
 def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     batch, heads, heads_kv, seq_q, seq_kv, dim, dtype = _dims(q, k, v, layout)
-    config = _config(q, dim, causal)
+    config = _config(q, dim)
     # Grouped-query attention whose queries would leave a block mostly empty (decoding) packs
     # each K/V head's query heads into the rows of one block.
     group = heads // heads_kv
@@ -693,6 +744,8 @@ def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     elif isinstance(num_splits, bool) or not isinstance(num_splits, int) or not 1 <= num_splits <= MAX_SPLITS:
         raise ValueError(f"num_splits must be an int from 1 to {MAX_SPLITS} (or None: chosen), not {num_splits!r}")
     num_splits = min(num_splits, key_blocks)
+    if not packed and num_splits == 1 and is_hopper(q) and dim in HOPPER_OVERLAP_DIMS:
+        config = dict(config, overlap=True)
     kernel = (attention_forward_packed if packed else attention_forward)(
         batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim), layout=layout, dtype=dtype,
         num_splits=num_splits, **config)
@@ -738,7 +791,7 @@ def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, s
     batch, heads, heads_kv, total_q, total_kv, dim, dtype, (end_q, _, _) = _varlen_dims(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
     kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
-                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim, causal))
+                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
     # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
     out[end_q:] = 0
