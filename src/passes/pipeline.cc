@@ -22,6 +22,7 @@
 #include "passes/gpu/insert_barriers.h"
 #include "passes/guard_global_accesses.h"
 #include "passes/gpu/lower_to_threads.h"
+#include "passes/gpu/merge_cp_async_waits.h"
 #include "passes/gpu/pipeline_loops.h"
 #include "passes/gpu/plan_shared_memory.h"
 #include "passes/gpu/select_instructions.h"
@@ -74,6 +75,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"insert_barriers", insert_barriers},
         {"lower_tile_ops", lower_tile_ops_for_threads},
         {"lower_to_threads", lower_to_threads},
+        {"merge_cp_async_waits", merge_cp_async_waits},
         {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
         {"verify", verify},

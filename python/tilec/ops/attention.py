@@ -217,7 +217,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
     # overlap (Hopper's asynchronous wgmma, num_splits 1): FlashAttention-3's order. Each step
     # issues S = Q K^T for its key block and O += P V for the previous block's P, and computes
     # the softmax of S while the second gemm runs; the first block's S comes before the loop
-    # and the last block's P V after it, each through a tile of its own.
+    # and the last block's P V after it, each through a tile of its own, loaded with Q.
     group = heads // heads_kv
     past = seq_kv - seq_q  # causal, bottom-right: query row i sees keys 0 .. i + past
     scale = sm_scale * LOG2E
@@ -258,6 +258,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 K_first = T.alloc_shared([block_N, dim], dtype)
                 V_last = T.alloc_shared([block_N, dim], dtype)
                 load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
+                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
                 clear_masked(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
                 T.gemm(Q_shared, K_first, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
@@ -276,7 +277,6 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                     T.wait_wgmma(0)
                     rescale_output(acc_o, rescale, block_M, dim)
                     T.copy(scores, probs)
-                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
                 T.gemm(probs, V_last, acc_o, policy=T.GemmWarpPolicy.FullRow)
             else:
                 for k in T.Pipelined(first, blocks, num_stages=num_stages):
