@@ -3,7 +3,9 @@
 One block of query rows a program; the K and V tiles stream through shared memory in a
 pipelined loop while an online softmax keeps each row's running max and sum in registers, and
 the probabilities, converted to 16 bits, are the register operand of O += P V. On Hopper the
-loop is warp-specialized (a TMA producer warpgroup and two consumer warpgroups, wgmma); on
+loop is warp-specialized (a TMA producer warpgroup and two consumer warpgroups, wgmma) and, at
+head dims 64 and 128, in FlashAttention-3's order: each step's two gemms are asynchronous and
+the softmax runs under the second, the two warpgroups taking turns at the tensor cores. On
 other GPUs it runs on mma.sync with cp.async, and on the CPU backend elsewhere.
 
 Conventions are FlashAttention's: causal attention is aligned bottom-right when the query and
@@ -358,18 +360,12 @@ def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal,
                 blocks = T.max(first, T.min(blocks, first + split_blocks))
             for k in T.Pipelined(first, blocks, num_stages=num_stages):
                 keys = k * block_N
-                if bshd:
-                    T.copy(K[bz, keys:keys + block_N, by, :], K_shared)
-                else:
-                    T.copy(K[bz, by, keys:keys + block_N, :], K_shared)
+                load_rows(K, K_shared, bz, keys, by, bshd, block_N)
                 clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
                 T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
-                if bshd:
-                    T.copy(V[bz, keys:keys + block_N, by, :], V_shared)
-                else:
-                    T.copy(V[bz, by, keys:keys + block_N, :], V_shared)
+                load_rows(V, V_shared, bz, keys, by, bshd, block_N)
                 T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
             for i, d in T.Parallel(block_M, dim):
                 p = rows + i
@@ -549,12 +545,8 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
              dk, dv, dq) = backward_buffers(block_M, block_N, dim, dtype)
             keys = bx * block_M
-            if bshd:
-                T.copy(K[bz, keys:keys + block_M, by, :], K_shared)
-                T.copy(V[bz, keys:keys + block_M, by, :], V_shared)
-            else:
-                T.copy(K[bz, by, keys:keys + block_M, :], K_shared)
-                T.copy(V[bz, by, keys:keys + block_M, :], V_shared)
+            load_rows(K, K_shared, bz, keys, by, bshd, block_M)
+            load_rows(V, V_shared, bz, keys, by, bshd, block_M)
             T.clear(dk)
             T.clear(dv)
             # Causal: query blocks before the first row that sees these keys are skipped.
@@ -565,12 +557,8 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
                 head = by * group + step // q_blocks
                 rows = (first + step % q_blocks) * block_N
-                if bshd:
-                    T.copy(Q[bz, rows:rows + block_N, head, :], Q_shared)
-                    T.copy(dO[bz, rows:rows + block_N, head, :], dO_shared)
-                else:
-                    T.copy(Q[bz, head, rows:rows + block_N, :], Q_shared)
-                    T.copy(dO[bz, head, rows:rows + block_N, :], dO_shared)
+                load_rows(Q, Q_shared, bz, rows, head, bshd, block_N)
+                load_rows(dO, dO_shared, bz, rows, head, bshd, block_N)
                 T.copy(LSE[bz, head, rows:rows + block_N], lse)
                 T.copy(Delta[bz, head, rows:rows + block_N], delta)
                 backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast,
