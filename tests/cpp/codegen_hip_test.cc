@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilec/tilec.h"
+#include "text_count.h"
 
 namespace tilec {
 namespace {
@@ -20,11 +21,7 @@ std::string emit_for(const std::string& text, const std::string& target, const s
   return emit(load_function(text, "k.py", "main"), {.target = target, .arch = arch}, stage);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test_support::count;
 
 constexpr const char* kRowSumParams = "A: T.Tensor((8, 256), \"float32\"), S: T.Tensor((8,), \"float32\")";
 // 128 threads over a 2 x 256 fragment: the reduced dim spans 64 threads.

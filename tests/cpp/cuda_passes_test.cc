@@ -16,6 +16,7 @@
 #include "passes/gpu/plan_shared_memory.h"
 #include "passes/specialize_contiguous.h"
 #include "tilec/tilec.h"
+#include "text_count.h"
 
 namespace tilec {
 namespace {
@@ -35,11 +36,7 @@ std::string after(ir::PrimFunc f, ir::Stmt (*pass)(const ir::Stmt&, const passes
   return ir::to_string(f);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test_support::count;
 
 constexpr const char* kTensors = "A: T.Tensor((256, 64), \"float16\"), C: T.Tensor((64, 64), \"float32\")";
 

@@ -11,6 +11,7 @@
 #include "passes/gpu/select_instructions.h"
 #include "passes/gpu/infer_layout.h"
 #include "tilec/tilec.h"
+#include "text_count.h"
 
 namespace tilec {
 namespace {
@@ -34,11 +35,7 @@ std::string lowered(ir::PrimFunc f, const Target& target) {
   return ir::to_string(f);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test_support::count;
 
 constexpr const char* kStore = "        Y[0] = 1.0\n";
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tilec/tilec.h"
+#include "text_count.h"
 
 namespace tilec {
 namespace {
@@ -28,11 +29,7 @@ std::string ir_with(const std::string& between) {
   return emit(load_function(source, "k.py", "main"), {.target = "cuda", .arch = "sm_80"}, EmitStage::IR);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test_support::count;
 
 TEST(MergeCpAsyncWaits, TilesWithOnlyRegistersBetweenThemAreWaitedForTogether) {
   std::string ir = ir_with("        T.clear(C_f)\n");

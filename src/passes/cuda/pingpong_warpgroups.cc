@@ -154,69 +154,63 @@ Stmt in_threads(int64_t lo, int64_t hi, Stmt then_case) {
   return ir::make_if(ir::thread_in(lo, hi), std::move(then_case), Stmt());
 }
 
-// The consumers' code `s`, its qualifying loops taking turns.
-Stmt take_turns(const Stmt& s, const UniformLocals& locals) {
+// `s` with `rewrite` applied to each statement it reaches through lists, lets and allocations.
+template <class Rewrite>
+Stmt through_lists(const Stmt& s, const Rewrite& rewrite) {
   if (const auto* seq = s.as<ir::Seq>()) {
     std::vector<Stmt> stmts;
-    for (const Stmt& x : seq->stmts) stmts.push_back(take_turns(x, locals));
+    for (const Stmt& x : seq->stmts) stmts.push_back(through_lists(x, rewrite));
     return ir::with_loc(ir::make_seq(std::move(stmts)), s->loc);
   }
   if (const auto* alloc = s.as<ir::Allocate>()) {
     auto n = std::make_shared<ir::Allocate>(*alloc);
-    n->body = take_turns(alloc->body, locals);
+    n->body = through_lists(alloc->body, rewrite);
     return Stmt(n);
   }
   if (const auto* let = s.as<ir::LetStmt>()) {
     auto n = std::make_shared<ir::LetStmt>(*let);
-    n->body = take_turns(let->body, locals);
+    n->body = through_lists(let->body, rewrite);
     return Stmt(n);
   }
-  const auto* loop = s.as<ir::For>();
-  if (!loop || !uniform_trip_count(*loop, locals)) return s;
-  Turns turns = loop_turns(*loop, locals);
-  if (!turns.empty()) {
-    const SourceLoc& loc = s->loc;
+  return rewrite(s);
+}
+
+// The consumers' code `s`, its qualifying loops taking turns.
+Stmt take_turns(const Stmt& s, const UniformLocals& locals) {
+  return through_lists(s, [&](const Stmt& x) {
+    const auto* loop = x.as<ir::For>();
+    if (!loop || !uniform_trip_count(*loop, locals)) return x;
+    Turns turns = loop_turns(*loop, locals);
+    if (turns.empty()) {
+      auto n = std::make_shared<ir::For>(*loop);
+      n->body = take_turns(loop->body, locals);
+      return Stmt(n);
+    }
+    const SourceLoc& loc = x->loc;
     Expr barrier = ir::make_int(kTurnBarrier);
     return ir::with_loc(
         ir::make_seq({in_threads(kWarpgroup, 2 * kWarpgroup, ir::device_call("turn_pass", {barrier}, loc)),
-                      MarkTurns(turns).mutate(s),
+                      MarkTurns(turns).mutate(x),
                       in_threads(0, kWarpgroup, ir::device_call("turn_wait", {barrier}, loc))}),
         loc);
-  }
-  auto n = std::make_shared<ir::For>(*loop);
-  n->body = take_turns(loop->body, locals);
-  return Stmt(n);
+  });
 }
 
-// Down through the launch body to the If that splits off the producer warpgroup, whose other
-// branch is the consumers'.
+// The launch body with the consumers' branch of the If that splits off the producer warpgroup
+// taking turns.
 Stmt rewrite_consumers(const Stmt& s, const ir::KernelLaunch& launch) {
-  if (const auto* seq = s.as<ir::Seq>()) {
-    std::vector<Stmt> stmts;
-    for (const Stmt& x : seq->stmts) stmts.push_back(rewrite_consumers(x, launch));
-    return ir::with_loc(ir::make_seq(std::move(stmts)), s->loc);
-  }
-  if (const auto* alloc = s.as<ir::Allocate>()) {
-    auto n = std::make_shared<ir::Allocate>(*alloc);
-    n->body = rewrite_consumers(alloc->body, launch);
-    return Stmt(n);
-  }
-  if (const auto* let = s.as<ir::LetStmt>()) {
-    auto n = std::make_shared<ir::LetStmt>(*let);
-    n->body = rewrite_consumers(let->body, launch);
-    return Stmt(n);
-  }
-  const auto* branch = s.as<ir::IfThenElse>();
-  const auto* call = branch ? branch->condition.as<ir::Call>() : nullptr;
-  int64_t lo = 0, hi = 0;
-  if (call && call->name == ir::kThreadIn && ir::is_const_int(call->args.at(0), &lo) &&
-      ir::is_const_int(call->args.at(1), &hi) && lo == launch.threads &&
-      hi == launch.threads + launch.producer_threads && branch->else_case) {
+  return through_lists(s, [&](const Stmt& x) {
+    const auto* branch = x.as<ir::IfThenElse>();
+    const auto* call = branch ? branch->condition.as<ir::Call>() : nullptr;
+    int64_t lo = 0, hi = 0;
+    if (!call || call->name != ir::kThreadIn || !ir::is_const_int(call->args.at(0), &lo) ||
+        !ir::is_const_int(call->args.at(1), &hi) || lo != launch.threads ||
+        hi != launch.threads + launch.producer_threads || !branch->else_case)
+      return x;
     auto n = std::make_shared<ir::IfThenElse>(*branch);
     n->else_case = take_turns(branch->else_case, UniformLocals(branch->else_case));
     return Stmt(n);
-  }
-  return s;
+  });
 }
 
 class Pingpong : public ir::IRMutator {
