@@ -1,7 +1,7 @@
 """Attention: tilec.ops.flash_attention (forward) and flash_attention_backward against torch's
 scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, in one run on one GPU.
 
-    python bench/attention.py [--quick] [--no-backward] [--append bench/RESULTS.md]
+    python bench/attention.py [--quick] [--no-backward] [--decode] [--append bench/RESULTS.md]
 
 Shapes (issue 14): B * S = 64K tokens, H = 16 heads, S in {1024, 4096, 16384}, head dim d in
 {64, 128}, causal and not, float16, laid out [B, H, S, d] for every side. --quick runs S = 4096
@@ -10,7 +10,9 @@ alone. Each tilec result is first checked on fresh random inputs against float32
 under 1e-2, gradients included. Times are CUDA-event medians after warm-up (bench/timing.py);
 TFLOP/s counts 4 B H S^2 d for the forward pass and 2.5 times that for the backward, halved
 when causal. A side that fails (a backend torch can't run here, an error) shows its reason.
-Prints one table; --append adds it to RESULTS.md with the date, GPU and commit.
+Prints one table; --append adds it to RESULTS.md with the date, GPU and commit. --decode prints
+the decoding table instead (decode_table: one query a sequence over 8K-128K keys, grouped-query
+and not, against SDPA and the copy rate of the K/V bytes).
 """
 
 import argparse
@@ -123,22 +125,58 @@ def table(rows, backward):
     return "\n".join(lines) + "\n"
 
 
+DECODE_SHAPES = [  # batch, query heads, K/V heads, keys
+    (1, 32, 8, 8192), (1, 32, 8, 131072), (16, 32, 8, 8192), (16, 32, 8, 32768), (1, 16, 16, 131072),
+    (16, 16, 16, 8192)]
+
+
+def decode_table():
+    """One query per sequence (decoding), d = 128, float16, bshd: tilec (packed query heads,
+    split-KV) against SDPA (torch's choice of backend, enable_gqa) and a copy of the same bytes
+    (the memory-bound ceiling), each as microseconds and K/V bytes read per second."""
+    lines = ["| batch | heads | K/V heads | keys | tilec error | tilec us | SDPA us | copy us | tilec TB/s | "
+             "SDPA TB/s | tilec / copy |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for batch, heads, heads_kv, keys in DECODE_SHAPES:
+        torch.manual_seed(0)
+        q = torch.randn(batch, 1, heads, 128, device="cuda", dtype=torch.float16)
+        k, v = (torch.randn(batch, keys, heads_kv, 128, device="cuda", dtype=torch.float16) for _ in range(2))
+        kv_bytes = 2 * k.numel() * k.element_size()
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA's [B, H, S, d]
+        ref = F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(), enable_gqa=True).transpose(1, 2)
+        error = rel_error(ops.flash_attention(q, k, v), ref)
+        tilec_us = 1e3 * time_ms(lambda: ops.flash_attention(q, k, v))
+        sdpa_us = 1e3 * time_ms(lambda: F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True))
+        source = torch.empty(kv_bytes // 2, device="cuda", dtype=torch.float16)
+        target = torch.empty_like(source)
+        copy_us = 1e3 * time_ms(lambda: target.copy_(source)) / 2  # reads and writes the bytes: half is a read
+        lines.append(f"| {batch} | {heads} | {heads_kv} | {keys} | {error:.1e} | {tilec_us:.0f} | {sdpa_us:.0f} | "
+                     f"{copy_us:.0f} | {kv_bytes / tilec_us * 1e-6:.2f} | {kv_bytes / sdpa_us * 1e-6:.2f} | "
+                     f"{copy_us / tilec_us:.2f}x |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="S = 4096 only")
     parser.add_argument("--no-backward", action="store_true", help="time the forward pass only")
+    parser.add_argument("--decode", action="store_true", help="the decoding table instead (one query a sequence)")
     parser.add_argument("--append", help="add the table to this markdown file")
     args = parser.parse_args()
     backward = not args.no_backward
-    rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward)
-    text = (f"Attention, float16, B * S = {TOKENS} tokens, H = {HEADS}, TFLOP/s "
-            f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
+    if args.decode:
+        text = "Attention decoding, float16, d = 128, one query a sequence\n\n" + decode_table()
+    else:
+        rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward)
+        text = (f"Attention, float16, B * S = {TOKENS} tokens, H = {HEADS}, TFLOP/s "
+                f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
     print("\n" + text)
     if args.append:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         with open(args.append, "a", encoding="utf-8") as f:
             f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
-                    f"`python bench/attention.py{' --quick' if args.quick else ''}`\n\n{text}")
+                    f"`python bench/attention.py{' --quick' if args.quick else ''}{' --decode' if args.decode else ''}`"
+                    f"\n\n{text}")
 
 
 if __name__ == "__main__":

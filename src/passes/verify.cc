@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ir/visitor.h"
+#include "passes/wgmma_waits.h"
 
 namespace tilec::passes {
 namespace {
@@ -152,6 +153,9 @@ ir::Stmt verify(const ir::Stmt& body, const PassContext& ctx) {
   return body;
 }
 
-void verify_source(const ir::PrimFunc& func) { Verifier(func, true).visit(func.body); }
+void verify_source(const ir::PrimFunc& func) {
+  Verifier(func, true).visit(func.body);
+  check_wgmma_flight(func.body);
+}
 
 }  // namespace tilec::passes

@@ -8,8 +8,9 @@
 // a function just elaborated from source, where a failure is the user's (a
 // T.Kernel's buffer or block index reached the next T.Kernel through a tuple,
 // a symbolic dim no tensor's shape gives): a CompileError at the construct,
-// with a note where the name is defined. The elaborator calls it, so the
-// pipeline's first `verify` never fails on any source.
+// with a note where the name is defined; and asynchronous gemms' results used
+// before a wait (check_wgmma_flight, wgmma_waits.h). The elaborator calls it,
+// so the pipeline's first `verify` never fails on any source.
 #pragma once
 
 #include "passes/pass.h"

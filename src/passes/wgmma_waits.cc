@@ -7,6 +7,8 @@
 #include "ir/layout.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
+#include "op/accesses.h"
+#include "passes/gpu/pipeline_stages.h"
 
 namespace tilec::passes {
 namespace {
@@ -42,6 +44,85 @@ bool is_wait(const Stmt& s, int64_t* n) {
   const auto* call = eval ? eval->value.as<ir::Call>() : nullptr;
   return call && call->name == ir::kWaitWgmma && ir::is_const_int(call->args.at(0), n);
 }
+
+class InFlightCheck : public ir::IRVisitor {
+ public:
+  void visit_KernelLaunch(const ir::KernelLaunch* op) override {
+    struct Find : ir::IRVisitor {
+      const ir::Gemm* async = nullptr;
+      bool waits = false;
+      void visit_Gemm(const ir::Gemm* g) override {
+        if (g->wg_wait != 0 && !async) async = g;
+      }
+      void visit_Call(const ir::Call* c) override {
+        waits |= c->name == ir::kWaitWgmma;
+        IRVisitor::visit_Call(c);
+      }
+    } find;
+    find.visit(op->body);
+    if (find.async && !find.waits)
+      error_at(find.async->loc, "this gemm (wg_wait=" + std::to_string(find.async->wg_wait) +
+                                    ") leaves its wgmma in flight, and no T.wait_wgmma of the kernel waits for it");
+    IRVisitor::visit_KernelLaunch(op);
+  }
+
+  void visit_Seq(const ir::Seq* op) override {
+    scan(op->stmts);
+    IRVisitor::visit_Seq(op);
+  }
+
+  // A T.Pipelined loop's stages are refilled when an iteration ends: no wgmma may still read
+  // them then.
+  void visit_For(const ir::For* op) override {
+    if (op->for_kind == ir::ForKind::Pipelined) {
+      InFlight left = scan(loop_body_statements(op->body));
+      if (!left.empty())
+        error_at(left.front().second->loc,
+                 "this gemm's wgmma (wg_wait=" + std::to_string(left.front().second->wg_wait) +
+                     ") is still in flight when the T.Pipelined loop's iteration ends, where its stages are "
+                     "refilled: a T.wait_wgmma before the iteration ends waits for it",
+                 op->loc, "the loop");
+    }
+    IRVisitor::visit_For(op);
+  }
+
+ private:
+  using InFlight = std::vector<std::pair<const ir::BufferNode*, const ir::Gemm*>>;
+
+  // The statements of one list in order; what is in flight after the last.
+  static InFlight scan(const std::vector<Stmt>& stmts) {
+    InFlight in_flight;
+    for (const Stmt& s : stmts) {
+      int64_t n = 0;
+      if (is_wait(s, &n)) {
+        in_flight.clear();
+        continue;
+      }
+      const auto* gemm = s.as<ir::Gemm>();
+      op::Accesses accesses;
+      accesses.visit(gemm ? Stmt() : s);
+      if (gemm) {
+        accesses.reads.insert(gemm->a.buffer.get());
+        accesses.reads.insert(gemm->b.buffer.get());
+      }
+      for (const auto& [buffer, by] : in_flight) {
+        const bool accumulates = gemm && gemm->wg_wait != 0 && gemm->c.buffer.get() == buffer;
+        if (!accumulates && (accesses.reads.count(buffer) || accesses.writes.count(buffer) ||
+                             (gemm && gemm->c.buffer.get() == buffer)))
+          error_at(s->loc,
+                   buffer->name + " is still in use by an asynchronous wgmma here: a T.wait_wgmma before this "
+                                  "statement waits for it",
+                   by->loc, "the gemm (wg_wait=" + std::to_string(by->wg_wait) + ") whose wgmma uses " + buffer->name);
+      }
+      if (gemm && gemm->wg_wait != 0) {
+        if (gemm->wg_wait > 0) in_flight.clear();  // its wait leaves it in flight, and fewer of the others
+        in_flight.push_back({gemm->c.buffer.get(), gemm});
+        if (gemm->a.buffer->scope == ir::MemoryScope::Fragment) in_flight.push_back({gemm->a.buffer.get(), gemm});
+      }
+    }
+    return in_flight;
+  }
+};
 
 class Waits : public ir::IRMutator {
  protected:
@@ -88,6 +169,8 @@ class Waits : public ir::IRMutator {
 };
 
 }  // namespace
+
+void check_wgmma_flight(const ir::Stmt& body) { InFlightCheck().visit(body); }
 
 ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext&) { return Waits().mutate(body); }
 

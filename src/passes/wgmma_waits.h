@@ -22,4 +22,14 @@ namespace tilec::passes {
 
 ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext& ctx);
 
+// Refuses (CompileError, with the gemm as a note) what would use an asynchronous gemm's result
+// or operand before a wait, on every target alike (verify_source runs it on the elaborated
+// source): a statement that reads or writes a fragment a gemm with wg_wait other than 0 earlier
+// in the same list still uses, with no T.wait_wgmma between (a gemm's own wg_wait n > 0 leaves
+// it in flight); a T.Pipelined loop iteration that ends with a gemm in flight (its stages are
+// refilled there); and a launch with such a gemm but no T.wait_wgmma at all. Any wait ends the
+// flight of every gemm before it, so that no correct program is refused; another asynchronous
+// gemm into the same accumulator is the hardware's to order.
+void check_wgmma_flight(const ir::Stmt& body);
+
 }  // namespace tilec::passes

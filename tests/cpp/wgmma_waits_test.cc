@@ -9,6 +9,7 @@
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/select_instructions.h"
 #include "passes/wgmma_waits.h"
+#include "base/diagnostics.h"
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -68,7 +69,7 @@ TEST(WgmmaWaits, AWaitFencesEveryFragmentAnAsynchronousGemmUses) {
 }
 
 TEST(WgmmaWaits, AWgWaitOfNIsTheGemmThenAWaitForN) {
-  std::string ir = waits(source(1, ""));
+  std::string ir = waits(source(1, "        T.wait_wgmma(0)\n"));
   const size_t gemm = ir.find("T.gemm(P_f[0:128, 0:64], B_s[0:64, 0:64], O_f[0:128, 0:64], clear_accum=True, "
                               "policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)");
   ASSERT_NE(gemm, std::string::npos) << ir;
@@ -87,6 +88,71 @@ TEST(WgmmaWaits, OffWgmmaEveryGemmWaitsForItselfAndTheWaitsVanish) {
 TEST(WgmmaWaits, WithNothingInFlightAWaitVanishes) {
   std::string ir = waits(source(0, "        T.wait_wgmma(0)\n"));
   EXPECT_EQ(ir.find("wait"), std::string::npos) << ir;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    waits(text, "cpu", "");
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WgmmaWaits, UsingAFragmentInFlightIsAnErrorOnEveryTarget) {
+  // The accumulator read before the wait: refused at the read, with the gemm as the note.
+  std::string message = error_of(source(-1, "        for i, j in T.Parallel(128, 64):\n"
+                                            "            O_f[i, j] = O_f[i, j] * 2\n"
+                                            "        T.wait_wgmma(0)\n"));
+  EXPECT_NE(message.find("k.py:17:9: error: O_f is still in use by an asynchronous wgmma here: a T.wait_wgmma "
+                         "before this statement waits for it"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("k.py:16:9: note: the gemm (wg_wait=-1) whose wgmma uses O_f"), std::string::npos) << message;
+  // A register operand in flight is the gemm's too.
+  message = error_of(source(-1, "        T.fill(P_f, 1)\n        T.wait_wgmma(0)\n"));
+  EXPECT_NE(message.find("P_f is still in use by an asynchronous wgmma"), std::string::npos) << message;
+}
+
+TEST(WgmmaWaits, AnAsynchronousGemmNoWaitWaitsForIsAnError) {
+  std::string message = error_of(source(-1, ""));
+  EXPECT_NE(message.find("k.py:15:9: error: this gemm (wg_wait=-1) leaves its wgmma in flight, and no "
+                         "T.wait_wgmma of the kernel waits for it"),
+            std::string::npos)
+      << message;
+  // wg_wait=1 waits for the gemms before it, not for its own.
+  message = error_of(source(1, ""));
+  EXPECT_NE(message.find("k.py:15:9: error: this gemm (wg_wait=1) leaves its wgmma in flight"), std::string::npos)
+      << message;
+}
+
+TEST(WgmmaWaits, APipelinedIterationMayNotEndWithAGemmInFlight) {
+  // The stage of A_s is refilled when the iteration ends: the wait after the loop is too late.
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 256), \"float16\"), B: T.Tensor((256, 64), \"float16\"),\n"
+      "         C: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=256) as bx:\n"
+      "        A_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        C_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        T.clear(C_f)\n"
+      "        for k in T.Pipelined(4, num_stages=2):\n"
+      "            T.copy(A[0, k * 64], A_s)\n"
+      "            T.copy(B[k * 64, 0], B_s)\n"
+      "            T.gemm(A_s, B_s, C_f, wg_wait=-1)\n"
+      "        T.wait_wgmma(0)\n"
+      "        T.copy(C_f, C)\n";
+  std::string message = error_of(text);
+  EXPECT_NE(message.find("k.py:14:13: error: this gemm's wgmma (wg_wait=-1) is still in flight when the T.Pipelined "
+                         "loop's iteration ends"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("k.py:11:9: note: the loop"), std::string::npos) << message;
+  // Waited for inside the iteration, it is the program's to overlap.
+  size_t wait = text.find("        T.wait_wgmma(0)\n");
+  text.replace(wait, 0, "            T.wait_wgmma(0)\n");
+  EXPECT_EQ(error_of(text), "");
 }
 
 }  // namespace

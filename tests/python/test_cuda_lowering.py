@@ -402,6 +402,7 @@ def tilelang_positional_matmul(k_pack=1, wg_wait=0, mbar=None):
             T.copy(A, A_s)
             T.copy(B, B_s)
             T.gemm(A_s, B_s, C_f, False, False, T.GemmWarpPolicy.FullRow, True, k_pack, wg_wait, mbar)
+            T.wait_wgmma(0)
             T.copy(C_f, C)
 
     return main
