@@ -8,6 +8,7 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "op/accesses.h"
+#include "passes/gpu/pipeline_stages.h"
 
 namespace tilec::passes {
 namespace {
@@ -17,19 +18,6 @@ using ir::Stmt;
 
 constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kTurnBarrier = 2;  // and kTurnBarrier + 1
-
-// The statements of a loop body in order, through lists, lets and allocations.
-void body_statements(const Stmt& s, std::vector<Stmt>* out) {
-  if (const auto* seq = s.as<ir::Seq>()) {
-    for (const Stmt& x : seq->stmts) body_statements(x, out);
-  } else if (const auto* alloc = s.as<ir::Allocate>()) {
-    body_statements(alloc->body, out);
-  } else if (const auto* let = s.as<ir::LetStmt>()) {
-    body_statements(let->body, out);
-  } else {
-    out->push_back(s);
-  }
-}
 
 size_t count_gemms(const Stmt& s) {
   struct Count : ir::IRVisitor {
@@ -110,11 +98,9 @@ using Turns = std::unordered_map<const ir::Gemm*, Turn>;
 // The turns of the gemms of a loop that qualifies, else nothing.
 Turns loop_turns(const ir::For& loop, const UniformLocals& locals) {
   if (!uniform_trip_count(loop, locals)) return {};
-  std::vector<Stmt> stmts;
-  body_statements(loop.body, &stmts);
   Turns turns;
   const ir::Gemm* last_gemm = nullptr;  // of the current run
-  for (const Stmt& s : stmts) {
+  for (const Stmt& s : loop_body_statements(loop.body)) {
     if (const auto* gemm = s.as<ir::Gemm>()) {
       const ir::GemmInstruction& in = gemm->instruction;
       if (in.kind != ir::GemmInstructionKind::Wgmma || in.grid_m * in.grid_n != 2) return {};

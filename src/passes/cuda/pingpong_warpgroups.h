@@ -25,8 +25,9 @@
 // The turns alternate strictly, warpgroup 0 first, so both warpgroups must reach the same gemms
 // the same number of times. A loop qualifies when the path to it from the consumers' branch
 // passes through no If and only loops whose trip count is the same on every thread, its own
-// trip count is too, and its gemms are statements of its body (under lets and allocations, not
-// under an If or an inner loop), each a wgmma over both warpgroups. Barriers 2 and 3 are free:
+// trip count is too, and its gemms are statements of its body (pipeline_stages.h
+// loop_body_statements: after its leading lets of pure arithmetic; not under an If or an inner
+// loop), each a wgmma over both warpgroups. Barriers 2 and 3 are free:
 // 0 is __syncthreads, 1 the consumers' barrier, and a kernel with T.ws groups (which number
 // theirs from 2) is not warp-specialized.
 #pragma once
