@@ -91,8 +91,45 @@ __device__ __forceinline__ void tma_store(const tensor_map& map, const void* sme
       : "memory");
 }
 
-// Closes this thread's group of tma_stores, then waits until its groups have read their
-// shared memory (it may be written again; the global writes may still be in flight).
+// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile.bulk_group: as tma_store, but each
+// element of the box is added to the tensor's (atomically, element by element; float32 here).
+__device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void* smem, int c0) {
+  asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%0, {%2}], [%1];\n" ::"l"(&map),
+               "r"(shared_address(smem)), "r"(c0)
+               : "memory");
+}
+__device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void* smem, int c0, int c1) {
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   &map),
+               "r"(shared_address(smem)), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void* smem, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(&map),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+__device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void* smem, int c0, int c1, int c2,
+                                               int c3) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          &map),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void* smem, int c0, int c1, int c2,
+                                               int c3, int c4) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(
+          &map),
+      "r"(shared_address(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// Closes this thread's group of tma_stores and tma_reduce_adds, then waits until its groups
+// have read their shared memory (it may be written again; the global writes may still be in
+// flight).
 __device__ __forceinline__ void tma_store_commit_and_wait_read() {
   asm volatile(
       "cp.async.bulk.commit_group;\n"

@@ -220,7 +220,8 @@ bool StructuralEqual::eq_CumSum(const CumSum* a, const CumSum* b) {
 }
 
 bool StructuralEqual::eq_AtomicAdd(const AtomicAdd* a, const AtomicAdd* b) {
-  return eq(a->dst, b->dst) && eq(a->src, b->src) && eq(a->value, b->value) && eq(a->prev, b->prev);
+  return a->instruction == b->instruction && eq(a->dst, b->dst) && eq(a->src, b->src) && eq(a->value, b->value) &&
+         eq(a->prev, b->prev);
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ std::string to_string(const CopyInstruction& in) {
     case CopyInstructionKind::CpAsync: return "cp.async";
     case CopyInstructionKind::TmaLoad: return "tma load, " + swizzle();
     case CopyInstructionKind::TmaStore: return "tma store, " + swizzle();
+    case CopyInstructionKind::TmaReduceAdd: return "tma reduce-add, " + swizzle();
     case CopyInstructionKind::Ldmatrix: return "ldmatrix, " + grid(in.grid_m, in.grid_n, "warps");
     case CopyInstructionKind::Stmatrix:
       return "stmatrix, " + grid(in.grid_m, in.grid_n, "warpgroups") + ", " + std::to_string(in.panel_bytes) +

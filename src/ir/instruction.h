@@ -1,5 +1,5 @@
 // The instruction a GPU target runs a tile op on, written on the op (ir::Gemm::instruction,
-// ir::Copy::instruction) by the pass select_instructions (passes/gpu/select_instructions.h)
+// ir::Copy::instruction, ir::AtomicAdd::instruction) by the pass select_instructions (passes/gpu/select_instructions.h)
 // and read by the passes after it, which never choose again.
 //
 // A choice says what the hardware does, not how a target spells it: the device calls it
@@ -55,6 +55,7 @@ enum class CopyInstructionKind {
   CpAsync,     // cp.async into shared memory, completing at a later wait (pipeline_loops)
   TmaLoad,     // a TMA load of a whole shared panel tile, completing on ir::Copy::barrier
   TmaStore,    // a TMA store of a whole shared panel tile, issued by one thread
+  TmaReduceAdd,  // T.atomic_add of a whole shared panel tile into global memory by TMA, issued by one thread
   Ldmatrix,    // ldmatrix from a shared tile into a fragment laid out as an mma.sync accumulator
   Stmatrix,    // stmatrix of a fragment laid out as a wgmma accumulator into a shared panel tile
 };
@@ -63,16 +64,22 @@ struct CopyInstruction {
   CopyInstructionKind kind = CopyInstructionKind::Unselected;
   // Ldmatrix: the accumulator's warp grid; Stmatrix: its warpgroup grid.
   int64_t grid_m = 1, grid_n = 1;
-  // TmaLoad, TmaStore, Stmatrix: the width of the shared tile's panels (128, 64, 32 or 16
+  // TmaLoad, TmaStore, TmaReduceAdd, Stmatrix: the width of the shared tile's panels (128, 64, 32 or 16
   // bytes); TMA swizzles by it, but for 16 bytes, which has no swizzle.
   int64_t panel_bytes = 0;
 
   bool selected() const { return kind != CopyInstructionKind::Unselected; }
   // Whether the copy completes later than it is issued (the barriers after it must wait for it).
   bool asynchronous() const { return kind == CopyInstructionKind::CpAsync || kind == CopyInstructionKind::TmaLoad; }
-  bool is_tma() const { return kind == CopyInstructionKind::TmaLoad || kind == CopyInstructionKind::TmaStore; }
-  // Whether it reads shared memory through the async proxy (a TMA store), as a wgmma gemm does.
-  bool reads_through_async_proxy() const { return kind == CopyInstructionKind::TmaStore; }
+  bool is_tma() const {
+    return kind == CopyInstructionKind::TmaLoad || kind == CopyInstructionKind::TmaStore ||
+           kind == CopyInstructionKind::TmaReduceAdd;
+  }
+  // Whether it reads shared memory through the async proxy (a TMA store or reduce-add), as a
+  // wgmma gemm does.
+  bool reads_through_async_proxy() const {
+    return kind == CopyInstructionKind::TmaStore || kind == CopyInstructionKind::TmaReduceAdd;
+  }
   // Whether lower_to_threads hands the copy to the target's instruction lowering
   // (passes/gpu/instruction_lowering.h), rather than running it as element or vector accesses.
   bool on_target_instruction() const {

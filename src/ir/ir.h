@@ -433,6 +433,8 @@ struct AtomicAdd : StmtNode {
   // Scalar form, T.atomic_add(..., return_prev=True): the element (of a 1-element local) that
   // takes the value dst held before the add; null buffer otherwise.
   BufferRegion prev;
+  // Tile form on a GPU: select_instructions' choice (a TMA reduce-add, or loops).
+  CopyInstruction instruction;
   AtomicAdd() : StmtNode(static_kind) {}
 };
 

@@ -487,7 +487,8 @@ class IRPrinter {
     std::string dst = region(op->dst);
     std::string src = op->src.buffer ? region(op->src) : expr(op->value);
     std::string call = "T.atomic_add(" + dst + ", " + src + (op->prev.buffer ? ", return_prev=True)" : ")");
-    line(indent) << (op->prev.buffer ? region(op->prev) + " = " : std::string()) << call << "\n";
+    std::string note = op->instruction.selected() ? "  # via " + to_string(op->instruction) : "";
+    line(indent) << (op->prev.buffer ? region(op->prev) + " = " : std::string()) << call << note << "\n";
   }
 
   std::ostringstream os_;

@@ -117,8 +117,9 @@ InstructionHooks instruction_hooks(const Target& target) {
 }
 
 InstructionLowering instruction_lowering(const Target& target) {
-  if (target.is_cuda()) return {cuda_lower_gemm, cuda_lower_copy};  // mma.sync, wgmma; ldmatrix, stmatrix, TMA
-  if (target.is_hip()) return {hip_lower_gemm, nullptr};            // MFMA; no copy instructions
+  // mma.sync, wgmma; ldmatrix, stmatrix, TMA; TMA reduce-add
+  if (target.is_cuda()) return {cuda_lower_gemm, cuda_lower_copy, cuda_lower_atomic_add};
+  if (target.is_hip()) return {hip_lower_gemm, nullptr};  // MFMA; no copy instructions
   throw std::logic_error("instruction_lowering: target '" + target.name + "' has no instruction lowering");
 }
 

@@ -1,6 +1,7 @@
 #include "passes/wgmma_waits.h"
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/device_calls.h"
@@ -71,27 +72,14 @@ class InFlightCheck : public ir::IRVisitor {
     IRVisitor::visit_Seq(op);
   }
 
-  // A T.Pipelined loop's stages are refilled when an iteration ends: no wgmma may still read
-  // them then.
-  void visit_For(const ir::For* op) override {
-    if (op->for_kind == ir::ForKind::Pipelined) {
-      InFlight left = scan(loop_body_statements(op->body));
-      if (!left.empty())
-        error_at(left.front().second->loc,
-                 "this gemm's wgmma (wg_wait=" + std::to_string(left.front().second->wg_wait) +
-                     ") is still in flight when the T.Pipelined loop's iteration ends, where its stages are "
-                     "refilled: a T.wait_wgmma before the iteration ends waits for it",
-                 op->loc, "the loop");
-    }
-    IRVisitor::visit_For(op);
-  }
+  // A T.Pipelined loop is checked where the list that holds it is scanned.
 
  private:
   using InFlight = std::vector<std::pair<const ir::BufferNode*, const ir::Gemm*>>;
 
-  // The statements of one list in order; what is in flight after the last.
-  static InFlight scan(const std::vector<Stmt>& stmts) {
-    InFlight in_flight;
+  // The statements of one list in order, `in_flight` what is in flight before the first; what
+  // is in flight after the last.
+  static InFlight scan(const std::vector<Stmt>& stmts, InFlight in_flight = {}) {
     for (const Stmt& s : stmts) {
       int64_t n = 0;
       if (is_wait(s, &n)) {
@@ -119,8 +107,35 @@ class InFlightCheck : public ir::IRVisitor {
         in_flight.push_back({gemm->c.buffer.get(), gemm});
         if (gemm->a.buffer->scope == ir::MemoryScope::Fragment) in_flight.push_back({gemm->a.buffer.get(), gemm});
       }
+      const auto* loop = s.as<ir::For>();
+      if (loop && loop->for_kind == ir::ForKind::Pipelined) {
+        InFlight left = left_in_flight(loop);
+        in_flight.insert(in_flight.end(), left.begin(), left.end());
+      }
     }
     return in_flight;
+  }
+
+  // What T.Pipelined loop `loop` leaves in flight when an iteration ends. Its stages are refilled
+  // then: no wgmma may still read one. A wgmma that reads none may run on into the next
+  // iteration (a gemm whose result the next one handles, under its own gemms), which must not
+  // touch its fragments before a wait either.
+  static InFlight left_in_flight(const ir::For* loop) {
+    std::vector<Stmt> body = loop_body_statements(loop->body);
+    InFlight left = scan(body);
+    if (left.empty()) return left;
+    std::unordered_set<const ir::BufferNode*> stages;
+    for (const Stmt& s : body)
+      if (is_producer(s)) stages.insert(s.as<ir::Copy>()->dst.buffer.get());
+    for (const auto& [buffer, gemm] : left)
+      if (stages.count(gemm->a.buffer.get()) || stages.count(gemm->b.buffer.get()))
+        error_at(gemm->loc,
+                 "this gemm's wgmma (wg_wait=" + std::to_string(gemm->wg_wait) +
+                     ") is still in flight when the T.Pipelined loop's iteration ends, where its stages are "
+                     "refilled: a T.wait_wgmma before the iteration ends waits for it",
+                 loop->loc, "the loop");
+    scan(body, left);
+    return left;
   }
 };
 

@@ -207,6 +207,34 @@ TEST(SelectInstructions, AnEpilogueThroughSharedRunsOnStmatrixAndATmaStore) {
   EXPECT_EQ(line_with(off, "T.copy(C_f"), "T.copy(C_f[0:128, 0:128], C_s[0:128, 0:128])  # via loops");
 }
 
+constexpr const char* kAtomicAddOfTiles =
+    "import tilec.language as T\n\n@T.prim_func\n"
+    "def main(X: T.Tensor((64, 128), \"float32\"), C: T.Tensor((64, 128), \"float32\"),\n"
+    "         D: T.Tensor((64, 128), \"float32\"), N: T.Tensor((64, 128), \"int32\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        X_f = T.alloc_fragment((64, 128), \"float32\")\n"
+    "        X_s = T.alloc_shared((64, 128), \"float32\")\n"
+    "        N_s = T.alloc_shared((64, 128), \"int32\")\n"
+    "        T.copy(X, X_f)\n"
+    "        T.copy(X_f, X_s)\n"
+    "        T.copy(N, N_s)\n"
+    "        T.atomic_add(C, X_s)\n"
+    "        T.atomic_add(D, X_f)\n"
+    "        T.atomic_add(N, N_s)\n";
+
+TEST(SelectInstructions, AnAtomicAddOfAFloatSharedTileIsATmaReduceAdd) {
+  BeforeAfter ir = selected(elaborated(kAtomicAddOfTiles), "cuda", "sm_90a");
+  EXPECT_EQ(line_with(ir.before, "T.atomic_add(C"), "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])");
+  EXPECT_EQ(line_with(ir.after, "T.atomic_add(C"),
+            "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])  # via tma reduce-add, 128-byte swizzle");
+  // From registers, or of int32 (TMA adds floats here), element by element.
+  EXPECT_EQ(line_with(ir.after, "T.atomic_add(D"), "T.atomic_add(D[0:64, 0:128], X_f[0:64, 0:128])");
+  EXPECT_EQ(line_with(ir.after, "T.atomic_add(N"), "T.atomic_add(N[0:64, 0:128], N_s[0:64, 0:128])  # via loops");
+  // Without TMA (sm_80, or "tilec.tma" off): loops.
+  EXPECT_EQ(line_with(selected(elaborated(kAtomicAddOfTiles), "cuda", "sm_80").after, "T.atomic_add(C"),
+            "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])  # via loops");
+}
+
 TEST(SelectInstructions, HipPicksMfmaWhereTheArchHasIt) {
   const GemmTile fp16{.dtype = "float16", .threads = 256};
   EXPECT_EQ(gemm_line(fp16, "hip", "gfx90a"),

@@ -155,5 +155,44 @@ TEST(WgmmaWaits, APipelinedIterationMayNotEndWithAGemmInFlight) {
   EXPECT_EQ(error_of(text), "");
 }
 
+TEST(WgmmaWaits, AGemmThatReadsNoStageMayRunIntoTheNextIteration) {
+  // X_s is no stage (no global copy fills it): its gemm runs on while the next iteration loads
+  // A_s, and is waited for there, or after the loop.
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 256), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
+      "         C: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=256) as bx:\n"
+      "        A_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        X_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        C_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        T.clear(C_f)\n"
+      "        T.copy(B, B_s)\n"
+      "        for k in T.Pipelined(4, num_stages=2):\n"
+      "            T.copy(A[0, k * 64], A_s)\n"
+      "            T.wait_wgmma(0)\n"
+      "            T.copy(A_s, X_s)\n"
+      "            T.gemm(X_s, B_s, C_f, wg_wait=-1)\n"
+      "        T.wait_wgmma(0)\n"
+      "        T.copy(C_f, C)\n";
+  EXPECT_EQ(error_of(text), "");
+  // Its accumulator touched at the top of the next iteration, before the wait.
+  std::string top = text;
+  top.replace(top.find("            T.wait_wgmma(0)\n"), 0,
+              "            for i, j in T.Parallel(128, 64):\n                C_f[i, j] = C_f[i, j] * 2\n");
+  std::string message = error_of(top);
+  EXPECT_NE(message.find("k.py:15:13: error: C_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("k.py:19:13: note: the gemm (wg_wait=-1) whose wgmma uses C_f"), std::string::npos)
+      << message;
+  // Or after the loop, before the wait.
+  std::string after = text;
+  after.erase(after.find("        T.wait_wgmma(0)\n        T.copy(C_f, C)"), std::string("        T.wait_wgmma(0)\n").size());
+  message = error_of(after);
+  EXPECT_NE(message.find("k.py:18:9: error: C_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
+}
+
 }  // namespace
 }  // namespace tilec

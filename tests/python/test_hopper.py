@@ -408,6 +408,52 @@ def test_a_shared_epilogue_in_narrow_panels(bM, bN, bK, threads):
     check(kernel, M, N, K, "bfloat16", False, torch)
 
 
+# --- T.atomic_add of a shared tile: a TMA reduce-add ---------------------------------------
+
+def add_rows_through_shared(M, N, bM=64):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, bM), threads=128) as bx:
+            X_f = T.alloc_fragment((bM, N), "float32")
+            X_s = T.alloc_shared((bM, N), "float32")
+            T.copy(X[bx * bM, 0], X_f)
+            for i, j in T.Parallel(bM, N):
+                X_f[i, j] *= 2
+            T.copy(X_f, X_s)
+            T.atomic_add(C[bx * bM:(bx + 1) * bM, 0:N], X_s)
+
+    return main
+
+
+@pytest.mark.parametrize("configs", ["tma", "no_tma"])
+def test_an_atomic_add_of_a_shared_tile_is_a_tma_reduce_add(configs):
+    kernel = compile_or_skip(add_rows_through_shared(256, 128), target="cuda", arch=ARCH,
+                             pass_configs={"tilec.tma": False} if configs == "no_tma" else None)
+    src = kernel.get_kernel_source()
+    if configs == "no_tma":
+        assert "tma_reduce_add(" not in src
+        return
+    # One reduce-add a 32-float panel, issued by thread 0 after the writers' stores reach the
+    # async proxy, which waits until the tile has been read.
+    assert src.count("tma_reduce_add(") == 4
+    add = src[src.index("T.atomic_add"):]
+    assert add.index("fence_proxy_async") < add.index("sync_threads") < add.index("tma_reduce_add(")
+    assert add.index("tma_reduce_add(") < add.index("tma_store_commit_and_wait_read")
+    assert "tma_reduce_add(" not in compile_or_skip(add_rows_through_shared(256, 128), target="cuda",
+                                                     arch="sm_80").get_kernel_source()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N", [(256, 128), (200, 96)])
+def test_a_tma_reduce_add_adds_every_element_once(M, N):
+    torch = hopper_or_skip()
+    x = torch.randn(M, N, device="cuda")
+    c0 = torch.randn(M, N, device="cuda")
+    c = c0.clone()
+    tilec.compile(add_rows_through_shared(M, N))(x, c)
+    torch.testing.assert_close(c, c0 + 2 * x, rtol=1e-6, atol=1e-6)
+
+
 # --- a reduction across warpgroups inside the warp-specialized loop ---------------------------
 
 def row_max_of_block_products(M, N, K, bM=64, bN=128, bK=64, threads=256):

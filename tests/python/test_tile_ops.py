@@ -937,6 +937,30 @@ def test_atomic_add_tile_from_many_blocks(G, M, N, rng):
 
 
 @jit
+def atomic_shared_tile(G, M, N, block_M):
+    """C[rows, :] += X[g, rows, :] for every g, a block_M-row tile a block staged in shared
+    memory (on sm_90a a TMA reduce-add; the last tile may reach past C's rows)."""
+    @T.prim_func
+    def main(X: T.Tensor((G, M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(G, T.ceildiv(M, block_M), threads=128) as (g, r):
+            X_s = T.alloc_shared((block_M, N), "float32")
+            T.copy(X[g, r * block_M, 0], X_s)
+            T.atomic_add(C[r * block_M:(r + 1) * block_M, 0:N], X_s)
+
+    return main
+
+
+@pytest.mark.parametrize("G,M,N,block_M", [(16, 128, 128, 64), (9, 100, 96, 64), (5, 24, 40, 16)])
+def test_atomic_add_shared_tile_from_many_blocks(G, M, N, block_M, rng):
+    x = rand((G, M, N), "float32", rng)
+    c0 = rand((M, N), "float32", rng)
+    c = c0.copy()
+    atomic_shared_tile(G, M, N, block_M)(x, c)
+    assert_close(c, c0 + x.astype(np.float64).sum(axis=0), "float32",
+                 scale=np.abs(x).sum(axis=0) + np.abs(c0), rtol=G * 6e-8)
+
+
+@jit
 def atomic_lanes(rows, width, picks, lanes, sliced):
     """dst[idx[i], :] += src[i, :] by T.atomic_addx<lanes>, dst rows picked by idx (repeats add
     twice; an index past dst drops its adds), src staged in shared memory as sparse MLA's

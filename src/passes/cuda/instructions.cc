@@ -268,6 +268,15 @@ bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
          copy.dst.buffer->scope == ir::MemoryScope::Global && ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
 }
 
+// Whether T.atomic_add of shared tile op.src into op.dst is a TMA reduce-add
+// (cp.reduce.async.bulk.tensor .add): float32 on both sides, a tile TMA can move, in the
+// contiguous variant, where "tilec.tma" allows it.
+bool is_tma_reduce_add(const ir::AtomicAdd& op, const PassContext& ctx) {
+  return op.src.buffer->scope == ir::MemoryScope::Shared && op.dst.buffer->scope == ir::MemoryScope::Global &&
+         op.src.buffer->dtype == DType::Float32 && op.dst.buffer->dtype == DType::Float32 && ctx.contiguous_args &&
+         hopper_feature(ctx, "tilec.tma") && tma_tile(op.src, op.dst).has_value();
+}
+
 ir::GemmInstruction wgmma_instruction(const ir::Gemm& op, const WarpgroupGrid& grid) {
   ir::GemmInstruction in{.kind = ir::GemmInstructionKind::Wgmma, .grid_m = grid.groups_m, .grid_n = grid.groups_n};
   in.inst_m = 64;
@@ -314,6 +323,9 @@ class CudaKernelInstructions : public KernelInstructionChoice {
         if (in.kind == ir::CopyInstructionKind::TmaStore) self->panels_.insert(op->src.buffer.get());
         if (in.kind == ir::CopyInstructionKind::TmaLoad) self->panels_.insert(op->dst.buffer.get());
       }
+      void visit_AtomicAdd(const ir::AtomicAdd* op) override {
+        if (op->src.buffer && is_tma_reduce_add(*op, self->ctx_)) self->panels_.insert(op->src.buffer.get());
+      }
     } panels;
     panels.self = this;
     panels.visit(body);
@@ -339,6 +351,12 @@ class CudaKernelInstructions : public KernelInstructionChoice {
   }
 
   ir::CopyInstruction copy(const ir::Copy& op) const override { return global_copy_choice(op); }
+
+  ir::CopyInstruction atomic_add(const ir::AtomicAdd& op) const override {
+    if (is_tma_reduce_add(op, ctx_))
+      return {.kind = ir::CopyInstructionKind::TmaReduceAdd, .panel_bytes = panel_bytes_of(*op.src.buffer)};
+    return {.kind = ir::CopyInstructionKind::Loops};
+  }
 
  private:
   // A gemm of 16- or 8-bit inputs into a float32 or int32 accumulator was written for tensor

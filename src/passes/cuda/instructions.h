@@ -7,6 +7,8 @@
 //   - T.copy from shared to global memory: a TMA store where "tilec.tma_store" allows it (the
 //     contiguous variant, a tile TMA can move: tma_copies.h); other copies between global and
 //     shared memory: loops.
+//   - T.atomic_add of a float32 shared tile into global memory: a TMA reduce-add where
+//     "tilec.tma" allows it (the contiguous variant, a tile TMA can move), else loops.
 //   - a copy between a fragment and shared memory: stmatrix for a wgmma accumulator into a
 //     16-bit shared panel tile, ldmatrix for a 16-bit shared tile into a fragment laid out as
 //     an mma.sync accumulator (where the target has it), else loops.

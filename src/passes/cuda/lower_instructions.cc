@@ -63,20 +63,21 @@ Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, cons
                          loc);
 }
 
-// A TMA copy, one instruction a panel of the shared tile, the box of the tensor map being the
-// panel's rows x its width (1 along the region's other dims), swizzled as the panel is. A load
-// (warp_specialize made it) is issued by the thread that reaches it and completes on its
-// barrier; a store (tma_copies.h) is issued by thread 0, which waits until the tile has been
-// read before going on to the barrier that lets the tile be written again.
-Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
-  const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
-  if (load != op.barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
-  const ir::BufferRegion& global = load ? op.src : op.dst;
-  const ir::BufferRegion& shared = load ? op.dst : op.src;
+// A TMA transfer between `global` and the shared panel tile `shared`, one instruction (`call`:
+// tma_load, tma_store or tma_reduce_add) a panel, the box of the tensor map being the panel's
+// rows x its width (1 along the region's other dims), swizzled as the panel is. A load
+// (warp_specialize made it) is issued by the thread that reaches it and completes on `barrier`;
+// a store or reduce-add (tma_copies.h) is issued by thread 0, which waits until the tile has
+// been read before going on to the barrier that lets the tile be written again.
+Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const ir::BufferRegion& shared,
+                  int64_t panel_bytes, const Expr& barrier, const SourceLoc& loc,
+                  InstructionLoweringContext& ctx) {
+  const bool load = call == "tma_load";
+  if (load != barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
   const size_t rank = global.region.size(), srank = shared.region.size();
   int64_t cols;  // whole panels of the tile, from column shared.region.back().min on
   ir::is_const_int(ir::simplify(shared.region.back().extent), &cols);
-  const int64_t panel_bytes = op.instruction.panel_bytes, panel = panel_bytes / shared.buffer->dtype.bytes();
+  const int64_t panel = panel_bytes / shared.buffer->dtype.bytes();
   if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
     throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
   ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
@@ -95,18 +96,24 @@ Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
     Expr first = ctx.lowered(shared.region.back().min);
     at.back() = ir::simplify(ir::make_Add(first, ir::make_int(p * panel, first->dtype)));
     std::vector<Expr> args = {map, ir::address_of(shared.buffer, at)};
-    if (load) args.push_back(ctx.lowered(op.barrier));
+    if (load) args.push_back(ctx.lowered(barrier));
     for (size_t d = rank; d-- > 0;) {
       Expr c = ctx.lowered(global.region[d].min);
       if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
       args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
     }
-    copies.push_back(ir::device_call(load ? "tma_load" : "tma_store", args, op.loc));
+    copies.push_back(ir::device_call(call, args, loc));
   }
   if (load) return ir::make_seq(copies);
-  copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, op.loc));
+  copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, loc));
   const Expr& tid = ctx.thread_index();
   return ir::make_if(ir::make_EQ(tid, ir::make_int(0, tid->dtype)), ir::make_seq(copies));
+}
+
+Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
+  const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
+  return load ? tma_transfer("tma_load", op.src, op.dst, op.instruction.panel_bytes, op.barrier, op.loc, ctx)
+              : tma_transfer("tma_store", op.dst, op.src, op.instruction.panel_bytes, Expr(), op.loc, ctx);
 }
 
 }  // namespace
@@ -135,6 +142,11 @@ std::optional<Stmt> cuda_lower_copy(const ir::Copy& op, InstructionLoweringConte
                          op.loc, ctx);
     default: return std::nullopt;
   }
+}
+
+std::optional<Stmt> cuda_lower_atomic_add(const ir::AtomicAdd& op, InstructionLoweringContext& ctx) {
+  if (op.instruction.kind != ir::CopyInstructionKind::TmaReduceAdd) return std::nullopt;
+  return tma_transfer("tma_reduce_add", op.dst, op.src, op.instruction.panel_bytes, Expr(), op.loc, ctx);
 }
 
 }  // namespace tilec::passes

@@ -6,6 +6,7 @@
 //          mma.sync accumulator; stmatrix: stmatrix_accumulator, a wgmma accumulator into a
 //          shared panel tile (device/cuda/gemm.h, wgmma.h); TMA: tma_load / tma_store a panel
 //          at a time, on the kernel's tensor maps (device/cuda/tma.h)
+//   atomic_add  TMA reduce-add: tma_reduce_add a panel at a time, as a TMA store
 #pragma once
 
 #include <optional>
@@ -16,5 +17,6 @@ namespace tilec::passes {
 
 std::optional<ir::Stmt> cuda_lower_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx);
 std::optional<ir::Stmt> cuda_lower_copy(const ir::Copy& op, InstructionLoweringContext& ctx);
+std::optional<ir::Stmt> cuda_lower_atomic_add(const ir::AtomicAdd& op, InstructionLoweringContext& ctx);
 
 }  // namespace tilec::passes

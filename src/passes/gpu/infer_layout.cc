@@ -152,7 +152,7 @@ class LayoutInference {
     } collector;
     collector.self = this;
     // Shared operands of ops whose instructions read or write them in panels (wgmma gemms, TMA
-    // loads and stores) are panel tiles of the width their instructions say (so are pipeline
+    // loads, stores and reduce-adds) are panel tiles of the width their instructions say (so are pipeline
     // stages TMA fills: warp_specialize made them so).
     struct Panels : ir::IRVisitor {
       LayoutInference* self;
@@ -165,6 +165,9 @@ class LayoutInference {
         for (const ir::BufferRegion* side : {&op->src, &op->dst})
           if (side->buffer->scope == ir::MemoryScope::Shared)
             self->panels_[side->buffer.get()] = op->instruction.panel_bytes;
+      }
+      void visit_AtomicAdd(const ir::AtomicAdd* op) override {
+        if (op->instruction.panel_bytes) self->panels_[op->src.buffer.get()] = op->instruction.panel_bytes;
       }
     } panels;
     panels.self = this;

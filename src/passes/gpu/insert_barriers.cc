@@ -26,6 +26,7 @@ using op::BufferSet;
 bool reads_through_async_proxy(const Stmt& s) {
   if (const auto* gemm = s.as<ir::Gemm>()) return gemm->instruction.reads_through_async_proxy();
   if (const auto* copy = s.as<ir::Copy>()) return copy->instruction.reads_through_async_proxy();
+  if (const auto* add = s.as<ir::AtomicAdd>()) return add->instruction.reads_through_async_proxy();
   return false;
 }
 
@@ -301,7 +302,7 @@ class BarrierPlacer {
     SharedAccesses acc;
     acc.visit(s);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
-    // wgmma and TMA stores (tma_copies.h) read shared memory through the async proxy: the
+    // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
     // writers' generic stores are ordered before them by their proxy fence, then the barrier.
     // Only those instructions need it (a target that has none never makes the call).
     if (barrier && reads_through_async_proxy(s))

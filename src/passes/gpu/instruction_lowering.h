@@ -3,10 +3,11 @@
 // lower_to_threads (passes/gpu/lower_to_threads.h) is target-neutral: fragments as registers,
 // T.Parallel nests by their layouts, reductions, copies between global and shared memory as
 // element or vector accesses. A tile op select_instructions put on an instruction of the
-// target's own (a gemm on the matrix cores, a copy on ldmatrix, stmatrix or TMA) becomes the
+// target's own (a gemm on the matrix cores, a copy on ldmatrix, stmatrix or TMA, a tile
+// T.atomic_add on TMA) becomes the
 // target's device calls, as its hooks say:
 //
-//   cuda   passes/cuda/lower_instructions.h   mma.sync, wgmma; ldmatrix, stmatrix, TMA
+//   cuda   passes/cuda/lower_instructions.h   mma.sync, wgmma; ldmatrix, stmatrix, TMA; TMA reduce-add
 //   hip    passes/hip/lower_instructions.h    MFMA
 //
 // A third target adds its hook file and a line in instruction_lowering (passes/pipeline.cc).
@@ -47,6 +48,7 @@ class InstructionLoweringContext {
 struct InstructionLowering {
   std::optional<ir::Stmt> (*gemm)(const ir::Gemm& op, InstructionLoweringContext& ctx) = nullptr;
   std::optional<ir::Stmt> (*copy)(const ir::Copy& op, InstructionLoweringContext& ctx) = nullptr;
+  std::optional<ir::Stmt> (*atomic_add)(const ir::AtomicAdd& op, InstructionLoweringContext& ctx) = nullptr;
 };
 
 // The hooks of GPU target `target`. Defined in passes/pipeline.cc, beside each target's pass

@@ -210,6 +210,12 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   // unless its operands, or a condition it runs under, differ from thread to thread
   // (T.get_thread_binding): then it is each thread's own.
   Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
+    if (op->instruction.on_target_instruction()) {
+      std::optional<Stmt> calls;
+      if (lowering_.atomic_add) calls = lowering_.atomic_add(*op, *this);
+      if (!calls) throw no_lowering("T.atomic_add", ir::to_string(op->instruction));
+      return located(*calls, op->loc);
+    }
     Stmt s = TileLowering::mutate_AtomicAdd(op, self);
     if (nest_depth_ > 0 || op->src.buffer) return s;
     // return_prev: each thread gets back what it found (the frontend allows it only in kernels
@@ -796,6 +802,7 @@ ir::Stmt lower_tile_ops_for_threads(const ir::Stmt& body, const PassContext& ctx
                copy.instruction.on_target_instruction();
       }
       case ir::StmtKind::Gemm: return static_cast<const ir::Gemm&>(op).instruction.on_matrix_cores();
+      case ir::StmtKind::AtomicAdd: return static_cast<const ir::AtomicAdd&>(op).instruction.on_target_instruction();
       case ir::StmtKind::Reduce: return scope(static_cast<const ir::Reduce&>(op).src) == ir::MemoryScope::Fragment;
       default: return false;
     }

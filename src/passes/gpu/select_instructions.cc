@@ -88,6 +88,15 @@ class KernelSelection : public ir::IRMutator {
     return Stmt(n);
   }
 
+  Stmt mutate_AtomicAdd(const ir::AtomicAdd* op, const Stmt& self) override {
+    if (op->instruction.selected() || !op->src.buffer || op->src.buffer->scope != ir::MemoryScope::Shared ||
+        op->dst.buffer->scope != ir::MemoryScope::Global)
+      return self;
+    auto n = std::make_shared<ir::AtomicAdd>(*op);
+    n->instruction = choice_->atomic_add(*op);
+    return Stmt(n);
+  }
+
  private:
   std::unique_ptr<KernelInstructionChoice> choice_;
   const InstructionHooks& hooks_;

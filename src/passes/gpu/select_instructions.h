@@ -1,10 +1,11 @@
 // Instruction selection: which instruction each GPU tile op runs on, written on the op
-// (ir::Gemm::instruction, ir::Copy::instruction; ir/instruction.h). The passes after it read
+// (ir::Gemm::instruction, ir::Copy::instruction, ir::AtomicAdd::instruction; ir/instruction.h). The passes after it read
 // that choice and never make it again.
 //
 // select_instructions runs first on cuda and hip (after verify), and on hip again after
 // stage_register_operands, which clears the choice of the gemms it rewrites. It gives every
-// T.gemm an instruction and every copy between global and shared memory one; copies of
+// T.gemm an instruction, and every copy between global and shared memory and every T.atomic_add
+// of a shared tile into global memory one; copies of
 // fragments wait for select_fragment_copies, which runs after infer_layout, since what they
 // run on depends on the fragment's layout. An op that already has a choice keeps it.
 //
@@ -36,6 +37,9 @@ class KernelInstructionChoice {
   virtual ir::GemmInstruction gemm(const ir::Gemm& op) const = 0;
   // The instruction of a copy between global and shared memory (no fragment): loops at least.
   virtual ir::CopyInstruction copy(const ir::Copy& op) const = 0;
+  // The instruction of T.atomic_add of a shared tile into global memory: loops, unless the
+  // target adds a whole tile at once.
+  virtual ir::CopyInstruction atomic_add(const ir::AtomicAdd&) const { return {.kind = ir::CopyInstructionKind::Loops}; }
 };
 
 struct InstructionHooks {
