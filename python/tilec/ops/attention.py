@@ -206,7 +206,8 @@ def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta
     # are rows): dV += P^T dO and dK += dS^T Q accumulate, and dq = dS K is the block's dQ
     # share. On Hopper the gemms are asynchronous (elsewhere each finishes where it stands): S^T
     # and dP^T issue together and P^T is computed under dP^T's gemm, dS^T under dV's, and dK's
-    # gemm runs beside dQ's.
+    # gemm runs on while the caller adds dq to dQ, which then waits for it (T.wait_wgmma(0)
+    # before the iteration ends: dK's gemm reads the Q stage).
     T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
            wg_wait=-1)
     T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
@@ -225,9 +226,9 @@ def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta
     for i, j in T.Parallel(block_M, block_N):
         dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
     T.copy(dscores_t, dS_shared)
-    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
     T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True, wg_wait=-1)
-    T.wait_wgmma(0)
+    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+    T.wait_wgmma(1)
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -594,6 +595,7 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
                     add_rows(dQ_acc, dq_shared, bz, rows, head, bshd, block_N)
                 else:
                     add_rows(dQ_acc, dq, bz, rows, head, bshd, block_N)
+                T.wait_wgmma(0)
             if bshd:
                 T.copy(dk, dK[bz, keys:keys + block_M, by, :])
                 T.copy(dv, dV[bz, keys:keys + block_M, by, :])
@@ -654,6 +656,7 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
                     T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq_shared)
                 else:
                     T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq)
+                T.wait_wgmma(0)
             for i, j in T.Parallel(block_M, dim):
                 if keys + i < k_len:
                     dK[k_start + keys + i, by, j] = dk[i, j]
