@@ -340,6 +340,11 @@ def test_same_arguments_give_the_same_kernel_object():
     assert lazy_in_place(32, 32, 32) is k1
     assert lazy_in_place(32, 32, 64) is not k1
     assert factory_returning_none(40, 3.0) is factory_returning_none(40, 3.0)
+    # By position or by name, the same arguments; 3 and 3.0 are not the same constant.
+    k2 = factory_returning_none(40, 3.0)
+    assert factory_returning_none(n=40, scale=3.0) is k2
+    assert factory_returning_none(40, scale=3.0) is k2
+    assert factory_returning_none(40, 3) is not k2
 
 
 def test_kernel_source_and_ir():
