@@ -210,7 +210,8 @@ TEST(SelectInstructions, AnEpilogueThroughSharedRunsOnStmatrixAndATmaStore) {
 constexpr const char* kAtomicAddOfTiles =
     "import tilec.language as T\n\n@T.prim_func\n"
     "def main(X: T.Tensor((64, 128), \"float32\"), C: T.Tensor((64, 128), \"float32\"),\n"
-    "         D: T.Tensor((64, 128), \"float32\"), N: T.Tensor((64, 128), \"int32\")):\n"
+    "         D: T.Tensor((64, 128), \"float32\"), N: T.Tensor((64, 128), \"int32\"),\n"
+    "         H: T.Tensor((64, 128), \"bfloat16\")):\n"
     "    with T.Kernel(1, threads=128) as bx:\n"
     "        X_f = T.alloc_fragment((64, 128), \"float32\")\n"
     "        X_s = T.alloc_shared((64, 128), \"float32\")\n"
@@ -220,16 +221,20 @@ constexpr const char* kAtomicAddOfTiles =
     "        T.copy(N, N_s)\n"
     "        T.atomic_add(C, X_s)\n"
     "        T.atomic_add(D, X_f)\n"
-    "        T.atomic_add(N, N_s)\n";
+    "        T.atomic_add(N, N_s)\n"
+    "        H_s = T.alloc_shared((64, 128), \"bfloat16\")\n"
+    "        T.copy(X_f, H_s)\n"
+    "        T.atomic_add(H, H_s)\n";
 
 TEST(SelectInstructions, AnAtomicAddOfAFloatSharedTileIsATmaReduceAdd) {
   BeforeAfter ir = selected(elaborated(kAtomicAddOfTiles), "cuda", "sm_90a");
   EXPECT_EQ(line_with(ir.before, "T.atomic_add(C"), "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])");
   EXPECT_EQ(line_with(ir.after, "T.atomic_add(C"),
             "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])  # via tma reduce-add, 128-byte swizzle");
-  // From registers, or of int32 (TMA adds floats here), element by element.
+  // From registers, or of int32 or a 16-bit type (TMA adds float32 here), element by element.
   EXPECT_EQ(line_with(ir.after, "T.atomic_add(D"), "T.atomic_add(D[0:64, 0:128], X_f[0:64, 0:128])");
   EXPECT_EQ(line_with(ir.after, "T.atomic_add(N"), "T.atomic_add(N[0:64, 0:128], N_s[0:64, 0:128])  # via loops");
+  EXPECT_EQ(line_with(ir.after, "T.atomic_add(H"), "T.atomic_add(H[0:64, 0:128], H_s[0:64, 0:128])  # via loops");
   // Without TMA (sm_80, or "tilec.tma" off): loops.
   EXPECT_EQ(line_with(selected(elaborated(kAtomicAddOfTiles), "cuda", "sm_80").after, "T.atomic_add(C"),
             "T.atomic_add(C[0:64, 0:128], X_s[0:64, 0:128])  # via loops");
