@@ -127,14 +127,13 @@ __device__ __forceinline__ void tma_reduce_add(const tensor_map& map, const void
       : "memory");
 }
 
-// Closes this thread's group of tma_stores and tma_reduce_adds, then waits until its groups
-// have read their shared memory (it may be written again; the global writes may still be in
-// flight).
-__device__ __forceinline__ void tma_store_commit_and_wait_read() {
-  asm volatile(
-      "cp.async.bulk.commit_group;\n"
-      "cp.async.bulk.wait_group.read 0;\n" ::
-          : "memory");
+// Closes this thread's group of tma_stores and tma_reduce_adds.
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+// Waits until this thread's groups of tma_stores and tma_reduce_adds have read their shared
+// memory, which may then be written again (their global writes may still be in flight).
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
 // prefetch.tensormap: brings the map into the descriptor cache ahead of the first copy.

@@ -12,6 +12,7 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "passes/gpu/select_instructions.h"
+#include "passes/specialize_contiguous.h"
 #include "base/diagnostics.h"
 #include "tilec/tilec.h"
 
@@ -77,11 +78,13 @@ TEST(InsertBarriers, AWgmmaGemmTakesTheProxyFenceBeforeItsBarrier) {
       << ir;
 }
 
-// Kernel source `text` after select_instructions and insert_barriers for sm_90a.
+// Kernel source `text` after select_instructions and insert_barriers for sm_90a (its tensors
+// contiguous, as the kernel's contiguous variant has them).
 std::string barriers_of_source(const std::string& text) {
-  ir::PrimFunc f = frontend::elaborate(load_function(text, "k.py", "main"));
+  ir::PrimFunc f = passes::specialize_contiguous(frontend::elaborate(load_function(text, "k.py", "main")));
   passes::PassContext ctx;
   ctx.target = parse_target("cuda", "sm_90a");
+  ctx.contiguous_args = true;
   ctx.func = &f;
   f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::insert_barriers(f.body, ctx);
@@ -200,6 +203,49 @@ TEST(InsertBarriers, ALoopThatNeedsBarriersOfItsOwnKeepsThemInside) {
                                     "            T.gemm(Q_s, K_s, C_f, transpose_B=True)\n");
   EXPECT_EQ(ir.find("sync_threads())\n        for k"), std::string::npos) << ir;
   EXPECT_EQ(occurrences(ir, "sync_threads()"), 2u) << ir;
+}
+
+// A float32 tile added to C by a TMA reduce-add each iteration (thread 0 issues it; the tile is
+// read while the threads go on), then written again in the next one after `between`.
+std::string barriers_of_reduce_adds(const std::string& between) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((512, 64), \"float32\"), C: T.Tensor((512, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 64), \"float32\")\n"
+      "        X_s = T.alloc_shared((64, 64), \"float32\")\n"
+      "        X_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        for k in T.serial(8):\n"
+      "            rows = k * 64\n" +
+      between +
+      "            T.copy(X_f, X_s)\n"
+      "            T.atomic_add(C[rows:rows + 64, 0:64], X_s)\n";
+  return barriers_of_source(text);
+}
+
+constexpr const char* kWaitForTheRead =
+    "if T.thread_in(0, 1):\n                T.evaluate(T.device.tma_store_wait_read())\n"
+    "            T.evaluate(T.device.sync_threads())\n";
+
+TEST(InsertBarriers, ATmaStoreIsWaitedForAtTheLastBarrierBeforeItsTileIsWrittenAgain) {
+  // A_s's hand-off needs a barrier before X_s is written again: thread 0 waits for the read
+  // there, and the read runs on under the copy of A.
+  std::string ir = barriers_of_reduce_adds("            T.copy(A[k * 64, 0], A_s)\n"
+                                           "            T.copy(A_s, X_f)\n");
+  EXPECT_NE(ir.find(std::string(kWaitForTheRead) + "            T.copy(A_s[0:64, 0:64], X_f"), std::string::npos)
+      << ir;
+  EXPECT_EQ(occurrences(ir, "tma_store_wait_read()"), 2u) << ir;  // and once after the loop, at the end
+  EXPECT_NE(ir.find("X_s[0:64, 0:64])  # via tma reduce-add, 128-byte swizzle\n"
+                    "        if T.thread_in(0, 1):\n            T.evaluate(T.device.tma_store_wait_read())"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InsertBarriers, ATmaStoreWithNoBarrierBeforeTheNextWriteIsWaitedForRightThere) {
+  std::string ir = barriers_of_reduce_adds("            T.copy(A[k * 64, 0], X_f)\n");
+  EXPECT_NE(ir.find(std::string(kWaitForTheRead) + "            T.copy(X_f[0:64, 0:64], X_s"), std::string::npos)
+      << ir;
+  EXPECT_EQ(occurrences(ir, "tma_store_wait_read()"), 2u) << ir;
 }
 
 }  // namespace

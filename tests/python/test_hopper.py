@@ -239,7 +239,8 @@ def test_a_shared_epilogue_stores_with_stmatrix_and_tma(configs):
     src = kernel.get_kernel_source()
     tma_store = configs in ("tma_store", "not_persistent")
     assert ("stmatrix_accumulator<128, 256, 2, 1, 128>" in src) == tma_store
-    assert (src.count("tma_store(") == 4 and "tma_store_commit_and_wait_read" in src) == tma_store
+    assert (src.count("tma_store(") == 4 and "tma_store_commit()" in src and "tma_store_wait_read()" in src) == \
+        tma_store
     if tma_store:
         # The consumers' stmatrix writes reach the async proxy before thread 0 stores them.
         store = src[src.index("stmatrix_accumulator"):]
@@ -434,11 +435,11 @@ def test_an_atomic_add_of_a_shared_tile_is_a_tma_reduce_add(configs):
         assert "tma_reduce_add(" not in src
         return
     # One reduce-add a 32-float panel, issued by thread 0 after the writers' stores reach the
-    # async proxy, which waits until the tile has been read.
+    # async proxy; it waits until the tile has been read before the block ends.
     assert src.count("tma_reduce_add(") == 4
     add = src[src.index("T.atomic_add"):]
     assert add.index("fence_proxy_async") < add.index("sync_threads") < add.index("tma_reduce_add(")
-    assert add.index("tma_reduce_add(") < add.index("tma_store_commit_and_wait_read")
+    assert add.index("tma_reduce_add(") < add.index("tma_store_commit()") < add.index("tma_store_wait_read()")
     assert "tma_reduce_add(" not in compile_or_skip(add_rows_through_shared(256, 128), target="cuda",
                                                      arch="sm_80").get_kernel_source()
 
@@ -452,6 +453,61 @@ def test_a_tma_reduce_add_adds_every_element_once(M, N):
     c = c0.clone()
     tilec.compile(add_rows_through_shared(M, N))(x, c)
     torch.testing.assert_close(c, c0 + 2 * x, rtol=1e-6, atol=1e-6)
+
+
+def add_scaled_blocks(M, N, bM=64, handoff=True):
+    """C[k-th row block] += (k + 1) * X[k-th row block], one block after another through one
+    shared tile: each TMA reduce-add's read must end before the next block is written into the
+    tile. With `handoff`, a second tile's barrier comes between (thread 0 waits there, and the
+    read runs on under the next block's load); without, the wait and a barrier of their own
+    come right before the tile is written."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            X_f = T.alloc_fragment((bM, N), "float32")
+            X_s = T.alloc_shared((bM, N), "float32")
+            if handoff:
+                L_s = T.alloc_shared((bM, N), "float32")
+            for k in T.serial(M // bM):
+                rows = k * bM
+                if handoff:
+                    T.copy(X[rows, 0], L_s)
+                    T.copy(L_s, X_f)
+                else:
+                    T.copy(X[rows, 0], X_f)
+                for i, j in T.Parallel(bM, N):
+                    X_f[i, j] *= k + 1
+                T.copy(X_f, X_s)
+                T.atomic_add(C[rows:rows + bM, 0:N], X_s)
+
+    return main
+
+
+@pytest.mark.parametrize("handoff", [True, False])
+def test_a_tma_reduce_add_is_waited_for_before_its_tile_is_written_again(handoff):
+    src = compile_or_skip(add_scaled_blocks(512, 128, handoff=handoff), target="cuda",
+                          arch=ARCH).get_kernel_source()
+    loop = src[src.index("for (int32_t k"):]
+    # In the loop, thread 0 waits for the last block's read before the barrier ahead of the
+    # tile's write (and once more after the loop); with the hand-off, that barrier is L_s's.
+    assert src.count("tma_store_wait_read()") == 2
+    wait = loop.index("tma_store_wait_read()")
+    assert wait < loop.index("sync_threads()", wait) < loop.index("X_s[")
+    assert ("L_s[" in loop[:wait]) == handoff
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("handoff", [True, False])
+def test_a_tile_rewritten_after_its_tma_reduce_add_adds_what_it_held(handoff):
+    torch = hopper_or_skip()
+    M, N = 1024, 128
+    x = torch.randn(M, N, device="cuda")
+    c0 = torch.randn(M, N, device="cuda")
+    c = c0.clone()
+    tilec.compile(add_scaled_blocks(M, N, handoff=handoff))(x, c)
+    scale = torch.arange(1, M // 64 + 1, device="cuda", dtype=torch.float32).repeat_interleave(64)[:, None]
+    torch.testing.assert_close(c, c0 + scale * x, rtol=1e-6, atol=1e-5)
 
 
 # --- a reduction across warpgroups inside the warp-specialized loop ---------------------------

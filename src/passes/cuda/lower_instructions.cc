@@ -67,8 +67,9 @@ Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, cons
 // tma_load, tma_store or tma_reduce_add) a panel, the box of the tensor map being the panel's
 // rows x its width (1 along the region's other dims), swizzled as the panel is. A load
 // (warp_specialize made it) is issued by the thread that reaches it and completes on `barrier`;
-// a store or reduce-add (tma_copies.h) is issued by thread 0, which waits until the tile has
-// been read before going on to the barrier that lets the tile be written again.
+// a store or reduce-add (tma_copies.h) is issued and committed by thread 0, which waits for the
+// tile to be read where insert_barriers put tma_store_wait_read: before the barrier that lets
+// the tile be written again.
 Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const ir::BufferRegion& shared,
                   int64_t panel_bytes, const Expr& barrier, const SourceLoc& loc,
                   InstructionLoweringContext& ctx) {
@@ -105,7 +106,7 @@ Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const
     copies.push_back(ir::device_call(call, args, loc));
   }
   if (load) return ir::make_seq(copies);
-  copies.push_back(ir::device_call("tma_store_commit_and_wait_read", {}, loc));
+  copies.push_back(ir::device_call("tma_store_commit", {}, loc));
   const Expr& tid = ctx.thread_index();
   return ir::make_if(ir::make_EQ(tid, ir::make_int(0, tid->dtype)), ir::make_seq(copies));
 }

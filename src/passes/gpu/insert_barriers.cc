@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "ir/device_calls.h"
@@ -29,6 +30,38 @@ bool reads_through_async_proxy(const Stmt& s) {
   if (const auto* add = s.as<ir::AtomicAdd>()) return add->instruction.reads_through_async_proxy();
   return false;
 }
+
+// The shared tile a TMA store or reduce-add reads after thread 0 has issued it, while the
+// threads go on; or null.
+const ir::BufferNode* tma_store_source(const Stmt& s) {
+  if (const auto* copy = s.as<ir::Copy>(); copy && copy->instruction.kind == ir::CopyInstructionKind::TmaStore)
+    return copy->src.buffer.get();
+  if (const auto* add = s.as<ir::AtomicAdd>(); add && add->instruction.kind == ir::CopyInstructionKind::TmaReduceAdd)
+    return add->src.buffer.get();
+  return nullptr;
+}
+
+bool has_tma_store(const Stmt& s) {
+  struct Find : ir::IRVisitor {
+    bool found = false;
+    void visit(const Stmt& st) override {
+      found |= st && tma_store_source(st);
+      IRVisitor::visit(st);
+    }
+    using IRVisitor::visit;
+  } find;
+  find.visit(s);
+  return find.found;
+}
+
+// Thread 0's wait for its TMA stores to have read their tiles.
+Stmt wait_for_tma_reads(const SourceLoc& loc) {
+  return ir::make_if(ir::thread_in(0, 1), ir::device_call("tma_store_wait_read", {}, loc));
+}
+
+// Where thread 0 may wait for its TMA stores' reads: before barrier `id` (BarrierPlacer's
+// candidates, kept or dropped once the kernel is placed).
+constexpr const char* kTmaWaitCandidate = "tma_store_wait_read_candidate";
 
 // Buffers filled by async copies: pipeline_loops synchronizes them itself.
 class AsyncTargets : public ir::IRVisitor {
@@ -152,16 +185,34 @@ class Overlap {
   const ThreadValues& thread_values_;
 };
 
-// Accesses made since the last barrier, by any thread.
+// A shared tile a TMA store may still be reading. A barrier doesn't end the read: thread 0
+// waits for it (tma_store_wait_read) before the last barrier ahead of the tile's next write,
+// so that the read runs on under what comes between. `barriers`: the candidates that came
+// after the store, the latest on each path so far; `unseparated`: some path has had none.
+struct TmaRead {
+  std::set<int> barriers;
+  bool unseparated = true;
+  bool operator==(const TmaRead& o) const { return barriers == o.barriers && unseparated == o.unseparated; }
+};
+
+// Accesses made since the last barrier, by any thread, and the TMA stores' reads in flight.
 struct Pending {
   SharedAccesses::Set reads, writes;
+  std::map<const ir::BufferNode*, TmaRead> tma_reads;
   void add(const SharedAccesses& acc) {
     reads.insert(acc.reads.begin(), acc.reads.end());
     writes.insert(acc.writes.begin(), acc.writes.end());
   }
+  // Where control flow joins: what either side left.
   void add(const Pending& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
+    for (const auto& [tile, read] : other.tma_reads) {
+      auto [at, fresh] = tma_reads.emplace(tile, read);
+      if (fresh) continue;
+      at->second.barriers.insert(read.barriers.begin(), read.barriers.end());
+      at->second.unseparated |= read.unseparated;
+    }
   }
   bool operator==(const Pending& o) const {
     auto keys = [](const SharedAccesses::Set& s) {
@@ -169,24 +220,60 @@ struct Pending {
       for (const auto& [key, indices] : s) k.push_back(key);
       return k;
     };
-    return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes);
+    return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && tma_reads == o.tma_reads;
   }
+};
+
+// The wait candidates BarrierPlacer left: thread 0's wait where `kept` has them, else nothing.
+class KeepTmaWaits : public ir::IRMutator {
+ public:
+  explicit KeepTmaWaits(const std::set<int>& kept) : kept_(kept) {}
+
+ protected:
+  Stmt mutate_Seq(const ir::Seq* op, const Stmt&) override {
+    std::vector<Stmt> stmts;
+    for (const Stmt& s : op->stmts) {
+      if (!ir::is_device_call(s, kTmaWaitCandidate)) {
+        stmts.push_back(mutate(s));
+        continue;
+      }
+      int64_t id;
+      ir::is_const_int(s.as<ir::Evaluate>()->value.as<ir::Call>()->args.at(0), &id);
+      if (kept_.count(static_cast<int>(id))) stmts.push_back(wait_for_tma_reads(s->loc));
+    }
+    return ir::make_seq(stmts);
+  }
+
+ private:
+  const std::set<int>& kept_;
 };
 
 class BarrierPlacer {
  public:
   // `consumer_threads` > 0: the launch is warp-specialized (warp_specialize.h), and the
   // branch its producer warpgroup doesn't take synchronizes only that many threads.
-  // `group_barriers`: those of the kernel's T.ws groups; `program_orders_groups`: the kernel
-  // orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
+  // `group_barriers`: those of the kernel's T.ws groups, if `groups`; `program_orders_groups`:
+  // the kernel orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
-                const GroupBarriers& group_barriers, bool program_orders_groups, BufferSet generic_writes)
-      : overlap_(std::move(async), thread_values),
+                const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes)
+      : async_(async),
+        overlap_(std::move(async), thread_values),
         generic_writes_(std::move(generic_writes)),
         consumer_threads_(consumer_threads),
         thread_values_(thread_values),
         group_barriers_(group_barriers),
-        program_orders_groups_(program_orders_groups) {}
+        program_orders_groups_(program_orders_groups),
+        defer_tma_reads_(consumer_threads == 0 && !groups) {}
+
+  // The kernel body `s` placed: with barriers, and with thread 0's waits for its TMA stores'
+  // reads before the barriers ahead of their tiles' next writes, and at the end.
+  Stmt place_kernel(const Stmt& s) {
+    Pending pending;
+    Stmt body = place(s, pending);
+    // The block's shared memory must outlive a read still in flight at its end.
+    if (!pending.tma_reads.empty()) body = ir::make_seq({body, wait_for_tma_reads(s->loc)});
+    return KeepTmaWaits(waits_kept_).mutate(body);
+  }
 
   // `s` with barriers before each statement that would otherwise see another thread's
   // access of the same buffer (read after write, write after read or write) unseparated;
@@ -201,11 +288,8 @@ class BarrierPlacer {
       // The block's barrier (T.sync_threads, a reduction's exchange) in a warp-specialized
       // launch's consumer code waits for the consumers alone: the producer warpgroup never
       // reaches it. In a T.ws group it waits for the group.
-      if (!in_consumers_ && !in_producer_ && !group_) {
-        pending = Pending();
-        return s;
-      }
-      return reset(pending, s->loc);
+      if (!in_consumers_ && !in_producer_ && !group_) return ir::make_seq({separate(pending, s.get(), s->loc), s});
+      return reset(pending, s->loc, s.get());
     }
     if (auto span = thread_group_of(s)) return place_group(*s.as<ir::IfThenElse>(), *span, pending);
     if (divides_threads(s)) return place_divergent(s, pending);
@@ -222,7 +306,8 @@ class BarrierPlacer {
     SharedAccesses acc;
     acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
     Stmt before;
-    if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending)) before = reset(pending, branch.loc);
+    if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending))
+      before = reset(pending, branch.loc, &branch);
     auto n = std::make_shared<ir::IfThenElse>(branch);
     {
       Pending inside;
@@ -301,7 +386,7 @@ class BarrierPlacer {
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
     SharedAccesses acc;
     acc.visit(s);
-    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
+    Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
     // writers' generic stores are ordered before them by their proxy fence, then the barrier.
     // Only those instructions need it (a target that has none never makes the call).
@@ -314,7 +399,38 @@ class BarrierPlacer {
              SharedAccesses::any(acc.reads, [&](const ir::BufferNode* b) { return generic_writes_.count(b) > 0; }))
       barrier = ir::device_call("fence_proxy_async", {}, s->loc);
     pending.add(acc);
-    return ir::make_seq({barrier, s});
+    return ir::make_seq({barrier, s, tma_store_issued(s, pending)});
+  }
+
+  // The barrier `acc` needs before it (placed before `key`): one for another thread's access
+  // unseparated, or for a tile it writes that a TMA store may still be reading. For such a
+  // tile, thread 0 waits for the read before the barrier, this one or the last one since the
+  // store (on each path).
+  Stmt separating_barrier(const SharedAccesses& acc, Pending& pending, const void* key, const SourceLoc& loc) {
+    std::vector<const ir::BufferNode*> rewritten;
+    bool unseparated = false;
+    for (const auto& [tile, read] : pending.tma_reads) {
+      if (!overlap_.any(acc.writes, {{{tile, "*"}, std::nullopt}})) continue;
+      rewritten.push_back(tile);
+      unseparated |= read.unseparated;
+    }
+    Stmt barrier = needs_barrier(acc, pending) || unseparated ? reset(pending, loc, key) : Stmt();
+    for (const ir::BufferNode* tile : rewritten) {
+      const std::set<int>& at = pending.tma_reads.at(tile).barriers;
+      waits_kept_.insert(at.begin(), at.end());
+      pending.tma_reads.erase(tile);
+    }
+    return barrier;
+  }
+
+  // After `s`: if it is a TMA store (a tile op in a block whose barriers all threads reach), its
+  // tile in flight, for the barriers to come to wait for; otherwise thread 0's wait right away.
+  Stmt tma_store_issued(const Stmt& s, Pending& pending) {
+    const ir::BufferNode* tile = tma_store_source(s);
+    if (!tile) return Stmt();
+    if (!defer_tma_reads_ || divergent_depth_ > 0 || async_.count(tile)) return wait_for_tma_reads(s->loc);
+    pending.tma_reads[tile] = TmaRead();
+    return Stmt();
   }
 
   // A branch or loop whose condition or bounds differ from thread to thread (a kernel written
@@ -338,13 +454,13 @@ class BarrierPlacer {
   Stmt place_divergent(const Stmt& s, Pending& pending) {
     SharedAccesses acc;
     acc.visit(s);
-    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, s->loc) : Stmt();
+    Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     Pending inside;
     ++divergent_depth_;
     place_parts(s, inside);  // for its errors: a barrier it would place is one not every thread reaches
     --divergent_depth_;
     pending.add(acc);
-    return ir::make_seq({barrier, s});
+    return ir::make_seq({barrier, s, has_tma_store(s) ? wait_for_tma_reads(s->loc) : Stmt()});
   }
 
   // The loop body placed so that every iteration is safe after the previous one. Where the
@@ -360,7 +476,7 @@ class BarrierPlacer {
       Pending after_hoisted;
       Stmt hoisted = place_iterations(body, after_hoisted);
       if (barriers_in(hoisted) < lazy_barriers) {
-        before = reset(pending, body->loc);
+        before = reset(pending, body->loc, body.get());
         if (reads_through_async_proxy_in(body))
           before = ir::make_seq({ir::device_call("fence_proxy_async", {}, body->loc), before});
         pending = after_hoisted;
@@ -410,6 +526,7 @@ class BarrierPlacer {
       Pending next = entry, carried;
       carried.reads = SharedAccesses::wholes(p.reads);
       carried.writes = SharedAccesses::wholes(p.writes);
+      carried.tma_reads = p.tma_reads;
       next.add(carried);
       if (next == entry) {
         pending = next;
@@ -424,7 +541,7 @@ class BarrierPlacer {
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
     SharedAccesses acc;
     acc.visit(e);
-    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc) : Stmt();
+    Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc, e.get()) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
   }
@@ -434,12 +551,34 @@ class BarrierPlacer {
            overlap_.any(acc.writes, pending.reads);
   }
 
-  Stmt reset(Pending& pending, const SourceLoc& loc) const {
+  // A barrier placed before `key` (an input statement or expression: the same in each round of
+  // place_iterations), with pending's accesses separated by it.
+  Stmt reset(Pending& pending, const SourceLoc& loc, const void* key) {
     if (divergent_depth_ > 0) barrier_not_reached_by_all(loc);
     if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
-    pending = Pending();
-    if (group_) return ir::device_call(group_barriers_.barrier(*group_), {}, loc);
-    return ir::device_call(in_consumers_ ? partial_barrier() : "sync_threads", {}, loc);
+    if (group_) {
+      pending = Pending();
+      return ir::device_call(group_barriers_.barrier(*group_), {}, loc);
+    }
+    if (in_consumers_) {
+      pending = Pending();
+      return ir::device_call(partial_barrier(), {}, loc);
+    }
+    Stmt wait = separate(pending, key, loc);
+    return ir::make_seq({wait, ir::device_call("sync_threads", {}, loc)});
+  }
+
+  // pending after a barrier of the whole block before `key`: no access unseparated, and each
+  // TMA store's read in flight has it for its latest barrier. Returns the barrier's wait
+  // candidate, if a read is in flight.
+  Stmt separate(Pending& pending, const void* key, const SourceLoc& loc) {
+    Pending after;
+    after.tma_reads = std::move(pending.tma_reads);
+    pending = std::move(after);
+    if (pending.tma_reads.empty()) return Stmt();
+    const int id = candidate_ids_.emplace(key, static_cast<int>(candidate_ids_.size())).first->second;
+    for (auto& [tile, read] : pending.tma_reads) read = TmaRead{{id}, false};
+    return ir::device_call(kTmaWaitCandidate, {ir::make_int(id)}, loc);
   }
 
   // Whether `condition` is thread_in(T, ...): the producer warpgroup's side of the split.
@@ -452,6 +591,7 @@ class BarrierPlacer {
 
   std::string partial_barrier() const { return ir::consumer_barrier(consumer_threads_); }
 
+  BufferSet async_;
   Overlap overlap_;
   BufferSet generic_writes_;  // shared buffers the kernel writes through the generic proxy
   int consumer_threads_;
@@ -462,6 +602,11 @@ class BarrierPlacer {
   bool in_consumers_ = false, in_producer_ = false;
   std::optional<ThreadSpan> group_;  // the T.ws group being placed
   int chain_depth_ = 0;              // in the else branch of a group (an elif chain's other groups)
+  // Whether TMA stores may leave their reads in flight past barriers (a launch whose barriers
+  // are all the whole block's: no T.ws groups, no producer warpgroup); else each waits at once.
+  const bool defer_tma_reads_;
+  std::map<const void*, int> candidate_ids_;  // the wait candidates, by what their barrier precedes
+  std::set<int> waits_kept_;                  // those a tile's next write needs
 };
 
 // The shared buffers a kernel writes through the generic proxy: by stores, copies other than
@@ -503,14 +648,13 @@ class KernelBarriers : public ir::IRMutator {
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt&) override {
     AsyncTargets async;
     async.visit(op->body);
-    Pending pending;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
     ThreadValues thread_values(op->thread_index, op->body);
     GroupBarriers group_barriers(op->body, op->loc);
     const bool groups = has_thread_groups(op->body);
     n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values, group_barriers,
-                            groups && waits_on_mbarriers(op->body), generic_writes(op->body))
-                  .place(op->body, pending);
+                            groups, groups && waits_on_mbarriers(op->body), generic_writes(op->body))
+                  .place_kernel(op->body);
     return Stmt(n);
   }
 };
