@@ -279,12 +279,14 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             if overlap:
                 # With no key block (causal rows before every key, or no keys), the first
                 # block's scores are all masked, its P is 0, and the last P V adds nothing.
+                # V_last is loaded under the first block's gemm and softmax: the first gemm
+                # waits only for Q and K_first.
                 K_first = T.alloc_shared([block_N, dim], dtype)
                 V_last = T.alloc_shared([block_N, dim], dtype)
                 load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
-                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
                 clear_masked(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
                 T.gemm(Q_shared, K_first, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
                 row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                 row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                 T.copy(scores, probs)

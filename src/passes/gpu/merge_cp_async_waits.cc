@@ -14,15 +14,18 @@ using ir::Stmt;
 
 bool is_wait_all(const Stmt& s) { return ir::is_device_call(s, "cp_async_wait_all"); }
 
-// Whether `s` leaves shared memory alone, but for cp.async copies into it.
+// Whether `s` leaves shared memory alone, but for cp.async copies into it. A device call as a
+// statement (a barrier, a fence, a gemm) counts as touching it; one inside a value (exp2, a
+// shuffle) touches only what its arguments address.
 bool off_shared_memory(const Stmt& s) {
   struct Check : ir::IRVisitor {
     bool off = true;
-    void visit_Call(const ir::Call* op) override {
+    void visit_Evaluate(const ir::Evaluate* op) override {
+      const auto* call = op->value.as<ir::Call>();
       const std::string prefix = ir::kDeviceCallPrefix;
-      if (op->name.rfind(prefix + "cp_async_", 0) == 0) return;  // its arguments are addresses
-      if (op->name.rfind(prefix, 0) == 0) off = false;
-      IRVisitor::visit_Call(op);
+      if (call && call->name.rfind(prefix + "cp_async_", 0) == 0) return;  // its arguments are addresses
+      if (call && call->name.rfind(prefix, 0) == 0) off = false;
+      IRVisitor::visit_Evaluate(op);
     }
     void visit_BufferLoad(const ir::BufferLoad* op) override {
       off &= op->buffer->scope != ir::MemoryScope::Shared;
@@ -39,19 +42,28 @@ bool off_shared_memory(const Stmt& s) {
 
 class MergeWaits : public ir::IRMutator {
  protected:
+  // Each wait moved down its list to the first statement that touches shared memory (or the
+  // list's end); one that meets another wait there goes.
   Stmt mutate_Seq(const ir::Seq* op, const Stmt& self) override {
     Stmt mutated = IRMutator::mutate_Seq(op, self);
     std::vector<Stmt> stmts;
     flatten(mutated, &stmts);
     std::vector<Stmt> kept;
-    bool changed = false;
-    for (size_t i = 0; i < stmts.size(); ++i) {
-      if (is_wait_all(stmts[i]) && later_wait(stmts, i + 1)) {
-        changed = true;
+    Stmt waiting;  // a wait being moved down
+    for (const Stmt& s : stmts) {
+      if (is_wait_all(s)) {
+        waiting = s;
         continue;
       }
-      kept.push_back(stmts[i]);
+      if (waiting && !off_shared_memory(s)) {
+        kept.push_back(waiting);
+        waiting = Stmt();
+      }
+      kept.push_back(s);
     }
+    if (waiting) kept.push_back(waiting);
+    bool changed = kept.size() != stmts.size();
+    for (size_t i = 0; i < kept.size() && !changed; ++i) changed = !kept[i].same_as(stmts[i]);
     return changed ? ir::with_loc(ir::make_seq(std::move(kept)), mutated->loc) : mutated;
   }
 
@@ -63,16 +75,6 @@ class MergeWaits : public ir::IRMutator {
     } else {
       out->push_back(s);
     }
-  }
-
-  // Whether a wait for every copy comes at or after `from`, with nothing before it that needs
-  // the copies landed.
-  static bool later_wait(const std::vector<Stmt>& stmts, size_t from) {
-    for (size_t j = from; j < stmts.size(); ++j) {
-      if (is_wait_all(stmts[j])) return true;
-      if (!off_shared_memory(stmts[j])) return false;
-    }
-    return false;
   }
 };
 

@@ -1,18 +1,20 @@
-// Tiles copied into shared memory by cp.async and waited for at once (each T.copy outside a
-// pipelined loop: its cp_async_N, cp_async_commit, cp_async_wait_all) wait together when
-// nothing between them touches shared memory: each wait but the last goes, so the tiles travel
-// at once and the threads wait for the slowest instead of for each in turn.
+// Tiles copied into shared memory by cp.async outside a pipelined loop (each T.copy's
+// cp_async_N, cp_async_commit, cp_async_wait_all) are waited for as late as their list allows:
+// each wait moves down to the first statement that touches shared memory, and waits that meet
+// there become one, so the tiles travel together and under the work before their first reader.
 //
 //   cp_async_16(&Q_s[..], ..) ...; cp_async_commit()      cp_async_16(&Q_s[..], ..) ...; cp_async_commit()
 //   cp_async_wait_all()                                   acc_o[..] = 0
 //   acc_o[..] = 0                                    ->   cp_async_16(&K_s[..], ..) ...; cp_async_commit()
-//   cp_async_16(&K_s[..], ..) ...; cp_async_commit()      cp_async_wait_all()
-//   cp_async_wait_all()
+//   cp_async_16(&K_s[..], ..) ...; cp_async_commit()      m[..] = exp2(s[..] - ..)
+//   cp_async_wait_all()                                   cp_async_wait_all()
+//   m[..] = exp2(s[..] - ..)                              fence_proxy_async(); sync_threads(); gemm(..)
+//   fence_proxy_async(); sync_threads(); gemm(..)
 //
-// "Between" is the statements of one list (and their nested loops and branches): loads and
-// stores of registers, locals and global memory, and other cp.async copies. A load or store of
-// a shared buffer, or any other device call (a barrier, a fence, a gemm), keeps the wait before
-// it.
+// A wait passes loads and stores of registers, locals and global memory (with any math, shuffles
+// included, in their values), other cp.async copies, and loops and branches made of those. A
+// load or store of a shared buffer, or a device call as a statement (a barrier, a fence, a
+// gemm), stops it; so does its list's end.
 #pragma once
 
 #include "passes/pass.h"
