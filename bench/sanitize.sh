@@ -46,6 +46,11 @@ if [[ $tool == racecheck ]]; then
     exit 1
   fi
 fi
+# The shards share the machine's cores: each one's CPU-backend kernels (OpenMP) get their share,
+# not a thread a core each (oversubscribed, the autotuner's CPU timings were noise and its tests
+# picked the slow config).
+cores=$(nproc)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( cores / shards > 0 ? cores / shards : 1 ))}
 pids=()
 for ((s = 0; s < shards; s++)); do
   part=()
@@ -55,7 +60,7 @@ for ((s = 0; s < shards; s++)); do
   sanitizer=(compute-sanitizer --tool "$tool" "${filter[@]}" --target-processes all --error-exitcode 1)
   [[ $tool == none ]] && sanitizer=()
   TILEC_CACHE_DIR=$(mktemp -d) timeout "${TILEC_SANITIZE_SECONDS:-540}" "${sanitizer[@]}" \
-    "$python" -m pytest -q -rs -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
+    "$python" -m pytest -q -rfEs -p no:cacheprovider "${part[@]}" >"$LOGS/sanitize_${tool}_$s.log" 2>&1 &
   pids+=($!)
 done
 failed=0
