@@ -10,8 +10,9 @@
 namespace tilec {
 namespace {
 
-// Two tiles copied into shared memory, `between` them, then a gemm reading both.
-std::string ir_with(const std::string& between) {
+// Two tiles copied into shared memory, `between` them and `after` them, then a gemm reading
+// both.
+std::string ir_with(const std::string& between, const std::string& after = "") {
   std::string source =
       "import tilec.language as T\n\n@T.prim_func\n"
       "def main(A: T.Tensor((64, 64), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
@@ -23,7 +24,8 @@ std::string ir_with(const std::string& between) {
       "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
       "        T.copy(A, A_s)\n" +
       between +
-      "        T.copy(B, B_s)\n"
+      "        T.copy(B, B_s)\n" +
+      after +
       "        T.gemm(A_s, B_s, C_f)\n"
       "        T.copy(C_f, C)\n";
   return emit(load_function(source, "k.py", "main"), {.target = "cuda", .arch = "sm_80"}, EmitStage::IR);
@@ -48,25 +50,10 @@ TEST(MergeCpAsyncWaits, AReadOfSharedMemoryBetweenThemKeepsTheFirstWait) {
 
 TEST(MergeCpAsyncWaits, AWaitMovesPastRegisterWorkToTheTilesFirstReader) {
   // The copy of B lands under the math on C_f, which calls exp2 but touches no shared memory.
-  std::string math = "        for i, j in T.Parallel(64, 64):\n            C_f[i, j] = T.exp2(C_f[i, j])\n";
-  std::string source =
-      "import tilec.language as T\n\n@T.prim_func\n"
-      "def main(A: T.Tensor((64, 64), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
-      "         C: T.Tensor((64, 64), \"float32\")):\n"
-      "    with T.Kernel(1, threads=128) as bx:\n"
-      "        A_s = T.alloc_shared((64, 64), \"float16\")\n"
-      "        B_s = T.alloc_shared((64, 64), \"float16\")\n"
-      "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
-      "        T.fill(C_f, 1)\n"
-      "        T.copy(A, A_s)\n"
-      "        T.copy(B, B_s)\n" +
-      math +
-      "        T.gemm(A_s, B_s, C_f)\n"
-      "        T.copy(C_f, C)\n";
-  std::string lowered = emit(load_function(source, "k.py", "main"), {.target = "cuda", .arch = "sm_80"}, EmitStage::IR);
-  EXPECT_EQ(count(lowered, "cp_async_wait_all()"), 1u) << lowered;
-  EXPECT_LT(lowered.find("exp2("), lowered.find("cp_async_wait_all()")) << lowered;
-  EXPECT_LT(lowered.find("cp_async_wait_all()"), lowered.find("gemm_ss<")) << lowered;
+  std::string ir = ir_with("", "        for i, j in T.Parallel(64, 64):\n            C_f[i, j] = T.exp2(C_f[i, j])\n");
+  EXPECT_EQ(count(ir, "cp_async_wait_all()"), 1u) << ir;
+  EXPECT_LT(ir.find("exp2("), ir.find("cp_async_wait_all()")) << ir;
+  EXPECT_LT(ir.find("cp_async_wait_all()"), ir.find("gemm_ss<")) << ir;
 }
 
 }  // namespace

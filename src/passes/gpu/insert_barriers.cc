@@ -41,15 +41,19 @@ const ir::BufferNode* tma_store_source(const Stmt& s) {
   return nullptr;
 }
 
-bool has_tma_store(const Stmt& s) {
+// Whether a statement in `s` (itself included) is one `is`.
+template <typename Predicate>
+bool contains(const Stmt& s, Predicate is) {
   struct Find : ir::IRVisitor {
+    explicit Find(Predicate& p) : is(p) {}
+    Predicate& is;
     bool found = false;
     void visit(const Stmt& st) override {
-      found |= st && tma_store_source(st);
+      found |= st && is(st);
       IRVisitor::visit(st);
     }
     using IRVisitor::visit;
-  } find;
+  } find(is);
   find.visit(s);
   return find.found;
 }
@@ -460,7 +464,7 @@ class BarrierPlacer {
     place_parts(s, inside);  // for its errors: a barrier it would place is one not every thread reaches
     --divergent_depth_;
     pending.add(acc);
-    return ir::make_seq({barrier, s, has_tma_store(s) ? wait_for_tma_reads(s->loc) : Stmt()});
+    return ir::make_seq({barrier, s, contains(s, tma_store_source) ? wait_for_tma_reads(s->loc) : Stmt()});
   }
 
   // The loop body placed so that every iteration is safe after the previous one. Where the
@@ -477,7 +481,7 @@ class BarrierPlacer {
       Stmt hoisted = place_iterations(body, after_hoisted);
       if (barriers_in(hoisted) < lazy_barriers) {
         before = reset(pending, body->loc, body.get());
-        if (reads_through_async_proxy_in(body))
+        if (contains(body, reads_through_async_proxy))
           before = ir::make_seq({ir::device_call("fence_proxy_async", {}, body->loc), before});
         pending = after_hoisted;
         return hoisted;
@@ -498,19 +502,6 @@ class BarrierPlacer {
     } count;
     count.visit(s);
     return count.n;
-  }
-
-  static bool reads_through_async_proxy_in(const Stmt& s) {
-    struct Find : ir::IRVisitor {
-      bool found = false;
-      void visit(const Stmt& st) override {
-        found |= st && reads_through_async_proxy(st);
-        IRVisitor::visit(st);
-      }
-      using IRVisitor::visit;
-    } find;
-    find.visit(s);
-    return find.found;
   }
 
   // The loop body placed from `pending` on: placing again with the accesses left unseparated
