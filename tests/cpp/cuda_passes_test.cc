@@ -387,8 +387,38 @@ TEST(WarpSpecialize, ALetOfTheLoopVarBeforeTheCopiesIsSeenThrough) {
   // attention's `keys = k * block_N`, indexing both copies.
   std::string ir = warp_specialized(two_gemm_loop("keys"), {{"tilec.persistent", "false"}});
   EXPECT_NE(ir.find("# warp-specialized"), std::string::npos) << ir;
-  EXPECT_EQ(count(ir, "T.device.mbarrier_arrive_expect_tx("), 2u) << ir;
+  EXPECT_EQ(count(ir, "T.device.mbarrier_arrive_expect_tx("), 3u) << ir;  // K, V and the Q tile
   EXPECT_NE(ir.find("T.copy(K[(0 + k_iter) * 64"), std::string::npos) << ir;
+}
+
+TEST(WarpSpecialize, TheProducerLoadsATileCopyBeforeTheLoopOnceATile) {
+  // Q's copy before the loop: the producer issues it ahead of the stages, the consumers wait
+  // for it before its first reader (the loop).
+  std::string ir = warp_specialized(two_gemm_loop(), {{"tilec.persistent", "false"}});
+  size_t consumers = ir.find("else:");
+  ASSERT_NE(consumers, std::string::npos) << ir;
+  const std::string q_load = "T.copy(Q[bx * 64:bx * 64 + 64, 0:64], Q_s[0:64, 0:64])  # via tma load";
+  EXPECT_LT(ir.find(q_load), ir.find("for k_iter")) << ir;
+  EXPECT_LT(ir.find("mbarrier_arrive_expect_tx(T.address_of(tile_barriers[0]), 8192)"), ir.find(q_load)) << ir;
+  EXPECT_EQ(ir.find("T.copy(Q", consumers), std::string::npos) << ir;
+  EXPECT_LT(ir.find("mbarrier_wait_parity(T.address_of(tile_barriers[0]), 0 % 2)", consumers),
+            ir.find("for k_iter", consumers)) << ir;
+  // One tile a block: the consumers never free it.
+  EXPECT_EQ(ir.find("mbarrier_arrive_per_warp(T.address_of(tile_barriers"), std::string::npos) << ir;
+
+  // Persistent: the producer loads the next tile's Q once the consumers have freed it, after
+  // the loop that last reads it, while they finish the tile.
+  std::string persistent = warp_specialized(two_gemm_loop());
+  ASSERT_NE(persistent.find("# persistent"), std::string::npos) << persistent;
+  consumers = persistent.find("else:");
+  EXPECT_LT(persistent.find("if tile_iter >= 1:\n"), persistent.find("tile_barriers[1]), (tile_iter - 1) % 2)"))
+      << persistent;
+  EXPECT_LT(persistent.find("tile_barriers[1]), (tile_iter - 1) % 2)"), persistent.find("T.copy(Q[")) << persistent;
+  const size_t freed = persistent.find("mbarrier_arrive_per_warp(T.address_of(tile_barriers[1]))", consumers);
+  EXPECT_LT(persistent.find("mbarrier_wait_parity(T.address_of(tile_barriers[0]), tile_iter % 2)", consumers),
+            persistent.find("for k_iter", consumers)) << persistent;
+  EXPECT_LT(persistent.find("empty_barriers[(tile_iter * 8 + k_iter) % 2]", consumers), freed) << persistent;
+  EXPECT_LT(freed, persistent.find("T.copy(O_f", consumers)) << persistent;
 }
 
 TEST(WarpSpecialize, ALoopOfOneTripAndItsLetsAreSeenThrough) {
@@ -445,6 +475,37 @@ TEST(WarpSpecialize, ATripCountOfTheBlockVarsKeepsOneTileABlock) {
   std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue, "by + 1"));
   EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+}
+
+TEST(WarpSpecialize, LetsOfTheBlockVarsAreBoundAgainForEachTile) {
+  // The tile's corner named once (rows, cols), as attention names its query rows: a persistent
+  // block computes the lets in each tile loop, from that tile's block vars.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((1024, 512), \"bfloat16\"), B: T.Tensor((512, 1024), \"bfloat16\"),\n"
+      "         C: T.Tensor((1024, 1024), \"bfloat16\")):\n"
+      "    with T.Kernel(4, 8, threads=256) as (bx, by):\n"
+      "        rows = by * 128\n"
+      "        cols = bx * 256\n"
+      "        A_s = T.alloc_shared((128, 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 256), \"bfloat16\")\n"
+      "        C_l = T.alloc_fragment((128, 256), \"float32\")\n"
+      "        T.clear(C_l)\n"
+      "        for k in T.Pipelined(8, num_stages=3):\n"
+      "            T.copy(A[rows, k * 64], A_s)\n"
+      "            T.copy(B[k * 64, cols], B_s)\n"
+      "            T.gemm(A_s, B_s, C_l)\n"
+      "        T.copy(C_l, C[rows, cols])\n";
+  std::string ir = warp_specialized(passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main"))));
+  EXPECT_NE(ir.find("# persistent"), std::string::npos) << ir;
+  size_t consumers = ir.find("else:");
+  ASSERT_NE(consumers, std::string::npos) << ir;
+  // Each tile loop binds its block vars, then the lets from them; nothing else computes them.
+  EXPECT_EQ(count(ir, "rows = by"), 2u) << ir;
+  EXPECT_LT(ir.find("for tile_iter"), ir.find("rows = by_1 * 128")) << ir;
+  EXPECT_LT(ir.find("for tile_iter", consumers), ir.find("rows = by_2 * 128", consumers)) << ir;
+  EXPECT_NE(ir.find("T.copy(A[rows:rows + 128"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("C[rows:rows + 128, cols:cols + 256]", consumers), std::string::npos) << ir;
 }
 
 TEST(WarpSpecialize, BuffersThatFitOnlyByReusingTheStagesStayNonPersistent) {

@@ -56,6 +56,16 @@ bool reads(const Stmt& s, const ir::BufferNode* buffer) {
   return accesses.reads.count(buffer) > 0;
 }
 
+// Whether a statement issues a gemm that doesn't wait for itself (wg_wait != 0).
+bool issues_asynchronous_gemm(const Stmt& s) {
+  struct Find : ir::IRVisitor {
+    bool found = false;
+    void visit_Gemm(const ir::Gemm* op) override { found |= op->wg_wait != 0; }
+  } find;
+  find.visit(s);
+  return find.found;
+}
+
 // Pipelined loops anywhere in a statement.
 int count_pipelined(const Stmt& s) {
   struct Count : ir::IRVisitor {
@@ -85,7 +95,13 @@ class Specializer {
 
   bool warp_specialized() const { return warp_specialized_; }
   bool persistent() const { return persistent_; }
-  const ir::BufferMap& staged() const { return staged_; }
+  // Each buffer the rewritten body holds in another form: the stage buffers and the tile
+  // copies' panel tiles.
+  ir::BufferMap replaced() const {
+    ir::BufferMap all = staged_;
+    all.insert(tile_copied_.begin(), tile_copied_.end());
+    return all;
+  }
 
  private:
   // Down through allocations and lets to the statement list holding the loop.
@@ -95,9 +111,12 @@ class Specializer {
       return body ? ir::with_loc(ir::make_allocate(alloc->buffer, body), alloc->loc) : Stmt();
     }
     if (const auto* let = s.as<ir::LetStmt>()) {
-      lets_use_block_vars_ |= uses_block_vars(let->value);
+      const bool per_tile = uses_block_vars(let->value);
+      if (per_tile) tile_lets_.push_back(s);
       Stmt body = rewrite(let->body);
       if (!body) return Stmt();
+      // A persistent block binds its block vars once a tile: the let moved into the tile loop.
+      if (per_tile && persistent_) return body;
       auto n = std::make_shared<ir::LetStmt>(*let);
       n->body = body;
       return Stmt(n);
@@ -180,6 +199,12 @@ class Specializer {
     // thread 0, which runs those statements too, issues the copies.
     std::optional<std::vector<Stmt>> prelude = producer_prelude(loop, before);
     if (!prelude) warp_specialized_ = false;
+    // The consumers' statements: those before the loop the producer doesn't take, the loop (at
+    // index loop_at), and those after it.
+    std::vector<Stmt> work = warp_specialized_ ? take_tile_copies(loop, before, after) : before;
+    const size_t loop_at = work.size();
+    work.push_back(Stmt());
+    work.insert(work.end(), after.begin(), after.end());
 
     // The copies complete on one full barrier for each consumer statement that first reads
     // what they fill (attention's K for the first gemm, V for the second), so a consumer
@@ -197,7 +222,8 @@ class Specializer {
       if (at == first_readers.end()) first_readers.push_back(reader);
     }
     const int groups = static_cast<int>(first_readers.size());
-    barrier_bytes_ = ir::round_up(8 * stages * groups, 128) + ir::round_up(8 * stages, 128);
+    barrier_bytes_ = ir::round_up(8 * stages * groups, 128) + ir::round_up(8 * stages, 128) +
+                     (tile_copies_.empty() ? 0 : ir::round_up(16 * static_cast<int64_t>(tile_copies_.size()), 128));
 
     const SourceLoc& loc = loop.loc;
     DType t = loop.var->dtype;
@@ -205,6 +231,9 @@ class Specializer {
     full_ = ir::make_buffer("full_barriers", DType::UInt64, {ir::make_int(stages * groups)}, {}, ir::MemoryScope::Shared,
                             loc);
     empty_ = ir::make_buffer("empty_barriers", DType::UInt64, {ir::make_int(stages)}, {}, ir::MemoryScope::Shared, loc);
+    if (!tile_copies_.empty())
+      tile_barriers_ = ir::make_buffer("tile_barriers", DType::UInt64, {ir::make_int(2 * tile_copies_.size())}, {},
+                                       ir::MemoryScope::Shared, loc);
     auto barrier = [&](const ir::Buffer& b, const Expr& stage) { return ir::address_of(b, {stage}); };
     auto stage_of = [&](const Expr& i) { return ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))); };
     auto parity_of = [&](const Expr& i, int64_t round_offset) {
@@ -264,15 +293,18 @@ class Specializer {
         init.push_back(
             ir::device_call("mbarrier_init", {barrier(empty_, ir::make_int(s)), ir::make_int(consumer_warps)}, loc));
     }
+    for (size_t c = 0; c < tile_copies_.size(); ++c) {
+      init.push_back(ir::device_call("mbarrier_init", {tile_full(c), ir::make_int(1)}, loc));
+      init.push_back(ir::device_call("mbarrier_init", {tile_empty(c), ir::make_int(consumer_warps)}, loc));
+    }
     init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
     std::vector<Stmt> out = {in_threads(0, 1, ir::make_seq(init)), ir::device_call("sync_threads", {}, loc)};
 
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
     if (warp_specialized_) {
       Stmt prelude_stmts = ir::make_seq(*prelude);
-      persistent_ = hopper_feature(ctx_, "tilec.persistent") && !lets_use_block_vars_ &&
-                    !uses_block_vars(loop.min) && !uses_block_vars(n) && !uses_block_vars(prelude_stmts) &&
-                    fits_without_reuse();
+      persistent_ = hopper_feature(ctx_, "tilec.persistent") && !uses_block_vars(loop.min) && !uses_block_vars(n) &&
+                    !uses_block_vars(prelude_stmts) && fits_without_reuse();
       // A persistent block's tile loop: tile_iter counts its tiles, and the pipeline's rounds
       // go on from one tile to the next.
       Expr tile_iter = ir::make_var("tile_iter", t);
@@ -280,20 +312,24 @@ class Specializer {
       Stmt wait_empty = ir::make_if(
           ir::make_GE(round, int_of(stages)),
           ir::device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
+      // The tile copies' mbarriers go through one phase a tile. A tile first read after the
+      // loop is loaded after the producer's loop in a persistent block, where the load waits
+      // for the consumers to free the last tile's: the next tile's stages go first.
+      Expr tile = persistent_ ? tile_iter : int_of(0);
+      auto after_loop = [&](size_t first) { return persistent_ && first > loop_at; };
       Stmt produce = ir::make_seq(
-          {prelude_stmts,
-           ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))}))});
-      Stmt consume_loop = ir::make_for(
-          i, int_of(0), n, ir::ForKind::Serial,
-          ir::make_seq(
-              {consume(i, round), ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)}));
-      std::vector<Stmt> tile_work = before;
-      tile_work.push_back(ir::with_loc(consume_loop, loc));
-      tile_work.insert(tile_work.end(), after.begin(), after.end());
-      Stmt consumer_work = ir::make_seq(tile_work);
+          {prelude_stmts, issue_tile_copies(tile, [&](size_t first) { return !after_loop(first); }, loc),
+           ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))})),
+           issue_tile_copies(tile, after_loop, loc)});
+      work[loop_at] = ir::with_loc(
+          ir::make_for(i, int_of(0), n, ir::ForKind::Serial,
+                       ir::make_seq({consume(i, round),
+                                     ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)})),
+          loc);
+      Stmt consumer_work = consume_tile_copies(work, tile, loc);
       if (persistent_) {
-        produce = over_tiles(tile_iter, produce, loc);
-        consumer_work = over_tiles(tile_iter, consumer_work, loc);
+        produce = over_tiles(tile_iter, with_tile_lets(produce), loc);
+        consumer_work = over_tiles(tile_iter, with_tile_lets(consumer_work), loc);
       }
       const std::optional<int> grown =
           hopper_feature(ctx_, "tilec.setmaxnreg") && !launch_.keep_registers ? consumer_registers(launch_.threads) : std::nullopt;
@@ -306,7 +342,7 @@ class Specializer {
       out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
                                ir::make_seq(consumer)));
     } else {
-      out.insert(out.end(), before.begin(), before.end());
+      out.insert(out.end(), before.begin(), before.end());  // (no tile copies taken)
       std::vector<Stmt> prologue;
       for (int p = 0; p < stages; ++p)
         prologue.push_back(ir::make_if(ir::make_LT(int_of(p), n), issue(int_of(p), ir::make_int(p))));
@@ -320,8 +356,108 @@ class Specializer {
       out.insert(out.end(), after.begin(), after.end());
     }
     Stmt result = ir::make_seq(out);
+    if (tile_barriers_) result = ir::make_allocate(tile_barriers_, result);
     if (warp_specialized_) result = ir::make_allocate(empty_, result);
     return ir::with_loc(ir::make_allocate(full_, result), loc);
+  }
+
+  // A tile copy: one statement before the loop whose tile the producer loads by TMA, once a
+  // tile, on an mbarrier pair of its own (attention's Q tile). The consumers wait for it right
+  // before `first` of their statements (work in specialize) and free it right after `last`, the
+  // first and last that read it; a persistent block's producer then loads the next tile's while
+  // the consumers finish this one.
+  struct TileCopy {
+    Stmt copy;  // the TMA load, into the copy's buffer in panels
+    size_t first = 0, last = 0;
+    int64_t bytes = 0;
+  };
+
+  // `before` without the copies the producer takes: a copy of a whole shared panel tile from
+  // global memory (is_producer, tma_tile) whose buffer nothing else writes, that no statement
+  // before it touches, and that is read by a later statement (the loop included) of which the
+  // last waits for its own gemms.
+  std::vector<Stmt> take_tile_copies(const ir::For& loop, const std::vector<Stmt>& before,
+                                     const std::vector<Stmt>& after) {
+    std::vector<Stmt> work = before;
+    work.push_back(loop.body);
+    work.insert(work.end(), after.begin(), after.end());
+    std::vector<bool> taken(work.size(), false);
+    for (size_t p = 0; p < before.size(); ++p) {
+      const auto* copy = before[p].as<ir::Copy>();
+      if (!copy || !copy->allow_tma || !is_producer(before[p]) || !tma_tile(copy->dst, copy->src)) continue;
+      const ir::Buffer& dst = copy->dst.buffer;
+      const ir::BufferMap just_dst{{dst.get(), dst}};
+      size_t first = work.size(), last = 0;
+      bool alone = true;
+      for (size_t w = 0; w < work.size() && alone; ++w) {
+        if (w == p) continue;
+        alone = !writes_any(work[w], just_dst) && (w > p || !reads(work[w], dst.get()));
+        if (reads(work[w], dst.get())) {
+          first = std::min(first, w);
+          last = w;
+        }
+      }
+      if (!alone || first == work.size() || (last != before.size() && issues_asynchronous_gemm(work[last]))) continue;
+      auto panels = std::make_shared<ir::BufferNode>(*dst);
+      panels->layout = ir::panels_of(*panels, panel_bytes_of(*dst));
+      tile_copied_[dst.get()] = panels;
+      auto tma = std::make_shared<ir::Copy>(*copy);
+      tma->dst.buffer = panels;
+      tma->instruction = {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = ir::panel_width(*panels)};
+      const TmaTile tile = *tma_tile(copy->dst, copy->src);
+      tile_copies_.push_back({Stmt(tma), first, last, tile.rows * tile.cols * tile.bytes});
+      taken[p] = true;
+    }
+    // Reader indices count the taken copies; the consumers' list drops them.
+    std::vector<Stmt> kept;
+    for (size_t p = 0; p < before.size(); ++p)
+      if (!taken[p]) kept.push_back(before[p]);
+    for (TileCopy& c : tile_copies_) {
+      auto dropped = [&](size_t w) { return std::count(taken.begin(), taken.begin() + w, true); };
+      c.first -= dropped(c.first);
+      c.last -= dropped(c.last);
+    }
+    return kept;
+  }
+
+  Expr tile_full(size_t c) const { return ir::address_of(tile_barriers_, {ir::make_int(2 * c)}); }
+  Expr tile_empty(size_t c) const { return ir::address_of(tile_barriers_, {ir::make_int(2 * c + 1)}); }
+
+  // The producer's loads of the tile copies `which` takes (by its first reader), for tile
+  // `tile`: from the second tile on, each waits until the consumers have freed the last.
+  template <typename Which>
+  Stmt issue_tile_copies(const Expr& tile, Which which, const SourceLoc& loc) const {
+    std::vector<Stmt> out;
+    const DType t = tile->dtype;
+    for (size_t c = 0; c < tile_copies_.size(); ++c) {
+      if (!which(tile_copies_[c].first)) continue;
+      Expr last_parity = ir::make_cast(DType::Int32, ir::make_FloorMod(ir::make_Sub(tile, ir::make_int(1, t)),
+                                                                      ir::make_int(2, t)));
+      if (persistent_)
+        out.push_back(ir::make_if(ir::make_GE(tile, ir::make_int(1, t)),
+                                  ir::device_call("mbarrier_wait_parity", {tile_empty(c), last_parity}, loc)));
+      out.push_back(ir::device_call("mbarrier_arrive_expect_tx", {tile_full(c), ir::make_int(tile_copies_[c].bytes)}, loc));
+      auto copy = std::make_shared<ir::Copy>(*tile_copies_[c].copy.as<ir::Copy>());
+      copy->barrier = tile_full(c);
+      out.push_back(Stmt(copy));
+    }
+    return ir::make_seq(out);
+  }
+
+  // The consumers' statements with each tile copy's wait before its first reader and, in a
+  // persistent block, its release after its last.
+  Stmt consume_tile_copies(const std::vector<Stmt>& work, const Expr& tile, const SourceLoc& loc) const {
+    Expr parity = ir::make_cast(DType::Int32, ir::make_FloorMod(tile, ir::make_int(2, tile->dtype)));
+    std::vector<Stmt> out;
+    for (size_t w = 0; w < work.size(); ++w) {
+      for (size_t c = 0; c < tile_copies_.size(); ++c)
+        if (tile_copies_[c].first == w)
+          out.push_back(ir::device_call("mbarrier_wait_parity", {tile_full(c), parity}, loc));
+      out.push_back(work[w]);
+      for (size_t c = 0; c < tile_copies_.size() && persistent_; ++c)
+        if (tile_copies_[c].last == w) out.push_back(ir::device_call("mbarrier_arrive_per_warp", {tile_empty(c)}, loc));
+    }
+    return ir::make_seq(out);
   }
 
   // The statements before `loop` the producer must run to know its trip count: the stores to
@@ -378,12 +514,26 @@ class Specializer {
     return bytes <= ctx_.target.max_shared_bytes;
   }
 
-  // Whether `e` (an expression or statement) uses one of the launch's block vars.
+  // Whether `e` (an expression or statement) uses one of the launch's block vars, directly or
+  // through a let around the loop that does.
   template <typename Node>
   bool uses_block_vars(const Node& e) const {
     ir::VarMap marked;
     for (const Expr& v : launch_.block_vars) marked[v.get()] = ir::make_int(0, v->dtype);
+    for (const Stmt& s : tile_lets_) {
+      const Expr& var = s.as<ir::LetStmt>()->var;
+      marked[var.get()] = ir::make_int(0, var->dtype);
+    }
     return !ir::substitute(e, marked).same_as(e);
+  }
+
+  // `work` inside the lets around the loop that use block vars, outermost first.
+  Stmt with_tile_lets(Stmt work) const {
+    for (size_t i = tile_lets_.size(); i-- > 0;) {
+      const auto* let = tile_lets_[i].as<ir::LetStmt>();
+      work = ir::with_loc(ir::make_let(let->var, let->value, work), let->loc);
+    }
+    return work;
   }
 
   // for tile_iter in range(ceildiv(tiles - first, stride)): the block vars bound to tile
@@ -440,10 +590,12 @@ class Specializer {
   const PassContext& ctx_;
   bool warp_specialized_ = false;
   bool persistent_ = false;
-  bool lets_use_block_vars_ = false;  // a let around the loop reads a block var
+  std::vector<Stmt> tile_lets_;  // the lets around the loop that use block vars (directly or not)
   std::unordered_map<const ir::BufferNode*, int> uses_;
   ir::BufferMap staged_;
-  ir::Buffer full_, empty_;
+  ir::BufferMap tile_copied_;  // the tile copies' buffers, to their copies in panels
+  std::vector<TileCopy> tile_copies_;
+  ir::Buffer full_, empty_, tile_barriers_;
   int64_t barrier_bytes_ = 0;  // the full and empty barriers' shared memory
 };
 
@@ -463,7 +615,7 @@ class KernelSpecializer : public ir::IRMutator {
     Stmt body = specializer.run();
     if (!body) return self;
     auto n = std::make_shared<ir::KernelLaunch>(*op);
-    n->body = ir::replace_buffers(body, specializer.staged());
+    n->body = ir::replace_buffers(body, specializer.replaced());
     if (specializer.warp_specialized()) n->producer_threads = kProducerThreads;
     n->persistent = specializer.persistent();
     return Stmt(n);

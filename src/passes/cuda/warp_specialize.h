@@ -27,14 +27,25 @@
 //                      before group g's first reader; arrive empty[i % s]
 //     statements after the loop
 //
+// Tile copies: a statement before the loop that copies a whole shared panel tile from global
+// memory (attention's Q tile), into a buffer nothing else writes, is the producer's too. It
+// issues the TMA load before its loop on an mbarrier pair of the copy's own, tile_full[c] and
+// tile_empty[c]; the consumers wait on tile_full[c] right before the first statement that
+// reads the tile.
+//
 // Persistent (pass config "tilec.persistent", on by default, with warp specialization): when the
-// trip count n and the lets around the loop don't depend on the block vars and the shared
-// buffers fit side by side, the launch becomes one wave of blocks (KernelLaunch::persistent)
-// and each branch loops over the grid's tiles, binding the block vars for each:
+// trip count n doesn't depend on the block vars and the shared buffers fit side by side, the
+// launch becomes one wave of blocks (KernelLaunch::persistent) and each branch loops over the
+// grid's tiles, binding the block vars, then the lets around the loop that read them, for each:
 //
 //   for tile_iter in range(ceildiv(tiles - first, stride)):   # first, stride: blockIdx.x, gridDim.x
 //     bx, by = the grid position of tile first + tile_iter * stride (T.use_swizzle's order)
 //     ... the branch's work, with round r = tile_iter * n + i in place of i for stages and parities
+//
+// A tile copy's mbarriers then go through a phase a tile: the consumers arrive on tile_empty[c]
+// after the last statement that reads the tile, and the producer waits for that before loading
+// the next tile's, so that it loads it while they finish this one. A tile first read after the
+// loop (attention's last V block) is loaded after the producer's loop.
 //
 // Without warp specialization, thread 0 issues the copies s iterations ahead and the block
 // synchronizes after each iteration before refilling its stage. Other loops are left to
