@@ -19,7 +19,10 @@ function) and ARGS (its arguments by name); compiling it is KERNEL.compile(**ARG
 The worker runs mutants one at a time, each under the timeout; it is started
 again after a crash or a hang, and the mutant that caused it is run once more
 alone in a fresh process to confirm it, then saved under --out/findings/.
-Saved findings go to tests/fuzz/regressions/jit/ (tests/fuzz/README.md).
+Saved findings go to tests/fuzz/regressions/jit/ (tests/fuzz/README.md). One
+that its run alone doesn't reproduce (a hang of a loaded machine, a worker
+killed for the memory its earlier mutants left) is saved and listed, but fails
+the run no more than the compile fuzzer's unreproduced inputs do (triage.py).
 """
 
 import argparse
@@ -463,8 +466,8 @@ def fuzz(args):
                 if result["outcome"] in FINDINGS:
                     kind = signature(result)
                     if kind not in findings and kind not in known:
-                        findings[kind] = [0, report(path, result, env, args.timeout, out)]
-                    findings.setdefault(kind, [0, "known: its input waits in regressions/jit/pending/"])
+                        findings[kind] = [0, *report(path, result, env, args.timeout, out)]
+                    findings.setdefault(kind, [0, "known: its input waits in regressions/jit/pending/", True])
                     findings[kind][0] += 1
                 path.unlink()
         finally:
@@ -472,12 +475,16 @@ def fuzz(args):
     shutil.rmtree(work, ignore_errors=True)
     summary = ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items()))
     print(f"jit_mutants: {n} mutants in {time.monotonic() - start:.0f} s: {summary}")
-    for kind, (count, first) in sorted(findings.items()):
-        print(f"  {count:4d} {'known' if kind in known else 'NEW'} {kind}\n         {first}")
-    return 1 if any(kind not in known for kind in findings) else 0
+    def status(kind, reproduced):
+        return "known" if kind in known else "NEW" if reproduced else "not reproduced alone"
+
+    for kind, (count, first, reproduced) in sorted(findings.items()):
+        print(f"  {count:4d} {status(kind, reproduced)} {kind}\n         {first}")
+    return 1 if any(status(kind, reproduced) == "NEW" for kind, (_, _, reproduced) in findings.items()) else 0
 
 
 def report(path, result, env, timeout, out):
+    """Where `path` is saved, and whether its run alone fails too."""
     confirmed, stderr = replay_alone(path, env, timeout)
     text = path.read_text(encoding="utf-8")
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
@@ -488,7 +495,7 @@ def report(path, result, env, timeout, out):
                      encoding="utf-8")
     if stderr:
         saved.with_suffix(".log").write_text(stderr, encoding="utf-8")
-    return str(saved)
+    return str(saved), confirmed["outcome"] in FINDINGS
 
 
 def main():

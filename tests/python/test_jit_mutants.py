@@ -118,3 +118,28 @@ def test_the_loop_runs_for_its_budget_and_reports(tmp_path):
     assert " mutants in " in done.stdout
     # It fails exactly when it found something not known (a finding is a bug to fix).
     assert done.returncode == (1 if " NEW " in done.stdout else 0), done.stdout + done.stderr
+
+
+def test_a_finding_its_run_alone_does_not_show_is_saved_but_not_confirmed(tmp_path):
+    # A worker killed for what earlier mutants left it, or a hang of a loaded machine: the
+    # mutant crashes the first time only (it leaves a marker), so its run alone compiles.
+    marker = tmp_path / "crashed_once"
+    text = (f"import os, pathlib, signal\nif not pathlib.Path({str(marker)!r}).exists():\n"
+            f"    pathlib.Path({str(marker)!r}).touch()\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+            + KERNEL.format(statement="A[0] = 1.0"))
+    result = outcome(tmp_path, text)
+    assert result == {"outcome": "crash", "detail": "the worker died: SIGKILL"}
+    (tmp_path / "findings").mkdir()
+    saved, reproduced = jit_mutants.report(tmp_path / "mutant.py", result, dict(os.environ), 60, tmp_path)
+    assert not reproduced
+    assert pathlib.Path(saved).name.startswith("compiled-")
+    assert "# outcome alone: compiled" in pathlib.Path(saved).read_text()
+
+
+def test_a_finding_its_run_alone_shows_is_confirmed(tmp_path):
+    text = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    result = outcome(tmp_path, text)
+    (tmp_path / "findings").mkdir()
+    saved, reproduced = jit_mutants.report(tmp_path / "mutant.py", result, dict(os.environ), 60, tmp_path)
+    assert reproduced
+    assert pathlib.Path(saved).name.startswith("crash-")
