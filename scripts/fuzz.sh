@@ -45,7 +45,21 @@ build() {
 
 sanitize() {
   build
-  ctest --test-dir build-fuzz --output-on-failure -j"$(nproc)"
+  ctest --test-dir build-fuzz --output-on-failure -j"$(nproc)" && return 0
+  # A failure is run again alone, so the log's end names it, says whether it fails again
+  # (or only beside the others), and keeps the lines that say why.
+  local again
+  again=$(mktemp)
+  if ctest --test-dir build-fuzz --rerun-failed --output-on-failure > "$again" 2>&1; then
+    echo "fuzz.sh: the sanitized tests that failed pass when run again alone:"
+  else
+    echo "fuzz.sh: the sanitized tests that failed fail again alone:"
+  fi
+  grep -a -E '^ *[0-9]+/[0-9]+ Test +#' "$again" | sed 's/^ */fuzz.sh:   /'
+  grep -a -E 'Failure|error:|ERROR|SUMMARY|Expected|Which is|actual|Value of' "$again" | head -20 |
+    sed 's/^/fuzz.sh:     /'
+  rm -f "$again"
+  die "the sanitized GoogleTest suite failed (above)"
 }
 
 fuzz_compile() {
