@@ -1,15 +1,17 @@
 """Attention: tilec.ops.flash_attention (forward) and flash_attention_backward against torch's
 scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, in one run on one GPU.
 
-    python bench/attention.py [--quick] [--no-backward] [--decode] [--append bench/RESULTS.md]
+    python bench/attention.py [--quick] [--no-backward] [--decode] [--rounds 5] [--append bench/RESULTS.md]
 
 Shapes (issue 14): B * S = 64K tokens, H = 16 heads, S in {1024, 4096, 16384}, head dim d in
 {64, 128}, causal and not, float16, laid out [B, H, S, d] for every side. --quick runs S = 4096
 alone. Each tilec result is first checked on fresh random inputs against float32 attention
 (torch's math backend) on the first batch element's first two heads: relative Frobenius error
-under 1e-2, gradients included. Times are CUDA-event medians after warm-up (bench/timing.py);
-TFLOP/s counts 4 B H S^2 d for the forward pass and 2.5 times that for the backward, halved
-when causal. A side that fails (a backend torch can't run here, an error) shows its reason.
+under 1e-2, gradients included. Every side's forward and backward are timed once a round for
+--rounds rounds (a CUDA-event median of 10 calls after 2, bench/timing.py's interleaved_ms), and
+each figure is the median of its rounds: the GPU's clocks drift within a run by more than the
+ratios' differences, so each side gets times from every part of it. TFLOP/s counts 4 B H S^2 d
+for the forward pass and 2.5 times that for the backward, halved when causal. A side that fails (a backend torch can't run here, an error) shows its reason.
 Prints one table; --append adds it to RESULTS.md with the date, GPU and commit. --decode prints
 the decoding table instead (decode_table: one query a sequence over 8K-128K keys, grouped-query
 and not, against SDPA and the copy rate of the K/V bytes).
@@ -18,6 +20,7 @@ and not, against SDPA and the copy rate of the K/V bytes).
 import argparse
 import datetime
 import os
+import statistics
 import subprocess
 import sys
 
@@ -28,7 +31,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from tilec import ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import time_ms  # noqa: E402
+from timing import interleaved_ms, time_ms  # noqa: E402
 
 TOKENS, HEADS = 64 * 1024, 16
 BACKENDS = {"cuDNN": SDPBackend.CUDNN_ATTENTION, "FA2": SDPBackend.FLASH_ATTENTION}
@@ -51,26 +54,29 @@ def check(q, k, v, dout, causal):
     return max(errors)
 
 
-def sdpa_times(backend, q, k, v, dout, causal, backward):
-    with sdpa_kernel(backend):
-        forward = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-        if not backward:
-            return forward, None
+def sdpa_calls(backend, q, k, v, dout, causal, backward):
+    def forward():
+        with sdpa_kernel(backend):
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    calls = {"fwd": forward}
+    if backward:
         leaves = [x.detach().requires_grad_() for x in (q, k, v)]
-        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
-        return forward, time_ms(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True))
+        with sdpa_kernel(backend):
+            out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+        calls["bwd"] = lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True)
+    return calls
 
 
-def tilec_times(q, k, v, dout, causal, backward):
-    forward = time_ms(lambda: ops.flash_attention(q, k, v, causal=causal, layout="bhsd"))
-    if not backward:
-        return forward, None
-    out, lse = ops.flash_attention(q, k, v, causal=causal, layout="bhsd", return_lse=True)
-    return forward, time_ms(lambda: ops.flash_attention_backward(q, k, v, out, lse, dout, causal=causal,
-                                                                 layout="bhsd"))
+def tilec_calls(q, k, v, dout, causal, backward):
+    calls = {"fwd": lambda: ops.flash_attention(q, k, v, causal=causal, layout="bhsd")}
+    if backward:
+        out, lse = ops.flash_attention(q, k, v, causal=causal, layout="bhsd", return_lse=True)
+        calls["bwd"] = lambda: ops.flash_attention_backward(q, k, v, out, lse, dout, causal=causal, layout="bhsd")
+    return calls
 
 
-def run(seqs, dims, backward):
+def run(seqs, dims, backward, rounds):
     rows = []
     for seq in seqs:
         for dim in dims:
@@ -82,19 +88,27 @@ def run(seqs, dims, backward):
                 row = {"S": seq, "d": dim, "causal": causal, "sides": {}}
                 try:
                     row["error"] = check(q, k, v, dout, causal)
-                    sides = {"tilec": lambda: tilec_times(q, k, v, dout, causal, backward)}
+                    sides = {"tilec": lambda: tilec_calls(q, k, v, dout, causal, backward)}
                 except Exception as e:  # noqa: BLE001 (the row says why)
                     row["error"], sides = None, {}
                     row["failure"] = f"tilec: {type(e).__name__}: {str(e)[:120]}"
                 for name, backend in BACKENDS.items():
-                    sides[name] = lambda b=backend: sdpa_times(b, q, k, v, dout, causal, backward)
-                for name, timed in sides.items():
+                    sides[name] = lambda b=backend: sdpa_calls(b, q, k, v, dout, causal, backward)
+                calls = {}
+                for name, make in sides.items():
                     try:
-                        fwd_ms, bwd_ms = timed()
-                        row["sides"][name] = (flops / fwd_ms * 1e-9, bwd_ms and 2.5 * flops / bwd_ms * 1e-9)
+                        made = make()
+                        for direction, call in made.items():
+                            call()  # a side that can't run here is left out, and the row says why
+                        calls |= {(name, direction): call for direction, call in made.items()}
                     except Exception as e:  # noqa: BLE001
-                        row.setdefault("failure", "")
-                        row["failure"] += f" {name}: {type(e).__name__}: {str(e)[:80]}"
+                        row["failure"] = row.get("failure", "") + f" {name}: {type(e).__name__}: {str(e)[:80]}"
+                medians = {key: statistics.median(t) for key, t in interleaved_ms(calls, rounds).items()}
+                for name in sides:
+                    if (name, "fwd") in medians:
+                        bwd_ms = medians.get((name, "bwd"))
+                        row["sides"][name] = (flops / medians[(name, "fwd")] * 1e-9,
+                                              bwd_ms and 2.5 * flops / bwd_ms * 1e-9)
                 print(row, flush=True)
                 rows.append(row)
     return rows
@@ -161,13 +175,14 @@ def main():
     parser.add_argument("--quick", action="store_true", help="S = 4096 only")
     parser.add_argument("--no-backward", action="store_true", help="time the forward pass only")
     parser.add_argument("--decode", action="store_true", help="the decoding table instead (one query a sequence)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (bench/timing.py)")
     parser.add_argument("--append", help="add the table to this markdown file")
     args = parser.parse_args()
     backward = not args.no_backward
     if args.decode:
         text = "Attention decoding, float16, d = 128, one query a sequence\n\n" + decode_table()
     else:
-        rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward)
+        rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward, args.rounds)
         text = (f"Attention, float16, B * S = {TOKENS} tokens, H = {HEADS}, TFLOP/s "
                 f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
     print("\n" + text)

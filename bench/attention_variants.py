@@ -24,7 +24,7 @@ import tilec
 from tilec.ops import attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import time_ms  # noqa: E402
+from timing import interleaved_ms  # noqa: E402
 
 TOKENS, HEADS = 64 * 1024, 16
 # name: (tilec.pingpong, attention_forward arguments over HOPPER_CONFIGS)
@@ -67,11 +67,7 @@ def line(seq, dim, causal, names, rounds):
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    times = {"cuDNN": []} | {name: [] for name in calls}
-    for _ in range(rounds):
-        times["cuDNN"].append(time_ms(cudnn, warmup=2, reps=10))
-        for name, call in calls.items():
-            times[name].append(time_ms(call, warmup=2, reps=10))
+    times = interleaved_ms({"cuDNN": cudnn} | calls, rounds)
     rate = {name: flops / statistics.median(t) * 1e-9 for name, t in times.items()}
     text = f"S={seq} d={dim} causal={int(causal)} cuDNN {rate['cuDNN']:.0f} |"
     for name in names:

@@ -28,7 +28,7 @@ import tilec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
-from timing import time_ms  # noqa: E402
+from timing import interleaved_ms, time_ms  # noqa: E402
 
 try:
     import triton
@@ -155,10 +155,8 @@ def ladder(log, rounds=5):
         if not err < 1e-2:
             raise SystemExit(f"ladder step {name} is wrong: rel err {err}")
         calls[name] = lambda kernel=kernel: kernel(a, b, c)
-    tflops = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            tflops[name].append(2.0 * M * N * K / time_ms(call) / 1e9)
+    tflops = {name: [2.0 * M * N * K / ms / 1e9 for ms in times]
+              for name, times in interleaved_ms(calls, rounds, warmup=5, reps=20).items()}
     median = {name: statistics.median(v) for name, v in tflops.items()}
     for name, v in tflops.items():
         print(f"  ladder {name}: median {median[name]:.1f} TFLOP/s (rounds: {', '.join(f'{t:.0f}' for t in v)})",

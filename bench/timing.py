@@ -19,3 +19,14 @@ def time_ms(fn, warmup=5, reps=20):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def interleaved_ms(calls, rounds, warmup=2, reps=10):
+    """Each of `calls` (name: fn) timed once a round by time_ms, for `rounds` rounds: the GPU's
+    clocks drift within a run by more than many of the differences measured, so each side gets
+    a time from every part of the run. Returns name: the list of its rounds' times in ms."""
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            times[name].append(time_ms(fn, warmup=warmup, reps=reps))
+    return times
