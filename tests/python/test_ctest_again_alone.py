@@ -49,3 +49,39 @@ def test_a_failure_alone_does_not_reproduce_is_named_and_passes(tmp_path):
     assert done.returncode == 0, done.stdout
     assert "fuzz.sh: tests that failed beside the others and passed alone (not reproduced alone):" in done.stdout
     assert "fuzz.sh:   1/1 Test #2: once" in done.stdout
+
+
+def script(tmp_path, name, text):
+    path = tmp_path / f"{name}.sh"
+    path.write_text(text)
+    return f"sh {path}"
+
+
+def test_a_repeated_failure_shows_its_last_lines_whatever_they_say(tmp_path):
+    body = script(tmp_path, "aborts", "echo 'PASSED 1 test.'; echo 'something odd at exit' >&2; kill -ABRT $$\n")
+    done = run(tmp_path, {"aborts": body})
+    assert done.returncode == 1
+    verdict = done.stdout[done.stdout.index("fuzz.sh: tests that failed, and failed again alone:"):]
+    assert "fuzz.sh:   its last lines:" in verdict
+    assert "fuzz.sh:     | something odd at exit" in verdict
+
+
+LSAN_FATAL = ("echo 'LeakSanitizer has encountered a fatal error.' >&2; exit 1")
+
+
+def test_leak_sanitizer_failing_on_its_own_is_named_and_passes_if_the_test_passes_without_it(tmp_path):
+    body = script(tmp_path, "lsan", 'case "$ASAN_OPTIONS" in *detect_leaks=0*) exit 0;; esac\n' + LSAN_FATAL + "\n")
+    done = run(tmp_path, {"good": PASSES, "lsan": body})
+    assert done.returncode == 0, done.stdout
+    assert "fuzz.sh: LeakSanitizer failed on its own (a fatal error of the tool, not a leak) in:" in done.stdout
+    assert "Test #2: lsan" in done.stdout
+    assert "not reproduced without LeakSanitizer" in done.stdout
+
+
+def test_leak_sanitizer_failing_on_a_test_that_fails_without_it_too_fails_the_run(tmp_path):
+    body = script(tmp_path, "lsan", 'case "$ASAN_OPTIONS" in *detect_leaks=0*) echo "k.cc:9: Failure"; exit 1;; esac\n'
+                  + LSAN_FATAL + "\n")
+    done = run(tmp_path, {"lsan": body})
+    assert done.returncode == 1
+    assert "fuzz.sh: ...and failed without the leak check too:" in done.stdout
+    assert "fuzz.sh:     k.cc:9: Failure" in done.stdout
