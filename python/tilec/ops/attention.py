@@ -252,6 +252,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
     o_shape, o_dtype = ([num_splits] + q_shape, "float32") if split else (q_shape, dtype)
     lse_shape = [num_splits, batch, heads, seq_q] if split else [batch, heads, seq_q]
     split_blocks = T.ceildiv(T.ceildiv(seq_kv, block_N), num_splits)
+    zigzag = 1 if causal else 0
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype), V: T.Tensor(kv_shape, dtype),
@@ -262,7 +263,11 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
              row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             lse = T.alloc_fragment([block_M], "float32")
             head_kv = by // group
-            rows = bx * block_M
+            # Causal: query blocks run up one (head, sequence) and down the next, so that a
+            # persistent launch, whose blocks take every 132nd tile, gives each block as many
+            # long tiles as short ones.
+            q_block = bx + zigzag * ((by + b_split * heads) % 2) * (T.ceildiv(seq_q, block_M) - 1 - 2 * bx)
+            rows = q_block * block_M
 
             load_rows(Q, Q_shared, bz, rows, by, bshd, block_M)
             T.fill(acc_o, 0)

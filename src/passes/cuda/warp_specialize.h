@@ -34,13 +34,17 @@
 // reads the tile.
 //
 // Persistent (pass config "tilec.persistent", on by default, with warp specialization): when the
-// trip count n doesn't depend on the block vars and the shared buffers fit side by side, the
-// launch becomes one wave of blocks (KernelLaunch::persistent) and each branch loops over the
-// grid's tiles, binding the block vars, then the lets around the loop that read them, for each:
+// shared buffers fit side by side, the launch becomes one wave of blocks
+// (KernelLaunch::persistent) and each branch loops over the grid's tiles, binding the block
+// vars, then the lets around the loop that read them, for each:
 //
 //   for tile_iter in range(ceildiv(tiles - first, stride)):   # first, stride: blockIdx.x, gridDim.x
 //     bx, by = the grid position of tile first + tile_iter * stride (T.use_swizzle's order)
 //     ... the branch's work, with round r = tile_iter * n + i in place of i for stages and parities
+//
+// A trip count n that depends on the block (causal attention's) is counted instead: each
+// branch keeps rounds_done[0], the rounds of its tiles so far, r = rounds_done[0] + i, and adds
+// max(n, 0) after each tile's loop (n must then read nothing the loop writes).
 //
 // A tile copy's mbarriers then go through a phase a tile: the consumers arrive on tile_empty[c]
 // after the last statement that reads the tile, and the producer waits for that before loading
