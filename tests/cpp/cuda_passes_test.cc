@@ -336,7 +336,9 @@ TEST(WarpSpecialize, PersistentBlocksLoopOverTheTilesInBothWarpgroups) {
 
 // Attention's loop: K read by the first gemm, V by the second, in 64 x 64 fp16 tiles. With
 // `offset`, the tiles' first row is a let of that name at the top of the loop body.
-ir::PrimFunc two_gemm_loop(const std::string& offset = "") {
+// With `last_block`, a last V block is loaded before the loop and multiplied in after it, as
+// the forward in FlashAttention-3's order does.
+ir::PrimFunc two_gemm_loop(const std::string& offset = "", bool last_block = false) {
   const std::string rows = offset.empty() ? "k * 64" : offset;
   std::string source =
       "import tilec.language as T\n\n@T.prim_func\n"
@@ -349,7 +351,8 @@ ir::PrimFunc two_gemm_loop(const std::string& offset = "") {
       "        S_f = T.alloc_fragment((64, 64), \"float32\")\n"
       "        P_f = T.alloc_fragment((64, 64), \"float16\")\n"
       "        O_f = T.alloc_fragment((64, 64), \"float32\")\n"
-      "        T.copy(Q[bx * 64, 0], Q_s)\n"
+      "        T.copy(Q[bx * 64, 0], Q_s)\n" +
+      std::string(last_block ? "        V_l = T.alloc_shared((64, 64), \"float16\")\n        T.copy(V[448, 0], V_l)\n" : "") +
       "        T.clear(O_f)\n"
       "        for k in T.Pipelined(8, num_stages=2):\n" +
       (offset.empty() ? "" : "            " + offset + " = k * 64\n") +
@@ -358,7 +361,8 @@ ir::PrimFunc two_gemm_loop(const std::string& offset = "") {
       "            T.clear(S_f)\n"
       "            T.gemm(Q_s, K_s, S_f, transpose_B=True)\n"
       "            T.copy(S_f, P_f)\n"
-      "            T.gemm(P_f, V_s, O_f)\n"
+      "            T.gemm(P_f, V_s, O_f)\n" +
+      std::string(last_block ? "        T.gemm(P_f, V_l, O_f)\n" : "") +
       "        T.copy(O_f, O[bx * 64, 0])\n";
   return passes::specialize_contiguous(frontend::elaborate(load_function(source, "k.py", "main")));
 }
@@ -475,6 +479,25 @@ TEST(WarpSpecialize, ATripCountOfTheBlockVarsKeepsOneTileABlock) {
   std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue, "by + 1"));
   EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+}
+
+TEST(WarpSpecialize, ATileCopyFirstReadAfterTheLoopIsLoadedAfterTheStagesOnlyInAPersistentBlock) {
+  const std::string v_load = "T.copy(V[448:512, 0:64], V_l[0:64, 0:64])  # via tma load";
+  // One tile a block: nothing waits for it to be freed, so it goes with Q, before the stages.
+  std::string ir = warp_specialized(two_gemm_loop("", true), {{"tilec.persistent", "false"}});
+  EXPECT_LT(ir.find(v_load), ir.find("for k_iter")) << ir;
+  // Persistent: its load waits for the last tile's to be freed, after that tile's last gemm,
+  // so the next tile's stages go first.
+  std::string persistent = warp_specialized(two_gemm_loop("", true));
+  ASSERT_NE(persistent.find("# persistent"), std::string::npos) << persistent;
+  EXPECT_LT(persistent.find("for k_iter"), persistent.find(v_load)) << persistent;
+  const size_t consumers = persistent.find("else:");
+  const size_t wait = persistent.find("mbarrier_wait_parity(T.address_of(tile_barriers[2]), tile_iter % 2)", consumers);
+  EXPECT_LT(persistent.find("for k_iter", consumers), wait) << persistent;
+  EXPECT_LT(wait, persistent.find("T.gemm(P_f[0:64, 0:64], V_l", consumers)) << persistent;
+  EXPECT_LT(persistent.find("T.gemm(P_f[0:64, 0:64], V_l", consumers),
+            persistent.find("mbarrier_arrive_per_warp(T.address_of(tile_barriers[3]))", consumers))
+      << persistent;
 }
 
 TEST(WarpSpecialize, LetsOfTheBlockVarsAreBoundAgainForEachTile) {

@@ -342,7 +342,7 @@ class Specializer {
       out.push_back(in_threads(launch_.threads, launch_.threads + kProducerThreads, ir::make_seq(producer),
                                ir::make_seq(consumer)));
     } else {
-      out.insert(out.end(), before.begin(), before.end());  // (no tile copies taken)
+      out.insert(out.end(), before.begin(), before.end());
       std::vector<Stmt> prologue;
       for (int p = 0; p < stages; ++p)
         prologue.push_back(ir::make_if(ir::make_LT(int_of(p), n), issue(int_of(p), ir::make_int(p))));
