@@ -510,6 +510,49 @@ def test_a_tile_rewritten_after_its_tma_reduce_add_adds_what_it_held(handoff):
     torch.testing.assert_close(c, c0 + scale * x, rtol=1e-6, atol=1e-5)
 
 
+# --- a one-row tile (a step's LSE values) loaded by the producer -------------------------------
+
+def scaled_row_blocks(M, N, bM):
+    """O[r, c] = X[r, c] * W[r // bM, c]: each block of rows scaled by a row of weights, the
+    row a one-row shared tile that the producer loads by TMA beside the block (the attention
+    backward's LSE and Delta a step)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), W: T.Tensor((M // bM, N), "float32"),
+             O: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            X_s = T.alloc_shared((bM, N), "float32")
+            W_s = T.alloc_shared((1, N), "float32")
+            for k in T.Pipelined(M // bM, num_stages=2):
+                T.copy(X[k * bM, 0], X_s)
+                T.copy(W[k:k + 1, 0:N], W_s)
+                for i, j in T.Parallel(bM, N):
+                    O[k * bM + i, j] = X_s[i, j] * W_s[0, j]
+
+    return main
+
+
+@pytest.mark.parametrize("N, bM, boxes", [(64, 64, 1), (512, 16, 2)])
+def test_a_one_row_tile_is_a_tma_load_of_whole_rows(N, bM, boxes):
+    src = compile_or_skip(scaled_row_blocks(8 * bM, N, bM), target="cuda", arch=ARCH).get_kernel_source()
+    assert "empty_barriers" in src  # a producer warpgroup issues the copies
+    # Unswizzled 16-byte panels, end to end: boxes of up to 256 floats, not one a panel.
+    loads = re.findall(r"tma_load\(args\.tensor_maps\[1\], \(&W_s\[.*?panel_offset<1, %d, 4, 16>\((\d+), (\d+)\)" % N, src)
+    assert [int(col) for _, col in loads] == [256 * b for b in range(boxes)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N, bM", [(64, 64), (512, 16)])
+def test_a_one_row_tile_scales_its_block(N, bM):
+    torch = hopper_or_skip()
+    M = 8 * bM
+    x = torch.randn(M, N, device="cuda")
+    w = torch.randn(M // bM, N, device="cuda")
+    o = torch.full((M, N), float("nan"), device="cuda")
+    tilec.compile(scaled_row_blocks(M, N, bM))(x, w, o)
+    torch.testing.assert_close(o, x * w.repeat_interleave(bM, dim=0), rtol=0, atol=0)
+
+
 # --- a reduction across warpgroups inside the warp-specialized loop ---------------------------
 
 def row_max_of_block_products(M, N, K, bM=64, bN=128, bK=64, threads=256):
