@@ -40,8 +40,16 @@ TILEC_PANEL_FN int panel_offset(int row, int col) {
   static_assert((Rows % 8 == 0 || (Rows == 1 && PanelBytes == 16)) && Cols * ElemBytes % PanelBytes == 0,
                 "the tile is whole panels of 8-row groups, or one row of 16-byte panels");
   constexpr int panel_cols = PanelBytes / ElemBytes;
-  const int byte = row * PanelBytes + (col % panel_cols) * ElemBytes;
-  return (col / panel_cols) * Rows * panel_cols + panel_swizzle<PanelBytes>(byte) / ElemBytes;
+  // panel_swizzle of row * PanelBytes + inner, with the XOR on `inner` alone (the row's bytes
+  // have no bits where the swizzle XORs, and adding `inner` carries into none of them). Written
+  // so, the XOR is seen to take the row's low bits only: a thread's elements 8 rows apart, or
+  // whole chunks apart, share their swizzle, and the compiler folds their offsets into the
+  // instructions' immediates. panel_swizzle of the sum hid that: a loop storing a fragment kept
+  // one register an element for its address (ptxas -v: the warp-specialized attention
+  // backward's consumers spilled 108 bytes a thread, 4 now).
+  const int inner = (col % panel_cols) * ElemBytes;
+  const int swizzled = inner ^ ((((row * PanelBytes) >> 7) & (PanelBytes / 16 - 1)) << 4);
+  return (col / panel_cols) * Rows * panel_cols + row * panel_cols + swizzled / ElemBytes;
 }
 
 // What a wgmma shared-memory descriptor says of one instruction's operand (PTX ISA, "Matrix
