@@ -2,6 +2,7 @@
 scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, in one run on one GPU.
 
     python bench/attention.py [--quick] [--no-backward] [--decode] [--rounds 5] [--append bench/RESULTS.md]
+        [--tilelang-example examples/flash_attention/example_mha_fwd_bhsd.py]
 
 Shapes (issue 14): B * S = 64K tokens, H = 16 heads, S in {1024, 4096, 16384}, head dim d in
 {64, 128}, causal and not, float16, laid out [B, H, S, d] for every side. --quick runs S = 4096
@@ -11,10 +12,13 @@ under 1e-2, gradients included. Every side's forward and backward are timed once
 --rounds rounds (a CUDA-event median of 10 calls after 2, bench/timing.py's interleaved_ms), and
 each figure is the median of its rounds: the GPU's clocks drift within a run by more than the
 ratios' differences, so each side gets times from every part of it. TFLOP/s counts 4 B H S^2 d
-for the forward pass and 2.5 times that for the backward, halved when causal. A side that fails (a backend torch can't run here, an error) shows its reason.
-Prints one table; --append adds it to RESULTS.md with the date, GPU and commit. --decode prints
-the decoding table instead (decode_table: one query a sequence over 8K-128K keys, grouped-query
-and not, against SDPA and the copy rate of the K/V bytes).
+for the forward pass and 2.5 times that for the backward, halved when causal. With
+--tilelang-example (tilelang installed: bench/tilelang_wheels.sh), TileLang's own example kernel
+is a side too, forward only, checked like tilec's (issue 14). A side that fails (a backend torch
+can't run here, an error) shows its reason. Prints one table; --append adds it to RESULTS.md
+with the date, GPU, commit and command. --decode prints the decoding table instead
+(decode_table: one query a sequence over 8K-128K keys, grouped-query and not, against SDPA and
+the copy rate of the K/V bytes).
 """
 
 import argparse
@@ -76,7 +80,33 @@ def tilec_calls(q, k, v, dout, causal, backward):
     return calls
 
 
-def run(seqs, dims, backward, rounds):
+def tilelang_example(path):
+    """TileLang's examples/flash_attention/example_mha_fwd_bhsd.py, loaded under tilelang."""
+    import importlib.util  # noqa: PLC0415
+
+    import tilelang  # noqa: F401, PLC0415 (the example's own import; missing, the side says so)
+
+    spec = importlib.util.spec_from_file_location("tilelang_example_mha_fwd_bhsd", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def tilelang_calls(example, q, k, v, causal):
+    """The example's flashattn with the config its run_regression_perf uses (blocks 128 x 128,
+    2 stages, 256 threads), its output checked like tilec's: forward only."""
+    batch, heads, seq, dim = q.shape
+    kernel = example.flashattn(batch, heads, seq, seq, dim, causal, block_M=128, block_N=128, num_stages=2,
+                               threads=256)
+    with sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(*(x[:1, :2].float() for x in (q, k, v)), is_causal=causal)
+    error = rel_error(kernel(q, k, v)[:1, :2], ref)
+    if not error < 1e-2:
+        raise ValueError(f"relative error {error:.1e} against float32")
+    return {"fwd": lambda: kernel(q, k, v)}
+
+
+def run(seqs, dims, backward, rounds, example=None):
     rows = []
     for seq in seqs:
         for dim in dims:
@@ -94,6 +124,8 @@ def run(seqs, dims, backward, rounds):
                     row["failure"] = f"tilec: {type(e).__name__}: {str(e)[:120]}"
                 for name, backend in BACKENDS.items():
                     sides[name] = lambda b=backend: sdpa_calls(b, q, k, v, dout, causal, backward)
+                if example is not None:
+                    sides["TileLang"] = lambda: tilelang_calls(example, q, k, v, causal)
                 calls = {}
                 for name, make in sides.items():
                     try:
@@ -124,17 +156,21 @@ def table(rows, backward):
         return "-" if not a or not t else f"{t / a:.2f}x"
 
     passes = [("fwd", 0)] + ([("bwd", 1)] if backward else [])
+    others = ["cuDNN", "FA2"] + (["TileLang"] if any("TileLang" in row["sides"] for row in rows) else [])
     head = "| S | d | causal | tilec error |"
     rule = "|---:|---:|---|---:|"
-    for p, _ in passes:
-        head += f" tilec {p} | cuDNN {p} | FA2 {p} | tilec / cuDNN {p} |"
-        rule += "---:|---:|---:|---:|"
+    for p, i in passes:
+        # TileLang's example is a forward kernel: no backward column
+        sides = ["tilec"] + [o for o in others if i == 0 or o != "TileLang"]
+        head += "".join(f" {side} {p} |" for side in sides) + f" tilec / cuDNN {p} |"
+        rule += "---:|" * (len(sides) + 1)
     lines = [head + " failures |", rule + "---|"]
     for row in rows:
         line = f"| {row['S']} | {row['d']} | {'yes' if row['causal'] else 'no'} | "
         line += ("-" if row["error"] is None else f"{row['error']:.1e}") + " |"
         for _, i in passes:
-            line += f" {cell(row, 'tilec', i)} | {cell(row, 'cuDNN', i)} | {cell(row, 'FA2', i)} | {ratio(row, i)} |"
+            sides = ["tilec"] + [o for o in others if i == 0 or o != "TileLang"]
+            line += "".join(f" {cell(row, side, i)} |" for side in sides) + f" {ratio(row, i)} |"
         lines.append(line + f" {row.get('failure', '').strip()} |")
     return "\n".join(lines) + "\n"
 
@@ -176,13 +212,22 @@ def main():
     parser.add_argument("--no-backward", action="store_true", help="time the forward pass only")
     parser.add_argument("--decode", action="store_true", help="the decoding table instead (one query a sequence)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (bench/timing.py)")
+    parser.add_argument("--tilelang-example", metavar="PATH",
+                        help="TileLang's examples/flash_attention/example_mha_fwd_bhsd.py: its kernel as a side "
+                             "(needs tilelang installed)")
     parser.add_argument("--append", help="add the table to this markdown file")
     args = parser.parse_args()
     backward = not args.no_backward
     if args.decode:
         text = "Attention decoding, float16, d = 128, one query a sequence\n\n" + decode_table()
     else:
-        rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward, args.rounds)
+        example = None
+        if args.tilelang_example:
+            try:
+                example = tilelang_example(args.tilelang_example)
+            except Exception as e:  # noqa: BLE001 (no TileLang side, and the reason is printed)
+                print(f"TileLang's example left out: {type(e).__name__}: {e}", flush=True)
+        rows = run([4096] if args.quick else [1024, 4096, 16384], [64, 128], backward, args.rounds, example)
         text = (f"Attention, float16, B * S = {TOKENS} tokens, H = {HEADS}, TFLOP/s "
                 f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
     print("\n" + text)
@@ -190,7 +235,7 @@ def main():
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         with open(args.append, "a", encoding="utf-8") as f:
             f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
-                    f"`python bench/attention.py{' --quick' if args.quick else ''}{' --decode' if args.decode else ''}`"
+                    f"`python bench/attention.py {' '.join(sys.argv[1:])}`"
                     f"\n\n{text}")
 
 

@@ -121,11 +121,13 @@ def backward_buffers(block_M, block_N, dim, dtype):
 
 
 @T.macro
-def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
-    # The scores of query rows rows.. and keys keys.. zeroed, but -inf for keys past the
-    # sequence and, causal, past a row's diagonal (which, for a row of the sequence, is before
-    # its end). Row i is query position (rows + i) // group: group > 1 packs each position's
-    # query heads into consecutive rows. Only the blocks that hold such keys pay for the mask.
+def mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
+    # The scores of query rows rows.. and keys keys.. set to -inf for keys past the sequence and,
+    # causal, past a row's diagonal (which, for a row of the sequence, is before its end). Row i
+    # is query position (rows + i) // group: group > 1 packs each position's query heads into
+    # consecutive rows. Only the blocks that hold such keys pay for the mask; the others keep
+    # the gemm's scores as they are (the gemm clears its accumulator, which costs nothing on
+    # wgmma: ptxas starts the first wgmma from zero registers).
     if causal:
         masked = rows // group + past < keys + block_N - 1
     else:
@@ -133,11 +135,10 @@ def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, gro
     if masked:
         for i, j in T.Parallel(block_M, block_N):
             if causal:
-                scores[i, j] = T.if_then_else((rows + i) // group + past >= keys + j, 0, -T.infinity("float32"))
+                scores[i, j] = T.if_then_else((rows + i) // group + past >= keys + j, scores[i, j],
+                                              -T.infinity("float32"))
             else:
-                scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
-    else:
-        T.clear(scores)
+                scores[i, j] = T.if_then_else(keys + j < seq_kv, scores[i, j], -T.infinity("float32"))
 
 
 @T.macro
@@ -289,20 +290,21 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 K_first = T.alloc_shared([block_N, dim], dtype)
                 V_last = T.alloc_shared([block_N, dim], dtype)
                 load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
-                clear_masked(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
-                T.gemm(Q_shared, K_first, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_first, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
                 load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
+                mask_scores(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
                 row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                 row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                 T.copy(scores, probs)
                 for k in T.Pipelined(1, blocks, num_stages=num_stages):
                     step_keys = k * block_N  # (not `keys`: a name assigned twice is a variable)
                     load_rows(K, K_shared, bz, step_keys, head_kv, bshd, block_N)
-                    clear_masked(scores, rows, step_keys, past, seq_kv, causal, block_M, block_N, 1)
-                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
                     load_rows(V, V_shared, bz, step_keys - block_N, head_kv, bshd, block_N)
                     T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
                     T.wait_wgmma(1)
+                    mask_scores(scores, rows, step_keys, past, seq_kv, causal, block_M, block_N, 1)
                     row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                     row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                     T.wait_wgmma(0)
@@ -313,8 +315,9 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 for k in T.Pipelined(first, blocks, num_stages=num_stages):
                     keys = k * block_N
                     load_rows(K, K_shared, bz, keys, head_kv, bshd, block_N)
-                    clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
-                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow)
+                    mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
                     online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                    denominator, scale, block_M, block_N, dim)
                     load_rows(V, V_shared, bz, keys, head_kv, bshd, block_N)
@@ -390,8 +393,8 @@ def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal,
             for k in T.Pipelined(first, blocks, num_stages=num_stages):
                 keys = k * block_N
                 load_rows(K, K_shared, bz, keys, by, bshd, block_N)
-                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+                mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
                 load_rows(V, V_shared, bz, keys, by, bshd, block_N)
@@ -507,8 +510,8 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
             for k in T.Pipelined(blocks, num_stages=num_stages):
                 keys = k * block_N
                 T.copy(K[k_start + keys:k_start + keys + block_N, head_kv, :], K_shared)
-                clear_masked(scores, rows, keys, past, k_len, causal, block_M, block_N, 1)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+                mask_scores(scores, rows, keys, past, k_len, causal, block_M, block_N, 1)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
                 T.copy(V[k_start + keys:k_start + keys + block_N, head_kv, :], V_shared)
