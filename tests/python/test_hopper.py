@@ -373,6 +373,52 @@ def test_a_register_operand_computes_the_product(M, N, K):
     check(tilec.compile(matmul_register_a(M, N, K)), M, N, K, "bfloat16", False, torch)
 
 
+def matmul_cleared_each_step(M, N, K, register_a, bM=128, bN=128, bK=64, threads=256):
+    # C = the sum over the K blocks of P, each P = A_k B_k a gemm that clears its accumulator.
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            if register_a:
+                A_t = T.alloc_fragment((bM, bK), "bfloat16")
+            else:
+                A_t = T.alloc_shared((bM, bK), "bfloat16")
+            B_s = T.alloc_shared((bK, bN), "bfloat16")
+            P_f = T.alloc_fragment((bM, bN), "float32")
+            C_f = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+                T.copy(A[by * bM, k * bK], A_t)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.gemm(A_t, B_s, P_f, clear_accum=True)
+                for i, j in T.Parallel(bM, bN):
+                    C_f[i, j] += P_f[i, j]
+            T.copy(C_f, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize("register_a", [False, True])
+def test_a_gemm_that_clears_its_accumulator_writes_no_zeros_first_on_wgmma(register_a):
+    # The first K step's wgmmas ignore the accumulator (scale-d 0): zeros written first let the
+    # compiler share one zero register with a register the wgmma writes, and ptxas then waits for
+    # the wgmma where the zero is next read.
+    src = compile_or_skip(matmul_cleared_each_step(512, 512, 512, register_a), target="cuda",
+                          arch=ARCH).get_kernel_source()
+    routine = ("wgmma_gemm_rs<128, 128, 64, 2, false, 128, 0, 0, false, true>" if register_a else
+               "wgmma_gemm_ss<128, 128, 64, 2, 1, false, false, 128, 128, 0, 0, false, true>")
+    assert routine in src, src
+    assert not re.search(r"P_f\[[^]]*\] = 0x0p\+0f", src), src
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("register_a", [False, True])
+@pytest.mark.parametrize("M,N,K", [(1024, 1024, 1024), (1000, 1096, 960)])
+def test_a_gemm_that_clears_its_accumulator_computes_each_product_alone(register_a, M, N, K):
+    torch = hopper_or_skip()
+    check(tilec.compile(matmul_cleared_each_step(M, N, K, register_a)), M, N, K, "bfloat16", False, torch,
+          out_dtype="float32")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", list(PANEL_SHAPES))
 @pytest.mark.parametrize("M,N,K", [(1024, 1024, 1024), (1000, 1096, 960)])

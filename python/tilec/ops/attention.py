@@ -214,13 +214,21 @@ def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta
     T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
            wg_wait=-1)
     T.wait_wgmma(1)
-    # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and causal, rows
-    # before a key's diagonal, have none.
+    # P^T from the forward pass's log-sum-exp. Keys and rows past the ends, and causal, rows
+    # before a key's diagonal, have none: only the blocks that hold such pairs pay for the mask,
+    # a select after the exp (whose value there, even inf or NaN, it drops).
     for i, j in T.Parallel(block_M, block_N):
-        seen = (rows + j < seq_q) & (keys + i < seq_kv)
-        if causal:
-            seen = seen & (rows + j + past >= keys + i)
-        probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
+        probs_t[i, j] = T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E)
+    if causal:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv) | (rows + past < keys + block_M - 1)
+    else:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv)
+    if masked:
+        for i, j in T.Parallel(block_M, block_N):
+            seen = (rows + j < seq_q) & (keys + i < seq_kv)
+            if causal:
+                seen = seen & (rows + j + past >= keys + i)
+            probs_t[i, j] = T.if_then_else(seen, probs_t[i, j], 0)
     T.copy(probs_t, probs_t_cast)
     T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
     T.wait_wgmma(1)

@@ -43,10 +43,11 @@ Stmt wgmma_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx) {
                                std::to_string(groups.grid_n) + ", " + template_bool(op.transpose_a) + ", " +
                                template_bool(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
                                panel_b + ">";
-  if (groups.take_turn || groups.pass_turn || op.wg_wait < 0)  // the helper's TakeTurn, PassTurn, Async
+  if (groups.take_turn || groups.pass_turn || op.wg_wait < 0 || op.clear_accum)  // TakeTurn, PassTurn, Async, Clear
     name.insert(name.size() - 1, ", " + std::to_string(groups.take_turn) + ", " + std::to_string(groups.pass_turn) +
-                                     ", " + template_bool(op.wg_wait < 0));
-  return matrix_core_gemm_call(op, name, ctx);
+                                     ", " + template_bool(op.wg_wait < 0) + ", " + template_bool(op.clear_accum));
+  // clear_accum is the wgmmas' scale-d: no zeros written into C first.
+  return matrix_core_gemm_call(op, name, ctx, /*clears_itself=*/true);
 }
 
 // tilec_cuda::name<rows, cols, args...>(the fragment's registers, the tile's address): the
