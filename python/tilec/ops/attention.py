@@ -201,6 +201,16 @@ def add_rows(X, tile, bz, start, head, bshd, rows):
 
 
 @T.macro
+def step_head_and_rows(step, by, group, first, q_blocks, block_N):
+    # The query head and first row of the backward's step `step` over (query head, query block)
+    # pairs. With one query head a K/V head (no GQA) the head is the program's: no division by
+    # the run-time block count (causal) each step.
+    if group == 1:
+        return by, (first + step) * block_N
+    return by * group + step // q_blocks, (first + step % q_blocks) * block_N
+
+
+@T.macro
 def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
                   dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
     # One query block's share of the backward pass for a block of keys, all transposed (keys
@@ -599,8 +609,7 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             # one query head to the next.
             q_blocks = T.ceildiv(seq_q, block_N) - first
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
-                head = by * group + step // q_blocks
-                rows = (first + step % q_blocks) * block_N
+                head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 load_rows(Q, Q_shared, bz, rows, head, bshd, block_N)
                 load_rows(dO, dO_shared, bz, rows, head, bshd, block_N)
                 T.copy(LSE[bz, head, rows:rows + block_N], lse)
@@ -660,8 +669,7 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
             # A program whose keys all lie past its sequence has no steps.
             q_blocks = T.if_then_else(keys < k_len, T.max(0, T.ceildiv(q_len, block_N) - first), 0)
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
-                head = by * group + step // q_blocks
-                rows = (first + step % q_blocks) * block_N
+                head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 T.copy(Q[q_start + rows:q_start + rows + block_N, head, :], Q_shared)
                 T.copy(dO[q_start + rows:q_start + rows + block_N, head, :], dO_shared)
                 T.copy(LSE[head, q_start + rows:q_start + rows + block_N], lse)
