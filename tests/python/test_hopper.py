@@ -90,7 +90,7 @@ def test_each_technique_shows_in_the_source_and_its_config_turns_it_off(step):
     assert ("gemm_ss<" in src and not on("wgmma")) or on("wgmma")
     assert ("tma_load(" in src and "__grid_constant__" in src) == on("tma")
     assert ("__launch_bounds__(384)" in src and "mbarrier_arrive_per_warp" in src) == on("warp_specialized")
-    assert ("setmaxnreg_dec<40>" in src) == on("setmaxnreg")
+    assert ("setmaxnreg_dec<24>" in src) == on("setmaxnreg")
     assert ("persistent_first()" in src and "tile_iter" in src) == on("persistent")
     assert ("cp_async_16" in src) == (not on("tma"))
 

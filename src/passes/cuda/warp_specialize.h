@@ -16,12 +16,12 @@
 //     consumer warp). The copies whose tiles the same body statement reads first are a group
 //     (a GEMM's A and B: one; attention's K and V: two, read by its two gemms).
 //   if thread_in(T, T + 128):            # the producer warpgroup (KernelLaunch::producer_threads)
-//     setmaxnreg_dec<40>                 # pass config "tilec.setmaxnreg", for T >= 256
+//     setmaxnreg_dec<24>                 # pass config "tilec.setmaxnreg", for T >= 256
 //     if thread_in(T, T + 1):
 //       for i in 0..n-1: wait empty[i % s] (from round 1 on);
 //                        for each g: expect_tx full[i % s][g]; g's TMA copies(i)
 //   else:                                # threads 0..T-1; barriers here are bar.sync 1, T
-//     setmaxnreg_inc<R>                  # R: what the producer gave up (232 for T = 256)
+//     setmaxnreg_inc<R>                  # R: what the producer gave up (240 for T = 256)
 //     statements before the loop
 //     for i in 0..n-1: the rest of the body on stage i % s, with wait full[i % s][g] right
 //                      before group g's first reader; arrive empty[i % s]
