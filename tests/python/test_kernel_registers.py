@@ -1,0 +1,39 @@
+"""bench/kernel_registers.py: ptxas's report on the attention kernels tilec builds for sm_90a
+(no GPU needed, nvcc is). Asynchronous wgmma code must not make ptxas wait for a wgmma where the
+program doesn't (warning C7517: the gemm would wait for itself), and the warp-specialized
+forward's consumers must not spill."""
+
+import importlib.util
+import pathlib
+import shutil
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("kernel_registers", ROOT / "bench" / "kernel_registers.py")
+kernel_registers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(kernel_registers)
+
+
+def nvcc_or_skip():
+    if not shutil.which("nvcc") and not (pathlib.Path("/usr/local/cuda/bin/nvcc")).exists():
+        pytest.skip("nvcc is not installed (the CUDA toolkit)")
+
+
+@pytest.mark.parametrize("kernel", ["attention_forward", "attention_backward"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_ptxas_injects_no_wgmma_wait(kernel, causal):
+    nvcc_or_skip()
+    source, fast_math = kernel_registers.kernel_source(kernel, causal, 128, 4096, {})
+    registers, stores, loads, waits = kernel_registers.ptxas_report(source, fast_math)
+    assert waits == 0
+    assert 0 < registers <= 255
+    if kernel == "attention_forward":
+        assert (stores, loads) == (0, 0)
+
+
+def test_a_pass_config_is_key_equals_value():
+    assert kernel_registers.pass_config("tilec.persistent=false") == ("tilec.persistent", False)
+    assert kernel_registers.pass_config("tilec.warp_specialize=TRUE") == ("tilec.warp_specialize", True)
+    with pytest.raises(Exception, match="is not KEY=VALUE"):
+        kernel_registers.pass_config("tilec.persistent")
