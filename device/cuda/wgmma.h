@@ -114,6 +114,12 @@ __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, in
     return operand_descriptor_bits(shared_address(tile), operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn));
 }
 
+// The warpgroup of thread `tid` (tid / 128), which every thread of a warp shares: read from
+// lane 0, the compiler knows it is one value for the warp and computes what depends on it (a
+// gemm's operand descriptors) on the uniform datapath, not in each thread's registers with a
+// move to a uniform register before each wgmma.
+__device__ __forceinline__ int warpgroup_index(int tid) { return __shfl_sync(0xffffffffu, tid / 128, 0); }
+
 }  // namespace detail
 
 // C += op(A) op(B), A and B panel tiles in shared memory; waits for the result, or with Async
@@ -128,11 +134,11 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
   constexpr int width = detail::wgmma_width(WN), NI = WN / width;
   using op = wgmma_op<width, TA>;
   static_assert(WM % 64 == 0 && WN % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
-  const int group = tid / 128;
+  const int group = detail::warpgroup_index(tid);
   const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
   if constexpr (Clear) forget_registers<MI * WN / 2>(c);
   fence_registers<MI * WN / 2>(c);
-  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + detail::warpgroup_index(tid));
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -148,7 +154,7 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
     }
   }
   wgmma_commit();
-  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - detail::warpgroup_index(tid));
   if constexpr (!Async) {
     wgmma_wait<0>();
     fence_registers<MI * WN / 2>(c);
@@ -171,7 +177,7 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
   if constexpr (Clear) forget_registers<MI * N / 2>(c);
   fence_registers<MI * N / 2>(c);
   fence_registers<MI * K / 4>(regs);
-  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + detail::warpgroup_index(tid));
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -187,7 +193,7 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
     }
   }
   wgmma_commit();
-  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - detail::warpgroup_index(tid));
   if constexpr (!Async) {
     wgmma_wait<0>();
     fence_registers<MI * N / 2>(c);
