@@ -45,24 +45,8 @@ build() {
 
 sanitize() {
   build
-  ctest --test-dir build-fuzz --output-on-failure -j"$(nproc)" && return 0
-  # A failed test is run again alone. One that passes then failed only beside the others (the
-  # machine's load, a sibling's files): it is named, as jit_mutants names a finding its run
-  # alone doesn't reproduce, and the run goes on. One that fails again fails the run, and the
-  # log's end keeps the lines that say why.
-  local again status=0
-  again=$(mktemp)
-  if ctest --test-dir build-fuzz --rerun-failed --output-on-failure > "$again" 2>&1; then
-    echo "fuzz.sh: sanitized tests that failed beside the others and passed alone (not reproduced alone):"
-  else
-    echo "fuzz.sh: sanitized tests that failed, and failed again alone:"
-    status=1
-  fi
-  { grep -a -E '^ *[0-9]+/[0-9]+ Test +#' "$again" | sed 's/^ */fuzz.sh:   /'
-    grep -a -E 'Failure|error:|ERROR|SUMMARY|Expected|Which is|actual|Value of' "$again" | head -20 |
-      sed 's/^/fuzz.sh:     /'; } || true
-  rm -f "$again"
-  ((status == 0)) || die "the sanitized GoogleTest suite failed (above)"
+  scripts/ctest_again_alone.sh build-fuzz -j"$(nproc)" ||
+    die "the sanitized GoogleTest suite failed (above)"
 }
 
 fuzz_compile() {

@@ -1,7 +1,6 @@
 """bench/kernel_registers.py: ptxas's report on the attention kernels tilec builds for sm_90a
 (no GPU needed, nvcc is). Asynchronous wgmma code must not make ptxas wait for a wgmma where the
-program doesn't (warning C7517: the gemm would wait for itself), and the warp-specialized
-forward's consumers must not spill."""
+program doesn't (warning C7517: the gemm would wait for itself), and neither kernel may spill."""
 
 import importlib.util
 import pathlib
@@ -22,14 +21,15 @@ def nvcc_or_skip():
 
 @pytest.mark.parametrize("kernel", ["attention_forward", "attention_backward"])
 @pytest.mark.parametrize("causal", [False, True])
-def test_ptxas_injects_no_wgmma_wait(kernel, causal):
+def test_ptxas_neither_spills_nor_injects_a_wgmma_wait(kernel, causal):
     nvcc_or_skip()
     source, fast_math = kernel_registers.kernel_source(kernel, causal, 128, 4096, {})
     registers, stores, loads, waits = kernel_registers.ptxas_report(source, fast_math)
     assert waits == 0
     assert 0 < registers <= 255
-    if kernel == "attention_forward":
-        assert (stores, loads) == (0, 0)
+    # The backward uses nearly all 255 registers: a fragment store's addresses, one register an
+    # element (panel_offset's swizzle before eda1108), spilled it.
+    assert (stores, loads) == (0, 0)
 
 
 def test_a_pass_config_is_key_equals_value():
