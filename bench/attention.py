@@ -22,6 +22,7 @@ the copy rate of the K/V bytes).
 """
 
 import argparse
+import contextlib
 import datetime
 import os
 import statistics
@@ -59,11 +60,9 @@ def check(q, k, v, dout, causal):
 
 
 def sdpa_calls(backend, q, k, v, dout, causal, backward):
-    def forward():
-        with sdpa_kernel(backend):
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-    calls = {"fwd": forward}
+    """SDPA's forward (to be run under sdpa_kernel(backend)) and backward (chosen by the forward
+    that recorded it)."""
+    calls = {"fwd": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)}
     if backward:
         leaves = [x.detach().requires_grad_() for x in (q, k, v)]
         with sdpa_kernel(backend):
@@ -126,16 +125,20 @@ def run(seqs, dims, backward, rounds, example=None):
                     sides[name] = lambda b=backend: sdpa_calls(b, q, k, v, dout, causal, backward)
                 if example is not None:
                     sides["TileLang"] = lambda: tilelang_calls(example, q, k, v, causal)
+                contexts = {(name, "fwd"): lambda b=backend: sdpa_kernel(b) for name, backend in BACKENDS.items()}
                 calls = {}
                 for name, make in sides.items():
                     try:
                         made = make()
                         for direction, call in made.items():
-                            call()  # a side that can't run here is left out, and the row says why
+                            # a side that can't run here is left out, and the row says why
+                            with contexts.get((name, direction), contextlib.nullcontext)():
+                                call()
                         calls |= {(name, direction): call for direction, call in made.items()}
                     except Exception as e:  # noqa: BLE001
                         row["failure"] = row.get("failure", "") + f" {name}: {type(e).__name__}: {str(e)[:80]}"
-                medians = {key: statistics.median(t) for key, t in interleaved_ms(calls, rounds).items()}
+                times = interleaved_ms(calls, rounds, contexts=contexts)
+                medians = {key: statistics.median(t) for key, t in times.items()}
                 for name in sides:
                     if (name, "fwd") in medians:
                         bwd_ms = medians.get((name, "bwd"))

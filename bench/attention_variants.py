@@ -64,10 +64,10 @@ def line(seq, dim, causal, names, rounds):
             notes[name] = f" FAIL {type(e).__name__}: {str(e)[:200]}"
 
     def cudnn():
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    times = interleaved_ms({"cuDNN": cudnn} | calls, rounds)
+    times = interleaved_ms({"cuDNN": cudnn} | calls, rounds,
+                           contexts={"cuDNN": lambda: sdpa_kernel(SDPBackend.CUDNN_ATTENTION)})
     rate = {name: flops / statistics.median(t) * 1e-9 for name, t in times.items()}
     text = f"S={seq} d={dim} causal={int(causal)} cuDNN {rate['cuDNN']:.0f} |"
     for name in names:

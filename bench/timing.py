@@ -1,5 +1,6 @@
 """CUDA-event timing the benchmarks share."""
 
+import contextlib
 import statistics
 
 import torch
@@ -21,12 +22,16 @@ def time_ms(fn, warmup=5, reps=20):
     return statistics.median(times)
 
 
-def interleaved_ms(calls, rounds, warmup=2, reps=10):
+def interleaved_ms(calls, rounds, warmup=2, reps=10, contexts=None):
     """Each of `calls` (name: fn) timed once a round by time_ms, for `rounds` rounds: the GPU's
     clocks drift within a run by more than many of the differences measured, so each side gets
-    a time from every part of the run. Returns name: the list of its rounds' times in ms."""
+    a time from every part of the run. contexts (name: a function making a context manager,
+    torch's sdpa_kernel for one) is entered around a side's timing, not inside its calls, whose
+    launch overhead the timings include. Returns name: the list of its rounds' times in ms."""
+    contexts = contexts or {}
     times = {name: [] for name in calls}
     for _ in range(rounds):
         for name, fn in calls.items():
-            times[name].append(time_ms(fn, warmup=warmup, reps=reps))
+            with contexts.get(name, contextlib.nullcontext)():
+                times[name].append(time_ms(fn, warmup=warmup, reps=reps))
     return times
