@@ -108,10 +108,18 @@ __host__ __device__ constexpr int wgmma_width(int n) {
 // instantiated: a K x MN tile may have panels too narrow for a K-major one.
 template <int MN, int K, int PanelBytes, bool KMajor, class T>
 __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, int k) {
+  operand_view part;
   if constexpr (KMajor)
-    return operand_descriptor_bits(shared_address(tile), operand_part<MN, K, sizeof(T), PanelBytes, true>(mn, k));
+    part = operand_part<MN, K, sizeof(T), PanelBytes, true>(mn, k);
   else
-    return operand_descriptor_bits(shared_address(tile), operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn));
+    part = operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn);
+  // The tile's descriptor plus the part's offset in 16-byte units: the start field holds a
+  // shared address under 256 KB, so the addition never carries into the fields above it, and
+  // the compiler builds the tile's descriptor once and adds an immediate a wgmma (from
+  // operand_descriptor_bits(tile + start) it rebuilt every field each time).
+  const int start = part.start;
+  part.start = 0;
+  return operand_descriptor_bits(shared_address(tile), part) + (start >> 4);
 }
 
 // The warpgroup of thread `tid` (tid / 128), which every thread of a warp shares: read from
