@@ -12,7 +12,9 @@
 // cp.async.bulk.tensor writes with CU_TENSOR_MAP_SWIZZLE_128B / 64B / 32B / NONE, one panel a
 // box, and what wgmma reads through a descriptor of swizzle mode 1 / 2 / 3 / 0. The pattern
 // repeats every 8 * P bytes, so a tile starts on 1024 bytes and every panel then starts on
-// its pattern (Rows is a multiple of 8).
+// its pattern (Rows is a multiple of 8; 16-byte panels, which have no pattern, may also take
+// one row, the panels then lying end to end: TMA moves such a row in boxes of up to 256
+// elements).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -35,7 +37,8 @@ TILEC_PANEL_FN int panel_swizzle(int byte) {
 // PanelBytes panels (see above).
 template <int Rows, int Cols, int ElemBytes, int PanelBytes>
 TILEC_PANEL_FN int panel_offset(int row, int col) {
-  static_assert(Rows % 8 == 0 && Cols * ElemBytes % PanelBytes == 0, "the tile is whole panels of 8-row groups");
+  static_assert((Rows % 8 == 0 || (Rows == 1 && PanelBytes == 16)) && Cols * ElemBytes % PanelBytes == 0,
+                "the tile is whole panels of 8-row groups, or one row of 16-byte panels");
   constexpr int panel_cols = PanelBytes / ElemBytes;
   // panel_swizzle of row * PanelBytes + inner, with the XOR on `inner` alone (the row's bytes
   // have no bits where the swizzle XORs, and adding `inner` carries into none of them). Written

@@ -46,6 +46,17 @@ __device__ __forceinline__ void fence_registers(uint32_t* r) {
   for (int i = 0; i < Count; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
+// Ends the values the registers held, with no instruction, for a gemm that clears its
+// accumulator (scale-d 0): the wgmma reads the registers only as its asm's "+f" operands. Zeros
+// written first instead let the compiler make one zero register stand for many, among them a
+// register the wgmma writes: ptxas then waits for the wgmma where the zero is next read
+// (warning C7517), and the asynchronous gemm waits for itself.
+template <int Count>
+__device__ __forceinline__ void forget_registers(float* r) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) asm volatile("" : "=f"(r[i]));
+}
+
 // fence_registers for a fragment of Count elements of a 4-byte (accumulator) or 2-byte (A
 // operand) type: after a wgmma_wait, its values are the ones the wgmmas wrote.
 template <int Count>
@@ -97,29 +108,45 @@ __host__ __device__ constexpr int wgmma_width(int n) {
 // instantiated: a K x MN tile may have panels too narrow for a K-major one.
 template <int MN, int K, int PanelBytes, bool KMajor, class T>
 __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, int k) {
+  operand_view part;
   if constexpr (KMajor)
-    return operand_descriptor_bits(shared_address(tile), operand_part<MN, K, sizeof(T), PanelBytes, true>(mn, k));
+    part = operand_part<MN, K, sizeof(T), PanelBytes, true>(mn, k);
   else
-    return operand_descriptor_bits(shared_address(tile), operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn));
+    part = operand_part<K, MN, sizeof(T), PanelBytes, false>(k, mn);
+  // The tile's descriptor plus the part's offset in 16-byte units: the start field holds a
+  // shared address under 256 KB, so the addition never carries into the fields above it, and
+  // the compiler builds the tile's descriptor once and adds an immediate a wgmma (from
+  // operand_descriptor_bits(tile + start) it rebuilt every field each time).
+  const int start = part.start;
+  part.start = 0;
+  return operand_descriptor_bits(shared_address(tile), part) + (start >> 4);
 }
+
+// The warpgroup of thread `tid` (tid / 128), which every thread of a warp shares: read from
+// lane 0, the compiler knows it is one value for the warp and computes what depends on it (a
+// gemm's operand descriptors) on the uniform datapath, not in each thread's registers with a
+// move to a uniform register before each wgmma.
+__device__ __forceinline__ int warpgroup_index(int tid) { return __shfl_sync(0xffffffffu, tid / 128, 0); }
 
 }  // namespace detail
 
 // C += op(A) op(B), A and B panel tiles in shared memory; waits for the result, or with Async
 // leaves it in flight (a later wgmma_wait and fence_fragment of C take it). With TakeTurn and
-// PassTurn, the warpgroups issue in turns (turn_wait above).
+// PassTurn, the warpgroups issue in turns (turn_wait above). Clear: C = op(A) op(B), C's old
+// values unread (the first K step's wgmmas ignore them: scale-d 0), so C needs no zeros first.
 template <int M, int N, int K, int GroupsM, int GroupsN, bool TransA, bool TransB, int PanelA, int PanelB,
-          int TakeTurn = 0, int PassTurn = 0, bool Async = false, class TA, class TB>
+          int TakeTurn = 0, int PassTurn = 0, bool Async = false, bool Clear = false, class TA, class TB>
 __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c, int tid) {
   static_assert(sizeof(TA) == sizeof(TB), "operands of one type width");
   constexpr int WM = M / GroupsM, WN = N / GroupsN, MI = WM / 64;
   constexpr int width = detail::wgmma_width(WN), NI = WN / width;
   using op = wgmma_op<width, TA>;
   static_assert(WM % 64 == 0 && WN % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
-  const int group = tid / 128;
+  const int group = detail::warpgroup_index(tid);
   const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
+  if constexpr (Clear) forget_registers<MI * WN / 2>(c);
   fence_registers<MI * WN / 2>(c);
-  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + detail::warpgroup_index(tid));
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -130,12 +157,12 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
       for (int ni = 0; ni < NI; ++ni) {
         const int n = n0 + ni * width;
         const uint64_t db = detail::operand_descriptor<N, K, PanelB, TransB>(b, n, k);
-        op::template ss<TransA, !TransB>(c + (mi * NI + ni) * (width / 2), da, db, 1);
+        op::template ss<TransA, !TransB>(c + (mi * NI + ni) * (width / 2), da, db, Clear && k == 0 ? 0 : 1);
       }
     }
   }
   wgmma_commit();
-  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - detail::warpgroup_index(tid));
   if constexpr (!Async) {
     wgmma_wait<0>();
     fence_registers<MI * WN / 2>(c);
@@ -145,9 +172,9 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
 // C += A op(B), A a 16-bit register tile in the accumulator layout of its M x K shape over
 // GroupsM x 1 warpgroups (each holds its rows), B a panel tile; waits for the result, or with
 // Async leaves it in flight (C and A until a later wgmma_wait and fence_fragment). With TakeTurn
-// and PassTurn, the warpgroups issue in turns (turn_wait above).
+// and PassTurn, the warpgroups issue in turns (turn_wait above); Clear as wgmma_gemm_ss's.
 template <int M, int N, int K, int GroupsM, bool TransB, int PanelB, int TakeTurn = 0, int PassTurn = 0,
-          bool Async = false, class TA, class TB>
+          bool Async = false, bool Clear = false, class TA, class TB>
 __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c, int tid) {
   static_assert(sizeof(TA) == 2, "register A operands are 16-bit");
   constexpr int WM = M / GroupsM, MI = WM / 64;
@@ -155,9 +182,10 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
   using op = wgmma_op<width, TA>;
   static_assert(WM % 64 == 0 && N % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
   uint32_t* regs = reinterpret_cast<uint32_t*>(const_cast<TA*>(a));
+  if constexpr (Clear) forget_registers<MI * N / 2>(c);
   fence_registers<MI * N / 2>(c);
   fence_registers<MI * K / 4>(regs);
-  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + tid / 128);
+  if constexpr (TakeTurn != 0) turn_wait(TakeTurn + detail::warpgroup_index(tid));
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < K; k += op::k) {
@@ -167,12 +195,13 @@ __device__ __forceinline__ void wgmma_gemm_rs(const TA* a, const TB* b, float* c
       for (int ni = 0; ni < NI; ++ni) {
         const int n = ni * width;
         const uint64_t db = detail::operand_descriptor<N, K, PanelB, TransB>(b, n, k);
-        op::template rs<!TransB>(c + (mi * NI + ni) * (width / 2), regs + (mi * K + k) / 4, db, 1);
+        op::template rs<!TransB>(c + (mi * NI + ni) * (width / 2), regs + (mi * K + k) / 4, db,
+                                 Clear && k == 0 ? 0 : 1);
       }
     }
   }
   wgmma_commit();
-  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - tid / 128);
+  if constexpr (PassTurn != 0) turn_pass(PassTurn + 1 - detail::warpgroup_index(tid));
   if constexpr (!Async) {
     wgmma_wait<0>();
     fence_registers<MI * N / 2>(c);

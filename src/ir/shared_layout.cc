@@ -328,10 +328,12 @@ SharedLayoutRef SharedLayout::panels(std::vector<int64_t> shape, int64_t elem_by
                                 std::to_string(elem_bytes) + "-byte elements");
   const size_t rank = shape.size();
   const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
-  if (rows % 8 != 0 || cols * elem_bytes % panel_bytes != 0)
+  // Swizzled panels repeat their pattern every 8 rows; 16-byte panels aren't swizzled and take
+  // one row (a row of LSE values that TMA loads).
+  if ((rows % 8 != 0 && !(rows == 1 && panel_bytes == 16)) || cols * elem_bytes % panel_bytes != 0)
     throw std::invalid_argument("a tile in " + std::to_string(panel_bytes) + "-byte panels has rows in groups of 8 "
-                                "and whole panels a row: not " + std::to_string(rows) + " x " + std::to_string(cols) +
-                                " of " + std::to_string(elem_bytes) + "-byte elements");
+                                "(or one row of 16-byte panels) and whole panels a row: not " + std::to_string(rows) +
+                                " x " + std::to_string(cols) + " of " + std::to_string(elem_bytes) + "-byte elements");
   std::vector<Expr> vars = index_vars(rank);
   const Expr& r = vars[rank - 2];
   const Expr& c = vars[rank - 1];

@@ -94,7 +94,11 @@ class InFlightCheck : public ir::IRVisitor {
         accesses.reads.insert(gemm->b.buffer.get());
       }
       for (const auto& [buffer, by] : in_flight) {
-        const bool accumulates = gemm && gemm->wg_wait != 0 && gemm->c.buffer.get() == buffer;
+        // Another asynchronous gemm adding into the accumulator in flight is the hardware's to
+        // order; one that clears it would drop the first's result, and on wgmma take registers
+        // the first still writes (device/cuda/wgmma.h, forget_registers).
+        const bool accumulates =
+            gemm && gemm->wg_wait != 0 && !gemm->clear_accum && gemm->c.buffer.get() == buffer;
         if (!accumulates && (accesses.reads.count(buffer) || accesses.writes.count(buffer) ||
                              (gemm && gemm->c.buffer.get() == buffer)))
           error_at(s->loc,

@@ -29,7 +29,8 @@ ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext& ctx);
 // it in flight); a T.Pipelined loop iteration that ends with a gemm in flight (its stages are
 // refilled there); and a launch with such a gemm but no T.wait_wgmma at all. Any wait ends the
 // flight of every gemm before it, so that no correct program is refused; another asynchronous
-// gemm into the same accumulator is the hardware's to order.
+// gemm adding into the same accumulator is the hardware's to order (one that clears it is
+// refused).
 void check_wgmma_flight(const ir::Stmt& body);
 
 }  // namespace tilec::passes

@@ -473,12 +473,27 @@ TEST(WarpSpecialize, PersistenceIsOffWithItsConfigOrWithoutWarpSpecialization) {
   }
 }
 
-TEST(WarpSpecialize, ATripCountOfTheBlockVarsKeepsOneTileABlock) {
-  // The rounds of a persistent block's pipeline are tile_iter * n + i: n must be the same for
-  // every tile (a causal attention's loop is not).
+TEST(WarpSpecialize, ATripCountOfTheBlockVarsIsCountedUpTileByTile) {
+  // A causal attention's loop: n differs from tile to tile, so the rounds are not
+  // tile_iter * n + i but rounds_done[0] + i, each branch adding each tile's n after its loop.
   std::string ir = warp_specialized(hopper_gemm(3, kSharedEpilogue, "by + 1"));
-  EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
-  EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("# persistent"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("tile_iter * (by"), std::string::npos) << ir;
+  size_t consumers = ir.find("else:");
+  ASSERT_NE(consumers, std::string::npos) << ir;
+  for (const auto& [from, by] : {std::pair<size_t, std::string>{0, "by_1"}, {consumers, "by_2"}}) {
+    const size_t zero = ir.find("rounds_done[0] = 0", from), loop = ir.find("for tile_iter", from);
+    const size_t k_loop = ir.find("for k_iter in T.serial(" + by + " + 1):", from);
+    const size_t added = ir.find("rounds_done[0] = rounds_done[0] + T.max(" + by + " + 1, 0)", from);
+    EXPECT_LT(zero, loop) << ir;
+    EXPECT_LT(loop, k_loop) << ir;
+    EXPECT_LT(k_loop, added) << ir;
+    EXPECT_NE(added, std::string::npos) << ir;
+  }
+  EXPECT_NE(ir.find("T.gemm(A_s[(rounds_done[0] + k_iter) % 3", consumers), std::string::npos) << ir;
+  EXPECT_NE(ir.find("empty_barriers[(rounds_done[0] + k_iter) % 3]), ((rounds_done[0] + k_iter) // 3 + 1) % 2"),
+            std::string::npos)
+      << ir;
 }
 
 TEST(WarpSpecialize, ATileCopyFirstReadAfterTheLoopIsLoadedAfterTheStagesOnlyInAPersistentBlock) {
@@ -539,8 +554,10 @@ TEST(WarpSpecialize, BuffersThatFitOnlyByReusingTheStagesStayNonPersistent) {
 }
 
 // One tile of `threads / 128` warpgroups along M (64 rows each) by 128 columns, on sm_90a;
-// `before` and `trip_count` are placed as written (8 space indent).
-ir::PrimFunc warpgroup_gemm(int threads, const std::string& trip_count = "8", const std::string& before = "") {
+// `before` and `trip_count` are placed as written (8 space indent), `in_loop` at the top of the
+// loop's body (12).
+ir::PrimFunc warpgroup_gemm(int threads, const std::string& trip_count = "8", const std::string& before = "",
+                            const std::string& in_loop = "") {
   const std::string rows = std::to_string(64 * (threads / 128));
   std::string source =
       "import tilec.language as T\n\n@T.prim_func\n"
@@ -551,7 +568,7 @@ ir::PrimFunc warpgroup_gemm(int threads, const std::string& trip_count = "8", co
       "        B_s = T.alloc_shared((64, 128), \"bfloat16\")\n"
       "        C_l = T.alloc_fragment((" + rows + ", 128), \"float32\")\n"
       "        T.clear(C_l)\n" + before +
-      "        for k in T.Pipelined(" + trip_count + ", num_stages=2):\n"
+      "        for k in T.Pipelined(" + trip_count + ", num_stages=2):\n" + in_loop +
       "            T.copy(A[0, k * 64], A_s)\n"
       "            T.copy(B[k * 64, bx * 128], B_s)\n"
       "            T.gemm(A_s, B_s, C_l)\n"
@@ -561,16 +578,16 @@ ir::PrimFunc warpgroup_gemm(int threads, const std::string& trip_count = "8", co
 
 TEST(WarpSpecialize, ConsumersGrowOnlyIntoTheRegistersTheProducerFrees) {
   // setmaxnreg.inc waits for registers the block's pool doesn't have forever: 128 producer
-  // threads dropping to 40 free enough for 256 consumers to go 168 -> 232 and 384 to go
-  // 128 -> 152; 128 consumers start with 248 and gain nothing.
+  // threads dropping to 24 free enough for 256 consumers to go 168 -> 240 and 384 to go
+  // 128 -> 160; 128 consumers start with 248 and gain nothing.
   std::string one = warp_specialized(warpgroup_gemm(128));
   EXPECT_NE(one.find("warp-specialized"), std::string::npos) << one;
   EXPECT_EQ(one.find("setmaxnreg"), std::string::npos) << one;
   std::string two = warp_specialized(warpgroup_gemm(256));
-  EXPECT_NE(two.find("T.device.setmaxnreg_dec<40>()"), std::string::npos) << two;
-  EXPECT_NE(two.find("T.device.setmaxnreg_inc<232>()"), std::string::npos) << two;
+  EXPECT_NE(two.find("T.device.setmaxnreg_dec<24>()"), std::string::npos) << two;
+  EXPECT_NE(two.find("T.device.setmaxnreg_inc<240>()"), std::string::npos) << two;
   std::string three = warp_specialized(warpgroup_gemm(384));
-  EXPECT_NE(three.find("T.device.setmaxnreg_inc<152>()"), std::string::npos) << three;
+  EXPECT_NE(three.find("T.device.setmaxnreg_inc<160>()"), std::string::npos) << three;
 }
 
 TEST(WarpSpecialize, TheProducerSetsTheScalarsItsTripCountReads) {
@@ -581,12 +598,20 @@ TEST(WarpSpecialize, TheProducerSetsTheScalarsItsTripCountReads) {
   EXPECT_NE(ir.find("warp-specialized"), std::string::npos) << ir;
   size_t consumers = ir.find("else:");
   ASSERT_NE(consumers, std::string::npos) << ir;
-  size_t set = ir.find("n[0] = T.min(N[bx], 8)");
+  // (Each branch's tile loop binds bx again: bx_1 in the producer's, bx_2 in the consumers'.)
+  size_t set = ir.find("n[0] = T.min(N[bx_1], 8)");
   EXPECT_LT(set, ir.find("for k_iter in T.serial(n[0])")) << ir;
   EXPECT_LT(set, consumers) << ir;
-  EXPECT_NE(ir.find("n[0] = T.min(N[bx], 8)", consumers), std::string::npos) << ir;
-  // A count that depends on the block is not the same for every tile of a persistent block.
-  EXPECT_EQ(ir.find("persistent"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("n[0] = T.min(N[bx_2], 8)", consumers), std::string::npos) << ir;
+  // A count that depends on the block is counted up tile by tile, after each tile's loop,
+  // from the scalar the statements before it set.
+  EXPECT_NE(ir.find("# persistent"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("rounds_done[0] = rounds_done[0] + T.max(n[0], 0)", consumers), std::string::npos) << ir;
+  // One the loop itself changes would count what the loop left in it: one tile a block.
+  std::string changed = warp_specialized(warpgroup_gemm(
+      128, "n[0]", "        n = T.alloc_local((1,), \"int32\")\n        n[0] = T.min(N[bx], 8)\n",
+      "            n[0] = n[0] + 0\n"));
+  EXPECT_EQ(changed.find("persistent"), std::string::npos) << changed;
   std::string same = warp_specialized(warpgroup_gemm(
       128, "n[0]", "        n = T.alloc_local((1,), \"int32\")\n        n[0] = T.min(N[0], 8)\n"));
   EXPECT_NE(same.find("# persistent"), std::string::npos) << same;

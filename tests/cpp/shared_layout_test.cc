@@ -58,6 +58,13 @@ TEST(SharedLayoutTest, PanelsAreWhatPanelOffsetComputesAndRoundTrip) {
   expect_panels_match_device<16, 48, 2, 32>();    // three 32-byte panels
   expect_panels_match_device<8, 128, 1, 128>();
   expect_panels_match_device<8, 8, 4, 32>();
+  expect_panels_match_device<1, 64, 4, 16>();  // one row of LSE values: unswizzled, end to end
+}
+
+TEST(SharedLayoutTest, OneRowIn16BytePanelsIsTheRowItself) {
+  EXPECT_TRUE(SharedLayout::panels({3, 1, 64}, 4, 16)->same_offsets(*SharedLayout::row_major({3, 1, 64})));
+  EXPECT_THROW(SharedLayout::panels({1, 64}, 4, 32), std::invalid_argument);  // a swizzle needs its 8 rows
+  EXPECT_THROW(SharedLayout::panels({2, 64}, 4, 16), std::invalid_argument);
 }
 
 TEST(SharedLayoutTest, MmaSwizzleIsWhatSwizzledOffsetComputesAndRoundTrips) {

@@ -114,6 +114,19 @@ TEST(WgmmaWaits, UsingAFragmentInFlightIsAnErrorOnEveryTarget) {
   EXPECT_NE(message.find("P_f is still in use by an asynchronous wgmma"), std::string::npos) << message;
 }
 
+TEST(WgmmaWaits, AGemmClearingAnAccumulatorInFlightIsAnError) {
+  // Adding into it is the hardware's to order; clearing it would drop the first gemm's result
+  // (and on wgmma take registers it still writes).
+  std::string adds = error_of(source(-1, "        T.gemm(A_s, B_s, S_f, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)\n"
+                                         "        T.wait_wgmma(0)\n"));
+  EXPECT_EQ(adds, "");
+  std::string clears = error_of(source(-1, "        T.gemm(A_s, B_s, S_f, clear_accum=True, policy=T.GemmWarpPolicy.FullRow, "
+                                           "wg_wait=-1)\n        T.wait_wgmma(0)\n"));
+  EXPECT_NE(clears.find("k.py:17:9: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << clears;
+  EXPECT_NE(clears.find("k.py:15:9: note: the gemm (wg_wait=-1) whose wgmma uses S_f"), std::string::npos) << clears;
+}
+
 TEST(WgmmaWaits, AnAsynchronousGemmNoWaitWaitsForIsAnError) {
   std::string message = error_of(source(-1, ""));
   EXPECT_NE(message.find("k.py:15:9: error: this gemm (wg_wait=-1) leaves its wgmma in flight, and no "

@@ -121,11 +121,13 @@ def backward_buffers(block_M, block_N, dim, dtype):
 
 
 @T.macro
-def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
-    # The scores of query rows rows.. and keys keys.. zeroed, but -inf for keys past the
-    # sequence and, causal, past a row's diagonal (which, for a row of the sequence, is before
-    # its end). Row i is query position (rows + i) // group: group > 1 packs each position's
-    # query heads into consecutive rows. Only the blocks that hold such keys pay for the mask.
+def mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group):
+    # The scores of query rows rows.. and keys keys.. set to -inf for keys past the sequence and,
+    # causal, past a row's diagonal (which, for a row of the sequence, is before its end). Row i
+    # is query position (rows + i) // group: group > 1 packs each position's query heads into
+    # consecutive rows. Only the blocks that hold such keys pay for the mask; the others keep
+    # the gemm's scores as they are (the gemm clears its accumulator, which costs nothing on
+    # wgmma: ptxas starts the first wgmma from zero registers).
     if causal:
         masked = rows // group + past < keys + block_N - 1
     else:
@@ -133,11 +135,10 @@ def clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, gro
     if masked:
         for i, j in T.Parallel(block_M, block_N):
             if causal:
-                scores[i, j] = T.if_then_else((rows + i) // group + past >= keys + j, 0, -T.infinity("float32"))
+                scores[i, j] = T.if_then_else((rows + i) // group + past >= keys + j, scores[i, j],
+                                              -T.infinity("float32"))
             else:
-                scores[i, j] = T.if_then_else(keys + j < seq_kv, 0, -T.infinity("float32"))
-    else:
-        T.clear(scores)
+                scores[i, j] = T.if_then_else(keys + j < seq_kv, scores[i, j], -T.infinity("float32"))
 
 
 @T.macro
@@ -200,6 +201,16 @@ def add_rows(X, tile, bz, start, head, bshd, rows):
 
 
 @T.macro
+def step_head_and_rows(step, by, group, first, q_blocks, block_N):
+    # The query head and first row of the backward's step `step` over (query head, query block)
+    # pairs. With one query head a K/V head (no GQA) the head is the program's: no division by
+    # the run-time block count (causal) each step.
+    if group == 1:
+        return by, (first + step) * block_N
+    return by * group + step // q_blocks, (first + step % q_blocks) * block_N
+
+
+@T.macro
 def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
                   dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
     # One query block's share of the backward pass for a block of keys, all transposed (keys
@@ -213,13 +224,21 @@ def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta
     T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
            wg_wait=-1)
     T.wait_wgmma(1)
-    # P^T from the forward pass's log-sum-exp; keys and rows past the ends, and causal, rows
-    # before a key's diagonal, have none.
+    # P^T from the forward pass's log-sum-exp. Keys and rows past the ends, and causal, rows
+    # before a key's diagonal, have none: only the blocks that hold such pairs pay for the mask,
+    # a select after the exp (whose value there, even inf or NaN, it drops).
     for i, j in T.Parallel(block_M, block_N):
-        seen = (rows + j < seq_q) & (keys + i < seq_kv)
-        if causal:
-            seen = seen & (rows + j + past >= keys + i)
-        probs_t[i, j] = T.if_then_else(seen, T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E), 0)
+        probs_t[i, j] = T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E)
+    if causal:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv) | (rows + past < keys + block_M - 1)
+    else:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv)
+    if masked:
+        for i, j in T.Parallel(block_M, block_N):
+            seen = (rows + j < seq_q) & (keys + i < seq_kv)
+            if causal:
+                seen = seen & (rows + j + past >= keys + i)
+            probs_t[i, j] = T.if_then_else(seen, probs_t[i, j], 0)
     T.copy(probs_t, probs_t_cast)
     T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
     T.wait_wgmma(1)
@@ -252,6 +271,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
     o_shape, o_dtype = ([num_splits] + q_shape, "float32") if split else (q_shape, dtype)
     lse_shape = [num_splits, batch, heads, seq_q] if split else [batch, heads, seq_q]
     split_blocks = T.ceildiv(T.ceildiv(seq_kv, block_N), num_splits)
+    zigzag = 1 if causal else 0
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype), V: T.Tensor(kv_shape, dtype),
@@ -262,7 +282,11 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
              row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             lse = T.alloc_fragment([block_M], "float32")
             head_kv = by // group
-            rows = bx * block_M
+            # Causal: query blocks run up one (head, sequence) and down the next, so that a
+            # persistent launch, whose blocks take every 132nd tile, gives each block as many
+            # long tiles as short ones.
+            q_block = bx + zigzag * ((by + b_split * heads) % 2) * (T.ceildiv(seq_q, block_M) - 1 - 2 * bx)
+            rows = q_block * block_M
 
             load_rows(Q, Q_shared, bz, rows, by, bshd, block_M)
             T.fill(acc_o, 0)
@@ -284,20 +308,21 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 K_first = T.alloc_shared([block_N, dim], dtype)
                 V_last = T.alloc_shared([block_N, dim], dtype)
                 load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
-                clear_masked(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
-                T.gemm(Q_shared, K_first, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_first, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
                 load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
+                mask_scores(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
                 row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                 row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                 T.copy(scores, probs)
                 for k in T.Pipelined(1, blocks, num_stages=num_stages):
                     step_keys = k * block_N  # (not `keys`: a name assigned twice is a variable)
                     load_rows(K, K_shared, bz, step_keys, head_kv, bshd, block_N)
-                    clear_masked(scores, rows, step_keys, past, seq_kv, causal, block_M, block_N, 1)
-                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
                     load_rows(V, V_shared, bz, step_keys - block_N, head_kv, bshd, block_N)
                     T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
                     T.wait_wgmma(1)
+                    mask_scores(scores, rows, step_keys, past, seq_kv, causal, block_M, block_N, 1)
                     row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                     row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                     T.wait_wgmma(0)
@@ -308,8 +333,9 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                 for k in T.Pipelined(first, blocks, num_stages=num_stages):
                     keys = k * block_N
                     load_rows(K, K_shared, bz, keys, head_kv, bshd, block_N)
-                    clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
-                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
+                           policy=T.GemmWarpPolicy.FullRow)
+                    mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, 1)
                     online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                    denominator, scale, block_M, block_N, dim)
                     load_rows(V, V_shared, bz, keys, head_kv, bshd, block_N)
@@ -385,8 +411,8 @@ def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal,
             for k in T.Pipelined(first, blocks, num_stages=num_stages):
                 keys = k * block_N
                 load_rows(K, K_shared, bz, keys, by, bshd, block_N)
-                clear_masked(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+                mask_scores(scores, rows, keys, past, seq_kv, causal, block_M, block_N, group)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
                 load_rows(V, V_shared, bz, keys, by, bshd, block_N)
@@ -502,8 +528,8 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
             for k in T.Pipelined(blocks, num_stages=num_stages):
                 keys = k * block_N
                 T.copy(K[k_start + keys:k_start + keys + block_N, head_kv, :], K_shared)
-                clear_masked(scores, rows, keys, past, k_len, causal, block_M, block_N, 1)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+                mask_scores(scores, rows, keys, past, k_len, causal, block_M, block_N, 1)
                 online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
                                denominator, scale, block_M, block_N, dim)
                 T.copy(V[k_start + keys:k_start + keys + block_N, head_kv, :], V_shared)
@@ -583,8 +609,7 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             # one query head to the next.
             q_blocks = T.ceildiv(seq_q, block_N) - first
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
-                head = by * group + step // q_blocks
-                rows = (first + step % q_blocks) * block_N
+                head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 load_rows(Q, Q_shared, bz, rows, head, bshd, block_N)
                 load_rows(dO, dO_shared, bz, rows, head, bshd, block_N)
                 T.copy(LSE[bz, head, rows:rows + block_N], lse)
@@ -644,8 +669,7 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
             # A program whose keys all lie past its sequence has no steps.
             q_blocks = T.if_then_else(keys < k_len, T.max(0, T.ceildiv(q_len, block_N) - first), 0)
             for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
-                head = by * group + step // q_blocks
-                rows = (first + step % q_blocks) * block_N
+                head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 T.copy(Q[q_start + rows:q_start + rows + block_N, head, :], Q_shared)
                 T.copy(dO[q_start + rows:q_start + rows + block_N, head, :], dO_shared)
                 T.copy(LSE[head, q_start + rows:q_start + rows + block_N], lse)

@@ -43,10 +43,11 @@ Stmt wgmma_gemm(const ir::Gemm& op, InstructionLoweringContext& ctx) {
                                std::to_string(groups.grid_n) + ", " + template_bool(op.transpose_a) + ", " +
                                template_bool(op.transpose_b) + ", " + std::to_string(groups.a_panel_bytes) + ", " +
                                panel_b + ">";
-  if (groups.take_turn || groups.pass_turn || op.wg_wait < 0)  // the helper's TakeTurn, PassTurn, Async
+  if (groups.take_turn || groups.pass_turn || op.wg_wait < 0 || op.clear_accum)  // TakeTurn, PassTurn, Async, Clear
     name.insert(name.size() - 1, ", " + std::to_string(groups.take_turn) + ", " + std::to_string(groups.pass_turn) +
-                                     ", " + template_bool(op.wg_wait < 0));
-  return matrix_core_gemm_call(op, name, ctx);
+                                     ", " + template_bool(op.wg_wait < 0) + ", " + template_bool(op.clear_accum));
+  // clear_accum is the wgmmas' scale-d: no zeros written into C first.
+  return matrix_core_gemm_call(op, name, ctx, /*clears_itself=*/true);
 }
 
 // tilec_cuda::name<rows, cols, args...>(the fragment's registers, the tile's address): the
@@ -78,19 +79,30 @@ Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const
   const size_t rank = global.region.size(), srank = shared.region.size();
   int64_t cols;  // whole panels of the tile, from column shared.region.back().min on
   ir::is_const_int(ir::simplify(shared.region.back().extent), &cols);
-  const int64_t panel = panel_bytes / shared.buffer->dtype.bytes();
   if (panel_bytes == 0 || panel_bytes != ir::panel_width(*shared.buffer))
     throw std::logic_error("lower_to_threads: a TMA copy of a tile not in its instruction's panels");
+  // A box a panel; the unswizzled panels of a one-row tile lie end to end, so its boxes take
+  // as many of them as a box can (256 elements), in whole 128-byte lines (8 panels) so that
+  // each box starts on one (tma_copies.cc panel_width_that_fits).
+  int64_t rows = 0;
+  ir::is_const_int(ir::simplify(shared.buffer->shape[srank - 2]), &rows);
+  const int64_t panel = panel_bytes / shared.buffer->dtype.bytes();
+  int64_t panel_run = 1;
+  if (panel_bytes == 16 && rows == 1)
+    for (int64_t run = 256 / panel / 8 * 8; run >= 8 && panel_run == 1; run -= 8)
+      if (cols % (run * panel) == 0) panel_run = run;
+  const int64_t box_cols = panel * panel_run;
   ir::TensorMapSpec spec{global.buffer, {}, panel_bytes == 16 ? 0 : panel_bytes};
   for (size_t d = rank; d-- > 0;) {
     int64_t extent;
     if (!ir::is_const_int(ir::simplify(global.region[d].extent), &extent))
       throw std::logic_error("lower_to_threads: a TMA copy of a symbolic extent");
-    spec.box.push_back(d + 1 == rank ? panel : extent);
+    spec.box.push_back(d + 1 == rank ? box_cols : extent);
   }
   Expr map = ir::make_call(DType::UInt64, ir::kTensorMap, {ir::make_int(ctx.tensor_map(spec))});
   std::vector<Stmt> copies;
-  for (int64_t p = 0; p < cols / panel; ++p) {
+  for (int64_t b = 0; b < cols / box_cols; ++b) {
+    const int64_t p = b * panel_run;
     std::vector<Expr> at;
     for (size_t d = 0; d < srank; ++d)
       at.push_back(d + 2 < srank ? ctx.lowered(shared.region[d].min) : ir::make_int(0));

@@ -79,6 +79,9 @@ int64_t panel_width_that_fits(const ir::BufferNode& b) {
     return 0;
   for (size_t d = 0; d + 2 < rank; ++d)
     if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return 0;
+  // One row: unswizzled 16-byte panels, end to end, of whole 128-byte lines (what a TMA box
+  // in shared memory starts on).
+  if (rows == 1) return cols * b.dtype.bytes() % 128 == 0 ? 16 : 0;
   if (rows % 8 != 0) return 0;
   for (int64_t width : {128, 64, 32, 16})
     if (cols * b.dtype.bytes() % width == 0) return width;

@@ -33,7 +33,9 @@ bool whole_panel_columns(const ir::BufferRegion& r);
 
 // The widest panels shared buffer `b`'s tile can be cut into, whatever layout it has: the
 // widest of 128, 64, 32 and 16 bytes that divides its rows' bytes, or 0 when it can't be cut
-// so (dims not constant, rows not a multiple of 8, rows not whole 16-byte chunks).
+// so (dims not constant, rows not a multiple of 8, rows not whole 16-byte chunks). A tile of
+// one row (a step's LSE values) takes 16-byte panels, unswizzled, when the row is whole
+// 128-byte lines.
 int64_t panel_width_that_fits(const ir::BufferNode& b);
 
 // The width of the panels that shared buffer `b` is stored in when TMA or wgmma use it

@@ -21,15 +21,17 @@ using ir::Expr;
 using ir::Stmt;
 
 constexpr int kProducerThreads = 128;
-// Registers a thread of the producer warpgroup keeps: it only counts and issues copies.
-constexpr int kProducerRegisters = 40;
+// Registers a thread of the producer warpgroup keeps: it only counts and issues copies (ptxas
+// spills nothing of the library's producers at 24, FlashAttention-3's figure; the attention
+// backward's consumers need the 240 that leaves them).
+constexpr int kProducerRegisters = 24;
 
 // The registers a consumer thread grows to with setmaxnreg, or nothing when it would not grow.
 // setmaxnreg.inc waits until the block's pool holds what it asks for, so the consumers may ask
 // for no more than the producer gives back: each thread starts with what
 // __launch_bounds__(threads) leaves it (64 K registers over the block, in steps of 8, at most
 // 255), and the producer drops to kProducerRegisters. With two consumer warpgroups that is
-// 168 -> 232; with three, 128 -> 152; with one, every thread starts with 248 and there is
+// 168 -> 240; with three, 128 -> 160; with one, every thread starts with 248 and there is
 // nothing to gain.
 std::optional<int> consumer_registers(int consumer_threads) {
   constexpr int kRegistersPerBlock = 64 * 1024, kMostPerThread = 240;
@@ -64,6 +66,14 @@ bool issues_asynchronous_gemm(const Stmt& s) {
   } find;
   find.visit(s);
   return find.found;
+}
+
+// Whether `body` writes a buffer that `e` reads.
+bool writes_what_it_reads(const Stmt& body, const Expr& e) {
+  op::Accesses read, written;
+  read.visit(e);
+  written.visit(body);
+  return std::any_of(read.reads.begin(), read.reads.end(), [&](const ir::BufferNode* b) { return written.writes.count(b) > 0; });
 }
 
 // Pipelined loops anywhere in a statement.
@@ -303,12 +313,27 @@ class Specializer {
     Expr i = ir::make_var(loop.var.as<ir::Var>()->name + "_iter", t);
     if (warp_specialized_) {
       Stmt prelude_stmts = ir::make_seq(*prelude);
-      persistent_ = hopper_feature(ctx_, "tilec.persistent") && !uses_block_vars(loop.min) && !uses_block_vars(n) &&
-                    !uses_block_vars(prelude_stmts) && fits_without_reuse();
+      // A trip count that differs from tile to tile (causal attention's) is counted up, after
+      // each tile's loop, in a register of each thread's; it must then still read, after the
+      // loop, what it read before it.
+      const bool varying = uses_block_vars(n) || uses_block_vars(prelude_stmts);
+      persistent_ = hopper_feature(ctx_, "tilec.persistent") && fits_without_reuse() &&
+                    (!varying || !writes_what_it_reads(loop.body, n));
       // A persistent block's tile loop: tile_iter counts its tiles, and the pipeline's rounds
-      // go on from one tile to the next.
+      // go on from one tile to the next: round tile_iter * n + i, or rounds_done[0] + i.
       Expr tile_iter = ir::make_var("tile_iter", t);
-      Expr round = persistent_ ? ir::make_Add(ir::make_Mul(tile_iter, n), i) : i;
+      Expr round = i;
+      if (persistent_ && varying) {
+        rounds_done_ = ir::make_buffer("rounds_done", t, {int_of(1)}, {}, ir::MemoryScope::Local, loc);
+        round = ir::make_Add(ir::make_load(rounds_done_, {int_of(0)}), i);
+      } else if (persistent_) {
+        round = ir::make_Add(ir::make_Mul(tile_iter, n), i);
+      }
+      // (A loop of a negative trip count runs no rounds.)
+      const Stmt count_rounds =
+          rounds_done_ ? ir::make_store(rounds_done_, {int_of(0)},
+                                        ir::make_Add(ir::make_load(rounds_done_, {int_of(0)}), ir::make_Max(n, int_of(0))))
+                       : Stmt();
       Stmt wait_empty = ir::make_if(
           ir::make_GE(round, int_of(stages)),
           ir::device_call("mbarrier_wait_parity", {barrier(empty_, stage_of(round)), parity_of(round, 1)}, loc));
@@ -320,16 +345,19 @@ class Specializer {
       Stmt produce = ir::make_seq(
           {prelude_stmts, issue_tile_copies(tile, [&](size_t first) { return !after_loop(first); }, loc),
            ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq({wait_empty, issue(i, stage_of(round))})),
-           issue_tile_copies(tile, after_loop, loc)});
-      work[loop_at] = ir::with_loc(
-          ir::make_for(i, int_of(0), n, ir::ForKind::Serial,
-                       ir::make_seq({consume(i, round),
-                                     ir::device_call("mbarrier_arrive_per_warp", {barrier(empty_, stage_of(round))}, loc)})),
-          loc);
+           count_rounds, issue_tile_copies(tile, after_loop, loc)});
+      work[loop_at] = ir::make_seq(
+          {ir::with_loc(ir::make_for(i, int_of(0), n, ir::ForKind::Serial,
+                                     ir::make_seq({consume(i, round),
+                                                   ir::device_call("mbarrier_arrive_per_warp",
+                                                                   {barrier(empty_, stage_of(round))}, loc)})),
+                        loc),
+           count_rounds});
       Stmt consumer_work = consume_tile_copies(work, tile, loc);
       if (persistent_) {
-        produce = over_tiles(tile_iter, with_tile_lets(produce), loc);
-        consumer_work = over_tiles(tile_iter, with_tile_lets(consumer_work), loc);
+        const Stmt no_rounds_yet = rounds_done_ ? ir::make_store(rounds_done_, {int_of(0)}, int_of(0)) : Stmt();
+        produce = ir::make_seq({no_rounds_yet, over_tiles(tile_iter, with_tile_lets(produce), loc)});
+        consumer_work = ir::make_seq({no_rounds_yet, over_tiles(tile_iter, with_tile_lets(consumer_work), loc)});
       }
       const std::optional<int> grown =
           hopper_feature(ctx_, "tilec.setmaxnreg") && !launch_.keep_registers ? consumer_registers(launch_.threads) : std::nullopt;
@@ -356,6 +384,7 @@ class Specializer {
       out.insert(out.end(), after.begin(), after.end());
     }
     Stmt result = ir::make_seq(out);
+    if (rounds_done_) result = ir::make_allocate(rounds_done_, result);
     if (tile_barriers_) result = ir::make_allocate(tile_barriers_, result);
     if (warp_specialized_) result = ir::make_allocate(empty_, result);
     return ir::with_loc(ir::make_allocate(full_, result), loc);
@@ -596,6 +625,7 @@ class Specializer {
   ir::BufferMap tile_copied_;  // the tile copies' buffers, to their copies in panels
   std::vector<TileCopy> tile_copies_;
   ir::Buffer full_, empty_, tile_barriers_;
+  ir::Buffer rounds_done_;  // a persistent block's rounds before this tile, when tiles differ in trip count
   int64_t barrier_bytes_ = 0;  // the full and empty barriers' shared memory
 };
 

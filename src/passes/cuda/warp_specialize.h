@@ -16,12 +16,12 @@
 //     consumer warp). The copies whose tiles the same body statement reads first are a group
 //     (a GEMM's A and B: one; attention's K and V: two, read by its two gemms).
 //   if thread_in(T, T + 128):            # the producer warpgroup (KernelLaunch::producer_threads)
-//     setmaxnreg_dec<40>                 # pass config "tilec.setmaxnreg", for T >= 256
+//     setmaxnreg_dec<24>                 # pass config "tilec.setmaxnreg", for T >= 256
 //     if thread_in(T, T + 1):
 //       for i in 0..n-1: wait empty[i % s] (from round 1 on);
 //                        for each g: expect_tx full[i % s][g]; g's TMA copies(i)
 //   else:                                # threads 0..T-1; barriers here are bar.sync 1, T
-//     setmaxnreg_inc<R>                  # R: what the producer gave up (232 for T = 256)
+//     setmaxnreg_inc<R>                  # R: what the producer gave up (240 for T = 256)
 //     statements before the loop
 //     for i in 0..n-1: the rest of the body on stage i % s, with wait full[i % s][g] right
 //                      before group g's first reader; arrive empty[i % s]
@@ -34,13 +34,17 @@
 // reads the tile.
 //
 // Persistent (pass config "tilec.persistent", on by default, with warp specialization): when the
-// trip count n doesn't depend on the block vars and the shared buffers fit side by side, the
-// launch becomes one wave of blocks (KernelLaunch::persistent) and each branch loops over the
-// grid's tiles, binding the block vars, then the lets around the loop that read them, for each:
+// shared buffers fit side by side, the launch becomes one wave of blocks
+// (KernelLaunch::persistent) and each branch loops over the grid's tiles, binding the block
+// vars, then the lets around the loop that read them, for each:
 //
 //   for tile_iter in range(ceildiv(tiles - first, stride)):   # first, stride: blockIdx.x, gridDim.x
 //     bx, by = the grid position of tile first + tile_iter * stride (T.use_swizzle's order)
 //     ... the branch's work, with round r = tile_iter * n + i in place of i for stages and parities
+//
+// A trip count n that depends on the block (causal attention's) is counted instead: each
+// branch keeps rounds_done[0], the rounds of its tiles so far, r = rounds_done[0] + i, and adds
+// max(n, 0) after each tile's loop (n must then read nothing the loop writes).
 //
 // A tile copy's mbarriers then go through a phase a tile: the consumers arrive on tile_empty[c]
 // after the last statement that reads the tile, and the producer waits for that before loading

@@ -66,7 +66,8 @@ inline std::string template_bool(bool b) { return b ? "true" : "false"; }
 // The call routine(A, B, C, tid) of a matrix-core gemm: an operand the instruction reads from
 // registers by the address of the thread's registers, else by its tile's; tid the thread's index
 // among those the gemm is spread over (a T.ws group's own); C's registers cleared first when
-// `op` clears the accumulator.
-ir::Stmt matrix_core_gemm_call(const ir::Gemm& op, const std::string& routine, InstructionLoweringContext& ctx);
+// `op` clears the accumulator, unless the routine `clears_itself` (wgmma's scale-d).
+ir::Stmt matrix_core_gemm_call(const ir::Gemm& op, const std::string& routine, InstructionLoweringContext& ctx,
+                               bool clears_itself = false);
 
 }  // namespace tilec::passes
