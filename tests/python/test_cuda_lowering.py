@@ -195,6 +195,26 @@ def test_parallel_loops_move_contiguous_runs_as_vectors():
     assert "load_vector<8>" in source and "store_vector" not in source
 
 
+def test_a_tile_copied_past_the_tensors_end_stores_vectors_under_one_row_check():
+    # The last block's rows pass B's end: T.copy's bounds check of the rows holds or fails for
+    # a whole run along the row, so each run is one vector store under one test (it was a
+    # scalar store and a test per element).
+    @T.prim_func
+    def main(A: T.Tensor((100, 128), "float16"), B: T.Tensor((100, 128), "float16")):
+        with T.Kernel(T.ceildiv(100, 64), threads=128) as bx:
+            a = T.alloc_fragment((64, 128), "float32")
+            T.copy(A[bx * 64:(bx + 1) * 64, :], a)
+            for i, j in T.Parallel(64, 128):
+                a[i, j] = a[i, j] * 2
+            T.copy(a, B[bx * 64:(bx + 1) * 64, :])
+
+    source = cuda_compile(main).get_kernel_source()
+    store = re.search(r"if \(([^\n]*)\) \{\n(\s*alignas[^\n]*\n)*[^\n]*\n(.*\n){0,4}?\s*tilec_cuda::store_vector<(\d)>\(\(&B\[", source)
+    assert store, source
+    assert "< 100" in store.group(1) and "128" not in store.group(1), store.group(1)
+    assert int(store.group(4)) >= 2
+
+
 
 # --- the elements of a T.Parallel loop (TileLang's layernorm backward, online softmax) -----
 

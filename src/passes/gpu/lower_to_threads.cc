@@ -315,10 +315,12 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
 
   // The nest's slots in groups of `v.width` consecutive elements along its last dim: the
   // vector loads fill a local run each, the store's values are computed one by one (into a
-  // local run when the store is a vector too), then stored at once.
+  // local run when the store is a vector too), then stored at once; a guarded store's
+  // condition is tested once a group.
   Stmt vector_slot_loop(const op::ParallelNest& nest, const Fragment& layout, const NestVectors& v,
                         bool replicas_sit_out) {
-    const auto& store = *nest.body.as<ir::BufferStore>();
+    const NestStore nest_body = *nest_store(nest);
+    const auto& store = *nest_body.store;
     const int64_t width = v.width;
     Expr group = ir::make_var("g"), lane = ir::make_var("u");
     Expr first_slot = ir::make_Mul(group, ir::make_int(width));
@@ -390,6 +392,11 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
           {ir::address_of(store.buffer, at_first(store.indices)), ir::address_of(out_run, {ir::make_int(0)})},
           nest.loc));
     Stmt result = ir::make_seq(group_body);
+    if (nest_body.guard) {
+      ir::VarMap at_group;
+      for (size_t k = 0; k < nest.vars.size(); ++k) at_group[nest.vars[k].get()] = first[k];
+      result = ir::make_if(ir::simplify(ir::substitute(nest_body.guard, at_group)), result);
+    }
     for (const auto& run : runs) result = ir::make_allocate(run, result);
     Expr guard;
     if (replicas_sit_out) {

@@ -61,9 +61,20 @@ bool vector_access(const ir::Buffer& b, const std::vector<ir::Expr>& indices, co
 
 }  // namespace
 
+std::optional<NestStore> nest_store(const op::ParallelNest& nest) {
+  if (const auto* store = nest.body.as<ir::BufferStore>()) return NestStore{store, ir::Expr()};
+  const auto* guarded = nest.body.as<ir::IfThenElse>();
+  if (!guarded || guarded->else_case || uses(guarded->condition, nest.vars.back()) || has_load(guarded->condition))
+    return std::nullopt;
+  const auto* store = guarded->then_case.as<ir::BufferStore>();
+  if (!store) return std::nullopt;
+  return NestStore{store, guarded->condition};
+}
+
 std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals) {
-  const auto* store = nest.body.as<ir::BufferStore>();
-  if (!store || layout.covers_more()) return std::nullopt;
+  const std::optional<NestStore> body = nest_store(nest);
+  if (!body || layout.covers_more()) return std::nullopt;
+  const ir::BufferStore* store = body->store;
   const int last = static_cast<int>(nest.extents.size()) - 1;
   const ir::Expr& var = nest.vars.back();
   int64_t run = 1;

@@ -17,13 +17,24 @@
 
 namespace tilec::passes {
 
+// A nest's body as nest_vectors takes it: one store, or one store under a condition without
+// else that neither the nest's last var nor a load enters (a copy's bounds check of the other
+// dims, as T.copy into a tile that may pass the tensor's end writes). The condition then holds
+// or fails for a whole run, and is tested once for it.
+struct NestStore {
+  const ir::BufferStore* store = nullptr;
+  ir::Expr guard;  // null when the store is unconditional
+};
+
+std::optional<NestStore> nest_store(const op::ParallelNest& nest);
+
 struct NestVectors {
   int64_t width = 1;                          // elements a vector access moves
   std::vector<const ir::BufferLoad*> loads;   // loads in the nest's store value that vectorize
   bool store = false;                         // whether the nest's store does
 };
 
-// The vector accesses of `nest` (whose body must be one store) run by `layout`, or nothing
+// The vector accesses of `nest` (whose body must be a nest_store) run by `layout`, or nothing
 // when there are none. `aligned_globals`: tensors' data is 16-byte aligned.
 std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::Fragment& layout, bool aligned_globals);
 
