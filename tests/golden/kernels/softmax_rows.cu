@@ -66,11 +66,13 @@ extern "C" __global__ void __launch_bounds__(128) tilec_main(const tilec_args ar
     // softmax_rows.py:23: x[i, j] = x[i, j] / row_sum[i]
     x[s_4] = x[s_4] / row_sum[0];
   }
-  // softmax_rows.py:24: T.copy(x, Y[bx * block_M, 0])
-  #pragma unroll
-  for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
-    if (bx * 4 + ((tx >> 5) & 3) < M) {
-      Y[(int64_t)(bx * 4 + ((tx >> 5) & 3)) * 64 + s_5 + (tx & 31) * 2] = x[s_5];
+  alignas(8) float Y_run[2];
+  if (bx * 4 + ((tx >> 5) & 3) < M) {
+    #pragma unroll
+    for (int32_t u = 0; u < 2; ++u) {
+      Y_run[u] = x[u];
     }
+    // softmax_rows.py:24: T.copy(x, Y[bx * block_M, 0])
+    tilec_cuda::store_vector<2>((&Y[(int64_t)(bx * 4 + ((tx >> 5) & 3)) * 64 + (tx & 31) * 2]), (&Y_run[0]));
   }
 }
