@@ -27,9 +27,10 @@ ir::PrimFunc kernel(const std::string& body, const std::string& params) {
   return frontend::elaborate(load_function(source, "k.py", "main"));
 }
 
-std::string after(ir::PrimFunc f, ir::Stmt (*pass)(const ir::Stmt&, const passes::PassContext&)) {
+std::string after(ir::PrimFunc f, ir::Stmt (*pass)(const ir::Stmt&, const passes::PassContext&),
+                  const std::string& arch = "") {
   passes::PassContext ctx;
-  ctx.target = parse_target("cuda", "");
+  ctx.target = parse_target("cuda", arch);
   ctx.func = &f;
   f.body = passes::select_instructions(f.body, ctx);
   f.body = pass(f.body, ctx);
@@ -93,6 +94,31 @@ TEST(PipelineLoops, ALetReadingABufferIsNotSubstituted) {
   std::string ir = after(kernel(body, kTensors), passes::pipeline_loops);
   EXPECT_NE(ir.find("for k in T.serial(8):"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
+}
+
+TEST(PipelineLoops, TheLeadingAsynchronousWgmmaGemmsAreIssuedBeforeTheNextStagesCopies) {
+  // The attention backward's step opens with two gemms left in flight (wg_wait=-1): the
+  // copies of the stage two iterations on are issued under them, not before them.
+  std::string body = kPipelinedGemm;
+  body.replace(body.find("transpose_B=True)"), 17, "transpose_B=True, wg_wait=-1)\n            T.wait_wgmma(0)");
+  std::string ir = after(kernel(body, kTensors), passes::pipeline_loops, "sm_90a");
+  const size_t loop = ir.find("for k_stage_iter in T.serial(8):");
+  ASSERT_NE(loop, std::string::npos) << ir;
+  const size_t barrier = ir.find("T.device.sync_threads()", loop);
+  const size_t gemm = ir.find("T.gemm(A_s[k_stage_iter % 3, 0:64, 0:32]", loop);
+  const size_t copy = ir.find("# via cp.async", loop);
+  const size_t wait = ir.find("T.wait_wgmma(0)", loop);
+  ASSERT_NE(wait, std::string::npos) << ir;
+  EXPECT_LT(barrier, gemm) << ir;
+  EXPECT_LT(gemm, copy) << ir;
+  EXPECT_LT(copy, wait) << ir;
+  EXPECT_EQ(count(ir, "# via cp.async"), 3u) << ir;
+
+  // A gemm that waits for itself stays behind the copies, as on targets without wgmma.
+  std::string waiting = after(kernel(kPipelinedGemm, kTensors), passes::pipeline_loops, "sm_90a");
+  const size_t waiting_loop = waiting.find("for k_stage_iter in T.serial(8):");
+  EXPECT_LT(waiting.find("# via cp.async", waiting_loop), waiting.find("T.gemm(A_s[k_stage_iter", waiting_loop))
+      << waiting;
 }
 
 TEST(InsertBarriers, SharedHandedBetweenThreadsGetsOneBarrier) {

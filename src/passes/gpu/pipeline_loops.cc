@@ -95,19 +95,35 @@ class LoopPipeliner : public ir::IRMutator {
     // wgmma reads shared memory through the async proxy: cp.async's writes are ordered
     // before it by each writer's proxy fence, then the barrier.
     if (reads_through_async_proxy(consumers)) steady.push_back(ir::device_call("fence_proxy_async", {}, loop.loc));
-    steady.insert(steady.end(), {
-                                    ir::device_call("sync_threads", {}, loop.loc),
-                                    issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))),
-                                    ir::device_call("cp_async_commit", {}, loop.loc),
-                                });
-    Stmt rest = ir::substitute(ir::make_seq(consumers), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
-    steady.push_back(StageAccesses(loop_staged, ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages))))
-                         .mutate(rest));
+    steady.push_back(ir::device_call("sync_threads", {}, loop.loc));
+    // The body's leading asynchronous wgmma gemms read stage i only: they are issued before the
+    // copies of stage i + s - 1, whose issue then runs under them on the tensor cores.
+    const size_t leading = leading_async_gemms(consumers);
+    auto at_stage = [&](std::vector<Stmt> stmts) {
+      Stmt s = ir::substitute(ir::make_seq(std::move(stmts)), ir::VarMap{{loop.var.get(), ir::make_Add(loop.min, i)}});
+      return StageAccesses(loop_staged, ir::make_cast(DType::Int32, ir::make_FloorMod(i, int_of(stages)))).mutate(s);
+    };
+    if (leading > 0) steady.push_back(at_stage({consumers.begin(), consumers.begin() + leading}));
+    steady.push_back(issue(next, ir::make_cast(DType::Int32, ir::make_FloorMod(next, int_of(stages)))));
+    steady.push_back(ir::device_call("cp_async_commit", {}, loop.loc));
+    steady.push_back(at_stage({consumers.begin() + leading, consumers.end()}));
     Stmt steady_loop = ir::make_for(i, int_of(0), n, ir::ForKind::Serial, ir::make_seq(steady));
     out.push_back(ir::with_loc(steady_loop, loop.loc));
     out.push_back(ir::device_call("cp_async_wait_all", {}, loop.loc));
     for (auto& [from, to] : loop_staged) staged[from] = to;
     return ir::with_loc(ir::make_seq(out), loop.loc);
+  }
+
+  // How many of `stmts`' first statements are gemms on wgmma that don't wait for themselves
+  // (wg_wait -1).
+  static size_t leading_async_gemms(const std::vector<Stmt>& stmts) {
+    size_t n = 0;
+    while (n < stmts.size()) {
+      const auto* gemm = stmts[n].as<ir::Gemm>();
+      if (!gemm || gemm->wg_wait >= 0 || !gemm->instruction.reads_through_async_proxy()) break;
+      ++n;
+    }
+    return n;
   }
 
   // Whether a gemm among `stmts` reads shared memory through the async proxy (wgmma).

@@ -9,6 +9,7 @@
 //   for p in 0..s-2: if p < n: copies(p) -> stage p;  commit
 //   for i in 0..n-1:
 //     cp_async_wait<s-2>; sync_threads     # stage i landed; stage i-1 is free
+//     the body's leading wgmma gemms with wg_wait -1, if any (reading stage i % s)
 //     if i + s - 1 < n: copies(i + s - 1) -> stage (i + s - 1) % s
 //     commit
 //     the rest of the body, reading stage i % s
