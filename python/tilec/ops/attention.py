@@ -292,29 +292,30 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
             T.fill(acc_o, 0)
             T.fill(denominator, 0)
             T.fill(row_max, -T.infinity("float32"))
-            if causal:  # whole key blocks past the last row's diagonal are skipped
-                blocks = T.max(0, T.min(T.ceildiv(seq_kv, block_N), T.ceildiv(rows + block_M + past, block_N)))
-            else:
-                blocks = T.ceildiv(seq_kv, block_N)
+            # causal: whole key blocks past the last row's diagonal are skipped
+            end = (T.max(0, T.min(T.ceildiv(seq_kv, block_N), T.ceildiv(rows + block_M + past, block_N))) if causal
+                   else T.ceildiv(seq_kv, block_N))
             first = 0
+            blocks = end
             if split:
                 first = b_split % num_splits * split_blocks
-                blocks = T.max(first, T.min(blocks, first + split_blocks))
+                blocks = T.max(first, T.min(end, first + split_blocks))
             if overlap:
                 # With no key block (causal rows before every key, or no keys), the first
                 # block's scores are all masked, its P is 0, and the last P V adds nothing.
-                # V_last is loaded under the first block's gemm and softmax: the first gemm
-                # waits only for Q and K_first.
+                # V_last's start reads `end`, set once, so that on Hopper the producer loads it
+                # (by TMA, after its loop's copies) and the consumers wait for it only before
+                # the last gemm.
                 K_first = T.alloc_shared([block_N, dim], dtype)
                 V_last = T.alloc_shared([block_N, dim], dtype)
                 load_rows(K, K_first, bz, 0, head_kv, bshd, block_N)
+                load_rows(V, V_last, bz, T.max(end - 1, 0) * block_N, head_kv, bshd, block_N)
                 T.gemm(Q_shared, K_first, scores, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-                load_rows(V, V_last, bz, T.max(blocks - 1, 0) * block_N, head_kv, bshd, block_N)
                 mask_scores(scores, rows, 0, past, seq_kv, causal, block_M, block_N, 1)
                 row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M)
                 row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N)
                 T.copy(scores, probs)
-                for k in T.Pipelined(1, blocks, num_stages=num_stages):
+                for k in T.Pipelined(1, end, num_stages=num_stages):
                     step_keys = k * block_N  # (not `keys`: a name assigned twice is a variable)
                     load_rows(K, K_shared, bz, step_keys, head_kv, bshd, block_N)
                     T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
