@@ -171,6 +171,18 @@ def rescale_output(acc_o, rescale, block_M, dim):
 
 
 @T.macro
+def divide_rows(acc_o, denominator, block_M, dim):
+    # acc_o's rows over their softmax denominators (0 for a row that saw no key), by one
+    # reciprocal a row: a division an element costs the tile a MUFU.RCP each, as many as the
+    # exps of one key block.
+    inverse = T.alloc_fragment([block_M], "float32")
+    for i in T.Parallel(block_M):
+        inverse[i] = T.if_then_else(denominator[i] > 0, 1 / denominator[i], 0)
+    for i, j in T.Parallel(block_M, dim):
+        acc_o[i, j] *= inverse[i]
+
+
+@T.macro
 def online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
                    block_M, block_N, dim):
     # One key block's step: the rows' running max takes the block's scores in, acc_o and the
@@ -341,8 +353,7 @@ def attention_forward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sca
                                    denominator, scale, block_M, block_N, dim)
                     load_rows(V, V_shared, bz, keys, head_kv, bshd, block_N)
                     T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] = T.if_then_else(denominator[i] > 0, acc_o[i, j] / denominator[i], 0)
+            divide_rows(acc_o, denominator, block_M, dim)
             for i in T.Parallel(block_M):
                 lse[i] = T.if_then_else(denominator[i] > 0, (row_max[i] * scale + T.log2(denominator[i])) / LOG2E,
                                         -T.infinity("float32"))
@@ -418,10 +429,11 @@ def attention_forward_packed(batch, heads, heads_kv, seq_q, seq_kv, dim, causal,
                                denominator, scale, block_M, block_N, dim)
                 load_rows(V, V_shared, bz, keys, by, bshd, block_N)
                 T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            divide_rows(acc_o, denominator, block_M, dim)
             for i, d in T.Parallel(block_M, dim):
                 p = rows + i
                 if p < packed:
-                    value = T.if_then_else(denominator[i] > 0, acc_o[i, d] / denominator[i], 0)
+                    value = acc_o[i, d]
                     if split and bshd:
                         O[s, bz, p // group, by * group + p % group, d] = value
                     elif split:
@@ -535,9 +547,10 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
                                denominator, scale, block_M, block_N, dim)
                 T.copy(V[k_start + keys:k_start + keys + block_N, head_kv, :], V_shared)
                 T.gemm(probs, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            divide_rows(acc_o, denominator, block_M, dim)
             for i, j in T.Parallel(block_M, dim):
                 if rows + i < q_len:
-                    O[q_start + rows + i, by, j] = T.if_then_else(denominator[i] > 0, acc_o[i, j] / denominator[i], 0)
+                    O[q_start + rows + i, by, j] = acc_o[i, j]
             for i in T.Parallel(block_M):
                 if rows + i < q_len:
                     LSE[by, q_start + rows + i] = T.if_then_else(
