@@ -16,9 +16,9 @@ for the forward pass and 2.5 times that for the backward, halved when causal. Wi
 --tilelang-example (tilelang installed: bench/tilelang_wheels.sh), TileLang's own example kernel
 is a side too, forward only, checked like tilec's (issue 14). A side that fails (a backend torch
 can't run here, an error) shows its reason. Prints one table; --append adds it to RESULTS.md
-with the date, GPU, commit and command. --decode prints the decoding table instead
-(decode_table: one query a sequence over 8K-128K keys, grouped-query and not, against SDPA and
-the copy rate of the K/V bytes).
+with the date, GPU, commit ($TILEC_COMMIT where set: bench/provenance.py) and command. --decode
+prints the decoding table instead (decode_table: one query a sequence over 8K-128K keys,
+grouped-query and not, against SDPA and the copy rate of the K/V bytes).
 """
 
 import argparse
@@ -26,7 +26,6 @@ import contextlib
 import datetime
 import os
 import statistics
-import subprocess
 import sys
 
 import torch
@@ -36,6 +35,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from tilec import ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402
 from timing import interleaved_ms, time_ms  # noqa: E402
 
 TOKENS, HEADS = 64 * 1024, 16
@@ -235,7 +235,7 @@ def main():
                 f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
     print("\n" + text)
     if args.append:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        commit = provenance.commit()
         with open(args.append, "a", encoding="utf-8") as f:
             f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
                     f"`python bench/attention.py {' '.join(sys.argv[1:])}`"

@@ -19,7 +19,6 @@ import argparse
 import datetime
 import os
 import statistics
-import subprocess
 import sys
 
 import torch
@@ -28,6 +27,7 @@ import tilec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
+import provenance  # noqa: E402
 from timing import interleaved_ms, time_ms  # noqa: E402
 
 try:
@@ -270,8 +270,7 @@ def main():
     for M, N, K in fp8_shapes:
         rows.append(bench_fp8(M, N, K, fp8_configs, sys.stdout))
     gpu = torch.cuda.get_device_name()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    commit = provenance.commit()
     lines = [
         f"### GEMM, {datetime.date.today()}, {gpu}, commit {commit}",
         "",
