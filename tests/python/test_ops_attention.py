@@ -402,6 +402,18 @@ def test_overlapped_forward_builds_for_hopper(dim, causal):
     assert loop.index("wgmma_wait<1>()") < loop.index("wgmma_wait<0>()")
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_overlapped_forward_takes_its_tiles_by_tma_and_one_reciprocal_a_row(causal):
+    """On sm_90a the producer loads Q, the first K block and the last V block by TMA: the
+    consumers copy nothing (no cp.async, and no barrier of theirs a tile). O's rows are divided
+    by one reciprocal each: a division an element is a MUFU.RCP each."""
+    source = build_for_cuda(attention.attention_forward, "sm_90a", dim=128, causal=causal, overlap=True, **SHAPE,
+                            **attention.HOPPER_CONFIGS[128])
+    assert "cp_async" not in source
+    assert re.search(r"tma_load\([^;]*V_last", source)
+    assert not re.search(r"acc_o\[[^\]]*\] / denominator", source)
+
+
 @pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
 @pytest.mark.parametrize("dim", attention.HEAD_DIMS)
 def test_varlen_builds_for_cuda(arch, configs, dim):
