@@ -8,10 +8,10 @@ Shapes (issue 14): B * S = 64K tokens, H = 16 heads, S in {1024, 4096, 16384}, h
 {64, 128}, causal and not, float16, laid out [B, H, S, d] for every side. --quick runs S = 4096
 alone. Each tilec result is first checked on fresh random inputs against float32 attention
 (torch's math backend) on the first batch element's first two heads: relative Frobenius error
-under 1e-2, gradients included. Every side's forward and backward are timed once a round for
---rounds rounds (a CUDA-event median of 10 calls after 2, bench/timing.py's interleaved_ms), and
-each figure is the median of its rounds: the GPU's clocks drift within a run by more than the
-ratios' differences, so each side gets times from every part of it. TFLOP/s counts 4 B H S^2 d
+under 1e-2, gradients included. Every side's forward is timed once a round for --rounds rounds
+(a CUDA-event median of 10 calls after 2, bench/timing.py's interleaved_ms), then every side's
+backward likewise, and each figure is the median of its rounds: the GPU's clocks drift within a
+run by more than the ratios' differences, so each side gets times from every part of it. TFLOP/s counts 4 B H S^2 d
 for the forward pass and 2.5 times that for the backward, halved when causal. With
 --tilelang-example (tilelang installed: bench/tilelang_wheels.sh), TileLang's own example kernel
 is a side too, forward only, checked like tilec's (issue 14). A side that fails (a backend torch
@@ -137,8 +137,13 @@ def run(seqs, dims, backward, rounds, example=None):
                         calls |= {(name, direction): call for direction, call in made.items()}
                     except Exception as e:  # noqa: BLE001
                         row["failure"] = row.get("failure", "") + f" {name}: {type(e).__name__}: {str(e)[:80]}"
-                times = interleaved_ms(calls, rounds, contexts=contexts)
-                medians = {key: statistics.median(t) for key, t in times.items()}
+                # Each pass's sides in rounds of their own: in one round of both, each side's
+                # forward ran after another side's backward, under a load of its own.
+                medians = {}
+                for direction in ("fwd", "bwd"):
+                    times = interleaved_ms({key: call for key, call in calls.items() if key[1] == direction}, rounds,
+                                           contexts=contexts)
+                    medians |= {key: statistics.median(t) for key, t in times.items()}
                 for name in sides:
                     if (name, "fwd") in medians:
                         bwd_ms = medians.get((name, "bwd"))
