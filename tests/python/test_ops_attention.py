@@ -15,7 +15,7 @@ from tilec import ops
 from tilec.ops import attention
 
 from helpers import assert_close, rand, rng  # noqa: F401  (rng is a fixture)
-from test_ops import on_target, to_numpy
+from test_ops import ON_GPU, on_target, to_numpy
 
 
 def probabilities(q64, k64, causal, sm_scale):
@@ -135,8 +135,21 @@ def test_overlapped_forward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, 
     assert_close(lse, expected_lse, "float32", rtol=1e-4, what="lse")
 
 
+@pytest.fixture(params=[False, True], ids=["dq-atomics", "dq-in-shared"])
+def dq_in_shared(request, monkeypatch):
+    """The backward kernels' dQ shares added from registers, or (Hopper's way) through shared
+    memory: on the CPU backend, both."""
+    if request.param:
+        if ON_GPU:
+            pytest.skip("on a GPU the backward takes its target's configs")
+        chosen = attention._config
+        monkeypatch.setattr(attention, "_config", lambda tensor, dim, backward=False: dict(
+            chosen(tensor, dim, backward), **({"dq_in_shared": True} if backward else {})))
+    return request.param
+
+
 @pytest.mark.parametrize("batch,seq_q,seq_kv,heads,heads_kv,dim,causal,layout,dtype", CASES)
-def test_flash_attention_backward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, layout, dtype, rng):
+def test_flash_attention_backward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, layout, dtype, rng, dq_in_shared):
     def shape(seq, h):
         return (batch, seq, h, dim) if layout == "bshd" else (batch, h, seq, dim)
 
@@ -195,7 +208,7 @@ def test_flash_attention_varlen(causal, dtype, rng):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention_varlen_backward(causal, rng):
+def test_flash_attention_varlen_backward(causal, rng, dq_in_shared):
     # The forward test's sequences, then rows of q and keys of k that no sequence holds: their
     # outputs and gradients are 0.
     lengths_q, lengths_k = [37, 1, 130, 64, 5, 0], [50, 20, 100, 64, 0, 7]
@@ -354,9 +367,10 @@ def tensor_core_gemms(source, arch):
 
 
 def build_for_cuda(jitted, arch, **constants):
-    """The CUDA source of `jitted` (a jit function of tilec.ops.attention) for `arch`, through
-    NVRTC; skips where NVRTC can't be loaded."""
-    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch)
+    """The CUDA source of `jitted` (a jit function of tilec.ops.attention) for `arch`, with its pass
+    configs, through NVRTC; skips where NVRTC can't be loaded."""
+    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
+                           pass_configs=jitted.pass_configs)
     try:
         return retargeted.compile(**constants).get_kernel_source()
     except RuntimeError as e:
