@@ -11,11 +11,11 @@ alone. Each tilec result is first checked on fresh random inputs against float32
 under 1e-2, gradients included. Every side's forward is timed once a round for --rounds rounds
 (a CUDA-event median of 10 calls after 2, bench/timing.py's interleaved_ms), then every side's
 backward likewise, and each figure is the median of its rounds: the GPU's clocks drift within a
-run by more than the ratios' differences, so each side gets times from every part of it. TFLOP/s counts 4 B H S^2 d
-for the forward pass and 2.5 times that for the backward, halved when causal. With
---tilelang-example (tilelang installed: bench/tilelang_wheels.sh), TileLang's own example kernel
-is a side too, forward only, checked like tilec's (issue 14). A side that fails (a backend torch
-can't run here, an error) shows its reason. Prints one table; --append adds it to RESULTS.md
+run by more than the ratios' differences, so each side gets times from every part of it.
+TFLOP/s counts 4 B H S^2 d for the forward pass and 2.5 times that for the backward, halved when
+causal. With --tilelang-example (tilelang installed: bench/tilelang_wheels.sh), TileLang's own
+example kernel is a side too, forward only, checked like tilec's (issue 14). A side that fails
+(a backend torch can't run here, an error) shows its reason. Prints one table; --append adds it to RESULTS.md
 with the date, GPU, commit ($TILEC_COMMIT where set: bench/provenance.py) and command. --decode
 prints the decoding table instead (decode_table: one query a sequence over 8K-128K keys,
 grouped-query and not, against SDPA and the copy rate of the K/V bytes).
