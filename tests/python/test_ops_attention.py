@@ -138,7 +138,7 @@ def test_overlapped_forward(batch, seq_q, seq_kv, heads, heads_kv, dim, causal, 
 @pytest.fixture(params=[False, True], ids=["dq-atomics", "dq-in-shared"])
 def dq_in_shared(request, monkeypatch):
     """The backward kernels' dQ shares added from registers, or (Hopper's way) through shared
-    memory: on the CPU backend, both."""
+    memory, each step's share added at the next step's start: on the CPU backend, both."""
     if request.param:
         if ON_GPU:
             pytest.skip("on a GPU the backward takes its target's configs")
@@ -473,5 +473,12 @@ def test_backward_builds_for_cuda(arch, configs, dim, causal):
     config = configs[dim]
     source = build_for_cuda(attention.attention_backward, arch, dim=dim, causal=causal, **SHAPE, **config)
     assert tensor_core_gemms(source, arch) == 5
+    if config.get("dq_in_shared") and config["num_stages"] > 1:
+        # Two block barriers a step: the stage's (which also ends the writes of the step before's
+        # dQ share, added by TMA right after it) and dS's before the dQ gemm.
+        loop = source[source.index("for (int32_t step_stage_iter"):]
+        loop = loop[:loop.index("cp_async_wait_all")]
+        assert loop.count("sync_threads()") == 2
+        assert loop.index("sync_threads()") < loop.index("tma_reduce_add") < loop.index("wgmma_wait<1>")
     build_for_cuda(attention.attention_backward_preprocess, arch, batch=2, heads=8, seq_q=1000, dim=dim,
                    dtype="bfloat16", block_M=config["block_M"], threads=config["threads"])

@@ -223,18 +223,24 @@ def step_head_and_rows(step, by, group, first, q_blocks, block_N):
 
 
 @T.macro
-def backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
-                  dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
-    # One query block's share of the backward pass for a block of keys, all transposed (keys
-    # are rows): dV += P^T dO and dK += dS^T Q accumulate, and dq = dS K is the block's dQ
-    # share. On Hopper the gemms are asynchronous (elsewhere each finishes where it stands): S^T
-    # and dP^T issue together and P^T is computed under dP^T's gemm, dS^T under dV's, and dK's
-    # gemm runs on while the caller adds dq to dQ, which then waits for it (T.wait_wgmma(0)
-    # before the iteration ends: dK's gemm reads the Q stage).
+def backward_scores(K_shared, V_shared, Q_shared, dO_shared, probs_t, dprobs_t):
+    # A backward step's first gemms, S^T = K Q^T and dP^T = V dO^T, issued together (on Hopper
+    # left in flight for backward_step).
     T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
            wg_wait=-1)
     T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
            wg_wait=-1)
+
+
+@T.macro
+def backward_step(K_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                  dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
+    # The rest of one query block's share of the backward pass for a block of keys, after
+    # backward_scores, all transposed (keys are rows): dV += P^T dO and dK += dS^T Q accumulate,
+    # and dq = dS K is the block's dQ share. On Hopper the gemms are asynchronous (elsewhere each
+    # finishes where it stands): P^T is computed under dP^T's gemm, dS^T under dV's, and dK's
+    # gemm runs on while the caller stores dq, which then waits for it (T.wait_wgmma(0) before
+    # the iteration ends: dK's gemm reads the Q stage).
     T.wait_wgmma(1)
     # P^T from the forward pass's log-sum-exp. Keys and rows past the ends, and causal, rows
     # before a key's diagonal, have none: only the blocks that hold such pairs pay for the mask,
@@ -622,21 +628,33 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
             # One pipelined loop over (query head, query block) pairs: the stages run on from
             # one query head to the next.
             q_blocks = T.ceildiv(seq_q, block_N) - first
-            for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
+            steps = group * q_blocks
+            for step in T.Pipelined(steps, num_stages=num_stages):
                 head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 load_rows(Q, Q_shared, bz, rows, head, bshd, block_N)
                 load_rows(dO, dO_shared, bz, rows, head, bshd, block_N)
                 T.copy(LSE[bz, head, rows:rows + block_N], lse)
                 T.copy(Delta[bz, head, rows:rows + block_N], delta)
-                backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast,
-                              dprobs_t, dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale,
-                              sm_scale, block_M, block_N)
+                backward_scores(K_shared, V_shared, Q_shared, dO_shared, probs_t, dprobs_t)
+                if dq_in_shared:
+                    # The step before's dQ share, added under this step's first gemms: the
+                    # stage's barrier before them also ends the share's writes, which took a
+                    # barrier of their own.
+                    if step > 0:
+                        head_before, rows_before = step_head_and_rows(step - 1, by, group, first, q_blocks, block_N)
+                        add_rows(dQ_acc, dq_shared, bz, rows_before, head_before, bshd, block_N)
+                backward_step(K_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                              dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M,
+                              block_N)
                 if dq_in_shared:
                     T.copy(dq, dq_shared)
-                    add_rows(dQ_acc, dq_shared, bz, rows, head, bshd, block_N)
                 else:
                     add_rows(dQ_acc, dq, bz, rows, head, bshd, block_N)
                 T.wait_wgmma(0)
+            if dq_in_shared:
+                if steps > 0:
+                    head_last, rows_last = step_head_and_rows(steps - 1, by, group, first, q_blocks, block_N)
+                    add_rows(dQ_acc, dq_shared, bz, rows_last, head_last, bshd, block_N)
             if bshd:
                 T.copy(dk, dK[bz, keys:keys + block_M, by, :])
                 T.copy(dv, dV[bz, keys:keys + block_M, by, :])
@@ -682,21 +700,31 @@ def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq
             first = T.max(0, (keys - past) // block_N) if causal else 0
             # A program whose keys all lie past its sequence has no steps.
             q_blocks = T.if_then_else(keys < k_len, T.max(0, T.ceildiv(q_len, block_N) - first), 0)
-            for step in T.Pipelined(group * q_blocks, num_stages=num_stages):
+            steps = group * q_blocks
+            for step in T.Pipelined(steps, num_stages=num_stages):
                 head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
                 T.copy(Q[q_start + rows:q_start + rows + block_N, head, :], Q_shared)
                 T.copy(dO[q_start + rows:q_start + rows + block_N, head, :], dO_shared)
                 T.copy(LSE[head, q_start + rows:q_start + rows + block_N], lse)
                 T.copy(Delta[head, q_start + rows:q_start + rows + block_N], delta)
-                backward_step(K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast,
-                              dprobs_t, dscores_t, dk, dv, dq, keys, rows, past, q_len, k_len, causal, scale,
-                              sm_scale, block_M, block_N)
+                backward_scores(K_shared, V_shared, Q_shared, dO_shared, probs_t, dprobs_t)
+                if dq_in_shared:  # the step before's share, as attention_backward adds it
+                    if step > 0:
+                        head_before, rows_before = step_head_and_rows(step - 1, by, group, first, q_blocks, block_N)
+                        T.atomic_add(dQ_acc[q_start + rows_before:q_start + rows_before + block_N, head_before, :],
+                                     dq_shared)
+                backward_step(K_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                              dscores_t, dk, dv, dq, keys, rows, past, q_len, k_len, causal, scale, sm_scale, block_M,
+                              block_N)
                 if dq_in_shared:
                     T.copy(dq, dq_shared)
-                    T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq_shared)
                 else:
                     T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq)
                 T.wait_wgmma(0)
+            if dq_in_shared:
+                if steps > 0:
+                    head_last, rows_last = step_head_and_rows(steps - 1, by, group, first, q_blocks, block_N)
+                    T.atomic_add(dQ_acc[q_start + rows_last:q_start + rows_last + block_N, head_last, :], dq_shared)
             for i, j in T.Parallel(block_M, dim):
                 if keys + i < k_len:
                     dK[k_start + keys + i, by, j] = dk[i, j]
