@@ -114,6 +114,21 @@ def cache_key(values):
     return key
 
 
+# Argument types whose values hash by value and hold no others: a call made of them alone is
+# keyed without cache_key's normalizing.
+_FLAT_TYPES = frozenset((int, float, bool, str, type(None)))
+
+
+def call_key(args, kwargs):
+    """A factory call's cache key, its arguments as given, or None as cache_key gives. Each
+    call looks it up, so plain values skip cache_key's per-value work: their types go into the
+    key beside them (1, 1.0 and True are equal but compile differently)."""
+    types = (*map(type, args), *map(type, kwargs.values()))
+    if _FLAT_TYPES.issuperset(types):
+        return types, args, tuple(kwargs.items())
+    return cache_key({**dict(enumerate(args)), **kwargs})
+
+
 class JitFunction:
     def __init__(self, func, *, out_idx=None, target="auto", arch=None, pass_configs=None,
                  compile_flags=()):
@@ -217,7 +232,7 @@ class JitFunction:
         return kernel
 
     def _factory_kernel(self, args, kwargs):
-        call = cache_key({**dict(enumerate(args)), **kwargs})
+        call = call_key(args, kwargs)
         kernel = self._calls.get(call) if call is not None else None
         if kernel is not None:
             log.debug("%s: kernel cache hit", self.__qualname__)

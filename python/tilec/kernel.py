@@ -1,5 +1,6 @@
 """Kernel: a compiled kernel, called with tensors of any DLPack library."""
 
+import functools
 import numbers
 import operator
 import sys
@@ -119,8 +120,9 @@ class Kernel:
                     [None if i in missing else _core_arg(arg) for i, arg in enumerate(args)],
                     missing)
             like = next((arg for arg in args if capture.is_tensor(arg)), None)
+            target = self.target
             for i, shape in zip(missing, shapes):
-                args[i] = _allocate(shape, self._dtypes[i], like, self.target)
+                args[i] = _allocate(shape, self._dtypes[i], like, target)
         # A GPU tensor's export is used once: each call of the core gets fresh ones.
         self._core.launch([_core_arg(arg) for arg in args], _current_stream(args))
         outputs = [args[i] for i in self.out_idx]
@@ -208,13 +210,20 @@ def _allocate(shape, dtype_name, like, target):
         import torch
 
         device = like.device if like is not None else "cuda"
-        return torch.empty(shape, dtype=dtype(dtype_name).as_torch(), device=device)
+        return torch.empty(shape, dtype=_library_dtype("torch", dtype_name), device=device)
     if library == "numpy":
         import numpy
 
-        return numpy.empty(shape, dtype=dtype(dtype_name).as_numpy())
+        return numpy.empty(shape, dtype=_library_dtype("numpy", dtype_name))
     raise TypeError(f"tilec allocates outputs as numpy arrays or torch tensors, not like a "
                     f"{type(like).__qualname__}: pass the outputs too")
+
+
+@functools.cache
+def _library_dtype(library, dtype_name):
+    """torch's or numpy's type for a tilec element type name, looked up once a name (each
+    allocating call needs it)."""
+    return dtype(dtype_name).as_torch() if library == "torch" else dtype(dtype_name).as_numpy()
 
 
 def _current_stream(args):

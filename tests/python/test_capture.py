@@ -28,7 +28,7 @@ except ImportError:
 
 import tilec.language as T
 from tilec import capture
-from tilec.jit import JitFunction, cache_key, core_pass_configs
+from tilec.jit import JitFunction, cache_key, call_key, core_pass_configs
 
 jit_module = importlib.import_module("tilec.jit")
 from tilec.kernel import Kernel, _core_arg, normalize_out_idx  # noqa: E402
@@ -328,6 +328,20 @@ def test_cache_keys():
     assert cache_key({"d": {}}) is None
 
 
+def test_call_keys_tell_apart_what_compiles_apart():
+    # A factory call's key, as given: plain values keyed with their types beside them.
+    assert call_key((1,), {}) == call_key((1,), {})
+    assert len({call_key((1,), {}), call_key((True,), {}), call_key((1.0,), {})}) == 3
+    assert call_key((1,), {}) != call_key((), {"M": 1})
+    assert call_key((1, 2), {}) != call_key((2, 1), {})
+    assert call_key((), {"M": 1, "N": 2}) != call_key((), {"M": 2, "N": 1})
+    # Nested values go through cache_key: its list and tuple tell apart, ints and floats within too.
+    assert call_key(([1, 2],), {}) == call_key(([1, 2],), {})
+    assert call_key(([1, 2],), {}) != call_key(((1, 2),), {})
+    assert call_key(((1, 2),), {}) != call_key(((1.0, 2),), {})
+    assert call_key((), {"d": {}}) is None
+
+
 def test_pass_configs_as_text():
     assert core_pass_configs({"tl.disable_tma_lower": True, "n": 3}) == {
         "tl.disable_tma_lower": "true", "n": "3"}
@@ -438,6 +452,8 @@ def test_factory_compiles_its_prim_func_once_per_arguments(monkeypatch):
     assert kernel.out_idx == [1]
     copy_kernel(3)
     assert len(core.compiles) == 2
+    copy_kernel(True)  # equal to 1 but another type: compiled apart
+    assert len(core.compiles) == 3 and copy_kernel(1) is not copy_kernel(True)
 
 
 @pytest.mark.parametrize("target,has_gpu,core_target,core_arch", [

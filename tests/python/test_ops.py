@@ -93,7 +93,7 @@ def test_gemm_errors_name_the_argument(rng):
 
 @pytest.mark.parametrize("hip,capability,hopper", [(None, (9, 0), True), (None, (8, 0), False),
                                                    (None, (10, 0), False), ("6.2", (9, 0), False)])
-def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeypatch):
+def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeypatch, request):
     # ROCm's torch reports MI200 (gfx90a) as capability (9, 0): it must not get the Hopper
     # configurations (TMA, wgmma, two consumer warpgroups).
     import importlib
@@ -103,10 +103,13 @@ def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeyp
 
     gemm = importlib.import_module("tilec.ops.gemm")  # the module: tilec.ops.gemm, the attribute, is the function
 
+    properties = SimpleNamespace(major=capability[0], minor=capability[1], multi_processor_count=132)
     fake_torch = SimpleNamespace(version=SimpleNamespace(hip=hip),
-                                 cuda=SimpleNamespace(get_device_capability=lambda index: capability))
+                                 cuda=SimpleNamespace(get_device_properties=lambda index: properties))
     monkeypatch.setitem(sys.modules, "torch", fake_torch)
-    tensor = SimpleNamespace(is_cuda=True, device=0)
+    device.gpu_facts.cache_clear()  # asked once a device: this test's fake GPU is another each case
+    request.addfinalizer(device.gpu_facts.cache_clear)
+    tensor = SimpleNamespace(is_cuda=True, device=SimpleNamespace(index=0))
     assert device.is_hopper(tensor) is hopper
     assert gemm._default_config(tensor) is (gemm.HOPPER_GEMM_CONFIG if hopper else gemm.DEFAULT_GEMM_CONFIG)
     forward, backward = ((attention.HOPPER_CONFIGS, attention.HOPPER_BACKWARD_CONFIGS) if hopper else
@@ -115,4 +118,5 @@ def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeyp
     assert attention._config(tensor, 128) is forward[128]
     assert attention._config(tensor, 128, backward=True) is backward[128]
     assert not device.is_hopper(np.zeros(1)) and attention._config(np.zeros(1), 128) is attention.CPU_CONFIG
+    assert device.multiprocessors(tensor) == 132
 

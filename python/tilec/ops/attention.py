@@ -27,7 +27,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from .device import is_amd, is_hopper, on_gpu
+from .device import is_amd, is_hopper, multiprocessors, on_gpu
 
 LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
@@ -812,9 +812,7 @@ def _num_splits(q, programs, key_blocks):
     splits to fill them, each of at least 4 key blocks; else 1."""
     if not on_gpu(q):
         return 1
-    import torch  # noqa: PLC0415
-
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    sms = multiprocessors(q)
     if 2 * programs > sms:
         return 1
     return max(1, min(-(-sms // programs), key_blocks // 4, MAX_SPLITS))

@@ -1,5 +1,14 @@
 """Which tile configuration a library kernel takes, from the tensor it is called on."""
 
+import functools
+from typing import NamedTuple
+
+
+class GpuFacts(NamedTuple):
+    hopper: bool  # NVIDIA sm_90: TMA, wgmma
+    amd: bool  # ROCm: 64 KiB of LDS a block, MFMA
+    multiprocessors: int
+
 
 def on_gpu(tensor):
     """Whether `tensor` lives on a GPU (a torch CUDA or ROCm tensor); NumPy arrays and CPU
@@ -11,17 +20,26 @@ def is_hopper(tensor):
     """Whether `tensor` lives on an NVIDIA Hopper GPU (sm_90: TMA, wgmma). ROCm's torch calls
     its GPUs CUDA devices too and reports gfx90a (MI200) as capability (9, 0), so a ROCm
     build never counts."""
-    if not on_gpu(tensor):
-        return False
-    import torch  # noqa: PLC0415 (a GPU tensor is a torch tensor)
-
-    return torch.version.hip is None and tuple(torch.cuda.get_device_capability(tensor.device)) == (9, 0)
+    return on_gpu(tensor) and gpu_facts(tensor.device.index).hopper
 
 
 def is_amd(tensor):
-    """Whether `tensor` lives on an AMD GPU (ROCm's torch: 64 KiB of LDS a block, MFMA)."""
-    if not on_gpu(tensor):
-        return False
-    import torch  # noqa: PLC0415
+    """Whether `tensor` lives on an AMD GPU (ROCm's torch)."""
+    return on_gpu(tensor) and gpu_facts(tensor.device.index).amd
 
-    return torch.version.hip is not None
+
+def multiprocessors(tensor):
+    """The SM (NVIDIA) or CU (AMD) count of the GPU `tensor` lives on."""
+    return gpu_facts(tensor.device.index).multiprocessors
+
+
+@functools.cache
+def gpu_facts(index):
+    """GpuFacts of torch's GPU `index`, asked once a device: each library call reads them, and
+    torch's query costs microseconds that would be part of every launch."""
+    import torch  # noqa: PLC0415 (a GPU tensor is a torch tensor)
+
+    properties = torch.cuda.get_device_properties(index)
+    amd = torch.version.hip is not None
+    return GpuFacts(hopper=not amd and (properties.major, properties.minor) == (9, 0), amd=amd,
+                    multiprocessors=properties.multi_processor_count)
