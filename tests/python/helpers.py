@@ -262,6 +262,19 @@ class RecordedKernel:
         return f"{os.path.basename(self.filename)}:{self.first_line} {self.name} {constants}"
 
 
+def build_for_cuda(jitted, arch, **constants):
+    """The CUDA source of `jitted` (a library kernel's jit function) for `arch`, with its out_idx
+    and pass configs, built through NVRTC; skips where NVRTC can't be loaded."""
+    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
+                           pass_configs=jitted.pass_configs)
+    try:
+        return retargeted.compile(**constants).get_kernel_source()
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+
+
 def cpu_only(reason):
     """Skips a test (or, as a module's pytestmark, its tests) unless the target is cpu."""
     return pytest.mark.skipif(TARGET != "cpu", reason=f"the CPU backend only: {reason}")

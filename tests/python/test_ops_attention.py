@@ -10,11 +10,10 @@ import re
 import numpy as np
 import pytest
 
-import tilec
 from tilec import ops
 from tilec.ops import attention
 
-from helpers import assert_close, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
 from test_ops import ON_GPU, on_target, to_numpy
 
 
@@ -364,19 +363,6 @@ def tensor_core_gemms(source, arch):
     """How many gemms of a CUDA kernel's source run on tensor cores (wgmma on sm_90a, mma.sync
     before): a gemm no instruction grid fits runs on scalar FMA instead, many times slower."""
     return source.count("tilec_cuda::wgmma_gemm_" if arch == "sm_90a" else "tilec_cuda::gemm_")
-
-
-def build_for_cuda(jitted, arch, **constants):
-    """The CUDA source of `jitted` (a jit function of tilec.ops.attention) for `arch`, with its pass
-    configs, through NVRTC; skips where NVRTC can't be loaded."""
-    retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
-                           pass_configs=jitted.pass_configs)
-    try:
-        return retargeted.compile(**constants).get_kernel_source()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 SHAPE = dict(batch=2, heads=8, heads_kv=2, seq_q=1000, seq_kv=1500, sm_scale=0.1, dtype="bfloat16")

@@ -1,0 +1,5 @@
+"""DeepSeek Sparse Attention (DSA) kernels: what ../shared/DSA.md specifies, in the tilec language."""
+
+from .quant import act_quant
+
+__all__ = ["act_quant"]
