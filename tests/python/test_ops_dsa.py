@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from tilec.ops import dsa
+from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
+from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 
 from helpers import build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
@@ -68,3 +70,76 @@ def test_act_quant_builds_for_sm90a(pow2_scale):
     # is made from the bits, with no approximate log2 to land a power of two one step low.
     source = build_for_cuda(act_quant_kernel, "sm_90a", M=4096, N=7168, dtype="bfloat16", pow2_scale=pow2_scale)
     assert ("reinterpret<float>" in source) == pow2_scale and "log2" not in source
+
+
+def indexer_reference(q, k, k_scale, weights, ks, ke, max_len=None):
+    """The indexer's logits in float64 from the float8 values, -inf outside each row's range;
+    and the scale of each logit's terms (sum_h |w| |q . k| |k_scale|) for the tolerance."""
+    scores = np.einsum("thd,sd->tsh", q.astype(np.float64), k.astype(np.float64))
+    w = weights.astype(np.float64)[:, None, :]
+    logits = (np.maximum(scores, 0) * w).sum(-1) * k_scale[None, :]
+    scale = (np.abs(scores) * np.abs(w)).sum(-1) * np.abs(k_scale)[None, :]
+    keys = np.arange(k.shape[0])[None, :]
+    seen = (keys >= ks[:, None]) & (keys < ke[:, None])
+    logits, scale = np.where(seen, logits, -np.inf), np.where(seen, scale, 0)
+    if max_len is None:
+        return logits, scale
+    # compressed: column c of row t holds key max(ks[t], 0) + c
+    columns = np.clip(ks, 0, None)[:, None] + np.arange(max_len)[None, :]
+    inside = columns < k.shape[0]
+    rows = np.arange(q.shape[0])[:, None]
+    picked = np.where(inside, logits[rows, np.minimum(columns, k.shape[0] - 1)], -np.inf)
+    return picked, np.where(inside, scale[rows, np.minimum(columns, k.shape[0] - 1)], 0)
+
+
+def fp8_values(shape, rng):
+    return rng.uniform(-2, 2, size=shape).astype(ml_dtypes.float8_e4m3fn)
+
+
+@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
+@pytest.mark.parametrize("ranges", ["causal", "ragged"])
+@pytest.mark.parametrize("max_len", [None, 50])
+def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)  # signs mixed, as the model's head weights
+    if ranges == "causal":  # the queries are the last S of the S_kv tokens
+        ks = np.zeros(S, np.int32)
+        ke = (np.arange(S) + S_kv - S + 1).astype(np.int32)
+    else:  # ranges reaching outside the keys, empty ones (ke <= ks) and whole ones mixed
+        ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+        ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+        ks[0], ke[0] = 0, S_kv
+    logits = to_numpy(dsa.indexer_logits(*on_target(q, k, k_scale, weights, ks, ke), max_len=max_len),
+                      "float32")
+    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len)
+    assert logits.shape == ref.shape
+    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
+    assert np.all(np.isfinite(logits[np.isfinite(ref)]))
+    finite = np.isfinite(ref)
+    assert np.all(np.abs(logits[finite] - ref[finite]) <= 1e-5 * scale[finite] + 1e-30)
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(q=np.zeros((4, 16, 32), np.float32)), r"q must be float8_e4m3, not float32"),
+    (dict(k=fp8_values((9, 64), np.random.default_rng(1))), r"k has head dim 64 but q has 32"),
+    (dict(k_scale=np.ones(8, np.float32)), r"k_scale must be float32 of shape \(9,\), not float32 of shape \(8,\)"),
+    (dict(weights=np.ones((4, 16), np.float64)), r"weights must be float32 of shape \(4, 16\), not float64"),
+    (dict(ke=np.ones(4, np.int64)), r"ke must be int32 of shape \(4,\), not int64"),
+    (dict(max_len=0), r"max_len must be a positive int or None, not 0"),
+    (dict(q=fp8_values((4, 12, 32), np.random.default_rng(1)), weights=np.ones((4, 12), np.float32)),
+     r"the head dim must be a multiple of 32 and the heads of 16, not D = 32, H = 12"),
+])
+def test_indexer_errors_name_the_argument(change, message, rng):
+    args = dict(q=fp8_values((4, 16, 32), rng), k=fp8_values((9, 32), rng), k_scale=np.ones(9, np.float32),
+                weights=np.ones((4, 16), np.float32), ks=np.zeros(4, np.int32), ke=np.full(4, 9, np.int32))
+    with pytest.raises(ValueError, match=message):
+        dsa.indexer_logits(**(args | change))
+
+
+@pytest.mark.parametrize("max_len", [0, 2048])
+def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len):
+    # DeepSeek-V3.2's indexer: 64 heads of 128 dims.
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", seq=4096, seq_kv=4096, heads=64, dim=128,
+                            max_len=max_len, **INDEXER_CONFIG)
+    assert "wgmma_gemm_ss" in source
