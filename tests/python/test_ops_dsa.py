@@ -9,6 +9,8 @@ from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
+from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
+from tilec.ops.dsa.topk import topk_kernel
 
 from helpers import build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
 from test_ops import on_target, to_numpy
@@ -143,3 +145,73 @@ def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len):
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", seq=4096, seq_kv=4096, heads=64, dim=128,
                             max_len=max_len, **INDEXER_CONFIG)
     assert "wgmma_gemm_ss" in source
+
+
+def order_keys(x):
+    """float32 -> uint32 keys that order as the floats do, NaN above +inf and -0.0 equal to +0.0."""
+    bits = x.astype(np.float32).view(np.uint32)
+    keys = np.where(bits >> 31 != 0, ~bits, bits | np.uint32(0x80000000))
+    keys = np.where(x == 0, np.uint32(0x80000000), keys)
+    return np.where(np.isnan(x), np.uint32(0xFFFFFFFF), keys).astype(np.uint32)
+
+
+def topk_reference(logits, k, ks, ke):
+    """Each row's chosen columns as a set, by the documented rule: the k largest among
+    [ks, ke), ties taking the lowest columns; and how many there are."""
+    chosen = []
+    for t in range(logits.shape[0]):
+        start = min(max(ks[t], 0), logits.shape[1])
+        end = max(min(ke[t], logits.shape[1]), start)
+        columns = np.arange(start, end)
+        order = np.lexsort((columns, ~order_keys(logits[t, start:end])))  # key down, then column up
+        chosen.append(set(columns[order[:k]].tolist()))
+    return chosen
+
+
+@pytest.mark.parametrize("S,N,k", [(1, 62, 7), (7, 213, 64), (5, 1521, 100), (3, 4099, 2048)])
+@pytest.mark.parametrize("values", ["random", "ties", "specials"])
+def test_topk_indices_take_the_documented_set(S, N, k, values, rng):
+    if values == "random":
+        logits = rand((S, N), "float32", rng) * 10.0 ** rng.uniform(-3, 3, size=(S, N))
+    elif values == "ties":  # few distinct values: ties straddle the k-th largest in every row
+        logits = rng.integers(-3, 4, size=(S, N)).astype(np.float32) * 0.5
+    else:  # NaN, +-inf, -0.0 and +0.0 among the values
+        logits = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.5], np.float32), size=(S, N))
+    logits = logits.astype(np.float32)
+    ks = rng.integers(-3, N // 2, size=S).astype(np.int32)
+    ke = (ks + rng.integers(-2, N + 5, size=S)).astype(np.int32)
+    ks[0], ke[0] = 0, N  # one whole row; others ragged, empty or reaching past the row
+    out = to_numpy(dsa.topk_indices(*on_target(logits), k, *on_target(ks, ke)), "int32")
+    assert out.shape == (S, k) and out.dtype == np.int32
+    for t, expected in enumerate(topk_reference(logits, k, ks, ke)):
+        row = out[t]
+        taken = row[row >= 0]
+        assert len(taken) == len(expected) and set(taken.tolist()) == expected
+        if len(expected) <= k:  # every valid column in order, then -1
+            np.testing.assert_array_equal(row, sorted(expected) + [-1] * (k - len(expected)))
+
+
+def test_topk_indices_of_whole_rows_match_torch_topks_set(rng):
+    # ks and ke left out: the whole row; random values, so no ties straddle the threshold
+    logits = rand((4, 3000), "float32", rng) * 10.0 ** rng.uniform(-2, 2, size=(4, 3000))
+    out = to_numpy(dsa.topk_indices(*on_target(logits.astype(np.float32)), 300), "int32")
+    for t in range(4):
+        assert set(out[t].tolist()) == set(np.argpartition(-logits[t], 300)[:300].tolist())
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda x: dsa.topk_indices(x[0], 4), r"logits must have 2 dims \[S, N\], not 1"),
+    (lambda x: dsa.topk_indices(x.astype(np.float16), 4), r"logits must be float32, not float16"),
+    (lambda x: dsa.topk_indices(x, 0), r"k must be a positive int, not 0"),
+    (lambda x: dsa.topk_indices(x, 4, ks=np.zeros(3, np.int32)), r"ks must be int32 of shape \(2,\), not int32 of shape \(3,\)"),
+    (lambda x: dsa.topk_indices(x, 4, ke=np.zeros(2, np.int64)), r"ke must be int32 of shape \(2,\), not int64"),
+])
+def test_topk_errors_name_the_argument(call, message, rng):
+    with pytest.raises(ValueError, match=message):
+        call(rand((2, 16), "float32", rng))
+
+
+def test_topk_builds_for_sm90a():
+    # DSA's shape: k = 2048 of 128K keys.
+    source = build_for_cuda(topk_kernel, "sm_90a", rows=4096, cols=131072, k=2048, **TOPK_CONFIG)
+    assert "atomicAdd" in source or "atomic_add" in source

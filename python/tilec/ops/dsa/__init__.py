@@ -2,5 +2,6 @@
 
 from .indexer import indexer_logits
 from .quant import act_quant
+from .topk import topk_indices
 
-__all__ = ["act_quant", "indexer_logits"]
+__all__ = ["act_quant", "indexer_logits", "topk_indices"]
