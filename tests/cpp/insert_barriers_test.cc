@@ -123,6 +123,54 @@ TEST(InsertBarriers, AHandOffInsideABranchOnTheThreadIndexIsAnError) {
   }
 }
 
+// A histogram written thread by thread (a top-k's radix round): each thread adds its elements'
+// bins into shared memory, in a loop over the row, then reads the counts (`after`).
+std::string barriers_of_histogram(const std::string& after) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(X: T.Tensor((4096,), \"int32\"), n: T.int32, Y: T.Tensor((256,), \"int32\")):\n"
+      "    with T.Kernel(1, threads=256) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        hist = T.alloc_shared((256,), \"int32\")\n"
+      "        hist[tx] = 0\n"
+      "        for i in T.serial(T.ceildiv(n, 256)):\n"
+      "            if i * 256 + tx < n:\n"
+      "                T.atomic_add(hist[X[i * 256 + tx] & 255], 1)\n" +
+      after;
+  return barriers_of_source(text);
+}
+
+TEST(InsertBarriers, AtomicAddsIntoSharedNeedNoBarrierBetweenThemOnlyFromTheOtherAccesses) {
+  std::string ir = barriers_of_histogram("        Y[tx] = hist[255 - tx]\n");
+  // one barrier after the zeroing, none between the adds, one before the counts are read
+  EXPECT_NE(ir.find("        hist[tx] = 0\n"
+                    "        T.evaluate(T.device.sync_threads())\n"
+                    "        for i in T.serial((n + 255) // 256):\n"
+                    "            if i * 256 + tx < n:\n"
+                    "                T.atomic_add(hist[X[i * 256 + tx] & 255], 1)\n"
+                    "        T.evaluate(T.device.sync_threads())\n"
+                    "        Y[tx] = hist[255 - tx]\n"),
+            std::string::npos)
+      << ir;
+  // a plain write of a bin inside the loop meets the other threads' adds: a barrier every time
+  // round, here inside the branch on the thread index, which is an error
+  try {
+    barriers_of_source(
+        "import tilec.language as T\n\n@T.prim_func\n"
+        "def main(X: T.Tensor((4096,), \"int32\"), n: T.int32):\n"
+        "    with T.Kernel(1, threads=256) as bx:\n"
+        "        tx = T.get_thread_binding()\n"
+        "        hist = T.alloc_shared((256,), \"int32\")\n"
+        "        for i in T.serial(T.ceildiv(n, 256)):\n"
+        "            if i * 256 + tx < n:\n"
+        "                T.atomic_add(hist[X[i * 256 + tx] & 255], 1)\n"
+        "                hist[tx] = 0\n");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
+  }
+}
+
 // Two halves of one shared buffer, `r` the block's (TileLang's top-k selector reads one round's
 // candidates and writes the next round's so, in a branch on the thread index).
 std::string barriers_of_halves(const std::string& branch_body) {

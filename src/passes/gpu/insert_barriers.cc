@@ -79,19 +79,32 @@ class AsyncTargets : public ir::IRVisitor {
   }
 };
 
+// The shared buffer an atomic add (not a TMA reduce-add) adds into, or null.
+const ir::BufferNode* atomic_add_into_shared(const Stmt& s) {
+  const auto* add = s.as<ir::AtomicAdd>();
+  if (!add || add->instruction.kind == ir::CopyInstructionKind::TmaReduceAdd) return nullptr;
+  const ir::BufferNode* dst = add->dst.buffer.get();
+  return dst && dst->scope == ir::MemoryScope::Shared ? dst : nullptr;
+}
+
 // The shared-memory accesses of a statement or expression: an element access keeps its
 // indices; a tile op's region, or any access inside a T.Parallel nest (its elements are other
-// threads'), is the whole buffer. Keyed by buffer and printed indices ("*": whole).
+// threads'), is the whole buffer. Keyed by buffer and printed indices ("*": whole). Atomic adds
+// into a buffer are kept apart from its reads and writes: they commute with each other (a
+// histogram's threads add into it with no barrier between them), not with the rest.
 struct SharedAccesses : ir::IRVisitor {
   using Indices = std::optional<std::vector<ir::Expr>>;
   using Set = std::map<std::pair<const ir::BufferNode*, std::string>, Indices>;
-  Set reads, writes;
+  Set reads, writes, atomics;
 
   void visit(const Stmt& s) override {
     if (s && op::is_tile_op(s.kind())) {
       op::Regions r = op::regions_of(*s);
-      for (const ir::BufferRegion& region : r.reads) whole(region.buffer.get(), reads);
-      for (const ir::BufferRegion& region : r.writes) whole(region.buffer.get(), writes);
+      const ir::BufferNode* atomic = atomic_add_into_shared(s);
+      for (const ir::BufferRegion& region : r.reads)
+        if (region.buffer.get() != atomic) whole(region.buffer.get(), reads);
+      for (const ir::BufferRegion& region : r.writes)
+        whole(region.buffer.get(), region.buffer.get() == atomic ? atomics : writes);
     }
     const auto* loop = s.as<ir::For>();
     parallel_ += loop && loop->for_kind == ir::ForKind::Parallel;
@@ -201,16 +214,19 @@ struct TmaRead {
 
 // Accesses made since the last barrier, by any thread, and the TMA stores' reads in flight.
 struct Pending {
-  SharedAccesses::Set reads, writes;
+  SharedAccesses::Set reads, writes, atomics;
   std::map<const ir::BufferNode*, TmaRead> tma_reads;
   void add(const SharedAccesses& acc) {
     reads.insert(acc.reads.begin(), acc.reads.end());
     writes.insert(acc.writes.begin(), acc.writes.end());
+    atomics.insert(acc.atomics.begin(), acc.atomics.end());
   }
+  bool empty_of_accesses() const { return reads.empty() && writes.empty() && atomics.empty(); }
   // Where control flow joins: what either side left.
   void add(const Pending& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
+    atomics.insert(other.atomics.begin(), other.atomics.end());
     for (const auto& [tile, read] : other.tma_reads) {
       auto [at, fresh] = tma_reads.emplace(tile, read);
       if (fresh) continue;
@@ -224,7 +240,8 @@ struct Pending {
       for (const auto& [key, indices] : s) k.push_back(key);
       return k;
     };
-    return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && tma_reads == o.tma_reads;
+    return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && keys(atomics) == keys(o.atomics) &&
+           tma_reads == o.tma_reads;
   }
 };
 
@@ -476,7 +493,7 @@ class BarrierPlacer {
     Pending after_lazy = pending;
     Stmt lazy = place_iterations(body, after_lazy);
     const size_t lazy_barriers = barriers_in(lazy);
-    if (lazy_barriers > barriers_in(body) && (!pending.reads.empty() || !pending.writes.empty())) {
+    if (lazy_barriers > barriers_in(body) && !pending.empty_of_accesses()) {
       Pending after_hoisted;
       Stmt hoisted = place_iterations(body, after_hoisted);
       if (barriers_in(hoisted) < lazy_barriers) {
@@ -517,6 +534,7 @@ class BarrierPlacer {
       Pending next = entry, carried;
       carried.reads = SharedAccesses::wholes(p.reads);
       carried.writes = SharedAccesses::wholes(p.writes);
+      carried.atomics = SharedAccesses::wholes(p.atomics);
       carried.tma_reads = p.tma_reads;
       next.add(carried);
       if (next == entry) {
@@ -538,8 +556,10 @@ class BarrierPlacer {
   }
 
   bool needs_barrier(const SharedAccesses& acc, const Pending& pending) const {
-    return overlap_.any(acc.reads, pending.writes) || overlap_.any(acc.writes, pending.writes) ||
-           overlap_.any(acc.writes, pending.reads);
+    const Overlap& o = overlap_;
+    return o.any(acc.reads, pending.writes) || o.any(acc.writes, pending.writes) || o.any(acc.writes, pending.reads) ||
+           o.any(acc.atomics, pending.reads) || o.any(acc.atomics, pending.writes) ||
+           o.any(acc.reads, pending.atomics) || o.any(acc.writes, pending.atomics);
   }
 
   // A barrier placed before `key` (an input statement or expression: the same in each round of
