@@ -9,6 +9,8 @@ from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
+from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG
+from tilec.ops.dsa.sparse_mla import sparse_mla_prefill_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
 
@@ -215,3 +217,73 @@ def test_topk_builds_for_sm90a():
     # DSA's shape: k = 2048 of 128K keys.
     source = build_for_cuda(topk_kernel, "sm_90a", rows=4096, cols=131072, k=2048, **TOPK_CONFIG)
     assert "atomicAdd" in source or "atomic_add" in source
+
+
+def sparse_mla_reference(q, kv, indices, sm_scale, d_v):
+    """out and lse in float64: each row's softmax over its valid indices (repeats count each
+    time); out 0 and lse +inf for a row with none."""
+    S, heads, _ = q.shape
+    out, lse = np.zeros((S, heads, d_v)), np.full((S, heads), np.inf)
+    keys = kv[:, 0].astype(np.float64)
+    for t in range(S):
+        chosen = indices[t, 0]
+        chosen = chosen[(chosen >= 0) & (chosen < kv.shape[0])]
+        if not len(chosen):
+            continue
+        scores = q[t].astype(np.float64) @ keys[chosen].T * sm_scale
+        top = scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores - top)
+        out[t] = weights @ keys[chosen, :d_v] / weights.sum(axis=1, keepdims=True)
+        lse[t] = (top + np.log(weights.sum(axis=1, keepdims=True)))[:, 0]
+    return out, lse
+
+
+@pytest.mark.parametrize("S,S_kv,heads,d_qk,d_v,topk", [(2, 62, 16, 96, 64, 37), (7, 213, 32, 96, 64, 64),
+                                                        (3, 1521, 16, 576, 512, 100)])
+def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng):
+    q = rand((S, heads, d_qk), "bfloat16", rng, -1, 1)
+    kv = rand((S_kv, 1, d_qk), "bfloat16", rng, -1, 1)
+    # causal indices (each token its own keys) with invalid ones mixed in: -1, S_kv and past it,
+    # huge values; the last row has none valid
+    indices = rng.integers(0, S_kv, size=(S, 1, topk)).astype(np.int32)
+    bad = rng.random((S, 1, topk)) < 0.2
+    indices[bad] = rng.choice(np.array([-1, -7, S_kv, S_kv + 3, 2**31 - 1], np.int32), size=bad.sum())
+    indices[-1] = -1
+    sm_scale = 1 / np.sqrt(d_qk)
+    out, lse = dsa.sparse_mla_prefill(*on_target(q, kv, indices), d_v=d_v)
+    out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
+    ref_out, ref_lse = sparse_mla_reference(q, kv, indices, sm_scale, d_v)
+    assert out.shape == ref_out.shape and lse.shape == ref_lse.shape
+    np.testing.assert_array_equal(np.isposinf(lse), np.isposinf(ref_lse))
+    assert np.all(out[-1] == 0) and not np.isnan(out).any()
+    finite = np.isfinite(ref_lse)
+    assert np.max(np.abs(lse[finite] - ref_lse[finite]), initial=0) < 1e-4
+    # DSA.md's judgement of bf16 attention outputs: 1 - 2 sum(a r) / sum(a^2 + r^2) <= 1e-5
+    # (where some row has a valid index), and every element within bf16's rounding of the
+    # row's scale
+    if finite.any():
+        assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
+    assert np.all(np.abs(out - ref_out) <= 2 ** -7 * np.abs(ref_out).max(axis=-1, keepdims=True) + 1e-6)
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(q=np.zeros((2, 16, 96), np.float32)), r"q must be bfloat16, not float32"),
+    (dict(kv=np.zeros((9, 2, 96), ml_dtypes.bfloat16)), r"kv must be \[S_kv, 1, 96\] \(one latent KV a token"),
+    (dict(indices=np.zeros((2, 1, 4), np.int64)), r"indices must be int32, not int64"),
+    (dict(indices=np.zeros((3, 1, 4), np.int32)), r"indices must be \[2, 1, topk\] with topk >= 1, not \(3, 1, 4\)"),
+    (dict(d_v=100), r"d_v must be a multiple of 16 below d_qk = 96, leaving a multiple of 16, not 100"),
+    (dict(sm_scale=-1.0), r"sm_scale must be a positive finite number, not -1.0"),
+])
+def test_sparse_mla_errors_name_the_argument(change, message, rng):
+    args = dict(q=rand((2, 16, 96), "bfloat16", rng), kv=rand((9, 1, 96), "bfloat16", rng),
+                indices=np.zeros((2, 1, 4), np.int32), d_v=64)
+    with pytest.raises(ValueError, match=message):
+        dsa.sparse_mla_prefill(**(args | change))
+
+
+@pytest.mark.parametrize("heads", [64, 128])
+def test_sparse_mla_prefill_builds_for_sm90a(heads):
+    # DeepSeek-V3.2's: 576 = 512 latent + 64 RoPE dims, topk 2048
+    source = build_for_cuda(sparse_mla_prefill_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
+                            tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
+    assert source.count("wgmma_gemm") == 3  # the latent scores, the RoPE tail's, P V

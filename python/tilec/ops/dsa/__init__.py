@@ -2,6 +2,7 @@
 
 from .indexer import indexer_logits
 from .quant import act_quant
+from .sparse_mla import sparse_mla_prefill
 from .topk import topk_indices
 
-__all__ = ["act_quant", "indexer_logits", "topk_indices"]
+__all__ = ["act_quant", "indexer_logits", "sparse_mla_prefill", "topk_indices"]
