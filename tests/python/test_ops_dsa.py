@@ -11,6 +11,7 @@ from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_prefill_kernel
+from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
 
@@ -205,7 +206,8 @@ def test_topk_indices_of_whole_rows_match_torch_topks_set(rng):
     (lambda x: dsa.topk_indices(x[0], 4), r"logits must have 2 dims \[S, N\], not 1"),
     (lambda x: dsa.topk_indices(x.astype(np.float16), 4), r"logits must be float32, not float16"),
     (lambda x: dsa.topk_indices(x, 0), r"k must be a positive int, not 0"),
-    (lambda x: dsa.topk_indices(x, 4, ks=np.zeros(3, np.int32)), r"ks must be int32 of shape \(2,\), not int32 of shape \(3,\)"),
+    (lambda x: dsa.topk_indices(x, 4, ks=np.zeros(3, np.int32)),
+     r"ks must be int32 of shape \(2,\), not int32 of shape \(3,\)"),
     (lambda x: dsa.topk_indices(x, 4, ke=np.zeros(2, np.int64)), r"ke must be int32 of shape \(2,\), not int64"),
 ])
 def test_topk_errors_name_the_argument(call, message, rng):
@@ -287,3 +289,52 @@ def test_sparse_mla_prefill_builds_for_sm90a(heads):
     source = build_for_cuda(sparse_mla_prefill_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
     assert source.count("wgmma_gemm") == 3  # the latent scores, the RoPE tail's, P V
+
+
+def test_causal_ranges_build_for_sm90a():
+    assert "__global__" in build_for_cuda(causal_ranges_kernel, "sm_90a", tokens=4096, sequences=3)
+
+
+@pytest.mark.parametrize("lengths,chunk", [([(37, 62)], 4096), ([(5, 5), (1, 40), (30, 71)], 16)])
+def test_attention_prefill_composes_the_indexer_top_k_and_sparse_mla(lengths, chunk, rng):
+    # sequences of (queries, keys), packed; chunk 16 makes the logits three chunks
+    S, S_kv = sum(n for n, _ in lengths), sum(n for _, n in lengths)
+    H, D, heads, d_qk, d_v, topk = 16, 32, 16, 96, 64, 24
+    index_q, index_k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    q, kv = rand((S, heads, d_qk), "bfloat16", rng, -1, 1), rand((S_kv, 1, d_qk), "bfloat16", rng, -1, 1)
+    cu_q = np.cumsum([0] + [n for n, _ in lengths]).astype(np.int32)
+    cu_kv = np.cumsum([0] + [n for _, n in lengths]).astype(np.int32)
+    sequences = dict(cu_seqlens_q=cu_q, cu_seqlens_kv=cu_kv) if len(lengths) > 1 else {}
+    out, lse, indices = dsa.attention_prefill(*on_target(index_q, weights, index_k, k_scale, q, kv),
+                                              **{name: on_target(v)[0] for name, v in sequences.items()},
+                                              topk=topk, d_v=d_v, chunk=chunk)
+    out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
+    indices = to_numpy(indices, "int32")
+    # each token's causal range in its sequence, bottom-right
+    ks, ke = np.zeros(S, np.int32), np.zeros(S, np.int32)
+    for b, (n_q, n_kv) in enumerate(lengths):
+        for i in range(n_q):
+            ks[cu_q[b] + i], ke[cu_q[b] + i] = cu_kv[b], cu_kv[b] + i + 1 + n_kv - n_q
+    logits = to_numpy(dsa.indexer_logits(*on_target(index_q, index_k, k_scale, weights, ks, ke)), "float32")
+    for t, expected in enumerate(topk_reference(logits, topk, ks, ke)):
+        assert set(indices[t][indices[t] >= 0].tolist()) == expected
+        assert np.sum(indices[t] >= 0) == min(topk, ke[t] - ks[t])
+    ref_out, ref_lse = sparse_mla_reference(q, kv, indices[:, None, :], 1 / np.sqrt(d_qk), d_v)
+    assert np.max(np.abs(lse - ref_lse)) < 1e-4
+    assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
+
+
+def test_attention_prefill_errors_name_the_argument(rng):
+    args = [fp8_values((4, 16, 32), rng), rand((4, 16), "float32", rng), fp8_values((9, 32), rng),
+            np.ones(9, np.float32), rand((4, 16, 96), "bfloat16", rng), rand((9, 1, 96), "bfloat16", rng)]
+    with pytest.raises(ValueError, match="cu_seqlens_q and cu_seqlens_kv go together"):
+        dsa.attention_prefill(*args, cu_seqlens_q=np.array([0, 4], np.int32), d_v=64)
+    with pytest.raises(ValueError, match=r"cu_seqlens_kv must be int32 \[B \+ 1\] with B >= 1, not int64"):
+        dsa.attention_prefill(*args, cu_seqlens_q=np.array([0, 4], np.int32),
+                              cu_seqlens_kv=np.array([0, 9], np.int64), d_v=64)
+    with pytest.raises(ValueError, match="q and kv must have index_q's 4 and index_k's 9 tokens, not 3 and 9"):
+        dsa.attention_prefill(*args[:4], args[4][:3], args[5], d_v=64)
+    with pytest.raises(ValueError, match="chunk must be a positive int, not 0"):
+        dsa.attention_prefill(*args, chunk=0, d_v=64)

@@ -33,7 +33,8 @@ def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale,
     steps = T.ceildiv(topk, block_I)
 
     @T.prim_func
-    def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"), KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"),
+    def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
+             KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"),
              Indices: T.Tensor((seq, 1, topk), "int32"), Out: T.Tensor((seq, heads, dim), "bfloat16"),
              LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq, T.ceildiv(heads, block_H), threads=threads) as (t, hb):

@@ -1,0 +1,111 @@
+"""The whole DSA attention step for prefill: the lightning indexer scores each query token's
+visible keys, top-k picks the keys to attend to, and sparse MLA attends to them. One or more
+sequences packed along the token dim (cu_seqlens, as FlashAttention's varlen), each causal with
+its queries the last of its keys (bottom-right). The logits are made for `chunk` query tokens
+at a time, so that a step holds chunk * S_kv of them at once, not S * S_kv.
+"""
+
+import tilec
+import tilec.language as T
+from tilec import capture
+
+from ..device import on_gpu
+from .indexer import indexer_logits
+from .sparse_mla import sparse_mla_prefill
+from .topk import topk_indices
+
+
+@tilec.jit(out_idx=[2, 3])
+def causal_ranges_kernel(tokens, sequences, threads=128):
+    # Each query token's visible keys [ks, ke) in the packed keys: sequence b's query i (of n_q)
+    # sees its keys 0 .. i + n_kv - n_q.
+    @T.prim_func
+    def main(CU_Q: T.Tensor((sequences + 1,), "int32"), CU_KV: T.Tensor((sequences + 1,), "int32"),
+             KS: T.Tensor((tokens,), "int32"), KE: T.Tensor((tokens,), "int32")):
+        with T.Kernel(T.ceildiv(tokens, threads), threads=threads) as bx:
+            tx = T.get_thread_binding()
+            t = bx * threads + tx
+            if t < tokens:
+                b = T.alloc_var("int32", 0)
+                for s in T.serial(sequences):
+                    if CU_Q[s + 1] <= t:
+                        b = s + 1
+                b = T.min(b, sequences - 1)
+                n_q = CU_Q[b + 1] - CU_Q[b]
+                n_kv = CU_KV[b + 1] - CU_KV[b]
+                KS[t] = CU_KV[b]
+                KE[t] = CU_KV[b] + T.max(T.min(t - CU_Q[b] + 1 + n_kv - n_q, n_kv), 0)
+
+    return main
+
+
+def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_seqlens_q=None, cu_seqlens_kv=None,
+                      topk=2048, sm_scale=None, d_v=512, chunk=4096):
+    """(out, lse, indices) of DeepSeek Sparse Attention's prefill step over packed sequences.
+
+    The indexer's inputs: index_q [S, H, D] and index_k [S_kv, D] float8_e4m3, index_k_scale
+    [S_kv] and index_weights [S, H] float32 (indexer_logits). The attention's: q [S, h_q, d_qk]
+    and kv [S_kv, 1, d_qk] bfloat16 (sparse_mla_prefill). cu_seqlens_q and cu_seqlens_kv
+    (int32 [B + 1], starting at 0, ending at S and S_kv) mark the sequences; left out, one
+    sequence. Each query token sees its sequence's keys up to its own position, aligned
+    bottom-right; of those it attends to the topk its indexer logits rank highest
+    (topk_indices). Returns out [S, h_q, d_v] bfloat16, lse [S, h_q] float32, and the indices
+    [S, topk] int32 it chose (-1 where a token sees fewer than topk keys)."""
+    S, S_kv = tuple(index_q.shape)[0], tuple(index_k.shape)[0]
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk must be a positive int, not {chunk!r}")
+    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+        raise ValueError(f"topk must be a positive int, not {topk!r}")
+    if tuple(q.shape)[0] != S or tuple(kv.shape)[0] != S_kv:
+        raise ValueError(f"q and kv must have index_q's {S} and index_k's {S_kv} tokens, not "
+                         f"{tuple(q.shape)[0]} and {tuple(kv.shape)[0]}")
+    cu_q, cu_kv = _sequences(index_q, cu_seqlens_q, cu_seqlens_kv, S, S_kv)
+    ks, ke = causal_ranges_kernel(S, tuple(cu_q.shape)[0] - 1)(cu_q, cu_kv)
+    outs, lses, chosen = [], [], []
+    for start in range(0, S, chunk):
+        rows = slice(start, min(start + chunk, S))
+        logits = indexer_logits(index_q[rows], index_k, index_k_scale, index_weights[rows], ks[rows], ke[rows])
+        indices = topk_indices(logits, topk, ks[rows], ke[rows])
+        out, lse = sparse_mla_prefill(q[rows], kv, indices.reshape(indices.shape[0], 1, topk), sm_scale, d_v)
+        outs.append(out)
+        lses.append(lse)
+        chosen.append(indices)
+        del logits  # the next chunk's logits take its place
+    return tuple(_concatenate(parts) for parts in (outs, lses, chosen))
+
+
+def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
+    if (cu_seqlens_q is None) != (cu_seqlens_kv is None):
+        raise ValueError("cu_seqlens_q and cu_seqlens_kv go together: give both or neither")
+    if cu_seqlens_q is None:
+        return _int32_array(like, [0, S]), _int32_array(like, [0, S_kv])
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_kv", cu_seqlens_kv)):
+        if capture.tensor_dtype_name(cu) != "int32" or len(tuple(cu.shape)) != 1 or tuple(cu.shape)[0] < 2:
+            raise ValueError(f"{name} must be int32 [B + 1] with B >= 1, not {capture.tensor_dtype_name(cu)} "
+                             f"of shape {tuple(cu.shape)}")
+    if tuple(cu_seqlens_q.shape) != tuple(cu_seqlens_kv.shape):
+        raise ValueError(f"cu_seqlens_q and cu_seqlens_kv must have one shape (B + 1), not "
+                         f"{tuple(cu_seqlens_q.shape)} and {tuple(cu_seqlens_kv.shape)}")
+    return cu_seqlens_q, cu_seqlens_kv
+
+
+def _int32_array(like, values):
+    if on_gpu(like):
+        import torch  # noqa: PLC0415
+
+        return torch.tensor(values, dtype=torch.int32, device=like.device)
+    import numpy  # noqa: PLC0415
+
+    return numpy.array(values, numpy.int32)
+
+
+def _concatenate(parts):
+    if len(parts) == 1:
+        return parts[0]
+    if hasattr(parts[0], "new_empty"):  # torch tensors
+        import torch  # noqa: PLC0415
+
+        return torch.cat(parts)
+    import numpy  # noqa: PLC0415
+
+    return numpy.concatenate(parts)
