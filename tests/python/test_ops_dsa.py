@@ -10,7 +10,7 @@ from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG
-from tilec.ops.dsa.sparse_mla import sparse_mla_prefill_kernel
+from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -338,3 +338,63 @@ def test_attention_prefill_errors_name_the_argument(rng):
         dsa.attention_prefill(*args[:4], args[4][:3], args[5], d_v=64)
     with pytest.raises(ValueError, match="chunk must be a positive int, not 0"):
         dsa.attention_prefill(*args, chunk=0, d_v=64)
+
+
+def fp8_cache(pages, page_size, rng):
+    """DeepSeek-V3.2's FP8 KV cache of random tokens, [pages, page_size, 656] bytes, and each
+    token's dequantized key (576 dims: value * scale rounded to bfloat16, then RoPE) in float64."""
+    slots = pages * page_size
+    values = rng.uniform(-1, 1, size=(slots, 512)).astype(ml_dtypes.float8_e4m3fn)
+    scales = np.exp2(rng.integers(-4, 4, size=(slots, 4))).astype(np.float32)  # powers of two, as DeepSeek's
+    rope = rand((slots, 64), "bfloat16", rng, -1, 1)
+    cache = np.concatenate([values.view(np.uint8), scales.view(np.uint8), rope.view(np.uint8)], axis=1)
+    latent = (values.astype(np.float32) * np.repeat(scales, 128, axis=1)).astype(ml_dtypes.bfloat16)
+    keys = np.concatenate([latent.astype(np.float64), rope.astype(np.float64)], axis=1)
+    return cache.reshape(pages, page_size, 656), keys
+
+
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 37), (3, 2, 32, 7, 64)])
+@pytest.mark.parametrize("cache_dims", [3, 4])
+def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, cache_dims, rng):
+    page_size = 64  # DSA's pages
+    cache, keys = fp8_cache(pages, page_size, rng)
+    if cache_dims == 4:
+        cache = cache[:, :, None, :]
+    q = rand((B, s_q, heads, 576), "bfloat16", rng, -1, 1)
+    slots = pages * page_size
+    indices = rng.integers(0, slots, size=(B, s_q, topk)).astype(np.int32)
+    bad = rng.random(indices.shape) < 0.2
+    indices[bad] = rng.choice(np.array([-1, slots, slots + 64, 2**31 - 1], np.int32), size=bad.sum())
+    indices[-1, -1] = -1  # a query with no valid slot
+    out, lse = dsa.sparse_mla_decode(*on_target(q, cache, indices))
+    out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
+    assert out.shape == (B, s_q, heads, 512) and lse.shape == (B, heads, s_q)
+    ref_out, ref_lse = sparse_mla_reference(q.reshape(B * s_q, heads, 576), keys[:, None, :].astype(ml_dtypes.bfloat16),
+                                            indices.reshape(B * s_q, 1, topk), 576 ** -0.5, 512)
+    ref_out, ref_lse = ref_out.reshape(out.shape), ref_lse.reshape(B, s_q, heads).transpose(0, 2, 1)
+    np.testing.assert_array_equal(np.isposinf(lse), np.isposinf(ref_lse))
+    assert np.all(out[-1, -1] == 0)
+    finite = np.isfinite(ref_lse)
+    assert np.max(np.abs(lse[finite] - ref_lse[finite]), initial=0) < 1e-4
+    assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
+    assert np.all(np.abs(out - ref_out) <= 2 ** -7 * np.abs(ref_out).max(axis=-1, keepdims=True) + 1e-6)
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(q=np.zeros((1, 1, 16, 512), ml_dtypes.bfloat16)), r"q must be \[B, s_q, h_q, 576\], not \(1, 1, 16, 512\)"),
+    (dict(kv_cache=np.zeros((2, 64, 648), np.uint8)), r"kv_cache must be \[num_pages, page_size, 656\]"),
+    (dict(kv_cache=np.zeros((2, 64, 656), np.int8)), r"kv_cache must be uint8 \(or float8_e4m3\) bytes, not int8"),
+    (dict(indices=np.zeros((1, 2, 4), np.int32)), r"indices must be \[1, 1, topk\] with topk >= 1, not \(1, 2, 4\)"),
+])
+def test_sparse_mla_decode_errors_name_the_argument(change, message, rng):
+    args = dict(q=rand((1, 1, 16, 576), "bfloat16", rng), kv_cache=np.zeros((2, 64, 656), np.uint8),
+                indices=np.zeros((1, 1, 4), np.int32))
+    with pytest.raises(ValueError, match=message):
+        dsa.sparse_mla_decode(**(args | change))
+
+
+def test_sparse_mla_decode_builds_for_sm90a():
+    # FlashMLA's benchmark shape: b = 128, s_q = 2, h_q = 128, topk 2048
+    source = build_for_cuda(sparse_mla_decode_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536, topk=2048,
+                            sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
+    assert source.count("wgmma_gemm") == 3

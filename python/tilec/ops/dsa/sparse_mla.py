@@ -25,70 +25,211 @@ CONFIG = dict(block_H=64, block_I=64, threads=256)
 CPU_CONFIG = dict(block_H=16, block_I=32, threads=128)
 
 
+def sparse_buffers(block_H, block_I, dim, tail_dim):
+    """A program's tiles: the query heads' latent and RoPE parts, the gathered keys' (the latent
+    part is the value too) and their indices (-1: invalid), P (it reaches the value gemm through
+    shared memory: that gemm splits the value's dims over the warpgroups, the score gemm its
+    keys), and the online softmax's state."""
+    return (T.alloc_shared((block_H, dim), "bfloat16"), T.alloc_shared((block_H, tail_dim), "bfloat16"),
+            T.alloc_shared((block_I, dim), "bfloat16"), T.alloc_shared((block_I, tail_dim), "bfloat16"),
+            T.alloc_shared((block_I,), "int32"), T.alloc_shared((block_H, block_I), "bfloat16"),
+            T.alloc_fragment((block_H, block_I), "float32"), T.alloc_fragment((block_H, block_I), "bfloat16"),
+            T.alloc_fragment((block_H, dim), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"))
+
+
+@T.macro
+def attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o,
+                    row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I, dim):
+    # One step over block_I gathered keys: scores by two gemms (latent, RoPE tail), the invalid
+    # keys' masked, the online softmax, and O += P V.
+    T.gemm(Q_shared, KV_shared, scores, transpose_B=True, clear_accum=True)
+    T.gemm(Q_tail_shared, K_tail_shared, scores, transpose_B=True)
+    for h, i in T.Parallel(block_H, block_I):
+        scores[h, i] = T.if_then_else(index_shared[i] >= 0, scores[h, i], -T.infinity("float32"))
+    online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
+                   block_H, block_I, dim)
+    T.copy(probs, P_shared)
+    T.gemm(P_shared, KV_shared, acc_o)
+
+
+@T.macro
+def gather_indices(Indices, row, k, topk, keys, index_shared, block_I):
+    # Step k's indices of `row` into index_shared: -1 past topk and for an invalid one.
+    for i in T.Parallel(block_I):
+        slot = k * block_I + i
+        index = T.if_then_else(slot < topk, Indices[row, T.min(slot, topk - 1)], -1)
+        index_shared[i] = T.if_then_else((index >= 0) & (index < keys), index, -1)
+
+
+@T.macro
+def finish_rows(acc_o, row_max, denominator, lse, scale, block_H, dim):
+    # O over each row's denominator, and its natural log-sum-exp: +inf (and O 0) for a row that
+    # had no valid key, as FlashMLA gives.
+    divide_rows(acc_o, denominator, block_H, dim)
+    for h in T.Parallel(block_H):
+        lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
+                                T.infinity("float32"))
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64,
                               threads=256):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
     scale = sm_scale * LOG2E
-    steps = T.ceildiv(topk, block_I)
 
     @T.prim_func
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
-             KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"),
-             Indices: T.Tensor((seq, 1, topk), "int32"), Out: T.Tensor((seq, heads, dim), "bfloat16"),
-             LSE: T.Tensor((seq, heads), "float32")):
+             KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
+             Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq, T.ceildiv(heads, block_H), threads=threads) as (t, hb):
-            Q_shared = T.alloc_shared((block_H, dim), "bfloat16")
-            Q_tail_shared = T.alloc_shared((block_H, tail_dim), "bfloat16")
-            KV_shared = T.alloc_shared((block_I, dim), "bfloat16")
-            K_tail_shared = T.alloc_shared((block_I, tail_dim), "bfloat16")
-            index_shared = T.alloc_shared((block_I,), "int32")
-            # P reaches the value gemm through shared memory: that gemm splits the value's dims
-            # over the warpgroups, the score gemm its keys
-            P_shared = T.alloc_shared((block_H, block_I), "bfloat16")
-            scores = T.alloc_fragment((block_H, block_I), "float32")
-            probs = T.alloc_fragment((block_H, block_I), "bfloat16")
-            acc_o = T.alloc_fragment((block_H, dim), "float32")
-            row_max = T.alloc_fragment((block_H,), "float32")
-            row_max_prev = T.alloc_fragment((block_H,), "float32")
-            row_max_finite = T.alloc_fragment((block_H,), "float32")
-            rescale = T.alloc_fragment((block_H,), "float32")
-            row_sum = T.alloc_fragment((block_H,), "float32")
-            denominator = T.alloc_fragment((block_H,), "float32")
-            lse = T.alloc_fragment((block_H,), "float32")
+            (Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o, row_max,
+             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
+                                                                                                 tail_dim)
             h0 = hb * block_H
             T.copy(Q[t, h0:h0 + block_H, 0:dim], Q_shared)
             T.copy(Q[t, h0:h0 + block_H, dim:dim + tail_dim], Q_tail_shared)
             T.fill(acc_o, 0)
             T.fill(denominator, 0)
             T.fill(row_max, -T.infinity("float32"))
-            for k in T.Pipelined(steps, num_stages=1):
-                for i in T.Parallel(block_I):
-                    slot = k * block_I + i
-                    index = T.if_then_else(slot < topk, Indices[t, 0, T.min(slot, topk - 1)], -1)
-                    index_shared[i] = T.if_then_else((index >= 0) & (index < seq_kv), index, -1)
-                # invalid keys gather zeros, and their scores are masked below
+            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
+                gather_indices(Indices, t, k, topk, seq_kv, index_shared, block_I)
+                # invalid keys gather zeros (and their scores are masked)
                 for i, d in T.Parallel(block_I, dim):
                     KV_shared[i, d] = T.if_then_else(index_shared[i] >= 0, KV[T.max(index_shared[i], 0), 0, d], 0)
                 for i, d in T.Parallel(block_I, tail_dim):
                     K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0,
                                                          KV[T.max(index_shared[i], 0), 0, dim + d], 0)
-                T.gemm(Q_shared, KV_shared, scores, transpose_B=True, clear_accum=True)
-                T.gemm(Q_tail_shared, K_tail_shared, scores, transpose_B=True)
-                for h, i in T.Parallel(block_H, block_I):
-                    scores[h, i] = T.if_then_else(index_shared[i] >= 0, scores[h, i], -T.infinity("float32"))
-                online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum,
-                               denominator, scale, block_H, block_I, dim)
-                T.copy(probs, P_shared)
-                T.gemm(P_shared, KV_shared, acc_o)
-            divide_rows(acc_o, denominator, block_H, dim)
-            for h in T.Parallel(block_H):
-                lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
-                                        T.infinity("float32"))
+                attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
+                                probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
+                                scale, block_H, block_I, dim)
+            finish_rows(acc_o, row_max, denominator, lse, scale, block_H, dim)
             T.copy(acc_o, Out[t, h0:h0 + block_H, :])
             T.copy(lse, LSE[t, h0:h0 + block_H])
 
     return main
+
+
+# DeepSeek-V3.2's FP8 KV cache (FlashMLA's sparse decode): a token in 656 bytes, its 512 latent
+# dims as float8_e4m3, their 4 float32 scales (one a 128 dims), then its 64 RoPE dims as bfloat16.
+FP8_DIM, FP8_TAIL, FP8_GROUP = 512, 64, 128
+FP8_TOKEN_BYTES = FP8_DIM + 4 * (FP8_DIM // FP8_GROUP) + 2 * FP8_TAIL
+
+
+@tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
+def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64, threads=256):
+    # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout.
+    dim, tail_dim, groups = FP8_DIM, FP8_TAIL, FP8_DIM // FP8_GROUP
+    scale = sm_scale * LOG2E
+    scales_at, tail_at = FP8_DIM, FP8_DIM + 4 * groups
+
+    @T.prim_func
+    def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
+             Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"), Indices: T.Tensor((tokens, topk), "int32"),
+             Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
+        with T.Kernel(tokens, T.ceildiv(heads, block_H), threads=threads) as (t, hb):
+            (Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o, row_max,
+             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
+                                                                                                 tail_dim)
+            scales_shared = T.alloc_shared((block_I, groups), "float32")
+            h0 = hb * block_H
+            T.copy(Q[t, h0:h0 + block_H, 0:dim], Q_shared)
+            T.copy(Q[t, h0:h0 + block_H, dim:dim + tail_dim], Q_tail_shared)
+            T.fill(acc_o, 0)
+            T.fill(denominator, 0)
+            T.fill(row_max, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
+                gather_indices(Indices, t, k, topk, slots, index_shared, block_I)
+                # each gathered token dequantized to bfloat16 (value times its group's scale), as
+                # FlashMLA does; invalid slots gather zeros (and their scores are masked)
+                for i, g in T.Parallel(block_I, groups):
+                    at = scales_at + 4 * g
+                    slot = T.max(index_shared[i], 0)
+                    bits = (T.Cast("uint32", Cache[slot, at]) | (T.Cast("uint32", Cache[slot, at + 1]) << 8)
+                            | (T.Cast("uint32", Cache[slot, at + 2]) << 16)
+                            | (T.Cast("uint32", Cache[slot, at + 3]) << 24))
+                    scales_shared[i, g] = T.reinterpret(bits, "float32")
+                for i, d in T.Parallel(block_I, dim):
+                    value = T.Cast("float32", T.reinterpret(Cache[T.max(index_shared[i], 0), d], "float8_e4m3"))
+                    KV_shared[i, d] = T.if_then_else(index_shared[i] >= 0, value * scales_shared[i, d // FP8_GROUP], 0)
+                for i, d in T.Parallel(block_I, tail_dim):
+                    slot = T.max(index_shared[i], 0)
+                    bits = T.Cast("uint16", Cache[slot, tail_at + 2 * d]) | (
+                        T.Cast("uint16", Cache[slot, tail_at + 2 * d + 1]) << 8)
+                    K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0, T.reinterpret(bits, "bfloat16"), 0)
+                attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
+                                probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
+                                scale, block_H, block_I, dim)
+            finish_rows(acc_o, row_max, denominator, lse, scale, block_H, dim)
+            T.copy(acc_o, Out[t, h0:h0 + block_H, :])
+            for h in T.Parallel(block_H):
+                if h0 + h < heads:
+                    LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+
+    return main
+
+
+def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
+    """(out, lse) of sparse MLA decoding over DeepSeek-V3.2's FP8 KV cache (FlashMLA's
+    flash_mla_with_kvcache in its sparse mode).
+
+    q [B, s_q, h_q, 576] bfloat16. kv_cache: pages of tokens, [num_pages, page_size, 656] or
+    [num_pages, page_size, 1, 656], uint8 (or float8_e4m3 holding the same bytes): a token's 512
+    latent dims as float8_e4m3, their 4 float32 scales (one a 128 dims), then 64 RoPE dims as
+    bfloat16. indices [B, s_q, topk] int32: physical slots (page * page_size + offset), invalid
+    when negative or past the cache. sm_scale defaults to 1 / sqrt(576). Returns out
+    [B, s_q, h_q, 512] bfloat16 and lse [B, h_q, s_q] float32 (+inf, with out 0, for a query with
+    no valid index)."""
+    q_shape, cache_shape, index_shape = (tuple(x.shape) for x in (q, kv_cache, indices))
+    d_qk = FP8_DIM + FP8_TAIL
+    if len(q_shape) != 4 or q_shape[3] != d_qk:
+        raise ValueError(f"q must be [B, s_q, h_q, {d_qk}], not {q_shape}")
+    B, s_q, heads, _ = q_shape
+    if len(cache_shape) not in (3, 4) or cache_shape[-1] != FP8_TOKEN_BYTES or \
+            (len(cache_shape) == 4 and cache_shape[2] != 1):
+        raise ValueError(f"kv_cache must be [num_pages, page_size, {FP8_TOKEN_BYTES}] or [num_pages, page_size, 1, "
+                         f"{FP8_TOKEN_BYTES}] (a token in {FP8_TOKEN_BYTES} bytes), not {cache_shape}")
+    if len(index_shape) != 3 or index_shape[:2] != (B, s_q) or index_shape[2] < 1:
+        raise ValueError(f"indices must be [{B}, {s_q}, topk] with topk >= 1, not {index_shape}")
+    if capture.tensor_dtype_name(q) != "bfloat16":
+        raise ValueError(f"q must be bfloat16, not {capture.tensor_dtype_name(q)}")
+    if capture.tensor_dtype_name(indices) != "int32":
+        raise ValueError(f"indices must be int32, not {capture.tensor_dtype_name(indices)}")
+    cache_type = str(T.dtype(capture.tensor_dtype_name(kv_cache)))
+    if cache_type not in ("uint8", "float8_e4m3"):
+        raise ValueError(f"kv_cache must be uint8 (or float8_e4m3) bytes, not {cache_type}")
+    sm_scale = _scale(sm_scale, d_qk)
+    slots = cache_shape[0] * cache_shape[1]
+    cache = kv_cache.reshape(slots, FP8_TOKEN_BYTES)
+    if cache_type != "uint8":
+        cache = cache.view(_uint8_of(cache))
+    config = CONFIG if on_gpu(q) else CPU_CONFIG
+    topk = index_shape[2]
+    kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
+    out, lse = kernel(q.reshape(B * s_q, heads, d_qk), cache, indices.reshape(B * s_q, topk))
+    return out.reshape(B, s_q, heads, FP8_DIM), lse
+
+
+def _uint8_of(tensor):
+    """uint8 in `tensor`'s library, for a view of its bytes."""
+    if hasattr(tensor, "new_empty"):
+        import torch  # noqa: PLC0415
+
+        return torch.uint8
+    import numpy  # noqa: PLC0415
+
+    return numpy.uint8
+
+
+def _scale(sm_scale, d_qk):
+    if sm_scale is None:
+        return 1.0 / math.sqrt(d_qk)
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) \
+            or sm_scale <= 0:
+        raise ValueError(f"sm_scale must be a positive finite number, not {sm_scale!r}")
+    return float(sm_scale)
 
 
 def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
@@ -114,11 +255,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
             raise ValueError(f"{name} must be {dtype}, not {capture.tensor_dtype_name(x)}")
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
-    if sm_scale is None:
-        sm_scale = 1.0 / math.sqrt(d_qk)
-    elif isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) \
-            or sm_scale <= 0:
-        raise ValueError(f"sm_scale must be a positive finite number, not {sm_scale!r}")
+    sm_scale = _scale(sm_scale, d_qk)
     config = CONFIG if on_gpu(q) else CPU_CONFIG
-    kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], float(sm_scale), **config)
-    return kernel(q, kv, indices)
+    kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
+    return kernel(q, kv, indices.reshape(S, index_shape[2]))
