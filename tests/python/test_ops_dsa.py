@@ -7,7 +7,7 @@ import pytest
 
 from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
-from tilec.ops.dsa.indexer import indexer_logits_kernel
+from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
@@ -398,3 +398,63 @@ def test_sparse_mla_decode_builds_for_sm90a():
     source = build_for_cuda(sparse_mla_decode_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536, topk=2048,
                             sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
     assert source.count("wgmma_gemm") == 3
+
+
+def indexer_cache(pages, D, rng):
+    """A paged indexer key cache of random keys, [pages, 64, 1, D + 4] bytes (a page: its 64
+    keys' float8 values, then their float32 scales), with the keys and scales it holds."""
+    keys = fp8_values((pages, 64, D), rng)
+    scales = rng.uniform(0.5, 2, size=(pages, 64)).astype(np.float32)
+    data = np.concatenate([keys.view(np.uint8).reshape(pages, -1), scales.view(np.uint8)], axis=1)
+    return data.reshape(pages, 64, 1, D + 4), keys, scales
+
+
+@pytest.mark.parametrize("B,next_n,H,D", [(1, 1, 16, 32), (3, 2, 16, 64)])
+def test_indexer_decode_logits_over_pages_against_float64(B, next_n, H, D, rng):
+    pages, max_pages = 9, 4
+    cache, keys, scales = indexer_cache(pages, D, rng)
+    q = fp8_values((B, next_n, H, D), rng)
+    weights = rand((B * next_n, H), "float32", rng)
+    block_table = rng.integers(0, pages, size=(B, max_pages)).astype(np.int32)  # pages may be shared
+    block_table[-1, -1] = pages + 5  # a page id outside the cache: its keys are masked
+    context_lens = rng.integers(1, max_pages * 64 + 1, size=B).astype(np.int32)
+    context_lens[-1] = max_pages * 64
+    logits = to_numpy(dsa.indexer_decode_logits(*on_target(q, cache, weights, block_table, context_lens)), "float32")
+    assert logits.shape == (B * next_n, max_pages * 64)
+    for b in range(B):
+        for j in range(next_n):
+            row = b * next_n + j
+            seen = np.arange(max_pages * 64) <= context_lens[b] - next_n + j
+            page_ids = block_table[b, np.arange(max_pages * 64) // 64]
+            readable = page_ids < pages
+            page_keys = keys[np.minimum(page_ids, pages - 1), np.arange(max_pages * 64) % 64].astype(np.float64)
+            page_scales = scales[np.minimum(page_ids, pages - 1), np.arange(max_pages * 64) % 64]
+            scores = page_keys @ q[b, j].astype(np.float64).T  # [keys, H]
+            ref = (np.maximum(scores, 0) * weights[row]).sum(-1) * page_scales
+            ref = np.where(seen & readable, ref, -np.inf)
+            np.testing.assert_array_equal(np.isneginf(logits[row]), np.isneginf(ref))
+            finite = np.isfinite(ref)
+            bound = 1e-5 * (np.abs(scores) * np.abs(weights[row])).sum(-1) * page_scales + 1e-30
+            assert np.all(np.abs(logits[row][finite] - ref[finite]) <= bound[finite])
+
+
+def test_indexer_decode_builds_for_sm90a():
+    # DSA's decode: 64 heads of 128 dims, next_n 2, 64-token pages
+    source = build_for_cuda(indexer_decode_kernel, "sm_90a", batch=128, next_n=2, heads=64, dim=128, pages=8192,
+                            max_pages=2048)
+    assert "wgmma_gemm_ss" in source
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(kv_cache=np.zeros((2, 64, 1, 40), np.uint8)), r"kv_cache must be uint8 pages of 2304 bytes"),
+    (dict(kv_cache=np.zeros((2, 64, 1, 36), np.int8)), r"kv_cache must be uint8 pages of 2304 bytes .* not int8"),
+    (dict(block_table=np.zeros((2, 3), np.int32)), r"block_table must be int32 \[1, max_pages\], not int32 of shape"),
+    (dict(context_lens=np.zeros(1, np.int64)), r"context_lens must be int32 of shape \(1,\), not int64"),
+    (dict(weights=np.zeros((1, 16), np.float32)), r"weights must be float32 of shape \(2, 16\)"),
+])
+def test_indexer_decode_errors_name_the_argument(change, message, rng):
+    args = dict(q=fp8_values((1, 2, 16, 32), rng), kv_cache=np.zeros((2, 64, 1, 36), np.uint8),
+                weights=np.ones((2, 16), np.float32), block_table=np.zeros((1, 3), np.int32),
+                context_lens=np.ones(1, np.int32))
+    with pytest.raises(ValueError, match=message):
+        dsa.indexer_decode_logits(**(args | change))

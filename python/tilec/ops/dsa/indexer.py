@@ -20,6 +20,27 @@ CONFIG = dict(block_N=128, num_stages=2, threads=128)
 CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128)
 
 
+@T.macro
+def score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, first_key, end, block_N, heads):
+    # The logits of block_N keys from first_key (keys as the gemm's rows, so that the head sum
+    # is a sum along each accumulator row), -inf from `end` on.
+    T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
+    for i, h in T.Parallel(block_N, heads):
+        scores[i, h] = T.max(scores[i, h], 0) * W_shared[h]
+    T.reduce_sum(scores, logits, dim=1)
+    for i in T.Parallel(block_N):
+        logits[i] = T.if_then_else(first_key + i < end, logits[i] * K_scale_shared[i], -T.infinity("float32"))
+
+
+@T.macro
+def fill_minus_infinity(Logits, row, begin, end, block_N):
+    # Logits[row, begin:end] = -inf
+    for n in T.serial(T.ceildiv(T.max(end - begin, 0), block_N)):
+        for i in T.Parallel(block_N):
+            if begin + n * block_N + i < end:
+                Logits[row, begin + n * block_N + i] = -T.infinity("float32")
+
+
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
@@ -47,24 +68,60 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
             for n in T.Pipelined(T.ceildiv(end - start, block_N), num_stages=num_stages):
                 T.copy(K[start + n * block_N, 0], K_shared)
                 T.copy(K_scale[start + n * block_N], K_scale_shared)
-                T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
-                for i, h in T.Parallel(block_N, heads):
-                    scores[i, h] = T.max(scores[i, h], 0) * W_shared[h]
-                T.reduce_sum(scores, logits, dim=1)
-                for i in T.Parallel(block_N):
-                    logits[i] = T.if_then_else(start + n * block_N + i < end, logits[i] * K_scale_shared[i],
-                                               -T.infinity("float32"))
+                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, start + n * block_N, end,
+                           block_N, heads)
                 T.copy(logits, Logits[t, first_column + n * block_N])
             # -inf in every column no step wrote: before the range (full form) and after it
-            for n in T.serial(T.ceildiv(first_column, block_N)):
-                for i in T.Parallel(block_N):
-                    if n * block_N + i < first_column:
-                        Logits[t, n * block_N + i] = -T.infinity("float32")
-            written = first_column + T.ceildiv(end - start, block_N) * block_N
-            for n in T.serial(T.ceildiv(T.max(width - written, 0), block_N)):
-                for i in T.Parallel(block_N):
-                    if written + n * block_N + i < width:
-                        Logits[t, written + n * block_N + i] = -T.infinity("float32")
+            fill_minus_infinity(Logits, t, 0, first_column, block_N)
+            fill_minus_infinity(Logits, t, first_column + T.ceildiv(end - start, block_N) * block_N, width, block_N)
+
+    return main
+
+
+# The paged indexer cache of DSA's decode: pages of PAGE_SIZE tokens, a page's bytes its tokens'
+# dim float8_e4m3 values (token by token), then their float32 scales.
+PAGE_SIZE = 64
+
+
+@tilec.jit(out_idx=[-1])
+def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=128):
+    # Logits [batch * next_n, max_pages * PAGE_SIZE]: query j of sequence b sees its context's
+    # tokens s <= context_len - next_n + j, token s on page block_table[b, s // PAGE_SIZE].
+    page_bytes = PAGE_SIZE * (dim + 4)
+    width = max_pages * PAGE_SIZE
+
+    @T.prim_func
+    def main(Q: T.Tensor((batch * next_n * heads, dim), FP8), Cache: T.Tensor((pages, page_bytes), "uint8"),
+             W: T.Tensor((batch * next_n, heads), "float32"), BlockTable: T.Tensor((batch, max_pages), "int32"),
+             ContextLens: T.Tensor((batch,), "int32"), Logits: T.Tensor((batch * next_n, width), "float32")):
+        with T.Kernel(batch * next_n, threads=threads) as row:
+            Q_shared = T.alloc_shared((heads, dim), FP8)
+            K_shared = T.alloc_shared((PAGE_SIZE, dim), FP8)
+            W_shared = T.alloc_shared((heads,), "float32")
+            K_scale_shared = T.alloc_shared((PAGE_SIZE,), "float32")
+            scores = T.alloc_fragment((PAGE_SIZE, heads), "float32")
+            logits = T.alloc_fragment((PAGE_SIZE,), "float32")
+            b = row // next_n
+            end = T.max(T.min(ContextLens[b] - next_n + row % next_n + 1, width), 0)
+            T.copy(Q[row * heads, 0], Q_shared)
+            T.copy(W[row, 0], W_shared)
+            for p in T.serial(T.ceildiv(end, PAGE_SIZE)):
+                page = BlockTable[b, p]
+                # a page id outside the cache reads page 0, and its keys are masked
+                readable = (page >= 0) & (page < pages)
+                at = T.if_then_else(readable, page, 0)
+                for i, d in T.Parallel(PAGE_SIZE, dim):
+                    K_shared[i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
+                for i in T.Parallel(PAGE_SIZE):
+                    scale_at = PAGE_SIZE * dim + 4 * i
+                    bits = (T.Cast("uint32", Cache[at, scale_at]) | (T.Cast("uint32", Cache[at, scale_at + 1]) << 8)
+                            | (T.Cast("uint32", Cache[at, scale_at + 2]) << 16)
+                            | (T.Cast("uint32", Cache[at, scale_at + 3]) << 24))
+                    K_scale_shared[i] = T.reinterpret(bits, "float32")
+                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, p * PAGE_SIZE,
+                           T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
+                T.copy(logits, Logits[row, p * PAGE_SIZE])
+            fill_minus_infinity(Logits, row, T.ceildiv(end, PAGE_SIZE) * PAGE_SIZE, width, PAGE_SIZE)
 
     return main
 
@@ -114,3 +171,42 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
     config = CONFIG if on_gpu(q) else CPU_CONFIG
     kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, **config)
     return kernel(q.reshape(S * H, D), k, k_scale, weights, ks, ke)
+
+
+def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):
+    """The lightning indexer's logits for decoding over a paged key cache (DeepGEMM's paged MQA
+    logits): float32 [B * next_n, max_pages * 64], row b * next_n + j for query j of sequence b,
+    column s for its context's token s; -inf where s > context_lens[b] - next_n + j.
+
+    q [B, next_n, H, D] float8_e4m3; weights [B * next_n, H] float32. kv_cache: pages of 64
+    tokens, [num_pages, 64, 1, D + 4] or [num_pages, 64 * (D + 4)] uint8, a page's bytes its 64
+    keys' D float8_e4m3 values, key by key, then their 64 float32 scales. block_table
+    [B, max_pages] int32: sequence b's page p; a page id outside the cache masks its keys.
+    context_lens [B] int32."""
+    B, next_n, H, D = _shape(q, "q", 4)
+    if _dtype(q) != FP8:
+        raise ValueError(f"q must be {FP8}, not {_dtype(q)}")
+    if D % 32 or H % 16:
+        raise ValueError(f"the head dim must be a multiple of 32 and the heads of 16, not D = {D}, H = {H}")
+    page_bytes = PAGE_SIZE * (D + 4)
+    cache_shape = tuple(kv_cache.shape)
+    if _dtype(kv_cache) != "uint8" or not cache_shape or _product(cache_shape[1:]) != page_bytes:
+        raise ValueError(f"kv_cache must be uint8 pages of {page_bytes} bytes ({PAGE_SIZE} keys of {D} float8 "
+                         f"values and a float32 scale), [num_pages, {PAGE_SIZE}, 1, {D + 4}], not "
+                         f"{_dtype(kv_cache)} of shape {cache_shape}")
+    _typed(weights, "weights", "float32", (B * next_n, H))
+    if len(tuple(block_table.shape)) != 2 or tuple(block_table.shape)[0] != B or _dtype(block_table) != "int32":
+        raise ValueError(f"block_table must be int32 [{B}, max_pages], not {_dtype(block_table)} of shape "
+                         f"{tuple(block_table.shape)}")
+    _typed(context_lens, "context_lens", "int32", (B,))
+    max_pages = tuple(block_table.shape)[1]
+    kernel = indexer_decode_kernel(B, next_n, H, D, cache_shape[0], max_pages)
+    return kernel(q.reshape(B * next_n * H, D), kv_cache.reshape(cache_shape[0], page_bytes), weights, block_table,
+                  context_lens)
+
+
+def _product(dims):
+    result = 1
+    for d in dims:
+        result *= d
+    return result
