@@ -458,3 +458,58 @@ def test_indexer_decode_errors_name_the_argument(change, message, rng):
                 context_lens=np.ones(1, np.int32))
     with pytest.raises(ValueError, match=message):
         dsa.indexer_decode_logits(**(args | change))
+
+
+def test_topk_indices_as_physical_slots_for_decoding(rng):
+    # 2 sequences, next_n 2: rows 0-1 are sequence 0's queries, 2-3 sequence 1's
+    logits = rand((4, 300), "float32", rng) * 10.0 ** rng.uniform(-2, 2, size=(4, 300))
+    logits = logits.astype(np.float32)
+    ke = np.array([250, 251, 30, 31], np.int32)  # sequence 1 has fewer than k tokens: -1 slots
+    block_table = rng.permutation(20)[:10].reshape(2, 5).astype(np.int32)
+    columns = to_numpy(dsa.topk_indices(*on_target(logits), 40, ke=on_target(ke)[0]), "int32")
+    slots = to_numpy(dsa.topk_indices(*on_target(logits), 40, ke=on_target(ke)[0],
+                                      block_table=on_target(block_table)[0], next_n=2), "int32")
+    expected = np.where(columns >= 0, block_table[np.arange(4)[:, None] // 2, np.maximum(columns, 0) // 64] * 64
+                        + columns % 64, -1)
+    np.testing.assert_array_equal(slots, expected)
+    assert (slots[2:] == -1).sum() == (40 - 30) + (40 - 31)  # rows of 30 and 31 tokens
+    with pytest.raises(ValueError, match=r"next_n must be a positive int dividing the 4 rows, not 3"):
+        dsa.topk_indices(logits, 4, block_table=block_table, next_n=3)
+    with pytest.raises(ValueError, match=r"block_table must be int32 \[2, max_pages\], not int32 of shape \(3, 5\)"):
+        dsa.topk_indices(logits, 4, block_table=np.zeros((3, 5), np.int32), next_n=2)
+
+
+def test_attention_decode_composes_the_paged_indexer_top_k_and_fp8_sparse_mla(rng):
+    B, next_n, H, D, heads, topk, pages, max_pages = 2, 2, 16, 32, 16, 48, 8, 3
+    index_cache, index_keys, index_scales = indexer_cache(pages, D, rng)
+    kv_cache, keys = fp8_cache(pages, 64, rng)
+    index_q, weights = fp8_values((B, next_n, H, D), rng), rand((B * next_n, H), "float32", rng)
+    q = rand((B, next_n, heads, 576), "bfloat16", rng, -1, 1)
+    block_table = rng.permutation(pages)[:B * max_pages].reshape(B, max_pages).astype(np.int32)
+    context_lens = np.array([150, 40], np.int32)  # sequence 1's queries see fewer than topk tokens
+    args = on_target(index_q, weights, index_cache, q, kv_cache, block_table, context_lens)
+    out, lse, slots = dsa.attention_decode(*args, topk=topk)
+    out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
+    slots = to_numpy(slots, "int32")
+    logits = to_numpy(dsa.indexer_decode_logits(*on_target(index_q, index_cache, weights, block_table, context_lens)),
+                      "float32")
+    ke = np.array([context_lens[r // next_n] - next_n + r % next_n + 1 for r in range(B * next_n)], np.int32)
+    for r, columns in enumerate(topk_reference(logits, topk, np.zeros(B * next_n, np.int32), ke)):
+        expected = {int(block_table[r // next_n, c // 64]) * 64 + c % 64 for c in columns}
+        assert set(slots[r][slots[r] >= 0].tolist()) == expected
+        assert np.sum(slots[r] >= 0) == min(topk, ke[r])
+    ref_out, ref_lse = sparse_mla_reference(q.reshape(B * next_n, heads, 576),
+                                            keys[:, None, :].astype(ml_dtypes.bfloat16), slots[:, None, :],
+                                            576 ** -0.5, 512)
+    assert np.max(np.abs(lse - ref_lse.reshape(B, next_n, heads).transpose(0, 2, 1))) < 1e-4
+    ref_out = ref_out.reshape(out.shape)
+    assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
+
+
+def test_decode_ranges_and_physical_slots_build_for_sm90a():
+    from tilec.ops.dsa.step import decode_ranges_kernel
+    from tilec.ops.dsa.topk import physical_slots_kernel
+
+    assert "__global__" in build_for_cuda(decode_ranges_kernel, "sm_90a", batch=128, next_n=2, width=131072)
+    assert "__global__" in build_for_cuda(physical_slots_kernel, "sm_90a", rows=256, k=2048, next_n=2, max_pages=2048,
+                                          page_size=64)

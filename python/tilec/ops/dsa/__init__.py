@@ -4,8 +4,8 @@ is judged is in docs/dsa.md."""
 from .indexer import indexer_decode_logits, indexer_logits
 from .quant import act_quant
 from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
-from .step import attention_prefill
+from .step import attention_decode, attention_prefill
 from .topk import topk_indices
 
-__all__ = ["act_quant", "attention_prefill", "indexer_decode_logits", "indexer_logits", "sparse_mla_decode",
-           "sparse_mla_prefill", "topk_indices"]
+__all__ = ["act_quant", "attention_decode", "attention_prefill", "indexer_decode_logits", "indexer_logits",
+           "sparse_mla_decode", "sparse_mla_prefill", "topk_indices"]

@@ -1,8 +1,11 @@
-"""The whole DSA attention step for prefill: the lightning indexer scores each query token's
-visible keys, top-k picks the keys to attend to, and sparse MLA attends to them. One or more
-sequences packed along the token dim (cu_seqlens, as FlashAttention's varlen), each causal with
-its queries the last of its keys (bottom-right). The logits are made for `chunk` query tokens
-at a time, so that a step holds chunk * S_kv of them at once, not S * S_kv.
+"""The whole DSA attention step: the lightning indexer scores each query token's visible keys,
+top-k picks the keys to attend to, and sparse MLA attends to them.
+
+Prefill: one or more sequences packed along the token dim (cu_seqlens, as FlashAttention's
+varlen), each causal with its queries the last of its keys (bottom-right). The logits are made
+for `chunk` query tokens at a time, so that a step holds chunk * S_kv of them at once, not
+S * S_kv. Decode: next_n queries a sequence over its paged caches (the indexer's keys and the
+attention's FP8 latent KV, pages of 64 tokens under one block table).
 """
 
 import tilec
@@ -10,8 +13,8 @@ import tilec.language as T
 from tilec import capture
 
 from ..device import on_gpu
-from .indexer import indexer_logits
-from .sparse_mla import sparse_mla_prefill
+from .indexer import PAGE_SIZE, indexer_decode_logits, indexer_logits
+from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
 from .topk import topk_indices
 
 
@@ -72,6 +75,47 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
         chosen.append(indices)
         del logits  # the next chunk's logits take its place
     return tuple(_concatenate(parts) for parts in (outs, lses, chosen))
+
+
+@tilec.jit(out_idx=[1])
+def decode_ranges_kernel(batch, next_n, width, threads=128):
+    # The end of each decoding query's visible tokens: query j of sequence b sees tokens
+    # s <= context_lens[b] - next_n + j (of the logits' width).
+    @T.prim_func
+    def main(ContextLens: T.Tensor((batch,), "int32"), KE: T.Tensor((batch * next_n,), "int32")):
+        with T.Kernel(T.ceildiv(batch * next_n, threads), threads=threads) as bx:
+            for i in T.Parallel(threads):
+                row = bx * threads + i
+                if row < batch * next_n:
+                    KE[row] = T.max(T.min(ContextLens[row // next_n] - next_n + row % next_n + 1, width), 0)
+
+    return main
+
+
+def attention_decode(index_q, index_weights, index_cache, q, kv_cache, block_table, context_lens, topk=2048,
+                     sm_scale=None):
+    """(out, lse, slots) of DeepSeek Sparse Attention's decoding step: next_n queries a sequence.
+
+    The indexer's inputs: index_q [B, next_n, H, D] float8_e4m3, index_weights [B * next_n, H]
+    float32, index_cache its paged keys (indexer_decode_logits). The attention's: q
+    [B, next_n, h_q, 576] bfloat16 and kv_cache the FP8 latent cache (sparse_mla_decode). Both
+    caches are in pages of 64 tokens under one block_table [B, max_pages] int32; context_lens
+    [B] int32. Query j of sequence b sees tokens s <= context_lens[b] - next_n + j and attends to
+    the topk its indexer logits rank highest. Returns out [B, next_n, h_q, 512] bfloat16, lse
+    [B, h_q, next_n] float32 and the chosen cache slots [B * next_n, topk] int32 (-1 past a
+    query's visible tokens)."""
+    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
+        raise ValueError(f"topk must be a positive int, not {topk!r}")
+    B, next_n = tuple(index_q.shape)[:2]
+    if tuple(q.shape)[:2] != (B, next_n):
+        raise ValueError(f"q must have index_q's [B, next_n] = [{B}, {next_n}] leading dims, not "
+                         f"{list(tuple(q.shape)[:2])}")
+    logits = indexer_decode_logits(index_q, index_cache, index_weights, block_table, context_lens)
+    ke = decode_ranges_kernel(B, next_n, tuple(logits.shape)[1])(context_lens)
+    slots = topk_indices(logits, topk, ke=ke, block_table=block_table, next_n=next_n, page_size=PAGE_SIZE)
+    del logits
+    out, lse = sparse_mla_decode(q, kv_cache, slots.reshape(B, next_n, topk), sm_scale)
+    return out, lse, slots
 
 
 def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):

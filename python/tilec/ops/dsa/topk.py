@@ -117,13 +117,38 @@ def topk_kernel(rows, cols, k, threads=512):
     return main
 
 
-def topk_indices(logits, k, ks=None, ke=None):
+@tilec.jit(out_idx=[-1])
+def physical_slots_kernel(rows, k, next_n, max_pages, page_size, threads=128):
+    # Out[r, i]: the cache slot of column Columns[r, i] of row r (sequence r // next_n): its page
+    # from the block table, times the page size, plus its place in the page; -1 stays -1, and
+    # so does a column past the table.
+    @T.prim_func
+    def main(Columns: T.Tensor((rows, k), "int32"), BlockTable: T.Tensor((rows // next_n, max_pages), "int32"),
+             Out: T.Tensor((rows, k), "int32")):
+        with T.Kernel(rows, T.ceildiv(k, threads), threads=threads) as (r, kb):
+            for i in T.Parallel(threads):
+                if kb * threads + i < k:
+                    column = Columns[r, kb * threads + i]
+                    page = column // page_size
+                    Out[r, kb * threads + i] = T.if_then_else(
+                        (column >= 0) & (page < max_pages),
+                        BlockTable[r // next_n, T.min(T.max(page, 0), max_pages - 1)] * page_size + column % page_size,
+                        -1)
+
+    return main
+
+
+def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_size=64):
     """The column indices of each row's k largest logits among its valid keys, int32 [S, k].
 
     logits [S, N] float32. Row t's valid keys are columns ks[t] <= s < ke[t] (int32 [S] each;
     left out: 0 and N; cut to [0, N]). A row with more than k valid keys gives k indices in no
     set order; with k or fewer, all of them in column order, then -1. Ties at the k-th largest
-    value take the lowest columns. N is below 2^24."""
+    value take the lowest columns. N is below 2^24.
+
+    Decoding's variant: with block_table (int32 [S / next_n, max_pages], row t's sequence
+    t // next_n), each index is the column's physical cache slot, block_table[sequence,
+    column // page_size] * page_size + column % page_size, as sparse_mla_decode takes."""
     shape = tuple(logits.shape)
     if len(shape) != 2:
         raise ValueError(f"logits must have 2 dims [S, N], not {len(shape)}: {shape}")
@@ -142,8 +167,20 @@ def topk_indices(logits, k, ks=None, ke=None):
             raise ValueError(f"{name} must be int32 of shape ({S},), not {capture.tensor_dtype_name(given)} "
                              f"of shape {tuple(given.shape)}")
         bounds.append(given)
+    if block_table is not None:
+        if isinstance(next_n, bool) or not isinstance(next_n, int) or next_n < 1 or S % next_n:
+            raise ValueError(f"next_n must be a positive int dividing the {S} rows, not {next_n!r}")
+        table = tuple(block_table.shape)
+        if capture.tensor_dtype_name(block_table) != "int32" or len(table) != 2 or table[0] != S // next_n:
+            raise ValueError(f"block_table must be int32 [{S // next_n}, max_pages], not "
+                             f"{capture.tensor_dtype_name(block_table)} of shape {table}")
+        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+            raise ValueError(f"page_size must be a positive int, not {page_size!r}")
     config = CONFIG if on_gpu(logits) else CPU_CONFIG
-    return topk_kernel(S, N, k, **config)(logits, *bounds)
+    columns = topk_kernel(S, N, k, **config)(logits, *bounds)
+    if block_table is None:
+        return columns
+    return physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)(columns, block_table)
 
 
 def _filled(like, count, value):
