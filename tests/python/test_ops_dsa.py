@@ -506,9 +506,11 @@ def test_attention_decode_composes_the_paged_indexer_top_k_and_fp8_sparse_mla(rn
     assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
 
 
-def test_decode_ranges_and_physical_slots_build_for_sm90a():
-    from tilec.ops.dsa.step import decode_ranges_kernel
+def test_the_steps_small_kernels_build_for_sm90a():
+    from tilec.ops.dsa.step import decode_ranges_kernel, single_sequence_kernel
     from tilec.ops.dsa.topk import physical_slots_kernel
+
+    assert "__global__" in build_for_cuda(single_sequence_kernel, "sm_90a", tokens=4096, keys=131072)
 
     assert "__global__" in build_for_cuda(decode_ranges_kernel, "sm_90a", batch=128, next_n=2, width=131072)
     assert "__global__" in build_for_cuda(physical_slots_kernel, "sm_90a", rows=256, k=2048, next_n=2, max_pages=2048,

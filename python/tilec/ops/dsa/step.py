@@ -12,7 +12,6 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from ..device import on_gpu
 from .indexer import PAGE_SIZE, indexer_decode_logits, indexer_logits
 from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
 from .topk import topk_indices
@@ -77,6 +76,20 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
     return tuple(_concatenate(parts) for parts in (outs, lses, chosen))
 
 
+@tilec.jit(out_idx=[0, 1])
+def single_sequence_kernel(tokens, keys):
+    # cu_seqlens of one sequence, made on the device: a copy from the host could not be captured
+    # in a CUDA graph.
+    @T.prim_func
+    def main(CU_Q: T.Tensor((2,), "int32"), CU_KV: T.Tensor((2,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(2):
+                CU_Q[i] = i * tokens
+                CU_KV[i] = i * keys
+
+    return main
+
+
 @tilec.jit(out_idx=[1])
 def decode_ranges_kernel(batch, next_n, width, threads=128):
     # The end of each decoding query's visible tokens: query j of sequence b sees tokens
@@ -122,7 +135,7 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
     if (cu_seqlens_q is None) != (cu_seqlens_kv is None):
         raise ValueError("cu_seqlens_q and cu_seqlens_kv go together: give both or neither")
     if cu_seqlens_q is None:
-        return _int32_array(like, [0, S]), _int32_array(like, [0, S_kv])
+        return single_sequence_kernel(S, S_kv)()
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_kv", cu_seqlens_kv)):
         if capture.tensor_dtype_name(cu) != "int32" or len(tuple(cu.shape)) != 1 or tuple(cu.shape)[0] < 2:
             raise ValueError(f"{name} must be int32 [B + 1] with B >= 1, not {capture.tensor_dtype_name(cu)} "
@@ -131,16 +144,6 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
         raise ValueError(f"cu_seqlens_q and cu_seqlens_kv must have one shape (B + 1), not "
                          f"{tuple(cu_seqlens_q.shape)} and {tuple(cu_seqlens_kv.shape)}")
     return cu_seqlens_q, cu_seqlens_kv
-
-
-def _int32_array(like, values):
-    if on_gpu(like):
-        import torch  # noqa: PLC0415
-
-        return torch.tensor(values, dtype=torch.int32, device=like.device)
-    import numpy  # noqa: PLC0415
-
-    return numpy.array(values, numpy.int32)
 
 
 def _concatenate(parts):
