@@ -798,7 +798,8 @@ def _dims(q, k, v, layout, **others):
     return batch, heads, heads_kv, seq_q, seq_kv, dim, dtype
 
 
-def _scale(sm_scale, dim):
+def softmax_scale(sm_scale, dim):
+    """sm_scale, checked; 1 / sqrt(dim) for None."""
     if sm_scale is None:
         return 1.0 / math.sqrt(dim)
     if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) \
@@ -836,8 +837,8 @@ def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     if not packed and num_splits == 1 and is_hopper(q) and dim in HOPPER_OVERLAP_DIMS:
         config = dict(config, overlap=True)
     kernel = (attention_forward_packed if packed else attention_forward)(
-        batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), _scale(sm_scale, dim), layout=layout, dtype=dtype,
-        num_splits=num_splits, **config)
+        batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), softmax_scale(sm_scale, dim), layout=layout,
+        dtype=dtype, num_splits=num_splits, **config)
     if num_splits == 1:
         return kernel(q, k, v)
     combine = attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout, dtype=dtype)
@@ -880,7 +881,7 @@ def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, s
     batch, heads, heads_kv, total_q, total_kv, dim, dtype, (end_q, _, _) = _varlen_dims(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
     kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
-                                      _scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
+                                      softmax_scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
     # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
     out[end_q:] = 0
@@ -912,7 +913,7 @@ def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_se
     if tuple(lse.shape) != (heads, total_q) or capture.tensor_dtype_name(lse) != "float32":
         raise ValueError(f"lse must be float32 of shape {(heads, total_q)} (flash_attention_varlen's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
-    sm_scale = _scale(sm_scale, dim)
+    sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
     delta = attention_backward_preprocess(1, heads, total_q, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
                                           threads=config["threads"])(out[None], dout[None])[0]
@@ -933,7 +934,7 @@ def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=Non
     if tuple(lse.shape) != (batch, heads, seq_q) or capture.tensor_dtype_name(lse) != "float32":
         raise ValueError(f"lse must be float32 of shape {(batch, heads, seq_q)} (flash_attention's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
-    sm_scale = _scale(sm_scale, dim)
+    sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
     delta = attention_backward_preprocess(batch, heads, seq_q, dim, layout=layout, dtype=dtype,
                                           block_M=config["block_M"], threads=config["threads"])(out, dout)

@@ -14,10 +14,19 @@ import tilec.language as T
 from tilec import capture
 
 from ..device import on_gpu
+from .cache_bytes import float32_at
 
 FP8 = "float8_e4m3"
 CONFIG = dict(block_N=128, num_stages=2, threads=128)
 CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128)
+
+
+def indexer_buffers(block_N, heads, dim):
+    """A program's tiles: its query's heads and their weights, a step's block_N keys and their
+    scales, the step's scores [keys, heads] and logits."""
+    return (T.alloc_shared((heads, dim), FP8), T.alloc_shared((heads,), "float32"),
+            T.alloc_shared((block_N, dim), FP8), T.alloc_shared((block_N,), "float32"),
+            T.alloc_fragment((block_N, heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
 
 @T.macro
@@ -53,12 +62,7 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
              KS: T.Tensor((seq,), "int32"), KE: T.Tensor((seq,), "int32"),
              Logits: T.Tensor((seq, width), "float32")):
         with T.Kernel(seq, threads=threads) as t:
-            Q_shared = T.alloc_shared((heads, dim), FP8)
-            K_shared = T.alloc_shared((block_N, dim), FP8)
-            W_shared = T.alloc_shared((heads,), "float32")
-            K_scale_shared = T.alloc_shared((block_N,), "float32")
-            scores = T.alloc_fragment((block_N, heads), "float32")
-            logits = T.alloc_fragment((block_N,), "float32")
+            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, heads, dim)
             start = T.min(T.max(KS[t], 0), seq_kv)
             end = T.max(T.min(KE[t], seq_kv, start + max_len) if max_len else T.min(KE[t], seq_kv), start)
             # the column of the range's first key
@@ -95,12 +99,7 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
              W: T.Tensor((batch * next_n, heads), "float32"), BlockTable: T.Tensor((batch, max_pages), "int32"),
              ContextLens: T.Tensor((batch,), "int32"), Logits: T.Tensor((batch * next_n, width), "float32")):
         with T.Kernel(batch * next_n, threads=threads) as row:
-            Q_shared = T.alloc_shared((heads, dim), FP8)
-            K_shared = T.alloc_shared((PAGE_SIZE, dim), FP8)
-            W_shared = T.alloc_shared((heads,), "float32")
-            K_scale_shared = T.alloc_shared((PAGE_SIZE,), "float32")
-            scores = T.alloc_fragment((PAGE_SIZE, heads), "float32")
-            logits = T.alloc_fragment((PAGE_SIZE,), "float32")
+            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(PAGE_SIZE, heads, dim)
             b = row // next_n
             end = T.max(T.min(ContextLens[b] - next_n + row % next_n + 1, width), 0)
             T.copy(Q[row * heads, 0], Q_shared)
@@ -113,11 +112,7 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
                 for i, d in T.Parallel(PAGE_SIZE, dim):
                     K_shared[i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
                 for i in T.Parallel(PAGE_SIZE):
-                    scale_at = PAGE_SIZE * dim + 4 * i
-                    bits = (T.Cast("uint32", Cache[at, scale_at]) | (T.Cast("uint32", Cache[at, scale_at + 1]) << 8)
-                            | (T.Cast("uint32", Cache[at, scale_at + 2]) << 16)
-                            | (T.Cast("uint32", Cache[at, scale_at + 3]) << 24))
-                    K_scale_shared[i] = T.reinterpret(bits, "float32")
+                    K_scale_shared[i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
                 score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, p * PAGE_SIZE,
                            T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
                 T.copy(logits, Logits[row, p * PAGE_SIZE])

@@ -12,14 +12,14 @@ rows into shared memory, and the scores are two gemms (the latent part, then the
 under flash attention's online softmax; P goes through shared memory to the value gemm.
 """
 
-import math
 
 import tilec
 import tilec.language as T
 from tilec import capture
 
-from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax
+from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_scale
 from ..device import on_gpu
+from .cache_bytes import bfloat16_at, float32_at
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 CPU_CONFIG = dict(block_H=16, block_I=32, threads=128)
@@ -38,6 +38,17 @@ def sparse_buffers(block_H, block_I, dim, tail_dim):
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"))
+
+
+@T.macro
+def start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim):
+    # Token t's heads h0.. into shared memory (latent part, RoPE tail), and the online
+    # softmax's state at its start.
+    T.copy(Q[t, h0:h0 + block_H, 0:dim], Q_shared)
+    T.copy(Q[t, h0:h0 + block_H, dim:dim + tail_dim], Q_tail_shared)
+    T.fill(acc_o, 0)
+    T.fill(denominator, 0)
+    T.fill(row_max, -T.infinity("float32"))
 
 
 @T.macro
@@ -89,11 +100,7 @@ def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale,
              row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
                                                                                                  tail_dim)
             h0 = hb * block_H
-            T.copy(Q[t, h0:h0 + block_H, 0:dim], Q_shared)
-            T.copy(Q[t, h0:h0 + block_H, dim:dim + tail_dim], Q_tail_shared)
-            T.fill(acc_o, 0)
-            T.fill(denominator, 0)
-            T.fill(row_max, -T.infinity("float32"))
+            start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim)
             for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
                 gather_indices(Indices, t, k, topk, seq_kv, index_shared, block_I)
                 # invalid keys gather zeros (and their scores are masked)
@@ -135,30 +142,19 @@ def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=
                                                                                                  tail_dim)
             scales_shared = T.alloc_shared((block_I, groups), "float32")
             h0 = hb * block_H
-            T.copy(Q[t, h0:h0 + block_H, 0:dim], Q_shared)
-            T.copy(Q[t, h0:h0 + block_H, dim:dim + tail_dim], Q_tail_shared)
-            T.fill(acc_o, 0)
-            T.fill(denominator, 0)
-            T.fill(row_max, -T.infinity("float32"))
+            start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim)
             for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
                 gather_indices(Indices, t, k, topk, slots, index_shared, block_I)
                 # each gathered token dequantized to bfloat16 (value times its group's scale), as
                 # FlashMLA does; invalid slots gather zeros (and their scores are masked)
                 for i, g in T.Parallel(block_I, groups):
-                    at = scales_at + 4 * g
-                    slot = T.max(index_shared[i], 0)
-                    bits = (T.Cast("uint32", Cache[slot, at]) | (T.Cast("uint32", Cache[slot, at + 1]) << 8)
-                            | (T.Cast("uint32", Cache[slot, at + 2]) << 16)
-                            | (T.Cast("uint32", Cache[slot, at + 3]) << 24))
-                    scales_shared[i, g] = T.reinterpret(bits, "float32")
+                    scales_shared[i, g] = float32_at(Cache, T.max(index_shared[i], 0), scales_at + 4 * g)
                 for i, d in T.Parallel(block_I, dim):
                     value = T.Cast("float32", T.reinterpret(Cache[T.max(index_shared[i], 0), d], "float8_e4m3"))
                     KV_shared[i, d] = T.if_then_else(index_shared[i] >= 0, value * scales_shared[i, d // FP8_GROUP], 0)
                 for i, d in T.Parallel(block_I, tail_dim):
-                    slot = T.max(index_shared[i], 0)
-                    bits = T.Cast("uint16", Cache[slot, tail_at + 2 * d]) | (
-                        T.Cast("uint16", Cache[slot, tail_at + 2 * d + 1]) << 8)
-                    K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0, T.reinterpret(bits, "bfloat16"), 0)
+                    rope = bfloat16_at(Cache, T.max(index_shared[i], 0), tail_at + 2 * d)
+                    K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0, rope, 0)
                 attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
                                 probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
                                 scale, block_H, block_I, dim)
@@ -200,7 +196,7 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     cache_type = str(T.dtype(capture.tensor_dtype_name(kv_cache)))
     if cache_type not in ("uint8", "float8_e4m3"):
         raise ValueError(f"kv_cache must be uint8 (or float8_e4m3) bytes, not {cache_type}")
-    sm_scale = _scale(sm_scale, d_qk)
+    sm_scale = softmax_scale(sm_scale, d_qk)
     slots = cache_shape[0] * cache_shape[1]
     cache = kv_cache.reshape(slots, FP8_TOKEN_BYTES)
     if cache_type != "uint8":
@@ -221,15 +217,6 @@ def _uint8_of(tensor):
     import numpy  # noqa: PLC0415
 
     return numpy.uint8
-
-
-def _scale(sm_scale, d_qk):
-    if sm_scale is None:
-        return 1.0 / math.sqrt(d_qk)
-    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)) or not math.isfinite(sm_scale) \
-            or sm_scale <= 0:
-        raise ValueError(f"sm_scale must be a positive finite number, not {sm_scale!r}")
-    return float(sm_scale)
 
 
 def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
@@ -255,7 +242,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
             raise ValueError(f"{name} must be {dtype}, not {capture.tensor_dtype_name(x)}")
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
-    sm_scale = _scale(sm_scale, d_qk)
+    sm_scale = softmax_scale(sm_scale, d_qk)
     config = CONFIG if on_gpu(q) else CPU_CONFIG
     kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
     return kernel(q, kv, indices.reshape(S, index_shape[2]))

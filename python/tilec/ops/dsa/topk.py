@@ -23,6 +23,16 @@ CPU_CONFIG = dict(threads=128)
 
 
 @T.macro
+def order_key(x):
+    # A float32's 32-bit key, ordered as the floats are: the sign bit flipped for positives, every
+    # bit for negatives; NaN the largest, -0.0 as +0.0.
+    bits = T.reinterpret(x, "uint32")
+    return T.if_then_else(x != x, T.uint32(0xFFFFFFFF), T.if_then_else(
+        x == 0, T.uint32(0x80000000),
+        T.if_then_else(bits >= T.uint32(0x80000000), bits ^ T.uint32(0xFFFFFFFF), bits | T.uint32(0x80000000))))
+
+
+@T.macro
 def radix_round(L, row, start, valid, threads, hist, above, chosen, need, prefix, mask, threshold, shift, by_column):
     # One byte of the select: the histogram of the byte at `shift` of every candidate (keys
     # whose bytes above match `prefix` under `mask`; in a column round, keys equal to
@@ -36,11 +46,7 @@ def radix_round(L, row, start, valid, threads, hist, above, chosen, need, prefix
     for i in T.serial(T.ceildiv(valid, threads)):
         j = i * threads + tx
         if j < valid:
-            x = L[row, start + j]
-            bits = T.reinterpret(x, "uint32")
-            key = T.if_then_else(x != x, T.uint32(0xFFFFFFFF), T.if_then_else(
-                x == 0, T.uint32(0x80000000),
-                T.if_then_else(bits >= T.uint32(0x80000000), bits ^ T.uint32(0xFFFFFFFF), bits | T.uint32(0x80000000))))
+            key = order_key(L[row, start + j])
             # a column round ranks the lowest column highest
             digits = T.if_then_else(by_column, T.uint32(MAX_COLUMNS - 1) - T.Cast("uint32", j), key)
             if (by_column == 0 or key == threshold) and (digits & mask) == prefix:
@@ -104,12 +110,7 @@ def topk_kernel(rows, cols, k, threads=512):
                 for i in T.serial(T.ceildiv(valid, threads)):
                     j = i * threads + tx
                     if j < valid:
-                        x = L[row, start + j]
-                        bits = T.reinterpret(x, "uint32")
-                        key = T.if_then_else(x != x, T.uint32(0xFFFFFFFF), T.if_then_else(
-                            x == 0, T.uint32(0x80000000),
-                            T.if_then_else(bits >= T.uint32(0x80000000), bits ^ T.uint32(0xFFFFFFFF),
-                                           bits | T.uint32(0x80000000))))
+                        key = order_key(L[row, start + j])
                         if key > threshold or (key == threshold and j <= last_column):
                             slot = T.atomic_add(taken[0], 1, return_prev=True)
                             Out[row, slot] = start + j
