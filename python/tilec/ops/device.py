@@ -43,3 +43,11 @@ def gpu_facts(index):
     amd = torch.version.hip is not None
     return GpuFacts(hopper=not amd and (properties.major, properties.minor) == (9, 0), amd=amd,
                     multiprocessors=properties.multi_processor_count)
+
+
+def config_for(tensor, *, gpu, cpu, amd=None):
+    """The tile configuration a library kernel takes for `tensor`: `cpu` on the CPU backend,
+    `amd` on an AMD GPU (64 KiB of LDS a block; `gpu` when None), `gpu` on the others."""
+    if not on_gpu(tensor):
+        return cpu
+    return amd if amd is not None and is_amd(tensor) else gpu

@@ -13,12 +13,13 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from ..device import on_gpu
+from ..device import config_for
 from .cache_bytes import float32_at
 
 FP8 = "float8_e4m3"
 CONFIG = dict(block_N=128, num_stages=2, threads=128)
 CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128)
+AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128)  # 64 KiB of LDS a block
 
 
 def indexer_buffers(block_N, heads, dim):
@@ -163,7 +164,7 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
     _typed(ke, "ke", "int32", (S,))
     if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
         raise ValueError(f"max_len must be a positive int or None, not {max_len!r}")
-    config = CONFIG if on_gpu(q) else CPU_CONFIG
+    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, **config)
     return kernel(q.reshape(S * H, D), k, k_scale, weights, ks, ke)
 

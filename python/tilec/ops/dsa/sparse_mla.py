@@ -18,11 +18,12 @@ import tilec.language as T
 from tilec import capture
 
 from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_scale
-from ..device import on_gpu
+from ..device import config_for
 from .cache_bytes import bfloat16_at, float32_at
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 CPU_CONFIG = dict(block_H=16, block_I=32, threads=128)
+AMD_CONFIG = dict(block_H=16, block_I=32, threads=128)  # 64 KiB of LDS a block
 
 
 def sparse_buffers(block_H, block_I, dim, tail_dim):
@@ -201,7 +202,7 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     cache = kv_cache.reshape(slots, FP8_TOKEN_BYTES)
     if cache_type != "uint8":
         cache = cache.view(_uint8_of(cache))
-    config = CONFIG if on_gpu(q) else CPU_CONFIG
+    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     topk = index_shape[2]
     kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
     out, lse = kernel(q.reshape(B * s_q, heads, d_qk), cache, indices.reshape(B * s_q, topk))
@@ -243,6 +244,6 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
-    config = CONFIG if on_gpu(q) else CPU_CONFIG
+    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
     return kernel(q, kv, indices.reshape(S, index_shape[2]))

@@ -14,7 +14,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from ..device import on_gpu
+from ..device import config_for
 
 BINS = 256  # a round's histogram: one byte of the key
 MAX_COLUMNS = 1 << 24  # the tie rounds read a column's low 24 bits
@@ -177,7 +177,7 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
                              f"{capture.tensor_dtype_name(block_table)} of shape {table}")
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a positive int, not {page_size!r}")
-    config = CONFIG if on_gpu(logits) else CPU_CONFIG
+    config = config_for(logits, gpu=CONFIG, cpu=CPU_CONFIG)
     columns = topk_kernel(S, N, k, **config)(logits, *bounds)
     if block_table is None:
         return columns
