@@ -17,13 +17,15 @@ _calls = []
 def pytest_configure(config):
     compile_in_core = _core.compile
 
+    # The arguments after the pass configs (the host compiler's flags, for CPU kernels) are no
+    # part of a fuzz input: passed on, not recorded.
     def recording_compile(source, filename, first_line, name, bindings, target, arch,
-                          pass_configs):
+                          pass_configs, *host_compiler):
         _calls.append(dict(source=source, filename=filename, first_line=first_line, name=name,
                            bindings=bindings, target=target, arch=arch,
                            pass_configs=dict(pass_configs)))
         return compile_in_core(source, filename, first_line, name, bindings, target, arch,
-                               pass_configs)
+                               pass_configs, *host_compiler)
 
     _core.compile = recording_compile
 
