@@ -146,4 +146,18 @@ void IRVisitor::visit_AtomicAdd(const AtomicAdd* op) {
   if (op->prev.buffer) visit_region(op->prev);
 }
 
+bool uses_var(const Expr& e, const ExprNode* var) {
+  struct Finder : IRVisitor {
+    const ExprNode* var;
+    bool found = false;
+    void visit(const Expr& x) override {
+      if (x.get() == var) found = true;
+      if (!found) IRVisitor::visit(x);
+    }
+  } finder;
+  finder.var = var;
+  finder.visit(e);
+  return finder.found;
+}
+
 }  // namespace tilec::ir

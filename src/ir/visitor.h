@@ -23,4 +23,7 @@ class IRVisitor {
 #undef TILEC_VISIT_DECL
 };
 
+// Whether `var` (a Var node) occurs anywhere in e, loads' indices included.
+bool uses_var(const Expr& e, const ExprNode* var);
+
 }  // namespace tilec::ir

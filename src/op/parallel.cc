@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/simplify.h"
+#include "ir/visitor.h"
 
 namespace tilec::op {
 
@@ -36,17 +37,25 @@ LayoutConstraints layout_constraints(const ParallelNest& nest) {
 ir::Fragment nest_layout(const ParallelNest& nest, int threads) {
   auto layout = site_layout(layout_constraints(nest).sites[0], [](const ir::Buffer& b) { return b->fragment.get(); });
   if (layout) return *layout;
+  // The run fits 16 bytes of the widest element that moves along the last dim; an access that
+  // doesn't (a gather's row index, read once a row) leaves the run alone.
   struct Widest : ir::IRVisitor {
+    const ir::ExprNode* last_var;
     int64_t bytes = 1;
+    void widen(const ir::Buffer& b, const std::vector<ir::Expr>& indices) {
+      for (const ir::Expr& i : indices)
+        if (ir::uses_var(i, last_var)) bytes = std::max<int64_t>(bytes, b->dtype.bytes());
+    }
     void visit_BufferLoad(const ir::BufferLoad* op) override {
-      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
+      widen(op->buffer, op->indices);
       IRVisitor::visit_BufferLoad(op);
     }
     void visit_BufferStore(const ir::BufferStore* op) override {
-      bytes = std::max<int64_t>(bytes, op->buffer->dtype.bytes());
+      widen(op->buffer, op->indices);
       IRVisitor::visit_BufferStore(op);
     }
   } widest;
+  widest.last_var = nest.vars.back().get();
   widest.visit(nest.body);
   return ir::default_fragment(nest.extents, threads, default_run(nest.extents, threads, widest.bytes));
 }

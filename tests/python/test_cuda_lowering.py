@@ -195,6 +195,68 @@ def test_parallel_loops_move_contiguous_runs_as_vectors():
     assert "load_vector<8>" in source and "store_vector" not in source
 
 
+def gather_rows(rows=64, cols=128, keys=200, threads=128):
+    # Rows of X picked by Index into shared memory, a row of zeros where the index is -1; then
+    # out to Y. (The gather of sparse attention's keys.)
+    @T.prim_func
+    def main(X: T.Tensor((keys, cols), "bfloat16"), Index: T.Tensor((rows,), "int32"),
+             Y: T.Tensor((rows, cols), "bfloat16")):
+        with T.Kernel(1, threads=threads) as bx:
+            index = T.alloc_shared((rows,), "int32")
+            tile = T.alloc_shared((rows, cols), "bfloat16")
+            for i in T.Parallel(rows):
+                index[i] = Index[i]
+            for i, j in T.Parallel(rows, cols):
+                tile[i, j] = T.if_then_else(index[i] >= 0, X[T.max(index[i], 0), j], 0)
+            T.copy(tile, Y)
+
+    return main
+
+
+def row_tail(rows=64, cols=248, padded=256):
+    # Rows padded with zeros past their end: the load's condition changes within a run.
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "float16"), B: T.Tensor((rows, padded), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            for i, j in T.Parallel(rows, padded):
+                B[i, j] = T.if_then_else(j < cols, A[i, j], T.float16(0))
+
+    return main
+
+
+def test_a_gather_by_row_index_moves_16_byte_vectors_read_only_under_their_condition():
+    source = cuda_compile(gather_rows()).get_kernel_source()
+    # The int32 row index doesn't run along the row: runs of 8 bfloat16, and each read only
+    # where its row's index is valid (and in bounds, the guard lowering adds).
+    load = re.search(r"if \((.*)\) \{\s*tilec_cuda::load_vector<8>\(\(&X_run\[0\]\), \(&X\[", source)
+    assert load, source
+    assert ">= 0" in load.group(1) and "< INT64_C(200)" in load.group(1)
+
+
+def test_a_load_whose_condition_changes_within_a_run_stays_element_by_element():
+    # The vector read of row 63's last run would pass A's end (the condition keeps each
+    # element's read in bounds, and the run's vector read would ignore it).
+    source = cuda_compile(row_tail()).get_kernel_source()
+    assert "load_vector" not in source, source
+    assert "store_vector<8>((&B[" in source
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_gathered_rows_and_padded_tails_match_torch():
+    torch = pytest.importorskip("torch")
+    X = torch.randn(200, 128, device="cuda", dtype=torch.bfloat16)
+    index = torch.randint(-1, 200, (64,), device="cuda", dtype=torch.int32)
+    Y = torch.full((64, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tilec.compile(gather_rows(), target="cuda")(X, index, Y)
+    expected = torch.where((index >= 0)[:, None], X[index.clamp(min=0).long()], 0)
+    assert torch.equal(Y, expected)
+    A = torch.randn(64, 248, device="cuda", dtype=torch.float16)
+    B = torch.full((64, 256), float("nan"), device="cuda", dtype=torch.float16)
+    tilec.compile(row_tail(), target="cuda")(A, B)
+    assert torch.equal(B, torch.nn.functional.pad(A, (0, 8)))
+
+
 def test_a_tile_copied_past_the_tensors_end_stores_vectors_under_one_row_check():
     # The last block's rows pass B's end: T.copy's bounds check of the rows holds or fails for
     # a whole run along the row, so each run is one vector store under one test (it was a

@@ -16,7 +16,12 @@ from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
 
 from helpers import build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
-from test_ops import on_target, to_numpy
+from test_ops import ON_GPU, on_target, to_numpy
+
+# The bound on an fp8 dot product's error, relative to the sum of its terms' magnitudes. Hopper's
+# fp8 tensor cores keep about 14 bits while they accumulate (DeepSeek-V3 report, section 3.3.2);
+# the CPU sums in float32.
+FP8_SUM_RTOL = 2.0 ** -12 if ON_GPU else 1e-5
 
 
 def act_quant_reference(x, block_size, scale_fmt):
@@ -122,7 +127,8 @@ def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
     np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
     assert np.all(np.isfinite(logits[np.isfinite(ref)]))
     finite = np.isfinite(ref)
-    assert np.all(np.abs(logits[finite] - ref[finite]) <= 1e-5 * scale[finite] + 1e-30)
+    worst = np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0)
+    assert worst <= FP8_SUM_RTOL, f"error {worst:.2e} of the terms' magnitude"
 
 
 @pytest.mark.parametrize("change,message", [
@@ -434,7 +440,7 @@ def test_indexer_decode_logits_over_pages_against_float64(B, next_n, H, D, rng):
             ref = np.where(seen & readable, ref, -np.inf)
             np.testing.assert_array_equal(np.isneginf(logits[row]), np.isneginf(ref))
             finite = np.isfinite(ref)
-            bound = 1e-5 * (np.abs(scores) * np.abs(weights[row])).sum(-1) * page_scales + 1e-30
+            bound = FP8_SUM_RTOL * (np.abs(scores) * np.abs(weights[row])).sum(-1) * page_scales + 1e-30
             assert np.all(np.abs(logits[row][finite] - ref[finite]) <= bound[finite])
 
 

@@ -340,13 +340,18 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     std::vector<ir::Buffer> runs;
     std::vector<Stmt> prologue;
     std::unordered_map<const ir::ExprNode*, ir::Buffer> run_of_load;
-    for (const ir::BufferLoad* load : v.loads) {
+    for (size_t k = 0; k < v.loads.size(); ++k) {
+      const ir::BufferLoad* load = v.loads[k];
       ir::Buffer run = run_of(load->buffer, load->buffer->name + "_run");
       runs.push_back(run);
       run_of_load[load] = run;
-      prologue.push_back(ir::device_call(
+      Stmt fill = ir::device_call(
           "load_vector<" + std::to_string(width) + ">",
-          {ir::address_of(run, {ir::make_int(0)}), ir::address_of(load->buffer, at_first(load->indices))}, nest.loc));
+          {ir::address_of(run, {ir::make_int(0)}), ir::address_of(load->buffer, at_first(load->indices))}, nest.loc);
+      // A load the value reads only under a condition is made only when it holds (for the
+      // whole group); the run is read under the same condition.
+      if (const Expr& guard = v.load_guards[k]) fill = ir::make_if(at_first({guard})[0], fill);
+      prologue.push_back(fill);
     }
     struct ReadRuns : ir::IRMutator {
       const std::unordered_map<const ir::ExprNode*, ir::Buffer>* runs;

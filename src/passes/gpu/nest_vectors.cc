@@ -10,19 +10,7 @@
 namespace tilec::passes {
 namespace {
 
-bool uses(const ir::Expr& e, const ir::Expr& var) {
-  struct Finder : ir::IRVisitor {
-    const ir::ExprNode* var;
-    bool found = false;
-    void visit(const ir::Expr& x) override {
-      if (x.get() == var) found = true;
-      if (!found) IRVisitor::visit(x);
-    }
-  } finder;
-  finder.var = var.get();
-  finder.visit(e);
-  return finder.found;
-}
+bool uses(const ir::Expr& e, const ir::Expr& var) { return ir::uses_var(e, var.get()); }
 
 bool has_load(const ir::Expr& e) {
   struct Finder : ir::IRVisitor {
@@ -32,6 +20,60 @@ bool has_load(const ir::Expr& e) {
   finder.visit(e);
   return finder.found;
 }
+
+// Whether e reads a fragment (whose elements sit in the threads' slots, not at an address a
+// group's first element can name).
+bool reads_fragment(const ir::Expr& e) {
+  struct Finder : ir::IRVisitor {
+    bool found = false;
+    void visit_BufferLoad(const ir::BufferLoad* op) override {
+      if (op->buffer->scope == ir::MemoryScope::Fragment) found = true;
+      IRVisitor::visit_BufferLoad(op);
+    }
+  } finder;
+  finder.visit(e);
+  return finder.found;
+}
+
+// The loads of a store's value, each with the conditions under which the value reads it: a
+// Select's condition (or its negation) for its branches, And's and Or's left side for their
+// right (the generated code evaluates all three lazily).
+struct GuardedLoads : ir::IRVisitor {
+  struct Entry {
+    const ir::BufferLoad* load;
+    ir::Expr guard;  // null when the load is always read
+  };
+  std::vector<Entry> entries;
+  std::vector<ir::Expr> conditions;
+
+  ir::Expr guard() const {
+    ir::Expr all;
+    for (const ir::Expr& c : conditions) all = all ? ir::make_And(all, c) : c;
+    return all;
+  }
+  void under(const ir::Expr& condition, const ir::Expr& e) {
+    conditions.push_back(condition);
+    visit(e);
+    conditions.pop_back();
+  }
+  void visit_BufferLoad(const ir::BufferLoad* op) override {
+    entries.push_back({op, guard()});
+    IRVisitor::visit_BufferLoad(op);
+  }
+  void visit_Select(const ir::Select* op) override {
+    visit(op->condition);
+    under(op->condition, op->true_value);
+    under(ir::make_not(op->condition), op->false_value);
+  }
+  void visit_And(const ir::And* op) override {
+    visit(op->a);
+    under(op->a, op->b);
+  }
+  void visit_Or(const ir::Or* op) override {
+    visit(op->a);
+    under(ir::make_not(op->a), op->b);
+  }
+};
 
 bool multiple_of(const ir::Expr& e, int64_t n) {
   return ir::is_zero(ir::simplify(ir::make_FloorMod(e, ir::make_int(n, e->dtype))));
@@ -44,8 +86,9 @@ bool vector_access(const ir::Buffer& b, const std::vector<ir::Expr>& indices, co
   if (b->scope != ir::MemoryScope::Global && b->scope != ir::MemoryScope::Shared) return false;
   if (width * b->dtype.bytes() > 16 || b->dtype.bits() < 8) return false;
   if (b->scope == ir::MemoryScope::Global && (!aligned_globals || b->layout)) return false;
+  // Other dims may read memory (a gather's row index): the same for the whole run.
   for (size_t d = 0; d + 1 < indices.size(); ++d)
-    if (uses(indices[d], var) || has_load(indices[d])) return false;
+    if (uses(indices[d], var) || reads_fragment(indices[d])) return false;
   const ir::Expr& last = indices.back();
   if (has_load(last)) return false;
   ir::Expr offset = ir::simplify(ir::substitute(last, var, ir::make_int(0, var->dtype)));
@@ -87,25 +130,22 @@ std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::
       while (width > 1 && d.place % width != 0) width /= 2;
   if (width < 2) return std::nullopt;
 
-  std::vector<const ir::BufferLoad*> loads;
-  struct Loads : ir::IRVisitor {
-    std::vector<const ir::BufferLoad*>* out;
-    void visit_BufferLoad(const ir::BufferLoad* op) override {
-      out->push_back(op);
-      IRVisitor::visit_BufferLoad(op);
-    }
-  } collect;
-  collect.out = &loads;
-  collect.visit(store->value);
+  GuardedLoads loads;
+  loads.visit(store->value);
 
-  // The widest width every vector access can take; accesses that can't take it stay scalar.
+  // The widest width every vector access can take; accesses that can't take it stay scalar,
+  // and so do loads read under a condition that differs along the run (a vector would read
+  // elements the condition keeps out, maybe past the tensor's end).
   for (; width >= 2; width /= 2) {
     NestVectors v;
     v.width = width;
-    for (const ir::BufferLoad* load : loads)
+    for (const auto& [load, guard] : loads.entries)
       if (std::any_of(load->indices.begin(), load->indices.end(), [&](const ir::Expr& i) { return uses(i, var); }) &&
-          vector_access(load->buffer, load->indices, var, width, aligned_globals))
+          vector_access(load->buffer, load->indices, var, width, aligned_globals) &&
+          (!guard || (!uses(guard, var) && !reads_fragment(guard)))) {
         v.loads.push_back(load);
+        v.load_guards.push_back(guard);
+      }
     v.store = vector_access(store->buffer, store->indices, var, width, aligned_globals);
     if (v.store || !v.loads.empty()) return v;
   }

@@ -6,7 +6,10 @@
 // is that loop var plus an offset, and whose other indices don't use it, then reads or writes
 // such a run as one access of up to 16 bytes -- when the run starts aligned: the offset and
 // the buffer's row strides are multiples of the width, and the data is aligned (shared memory
-// always; global memory in the contiguous-arguments variant).
+// always; global memory in the contiguous-arguments variant). The other indices may read
+// shared or global memory (a gather's row); a load the value reads only under a condition
+// (T.if_then_else, a bounds guard) moves as a vector only when the condition holds or fails
+// for the whole run, and is then made only when it holds.
 #pragma once
 
 #include <optional>
@@ -31,6 +34,7 @@ std::optional<NestStore> nest_store(const op::ParallelNest& nest);
 struct NestVectors {
   int64_t width = 1;                          // elements a vector access moves
   std::vector<const ir::BufferLoad*> loads;   // loads in the nest's store value that vectorize
+  std::vector<ir::Expr> load_guards;          // each load's condition (null: none), the same along a run
   bool store = false;                         // whether the nest's store does
 };
 
