@@ -196,8 +196,32 @@ def test_topk_indices_take_the_documented_set(S, N, k, values, rng):
         row = out[t]
         taken = row[row >= 0]
         assert len(taken) == len(expected) and set(taken.tolist()) == expected
-        if len(expected) <= k:  # every valid column in order, then -1
+        start = min(max(ks[t], 0), N)
+        if max(min(ke[t], N), start) - start <= k:  # every valid column in order, then -1
             np.testing.assert_array_equal(row, sorted(expected) + [-1] * (k - len(expected)))
+
+
+@pytest.mark.parametrize("candidates,threads,unroll", [(4, 64, 3), (4096, 32, 1)])
+@pytest.mark.parametrize("values", ["random", "ties"])
+def test_topk_kernel_takes_the_same_set_when_its_candidates_overflow(candidates, threads, unroll, values, rng):
+    # Room for 4 candidates: rows whose first-round bin holds more read the row again for the
+    # later rounds. 32 threads: each sums 128 of the first round's 4096 bins.
+    S, N, k = 6, 1000, 150
+    if values == "random":
+        logits = (rand((S, N), "float32", rng) * 10.0 ** rng.uniform(-3, 3, size=(S, N))).astype(np.float32)
+    else:
+        logits = rng.integers(-3, 4, size=(S, N)).astype(np.float32) * 0.5
+    ks = rng.integers(-3, 100, size=S).astype(np.int32)
+    ke = (ks + rng.integers(k - 20, N, size=S)).astype(np.int32)
+    kernel = topk_kernel(S, N, k, threads=threads, candidates=candidates, unroll=unroll)
+    out = to_numpy(kernel(*on_target(logits, ks, ke)), "int32")
+    for t, expected in enumerate(topk_reference(logits, k, ks, ke)):
+        assert set(out[t][out[t] >= 0].tolist()) == expected
+
+
+def test_topk_kernel_refuses_a_thread_count_its_scan_cannot_take():
+    with pytest.raises(ValueError, match="power-of-two threads >= 32"):
+        topk_kernel(4, 64, 8, threads=96)
 
 
 def test_topk_indices_of_whole_rows_match_torch_topks_set(rng):

@@ -1,13 +1,18 @@
 """Top-k selection for DeepSeek Sparse Attention: each row's k largest logits among its valid
 keys [ks, ke), as int32 column indices, by a radix select rather than a sort.
 
-A block takes a row. Logits become 32-bit keys that order as the floats do; four rounds of an
-8-bit histogram over the row fix the k-th largest key T a byte at a time, each round among the
-keys that match the bytes fixed so far. A last pass writes every key above T and as many equal
-to T as the k need. The tie rule: among keys equal to T, the lowest columns are taken. Where
-more keys equal T than are taken, up to three more rounds over the columns' bits (lowest
-first) find the last column taken. NaN ranks above +inf (as torch.topk's does) and -0.0 ties
-+0.0. A row with k or fewer valid keys gives them all, in column order, then -1.
+A block takes a row. Logits become 32-bit keys that order as the floats do. The row is read
+twice: once for a histogram of the keys' top 12 bits, which fixes the bin B where the k-th
+largest key T lies; once more to write every key above B and to keep B's keys, with their
+columns, in shared memory. Two rounds of 10 bits over those candidates fix T. A last pass
+over them writes the keys above T and as many equal to T as the k need. Should B hold more
+keys than shared memory does (many equal logits), the rounds and the last pass read the row
+again instead.
+
+The tie rule: among keys equal to T, the lowest columns are taken. Where more keys equal T
+than are taken, two more rounds over the columns' bits (lowest column first) find the last
+column taken. NaN ranks above +inf (as torch.topk's does) and -0.0 ties +0.0. A row with k or
+fewer valid keys gives them all, in column order, then -1.
 """
 
 import tilec
@@ -16,10 +21,12 @@ from tilec import capture
 
 from ..device import config_for
 
-BINS = 256  # a round's histogram: one byte of the key
-MAX_COLUMNS = 1 << 24  # the tie rounds read a column's low 24 bits
-CONFIG = dict(threads=512)
-CPU_CONFIG = dict(threads=128)
+FIRST_BITS = 12  # the first round's histogram: the keys' top 12 bits
+NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 12 of a column (two)
+COLUMN_BITS = 12
+MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bits
+CONFIG = dict(threads=512, candidates=4096, unroll=8)
+CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
 
 
 @T.macro
@@ -33,53 +40,148 @@ def order_key(x):
 
 
 @T.macro
-def radix_round(L, row, start, valid, threads, hist, above, chosen, need, prefix, mask, threshold, shift, by_column):
-    # One byte of the select: the histogram of the byte at `shift` of every candidate (keys
-    # whose bytes above match `prefix` under `mask`; in a column round, keys equal to
-    # `threshold` whose column rank matches), then the bin where the candidates from the top
-    # reach `need`. Leaves prefix and mask with the byte fixed and need less the keys above it.
+def load_row_part(L, row, start, valid, part, threads, unroll, values):
+    # A thread's `unroll` keys of part `part` of the row (column part * unroll * threads + u *
+    # threads + tx), loaded before any is used; a column past the row reads its last key.
     tx = T.get_thread_binding()
-    for b in T.serial(T.ceildiv(BINS, threads)):
-        if b * threads + tx < BINS:
+    for u in T.unroll(unroll):
+        values[u] = L[row, start + T.min((part * unroll + u) * threads + tx, valid - 1)]
+
+
+@T.macro
+def tally(hist, key, column, prefix, mask, threshold, shift, bins, by_column):
+    # Counts one candidate into the round's histogram: a key whose bits above `shift` match
+    # `prefix` under `mask`; in a column round, a key equal to `threshold` whose column digits
+    # match (the lowest column ranks highest).
+    digits = T.if_then_else(by_column, T.uint32(MAX_COLUMNS - 1) - T.Cast("uint32", column), key)
+    if (by_column == 0 or key == threshold) and (digits & mask) == prefix:
+        T.atomic_add(hist[T.Cast("int32", (digits >> shift) & T.uint32(bins - 1))], 1)
+
+
+@T.macro
+def clear_histogram(hist, bins, threads):
+    tx = T.get_thread_binding()
+    for b in T.serial(T.ceildiv(bins, threads)):
+        if b * threads + tx < bins:
             hist[b * threads + tx] = 0
     T.sync_threads()
-    for i in T.serial(T.ceildiv(valid, threads)):
-        j = i * threads + tx
-        if j < valid:
-            key = order_key(L[row, start + j])
-            # a column round ranks the lowest column highest
-            digits = T.if_then_else(by_column, T.uint32(MAX_COLUMNS - 1) - T.Cast("uint32", j), key)
-            if (by_column == 0 or key == threshold) and (digits & mask) == prefix:
-                T.atomic_add(hist[T.Cast("int32", (digits >> shift) & T.uint32(BINS - 1))], 1)
+
+
+@T.macro
+def choose_bin(hist, partial, total, seen, chosen, need, bins, per_thread, scan_steps):
+    # The bin where the counts from the top first reach `need`: chosen[0] the bin, chosen[1]
+    # the count in the bins above it, chosen[2] its own. Each thread sums `per_thread` bins; a
+    # suffix scan over those sums finds the thread whose bins hold the crossing, and it walks
+    # them.
+    tx = T.get_thread_binding()
+    groups = bins // per_thread
+    if tx < groups:
+        total = 0
+        for b in T.serial(per_thread):
+            total = total + hist[tx * per_thread + b]
+        partial[tx] = total
     T.sync_threads()
-    T.cumsum(hist, above, dim=0, reverse=True)
+    for s in T.serial(scan_steps):
+        if tx < groups:
+            total = partial[tx] + T.if_then_else(tx + (1 << s) < groups, partial[T.min(tx + (1 << s), groups - 1)], 0)
+        T.sync_threads()
+        if tx < groups:
+            partial[tx] = total
+        T.sync_threads()
+    if tx < groups:
+        seen = T.if_then_else(tx + 1 < groups, partial[T.min(tx + 1, groups - 1)], 0)
+        if partial[tx] >= need and seen < need:
+            total = -1  # the bin, once found
+            for b in T.serial(per_thread):
+                bin_ = tx * per_thread + per_thread - 1 - b
+                if total < 0:
+                    if seen + hist[bin_] >= need:
+                        total = bin_
+                    else:
+                        seen = seen + hist[bin_]
+            chosen[0] = total
+            chosen[1] = seen
+            chosen[2] = hist[total]
     T.sync_threads()
-    for b in T.serial(T.ceildiv(BINS, threads)):
-        bin_ = b * threads + tx
-        if bin_ < BINS:
-            higher = T.if_then_else(bin_ == BINS - 1, 0, above[T.min(bin_ + 1, BINS - 1)])
-            if above[bin_] >= need and higher < need:
-                chosen[0] = bin_
-                chosen[1] = higher
-                chosen[2] = hist[bin_]
-    T.sync_threads()
+
+
+@T.macro
+def fix_bits(chosen, need, prefix, mask, shift, bins):
+    # The round's bin joins the prefix; need drops by the keys above it.
     prefix = prefix | (T.Cast("uint32", chosen[0]) << shift)
-    mask = mask | (T.uint32(BINS - 1) << shift)
+    mask = mask | (T.uint32(bins - 1) << shift)
     need = need - chosen[1]
     T.sync_threads()
 
 
+@T.macro
+def row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen, need, prefix, mask,
+              threshold, shift, bits, by_column, scan_steps):
+    # One round of the select over the whole row (from global memory).
+    tx = T.get_thread_binding()
+    bins = 1 << bits
+    clear_histogram(hist, bins, threads)
+    for part in T.serial(T.ceildiv(valid, threads * unroll)):
+        load_row_part(L, row, start, valid, part, threads, unroll, values)
+        for u in T.unroll(unroll):
+            j = (part * unroll + u) * threads + tx
+            if j < valid:
+                tally(hist, order_key(values[u]), j, prefix, mask, threshold, shift, bins, by_column)
+    T.sync_threads()
+    choose_bin(hist, partial, total, seen, chosen, need, bins, T.max(bins // threads, 1), scan_steps)
+    fix_bits(chosen, need, prefix, mask, shift, bins)
+
+
+@T.macro
+def candidate_round(keys, columns, count, threads, hist, partial, total, seen, chosen, need, prefix, mask, threshold,
+                    shift, bits, by_column, scan_steps):
+    # One round of the select over the candidates kept in shared memory.
+    tx = T.get_thread_binding()
+    bins = 1 << bits
+    clear_histogram(hist, bins, threads)
+    for i in T.serial(T.ceildiv(count, threads)):
+        c = i * threads + tx
+        if c < count:
+            tally(hist, keys[c], columns[c], prefix, mask, threshold, shift, bins, by_column)
+    T.sync_threads()
+    choose_bin(hist, partial, total, seen, chosen, need, bins, T.max(bins // threads, 1), scan_steps)
+    fix_bits(chosen, need, prefix, mask, shift, bins)
+
+
+@T.macro
+def take(Out, row, counters, column):
+    # Out's next slot of the row (counters[0] counts them) gets `column`.
+    slot = T.atomic_add(counters[0], 1, return_prev=True)
+    Out[row, slot] = column
+
+
 @tilec.jit(out_idx=[-1])
-def topk_kernel(rows, cols, k, threads=512):
+def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
+    # candidates: the keys of the first round's bin that shared memory keeps; unroll: the row's
+    # keys a thread loads at once.
+    if threads & (threads - 1) or threads < 32 or candidates < 1 or unroll < 1:
+        raise ValueError(f"top-k needs a power-of-two threads >= 32, candidates >= 1 and unroll >= 1, "
+                         f"not {threads}, {candidates} and {unroll}")
+    # the suffix scan's steps for a round of 2^bits bins: log2 of the threads' sums it takes
+    first_steps = min(FIRST_BITS, threads.bit_length() - 1)
+    next_steps = min(NEXT_BITS, threads.bit_length() - 1)
+    column_steps = min(COLUMN_BITS, threads.bit_length() - 1)
+    top_shift = 32 - FIRST_BITS
+
     @T.prim_func
     def main(L: T.Tensor((rows, cols), "float32"), KS: T.Tensor((rows,), "int32"), KE: T.Tensor((rows,), "int32"),
              Out: T.Tensor((rows, k), "int32")):
         with T.Kernel(rows, threads=threads) as row:
             tx = T.get_thread_binding()
-            hist = T.alloc_shared((BINS,), "int32")
-            above = T.alloc_shared((BINS,), "int32")  # above[b]: candidates in bins b and up
-            chosen = T.alloc_shared((3,), "int32")  # a round's bin, the candidates above it, in it
-            taken = T.alloc_shared((1,), "int32")
+            hist = T.alloc_shared((1 << FIRST_BITS,), "int32")
+            partial = T.alloc_shared((threads,), "int32")  # the scan's sums of each thread's bins
+            chosen = T.alloc_shared((3,), "int32")  # a round's bin, the keys above it, in it
+            counters = T.alloc_shared((2,), "int32")  # keys written to Out, candidates kept
+            keys = T.alloc_shared((candidates,), "uint32")
+            columns = T.alloc_shared((candidates,), "int32")
+            values = T.alloc_local((unroll,), "float32")
+            total = T.alloc_var("int32", 0)
+            seen = T.alloc_var("int32", 0)
             start = T.min(T.max(KS[row], 0), cols)
             valid = T.max(T.min(KE[row], cols), start) - start
             if valid <= k:
@@ -91,29 +193,69 @@ def topk_kernel(rows, cols, k, threads=512):
                 need = T.alloc_var("int32", k)
                 prefix = T.alloc_var("uint32", 0)
                 mask = T.alloc_var("uint32", 0)
-                for r in T.serial(4):
-                    radix_round(L, row, start, valid, threads, hist, above, chosen, need, prefix, mask,
-                                T.uint32(0), 24 - 8 * r, 0)
-                threshold = T.alloc_var("uint32", prefix)
+                row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen, need,
+                          prefix, mask, T.uint32(0), top_shift, FIRST_BITS, 0, first_steps)
+                in_bin = T.alloc_var("int32", chosen[2])
+                # the keys above the bin are taken; the bin's are the candidates
+                if tx < 2:
+                    counters[tx] = 0
+                T.sync_threads()
+                for part in T.serial(T.ceildiv(valid, threads * unroll)):
+                    load_row_part(L, row, start, valid, part, threads, unroll, values)
+                    for u in T.unroll(unroll):
+                        j = (part * unroll + u) * threads + tx
+                        key = order_key(values[u])
+                        if j < valid and (key & mask) > prefix:
+                            take(Out, row, counters, start + j)
+                        if j < valid and (key & mask) == prefix and in_bin <= candidates:
+                            c = T.atomic_add(counters[1], 1, return_prev=True)
+                            keys[c] = key
+                            columns[c] = j
+                T.sync_threads()
+                threshold = T.alloc_var("uint32", 0)
                 # the last column taken among keys equal to the threshold: all of them, unless
                 # more equal it than are needed
                 last_column = T.alloc_var("int32", valid)
-                if need < chosen[2]:
-                    prefix = 0
-                    mask = 0
-                    for r in T.serial(3):
-                        radix_round(L, row, start, valid, threads, hist, above, chosen, need, prefix, mask,
-                                    threshold, 16 - 8 * r, 1)
-                    last_column = MAX_COLUMNS - 1 - T.Cast("int32", prefix)
-                taken[0] = 0
-                T.sync_threads()
-                for i in T.serial(T.ceildiv(valid, threads)):
-                    j = i * threads + tx
-                    if j < valid:
-                        key = order_key(L[row, start + j])
-                        if key > threshold or (key == threshold and j <= last_column):
-                            slot = T.atomic_add(taken[0], 1, return_prev=True)
-                            Out[row, slot] = start + j
+                if in_bin <= candidates:
+                    for r in T.serial(2):
+                        candidate_round(keys, columns, in_bin, threads, hist, partial, total, seen, chosen, need,
+                                        prefix, mask, T.uint32(0), NEXT_BITS - r * NEXT_BITS, NEXT_BITS, 0,
+                                        next_steps)
+                    threshold = prefix
+                    if need < chosen[2]:
+                        prefix = 0
+                        mask = 0
+                        for r in T.serial(2):
+                            candidate_round(keys, columns, in_bin, threads, hist, partial, total, seen, chosen, need,
+                                            prefix, mask, threshold, COLUMN_BITS - r * COLUMN_BITS, COLUMN_BITS, 1,
+                                            column_steps)
+                        last_column = MAX_COLUMNS - 1 - T.Cast("int32", prefix)
+                    for i in T.serial(T.ceildiv(in_bin, threads)):
+                        c = i * threads + tx
+                        if c < in_bin:
+                            if keys[c] > threshold or (keys[c] == threshold and columns[c] <= last_column):
+                                take(Out, row, counters, start + columns[c])
+                else:
+                    for r in T.serial(2):
+                        row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen,
+                                  need, prefix, mask, T.uint32(0), NEXT_BITS - r * NEXT_BITS, NEXT_BITS, 0, next_steps)
+                    threshold = prefix
+                    if need < chosen[2]:
+                        prefix = 0
+                        mask = 0
+                        for r in T.serial(2):
+                            row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen,
+                                      chosen, need, prefix, mask, threshold, COLUMN_BITS - r * COLUMN_BITS,
+                                      COLUMN_BITS, 1, column_steps)
+                        last_column = MAX_COLUMNS - 1 - T.Cast("int32", prefix)
+                    for part in T.serial(T.ceildiv(valid, threads * unroll)):
+                        load_row_part(L, row, start, valid, part, threads, unroll, values)
+                        for u in T.unroll(unroll):
+                            j = (part * unroll + u) * threads + tx
+                            key = order_key(values[u])
+                            if j < valid and (key >> top_shift) == (threshold >> top_shift):
+                                if key > threshold or (key == threshold and j <= last_column):
+                                    take(Out, row, counters, start + j)
 
     return main
 
