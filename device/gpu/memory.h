@@ -34,6 +34,14 @@ __device__ __forceinline__ void load_vector(T* run, const T* src) {
   using V = typename vector_bits<N * sizeof(T)>::type;
   *reinterpret_cast<V*>(run) = *reinterpret_cast<const V*>(src);
 }
+// load_vector where `pred` holds; zeros in the run where it doesn't (src is not read then).
+template <int N, class T>
+__device__ __forceinline__ void load_vector_or_zero(T* run, const T* src, bool pred) {
+  using V = typename vector_bits<N * sizeof(T)>::type;
+  V v{};
+  if (pred) v = *reinterpret_cast<const V*>(src);
+  *reinterpret_cast<V*>(run) = v;
+}
 template <int N, class T>
 __device__ __forceinline__ void store_vector(T* dst, const T* run) {
   using V = typename vector_bits<N * sizeof(T)>::type;

@@ -224,13 +224,36 @@ def row_tail(rows=64, cols=248, padded=256):
     return main
 
 
-def test_a_gather_by_row_index_moves_16_byte_vectors_read_only_under_their_condition():
+def test_a_gather_by_row_index_copies_16_bytes_by_cp_async_read_only_under_its_condition():
     source = cuda_compile(gather_rows()).get_kernel_source()
-    # The int32 row index doesn't run along the row: runs of 8 bfloat16, and each read only
-    # where its row's index is valid (and in bounds, the guard lowering adds).
-    load = re.search(r"if \((.*)\) \{\s*tilec_cuda::load_vector<8>\(\(&X_run\[0\]\), \(&X\[", source)
-    assert load, source
-    assert ">= 0" in load.group(1) and "< INT64_C(200)" in load.group(1)
+    # The int32 row index doesn't run along the row: runs of 8 bfloat16 go straight to shared
+    # memory, each read only where its row's index is valid (and in bounds, the guard lowering
+    # adds), zeros elsewhere; one wait for them all.
+    copy = re.search(r"tilec_cuda::cp_async_16\(\(&tile\[.*\]\), \(&X\[.*\]\), (.*)\);", source)
+    assert copy, source
+    assert ">= 0" in copy.group(1) and "< INT64_C(200)" in copy.group(1)
+    assert source.count("cp_async_wait_all") == 1 and "load_vector" not in source
+
+
+def scale_gathered_rows(rows=64, cols=128, keys=200):
+    # A gather whose value is more than the load: the run passes through registers, each
+    # vector read only where its row's index is valid, zeros elsewhere.
+    @T.prim_func
+    def main(X: T.Tensor((keys, cols), "bfloat16"), Index: T.Tensor((rows,), "int32"),
+             Y: T.Tensor((rows, cols), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            tile = T.alloc_shared((rows, cols), "bfloat16")
+            for i, j in T.Parallel(rows, cols):
+                tile[i, j] = T.if_then_else(Index[i] >= 0, X[T.max(Index[i], 0), j], 0) * 2
+            T.copy(tile, Y)
+
+    return main
+
+
+def test_a_gather_computed_on_reads_a_predicated_vector_into_registers():
+    source = cuda_compile(scale_gathered_rows()).get_kernel_source()
+    assert re.search(r"tilec_cuda::load_vector_or_zero<8>\(\(&X_run\[0\]\), \(&X\[.*\]\), Index\[", source), source
+    assert "cp_async" not in source.split("T.Parallel")[1].split("T.copy")[0]
 
 
 def test_a_load_whose_condition_changes_within_a_run_stays_element_by_element():
@@ -251,6 +274,9 @@ def test_gpu_gathered_rows_and_padded_tails_match_torch():
     tilec.compile(gather_rows(), target="cuda")(X, index, Y)
     expected = torch.where((index >= 0)[:, None], X[index.clamp(min=0).long()], 0)
     assert torch.equal(Y, expected)
+    Y.fill_(float("nan"))
+    tilec.compile(scale_gathered_rows(), target="cuda")(X, index, Y)
+    assert torch.equal(Y, expected * 2)
     A = torch.randn(64, 248, device="cuda", dtype=torch.float16)
     B = torch.full((64, 256), float("nan"), device="cuda", dtype=torch.float16)
     tilec.compile(row_tail(), target="cuda")(A, B)

@@ -501,7 +501,8 @@ def test_topk_indices_as_physical_slots_for_decoding(rng):
                                       block_table=on_target(block_table)[0], next_n=2), "int32")
     expected = np.where(columns >= 0, block_table[np.arange(4)[:, None] // 2, np.maximum(columns, 0) // 64] * 64
                         + columns % 64, -1)
-    np.testing.assert_array_equal(slots, expected)
+    for r in range(4):  # the two calls may order a row's k differently
+        assert sorted(slots[r].tolist()) == sorted(expected[r].tolist())
     assert (slots[2:] == -1).sum() == (40 - 30) + (40 - 31)  # rows of 30 and 31 tokens
     with pytest.raises(ValueError, match=r"next_n must be a positive int dividing the 4 rows, not 3"):
         dsa.topk_indices(logits, 4, block_table=block_table, next_n=3)

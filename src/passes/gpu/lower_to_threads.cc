@@ -336,29 +336,51 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     auto run_of = [&](const ir::Buffer& b, const std::string& name) {
       return ir::make_buffer(name, b->dtype, {ir::make_int(width)}, {}, ir::MemoryScope::Local, nest.loc);
     };
+    // A nest that only moves a tensor's elements into shared memory (a gather by row index,
+    // zeros where a condition fails) copies each group by cp.async: nothing passes through
+    // registers, and all groups' copies are issued before the one wait.
+    const NestVectors::Load* moved = shared_fills_async_ ? shared_fill_source(store, v) : nullptr;
+    if (moved) {
+      std::vector<Expr> args = {ir::address_of(store.buffer, at_first(store.indices)),
+                                ir::address_of(moved->load->buffer, at_first(moved->load->indices)),
+                                moved->guard ? at_first({moved->guard})[0] : ir::make_bool(true)};
+      Stmt copy = ir::device_call("cp_async_" + std::to_string(width * store.buffer->dtype.bytes()), args, nest.loc);
+      return ir::with_loc(ir::make_seq({group_loop(nest, layout, nest_body, first, group, first_slot, width, copy, {},
+                                                   replicas_sit_out),
+                                        ir::device_call("cp_async_commit", {}, nest.loc),
+                                        ir::device_call("cp_async_wait_all", {}, nest.loc)}),
+                          nest.loc);
+    }
     // The loads' runs, and the body with each vector load read from its run.
     std::vector<ir::Buffer> runs;
     std::vector<Stmt> prologue;
     std::unordered_map<const ir::ExprNode*, ir::Buffer> run_of_load;
-    for (size_t k = 0; k < v.loads.size(); ++k) {
-      const ir::BufferLoad* load = v.loads[k];
+    for (const NestVectors::Load& vector : v.loads) {
+      const ir::BufferLoad* load = vector.load;
       ir::Buffer run = run_of(load->buffer, load->buffer->name + "_run");
       runs.push_back(run);
-      run_of_load[load] = run;
-      Stmt fill = ir::device_call(
-          "load_vector<" + std::to_string(width) + ">",
-          {ir::address_of(run, {ir::make_int(0)}), ir::address_of(load->buffer, at_first(load->indices))}, nest.loc);
-      // A load the value reads only under a condition is made only when it holds (for the
-      // whole group); the run is read under the same condition.
-      if (const Expr& guard = v.load_guards[k]) fill = ir::make_if(at_first({guard})[0], fill);
-      prologue.push_back(fill);
+      run_of_load[vector.zero_else ? vector.zero_else : load] = run;
+      std::vector<Expr> args = {ir::address_of(run, {ir::make_int(0)}),
+                                ir::address_of(load->buffer, at_first(load->indices))};
+      // A load the value reads only under a condition is made only where it holds (for the
+      // whole group), zeros otherwise: a predicated load, which the compiler may issue ahead
+      // of the group's other work, as it may not a load behind a branch.
+      if (vector.guard) args.push_back(at_first({vector.guard})[0]);
+      prologue.push_back(ir::device_call(
+          std::string(vector.guard ? "load_vector_or_zero<" : "load_vector<") + std::to_string(width) + ">", args,
+          nest.loc));
     }
+    // Each vector load (or the if_then_else(guard, load, 0) around it) reads its run.
     struct ReadRuns : ir::IRMutator {
       const std::unordered_map<const ir::ExprNode*, ir::Buffer>* runs;
       Expr lane;
       Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
         auto it = runs->find(op);
         return it == runs->end() ? IRMutator::mutate_BufferLoad(op, self) : ir::make_load(it->second, {lane});
+      }
+      Expr mutate_Select(const ir::Select* op, const Expr& self) override {
+        auto it = runs->find(op);
+        return it == runs->end() ? IRMutator::mutate_Select(op, self) : ir::make_load(it->second, {lane});
       }
     } read_runs;
     read_runs.runs = &run_of_load;
@@ -396,7 +418,30 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
           "store_vector<" + std::to_string(width) + ">",
           {ir::address_of(store.buffer, at_first(store.indices)), ir::address_of(out_run, {ir::make_int(0)})},
           nest.loc));
-    Stmt result = ir::make_seq(group_body);
+    return group_loop(nest, layout, nest_body, first, group, first_slot, width, ir::make_seq(group_body), runs,
+                      replicas_sit_out);
+  }
+
+  // The nest's store value when it is one vector load of global memory into the shared buffer
+  // it stores (of the same type, in an access cp.async makes: 4, 8 or 16 bytes), or that load
+  // where its condition holds and zeros elsewhere; null otherwise.
+  static const NestVectors::Load* shared_fill_source(const ir::BufferStore& store, const NestVectors& v) {
+    if (!v.store || v.loads.size() != 1 || store.buffer->scope != ir::MemoryScope::Shared) return nullptr;
+    const NestVectors::Load& only = v.loads[0];
+    const int64_t bytes = v.width * store.buffer->dtype.bytes();
+    if (only.load->buffer->scope != ir::MemoryScope::Global || only.load->buffer->dtype != store.buffer->dtype ||
+        (bytes != 4 && bytes != 8 && bytes != 16))
+      return nullptr;
+    const ir::ExprNode* value = store.value.get();
+    return value == only.load || (only.zero_else && value == only.zero_else) ? &only : nullptr;
+  }
+
+  // The loop over a vectorized nest's groups of `width` slots, each running `result` (under
+  // the nest's store guard, at the group's first element; with its local `runs`) on the
+  // threads that hold the group.
+  Stmt group_loop(const op::ParallelNest& nest, const Fragment& layout, const NestStore& nest_body,
+                  const std::vector<Expr>& first, const Expr& group, const Expr& first_slot, int64_t width,
+                  Stmt result, const std::vector<ir::Buffer>& runs, bool replicas_sit_out) {
     if (nest_body.guard) {
       ir::VarMap at_group;
       for (size_t k = 0; k < nest.vars.size(); ++k) at_group[nest.vars[k].get()] = first[k];
@@ -665,7 +710,11 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   // A tensor whose rows are an odd multiple of 8 bytes (K = 3900 in bf16) so still loads
   // asynchronously, 8 bytes at a time.
   Stmt copy_global_shared(const ir::Copy& op) {
+    // T.copy(..., prefer_instruction="sync"): its element-by-element form takes no cp.async either.
+    const bool fills_async = shared_fills_async_;
+    shared_fills_async_ = fills_async && op.allow_async;
     Stmt elementwise = mutate(element_copy(op));
+    shared_fills_async_ = fills_async;
     const int64_t bytes = op.dst.buffer->dtype.bytes();
     if (op.src.buffer->dtype != op.dst.buffer->dtype) return elementwise;
     for (int64_t access_bytes : {16, 8, 4}) {
@@ -787,6 +836,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   std::optional<GroupBarriers> group_barriers_;  // the kernel's T.ws groups'
   Expr block_tid_;  // threadIdx.x (tid_ is a T.ws group's own index inside one)
   int nest_depth_ = 0;  // inside the body of a partitioned T.Parallel nest
+  // Whether a nest that fills shared memory from a tensor may copy by cp.async (not under a
+  // T.copy that asked for the threads' own loads and stores).
+  bool shared_fills_async_ = true;
   Expr tid_;
   std::optional<ThreadValues> thread_values_;  // when the kernel reads the thread index
   std::unordered_map<const ir::BufferNode*, ir::Buffer> locals_;

@@ -1,6 +1,7 @@
 #include "passes/gpu/nest_vectors.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
@@ -37,32 +38,51 @@ bool reads_fragment(const ir::Expr& e) {
 
 // The loads of a store's value, each with the conditions under which the value reads it: a
 // Select's condition (or its negation) for its branches, And's and Or's left side for their
-// right (the generated code evaluates all three lazily).
+// right (the generated code evaluates all three lazily). And, where the load is the true value
+// of a chain of Selects whose false values are zero, the chain's outermost Select: that
+// expression is the load where the conditions hold and zero elsewhere.
 struct GuardedLoads : ir::IRVisitor {
   struct Entry {
     const ir::BufferLoad* load;
-    ir::Expr guard;  // null when the load is always read
+    ir::Expr guard;                           // null when the load is always read
+    const ir::ExprNode* zero_else = nullptr;  // the chain's outermost Select, or null
   };
   std::vector<Entry> entries;
   std::vector<ir::Expr> conditions;
+  // The chain the expression being visited continues (it is its Selects' true value), and the
+  // one the next expression visited will.
+  const ir::ExprNode* chain = nullptr;
+  const ir::ExprNode* next_chain = nullptr;
 
   ir::Expr guard() const {
     ir::Expr all;
     for (const ir::Expr& c : conditions) all = all ? ir::make_And(all, c) : c;
     return all;
   }
-  void under(const ir::Expr& condition, const ir::Expr& e) {
+  void visit(const ir::Expr& e) override {
+    chain = next_chain;
+    next_chain = nullptr;
+    IRVisitor::visit(e);
+  }
+  void under(const ir::Expr& condition, const ir::Expr& e, const ir::ExprNode* continues = nullptr) {
     conditions.push_back(condition);
+    next_chain = continues;
     visit(e);
     conditions.pop_back();
   }
+  static bool is_plus_zero(const ir::Expr& e) {
+    if (const auto* i = e.as<ir::IntImm>()) return i->value == 0;
+    const auto* f = e.as<ir::FloatImm>();
+    return f && f->value == 0 && !std::signbit(f->value);
+  }
   void visit_BufferLoad(const ir::BufferLoad* op) override {
-    entries.push_back({op, guard()});
+    entries.push_back({op, guard(), chain});
     IRVisitor::visit_BufferLoad(op);
   }
   void visit_Select(const ir::Select* op) override {
+    const ir::ExprNode* top = chain ? chain : op;
     visit(op->condition);
-    under(op->condition, op->true_value);
+    under(op->condition, op->true_value, is_plus_zero(op->false_value) ? top : nullptr);
     under(ir::make_not(op->condition), op->false_value);
   }
   void visit_And(const ir::And* op) override {
@@ -139,12 +159,11 @@ std::optional<NestVectors> nest_vectors(const op::ParallelNest& nest, const ir::
   for (; width >= 2; width /= 2) {
     NestVectors v;
     v.width = width;
-    for (const auto& [load, guard] : loads.entries)
+    for (const auto& [load, guard, zero_else] : loads.entries)
       if (std::any_of(load->indices.begin(), load->indices.end(), [&](const ir::Expr& i) { return uses(i, var); }) &&
           vector_access(load->buffer, load->indices, var, width, aligned_globals) &&
           (!guard || (!uses(guard, var) && !reads_fragment(guard)))) {
-        v.loads.push_back(load);
-        v.load_guards.push_back(guard);
+        v.loads.push_back({load, guard, guard ? zero_else : nullptr});
       }
     v.store = vector_access(store->buffer, store->indices, var, width, aligned_globals);
     if (v.store || !v.loads.empty()) return v;

@@ -9,7 +9,8 @@
 // always; global memory in the contiguous-arguments variant). The other indices may read
 // shared or global memory (a gather's row); a load the value reads only under a condition
 // (T.if_then_else, a bounds guard) moves as a vector only when the condition holds or fails
-// for the whole run, and is then made only when it holds.
+// for the whole run, and is then made only when it holds (zeros otherwise). Where the value is
+// `if_then_else(condition, load, 0)`, that whole expression is the vector's element.
 #pragma once
 
 #include <optional>
@@ -33,8 +34,12 @@ std::optional<NestStore> nest_store(const op::ParallelNest& nest);
 
 struct NestVectors {
   int64_t width = 1;                          // elements a vector access moves
-  std::vector<const ir::BufferLoad*> loads;   // loads in the nest's store value that vectorize
-  std::vector<ir::Expr> load_guards;          // each load's condition (null: none), the same along a run
+  struct Load {
+    const ir::BufferLoad* load;               // in the nest's store value
+    ir::Expr guard;                           // the condition it is read under (null: none), the same along a run
+    const ir::ExprNode* zero_else = nullptr;  // a Select in the value equal to the load, or zero where guard fails
+  };
+  std::vector<Load> loads;                    // the loads that vectorize
   bool store = false;                         // whether the nest's store does
 };
 
