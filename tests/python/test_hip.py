@@ -229,7 +229,7 @@ def dsa_sources(arch):
                                     sm_scale=576 ** -0.5, **sparse_mla.AMD_CONFIG)),
         "sparse MLA decode": (sparse_mla.sparse_mla_decode_kernel,
                               dict(tokens=256, s_q=2, heads=128, slots=65536, topk=2048, sm_scale=576 ** -0.5,
-                                   **sparse_mla.AMD_CONFIG)),
+                                   **sparse_mla.AMD_DECODE_CONFIG)),
         "causal ranges": (step.causal_ranges_kernel, dict(tokens=4096, sequences=3)),
         "decode ranges": (step.decode_ranges_kernel, dict(batch=128, next_n=2, width=131072)),
         "one sequence": (step.single_sequence_kernel, dict(tokens=4096, keys=131072)),

@@ -24,6 +24,7 @@ from .cache_bytes import bfloat16_at, float32_at
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 CPU_CONFIG = dict(block_H=16, block_I=32, threads=128)
 AMD_CONFIG = dict(block_H=16, block_I=32, threads=128)  # 64 KiB of LDS a block
+AMD_DECODE_CONFIG = dict(block_H=16, block_I=16, threads=128)  # room for the gathered tokens' bytes too
 
 
 def sparse_buffers(block_H, block_I, dim, tail_dim):
@@ -126,6 +127,14 @@ FP8_DIM, FP8_TAIL, FP8_GROUP = 512, 64, 128
 FP8_TOKEN_BYTES = FP8_DIM + 4 * (FP8_DIM // FP8_GROUP) + 2 * FP8_TAIL
 
 
+@T.macro
+def gather_bytes(Cache, index_shared, part, first, block_I, count):
+    # Bytes [first, first + count) of each gathered token into `part`, as they are (by cp.async,
+    # 16 bytes at a time); zeros for an invalid slot.
+    for i, b in T.Parallel(block_I, count):
+        part[i, b] = T.if_then_else(index_shared[i] >= 0, Cache[T.max(index_shared[i], 0), first + b], 0)
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64, threads=256):
     # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout.
@@ -142,20 +151,27 @@ def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=
              row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
                                                                                                  tail_dim)
             scales_shared = T.alloc_shared((block_I, groups), "float32")
+            # a gathered token's bytes: its fp8 values, its scales', its RoPE dims'
+            value_bytes = T.alloc_shared((block_I, dim), "uint8")
+            scale_bytes = T.alloc_shared((block_I, 4 * groups), "uint8")
+            tail_bytes = T.alloc_shared((block_I, 2 * tail_dim), "uint8")
             h0 = hb * block_H
             start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim)
             for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
                 gather_indices(Indices, t, k, topk, slots, index_shared, block_I)
-                # each gathered token dequantized to bfloat16 (value times its group's scale), as
-                # FlashMLA does; invalid slots gather zeros (and their scores are masked)
+                # the gathered tokens' bytes into shared memory as they are (zeros for an
+                # invalid slot, whose scores are masked), then each dequantized to bfloat16
+                # (value times its group's scale), as FlashMLA does
+                gather_bytes(Cache, index_shared, value_bytes, 0, block_I, dim)
+                gather_bytes(Cache, index_shared, scale_bytes, scales_at, block_I, 4 * groups)
+                gather_bytes(Cache, index_shared, tail_bytes, tail_at, block_I, 2 * tail_dim)
                 for i, g in T.Parallel(block_I, groups):
-                    scales_shared[i, g] = float32_at(Cache, T.max(index_shared[i], 0), scales_at + 4 * g)
+                    scales_shared[i, g] = float32_at(scale_bytes, i, 4 * g)
                 for i, d in T.Parallel(block_I, dim):
-                    value = T.Cast("float32", T.reinterpret(Cache[T.max(index_shared[i], 0), d], "float8_e4m3"))
-                    KV_shared[i, d] = T.if_then_else(index_shared[i] >= 0, value * scales_shared[i, d // FP8_GROUP], 0)
+                    value = T.Cast("float32", T.reinterpret(value_bytes[i, d], "float8_e4m3"))
+                    KV_shared[i, d] = value * scales_shared[i, d // FP8_GROUP]
                 for i, d in T.Parallel(block_I, tail_dim):
-                    rope = bfloat16_at(Cache, T.max(index_shared[i], 0), tail_at + 2 * d)
-                    K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0, rope, 0)
+                    K_tail_shared[i, d] = bfloat16_at(tail_bytes, i, 2 * d)
                 attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
                                 probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
                                 scale, block_H, block_I, dim)
@@ -202,7 +218,7 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     cache = kv_cache.reshape(slots, FP8_TOKEN_BYTES)
     if cache_type != "uint8":
         cache = cache.view(_uint8_of(cache))
-    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
+    config = config_for(q, gpu=CONFIG, amd=AMD_DECODE_CONFIG, cpu=CPU_CONFIG)
     topk = index_shape[2]
     kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
     out, lse = kernel(q.reshape(B * s_q, heads, d_qk), cache, indices.reshape(B * s_q, topk))

@@ -25,7 +25,7 @@ FIRST_BITS = 12  # the first round's histogram: the keys' top 12 bits
 NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 12 of a column (two)
 COLUMN_BITS = 12
 MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bits
-CONFIG = dict(threads=512, candidates=4096, unroll=8)
+CONFIG = dict(threads=1024, candidates=4096, unroll=4)
 CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
 
 
