@@ -167,7 +167,7 @@ def step_row(bf16_rate, S_kv, S=4096):
     k_scale, w = torch.rand(S_kv, device="cuda") + 0.5, torch.randn(S, H, device="cuda")
     q = torch.randn(S, HEADS, D_QK, device="cuda", dtype=torch.bfloat16)
     kv = torch.randn(S_kv, 1, D_QK, device="cuda", dtype=torch.bfloat16)
-    chunk = max(1, (1 << 30) // (4 * S_kv))  # a GiB of logits at once
+    chunk = max(1, (1 << 28) // (4 * S_kv))  # 256 MiB of logits at once
 
     def step():
         return dsa.attention_prefill(index_q, w, index_k, k_scale, q, kv, topk=TOPK, chunk=chunk)

@@ -219,6 +219,28 @@ def test_topk_kernel_takes_the_same_set_when_its_candidates_overflow(candidates,
         assert set(out[t][out[t] >= 0].tolist()) == expected
 
 
+def test_topk_indices_and_sparse_prefill_write_into_given_outputs(rng):
+    # The step writes each chunk's rows in place: rows 2-4 of larger outputs, the rest untouched.
+    logits = rand((3, 90), "float32", rng)
+    indices = np.full((6, 8), -7, np.int32)
+    (indices_given,) = on_target(indices)
+    returned = dsa.topk_indices(*on_target(logits), 8, out=indices_given[2:5])
+    got = to_numpy(indices_given, "int32")
+    assert np.all(got[[0, 1, 5]] == -7)
+    for t, expected in enumerate(topk_reference(logits, 8, np.zeros(3, np.int32), np.full(3, 90, np.int32))):
+        assert set(got[2 + t].tolist()) == expected
+    assert set(to_numpy(returned, "int32")[0].tolist()) == set(got[2].tolist())
+    q, kv = rand((3, 16, 96), "bfloat16", rng), rand((90, 1, 96), "bfloat16", rng)
+    out, lse = on_target(np.full((6, 16, 64), np.nan, ml_dtypes.bfloat16), np.full((6, 16), np.nan, np.float32))
+    picked = got[2:5].reshape(3, 1, 8)
+    dsa.sparse_mla_prefill(*on_target(q, kv, picked), None, 64, out=(out[2:5], lse[2:5]))
+    ref_out, ref_lse = dsa.sparse_mla_prefill(*on_target(q, kv, picked), None, 64)
+    np.testing.assert_array_equal(to_numpy(out, "bfloat16")[2:5].astype(np.float32),
+                                  to_numpy(ref_out, "bfloat16").astype(np.float32))
+    np.testing.assert_array_equal(to_numpy(lse, "float32")[2:5], to_numpy(ref_lse, "float32"))
+    assert np.all(np.isnan(to_numpy(lse, "float32")[[0, 1, 5]]))
+
+
 def test_topk_kernel_refuses_a_thread_count_its_scan_cannot_take():
     with pytest.raises(ValueError, match="power-of-two threads >= 32"):
         topk_kernel(4, 64, 8, threads=96)

@@ -236,14 +236,15 @@ def _uint8_of(tensor):
     return numpy.uint8
 
 
-def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
+def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
     """(out, lse) of sparse MLA attention: query token t's heads attend to the keys
     indices[t, 0, :] names (FlashMLA's flash_mla_sparse_fwd).
 
     q [S, h_q, d_qk] and kv [S_kv, 1, d_qk] bfloat16; indices [S, 1, topk] int32, an entry
     invalid when negative or not below S_kv. The value is kv's first d_v dims. sm_scale defaults
     to 1 / sqrt(d_qk). Returns out [S, h_q, d_v] bfloat16 and lse [S, h_q] float32 (natural log
-    of each row's softmax denominator; +inf, with out 0, for a row with no valid index)."""
+    of each row's softmax denominator; +inf, with out 0, for a row with no valid index). With
+    out = (out, lse) of those shapes, it writes them there instead and returns them."""
     q_shape, kv_shape, index_shape = (tuple(x.shape) for x in (q, kv, indices))
     for name, shape, dims in (("q", q_shape, 3), ("kv", kv_shape, 3), ("indices", index_shape, 3)):
         if len(shape) != dims:
@@ -262,4 +263,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512):
     sm_scale = softmax_scale(sm_scale, d_qk)
     config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
-    return kernel(q, kv, indices.reshape(S, index_shape[2]))
+    if out is None:
+        return kernel(q, kv, indices.reshape(S, index_shape[2]))
+    kernel(q, kv, indices.reshape(S, index_shape[2]), *out)
+    return out

@@ -11,6 +11,7 @@ attention's FP8 latent KV, pages of 64 tokens under one block table).
 import tilec
 import tilec.language as T
 from tilec import capture
+from tilec.kernel import _allocate as allocate
 
 from .indexer import PAGE_SIZE, indexer_decode_logits, indexer_logits
 from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
@@ -52,7 +53,10 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
     sequence. Each query token sees its sequence's keys up to its own position, aligned
     bottom-right; of those it attends to the topk its indexer logits rank highest
     (topk_indices). Returns out [S, h_q, d_v] bfloat16, lse [S, h_q] float32, and the indices
-    [S, topk] int32 it chose (-1 where a token sees fewer than topk keys)."""
+    [S, topk] int32 it chose (-1 where a token sees fewer than topk keys).
+
+    The queries go `chunk` at a time; each chunk's logits [chunk, S_kv] float32 are the step's
+    only memory besides its outputs, which each chunk writes in place."""
     S, S_kv = tuple(index_q.shape)[0], tuple(index_k.shape)[0]
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be a positive int, not {chunk!r}")
@@ -63,17 +67,17 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
                          f"{tuple(q.shape)[0]} and {tuple(kv.shape)[0]}")
     cu_q, cu_kv = _sequences(index_q, cu_seqlens_q, cu_seqlens_kv, S, S_kv)
     ks, ke = causal_ranges_kernel(S, tuple(cu_q.shape)[0] - 1)(cu_q, cu_kv)
-    outs, lses, chosen = [], [], []
+    heads = tuple(q.shape)[1]
+    out, lse, indices = (allocate(shape, dtype, q, None) for shape, dtype in (((S, heads, d_v), "bfloat16"),
+                                                                      ((S, heads), "float32"), ((S, topk), "int32")))
     for start in range(0, S, chunk):
         rows = slice(start, min(start + chunk, S))
         logits = indexer_logits(index_q[rows], index_k, index_k_scale, index_weights[rows], ks[rows], ke[rows])
-        indices = topk_indices(logits, topk, ks[rows], ke[rows])
-        out, lse = sparse_mla_prefill(q[rows], kv, indices.reshape(indices.shape[0], 1, topk), sm_scale, d_v)
-        outs.append(out)
-        lses.append(lse)
-        chosen.append(indices)
+        topk_indices(logits, topk, ks[rows], ke[rows], out=indices[rows])
         del logits  # the next chunk's logits take its place
-    return tuple(_concatenate(parts) for parts in (outs, lses, chosen))
+        sparse_mla_prefill(q[rows], kv, indices[rows].reshape(-1, 1, topk), sm_scale, d_v,
+                           out=(out[rows], lse[rows]))
+    return out, lse, indices
 
 
 @tilec.jit(out_idx=[0, 1])
@@ -144,15 +148,3 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
         raise ValueError(f"cu_seqlens_q and cu_seqlens_kv must have one shape (B + 1), not "
                          f"{tuple(cu_seqlens_q.shape)} and {tuple(cu_seqlens_kv.shape)}")
     return cu_seqlens_q, cu_seqlens_kv
-
-
-def _concatenate(parts):
-    if len(parts) == 1:
-        return parts[0]
-    if hasattr(parts[0], "new_empty"):  # torch tensors
-        import torch  # noqa: PLC0415
-
-        return torch.cat(parts)
-    import numpy  # noqa: PLC0415
-
-    return numpy.concatenate(parts)

@@ -281,7 +281,7 @@ def physical_slots_kernel(rows, k, next_n, max_pages, page_size, threads=128):
     return main
 
 
-def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_size=64):
+def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_size=64, out=None):
     """The column indices of each row's k largest logits among its valid keys, int32 [S, k].
 
     logits [S, N] float32. Row t's valid keys are columns ks[t] <= s < ke[t] (int32 [S] each;
@@ -291,7 +291,9 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
 
     Decoding's variant: with block_table (int32 [S / next_n, max_pages], row t's sequence
     t // next_n), each index is the column's physical cache slot, block_table[sequence,
-    column // page_size] * page_size + column % page_size, as sparse_mla_decode takes."""
+    column // page_size] * page_size + column % page_size, as sparse_mla_decode takes.
+
+    With out (int32 [S, k]), it writes the indices there instead and returns it."""
     shape = tuple(logits.shape)
     if len(shape) != 2:
         raise ValueError(f"logits must have 2 dims [S, N], not {len(shape)}: {shape}")
@@ -320,10 +322,17 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a positive int, not {page_size!r}")
     config = config_for(logits, gpu=CONFIG, cpu=CPU_CONFIG)
-    columns = topk_kernel(S, N, k, **config)(logits, *bounds)
-    if block_table is None:
-        return columns
-    return physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)(columns, block_table)
+    select = topk_kernel(S, N, k, **config)
+    if block_table is not None:
+        slots = physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)
+        if out is None:
+            return slots(select(logits, *bounds), block_table)
+        slots(select(logits, *bounds), block_table, out)
+        return out
+    if out is None:
+        return select(logits, *bounds)
+    select(logits, *bounds, out)
+    return out
 
 
 def _filled(like, count, value):
