@@ -141,7 +141,8 @@ bool StructuralEqual::eq_BufferStore(const BufferStore* a, const BufferStore* b)
 }
 
 bool StructuralEqual::eq_For(const For* a, const For* b) {
-  return a->for_kind == b->for_kind && a->num_stages == b->num_stages && eq(a->min, b->min) &&
+  return a->for_kind == b->for_kind && a->num_stages == b->num_stages && a->async_fill == b->async_fill &&
+         eq(a->min, b->min) &&
          eq(a->extent, b->extent) && define(a->var, b->var) && eq(a->body, b->body);
 }
 

@@ -240,6 +240,9 @@ struct For : StmtNode {
   Expr min, extent;       // iterates var = min, min+1, ..., min+extent-1
   ForKind for_kind = ForKind::Serial;
   int num_stages = 0;     // Pipelined only
+  // Parallel only: a nest that fills shared memory from a tensor, staged by pipeline_loops,
+  // which waits for its cp.async copies itself (lowering issues them without waiting).
+  bool async_fill = false;
   Stmt body;
   For() : StmtNode(static_kind) {}
 };

@@ -341,6 +341,7 @@ class IRPrinter {
     }
     if (op->for_kind == ForKind::Pipelined)
       args += ", num_stages=" + std::to_string(op->num_stages);
+    if (op->async_fill) args += ", async_fill=True";
     line(indent) << "for " << var << " in " << loop_fn(op->for_kind) << "(" << args << "):\n";
     body(op->body, indent + 1);
   }

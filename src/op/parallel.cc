@@ -14,6 +14,7 @@ std::optional<ParallelNest> parallel_nest(const Stmt& s) {
   if (!loop || loop->for_kind != ir::ForKind::Parallel) return std::nullopt;
   ParallelNest nest;
   nest.loc = loop->loc;
+  nest.async_fill = loop->async_fill;
   Stmt cur = s;
   while (const auto* f = cur.as<ir::For>()) {
     if (f->for_kind != ir::ForKind::Parallel) break;

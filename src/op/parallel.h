@@ -18,6 +18,7 @@ struct ParallelNest {
   std::vector<int64_t> extents;
   ir::Stmt body;
   SourceLoc loc;
+  bool async_fill = false;  // the outer loop's (ir::For)
 };
 // `s` as a nest when it is a T.Parallel loop with constant extents starting at 0.
 std::optional<ParallelNest> parallel_nest(const ir::Stmt& s);

@@ -96,6 +96,50 @@ TEST(PipelineLoops, ALetReadingABufferIsNotSubstituted) {
   EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
 }
 
+constexpr const char* kGatherTensors =
+    "X: T.Tensor((200, 64), \"bfloat16\"), Index: T.Tensor((128,), \"int32\"), Y: T.Tensor((32, 64), "
+    "\"float32\")";
+
+constexpr const char* kPipelinedGather =
+    "        tile = T.alloc_shared((32, 64), \"bfloat16\")\n"
+    "        acc = T.alloc_fragment((32, 64), \"float32\")\n"
+    "        T.clear(acc)\n"
+    "        for k in T.Pipelined(4, num_stages=2):\n"
+    "            for i, j in T.Parallel(32, 64):\n"
+    "                tile[i, j] = T.if_then_else(Index[k * 32 + i] >= 0, X[T.max(Index[k * 32 + i], 0), j], 0)\n"
+    "            for i, j in T.Parallel(32, 64):\n"
+    "                acc[i, j] += tile[i, j]\n"
+    "        T.copy(acc, Y)\n";
+
+TEST(PipelineLoops, AGatherFromGlobalMemoryRunsAStageAheadAndIsMarkedAsync) {
+  ir::PrimFunc f = kernel(kPipelinedGather, kGatherTensors);
+  EXPECT_NE(ir::to_string(f).find("for k in T.Pipelined(4, num_stages=2):"), std::string::npos);
+  std::string ir = after(f, passes::pipeline_loops);
+  EXPECT_NE(ir.find("tile = T.alloc_shared((2, 32, 64), \"bfloat16\")"), std::string::npos) << ir;
+  // the first step's gather before the loop, the next one's in it; lowering issues them
+  // without a wait of their own
+  EXPECT_EQ(count(ir, "T.Parallel(32, async_fill=True)"), 2u) << ir;
+  EXPECT_NE(ir.find("tile[(k_stage_iter + 1) % 2, i, j] = "), std::string::npos) << ir;
+  EXPECT_NE(ir.find("T.cast(tile[k_stage_iter % 2, i_1, j_1]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("T.device.cp_async_wait<0>()"), std::string::npos) << ir;
+}
+
+TEST(PipelineLoops, AGatherByAnIndexInSharedMemoryStaysInItsStepWhileTheIndexRunsAhead) {
+  // The step first copies its indices into shared memory (itself a fill from global memory,
+  // staged), then gathers by them: that gather reads what the step wrote, so it stays.
+  std::string body = kPipelinedGather;
+  body.replace(body.find("        acc = T.alloc_fragment"), 0, "        index = T.alloc_shared((32,), \"int32\")\n");
+  body.replace(body.find("            for i, j in T.Parallel(32, 64):\n                tile"), 0,
+               "            for i in T.Parallel(32):\n                index[i] = Index[k * 32 + i]\n");
+  body.replace(body.find("Index[k * 32 + i] >= 0"), 22, "index[i] >= 0");
+  body.replace(body.find("Index[k * 32 + i], 0)"), 17, "index[i]");
+  std::string ir = after(kernel(body, kGatherTensors), passes::pipeline_loops);
+  EXPECT_NE(ir.find("index = T.alloc_shared((2, 32), \"int32\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("tile = T.alloc_shared((32, 64), \"bfloat16\")"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "T.Parallel(32, async_fill=True)"), 2u) << ir;
+  EXPECT_NE(ir.find("X[T.max(index[k_stage_iter % 2, i_1], 0), j]"), std::string::npos) << ir;
+}
+
 TEST(PipelineLoops, TheLeadingAsynchronousWgmmaGemmsAreIssuedBeforeTheNextStagesCopies) {
   // The attention backward's step opens with two gemms left in flight (wg_wait=-1): the
   // copies of the stage two iterations on are issued under them, not before them.

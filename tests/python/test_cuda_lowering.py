@@ -4,12 +4,14 @@ tests marked gpu run such kernels on the GPU against torch."""
 
 import re
 
+import numpy as np
 import pytest
 
 import tilec
 import tilec.language as T
 from tilec import _core
 
+from helpers import cpu_only, rand, rng  # noqa: F401  (rng is a fixture)
 from test_tile_ops import (batched_matmul_rasterized, cumsum_kernel, matmul_operand_in_registers,
                            matmul_rasterized, matmul_shared_epilogue, rows_rasterized)
 
@@ -264,6 +266,51 @@ def test_a_load_whose_condition_changes_within_a_run_stays_element_by_element():
     assert "store_vector<8>((&B[" in source
 
 
+def pipelined_gather(steps=4, rows=32, cols=64, keys=200):
+    # Each step gathers rows of X by index into shared memory (zeros for -1) and adds them up:
+    # sparse attention's loop over its chosen keys, in small.
+    @T.prim_func
+    def main(X: T.Tensor((keys, cols), "bfloat16"), Index: T.Tensor((steps * rows,), "int32"),
+             Y: T.Tensor((rows, cols), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            tile = T.alloc_shared((rows, cols), "bfloat16")
+            acc = T.alloc_fragment((rows, cols), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(steps, num_stages=2):
+                for i, j in T.Parallel(rows, cols):
+                    tile[i, j] = T.if_then_else(Index[k * rows + i] >= 0, X[T.max(Index[k * rows + i], 0), j], 0)
+                for i, j in T.Parallel(rows, cols):
+                    acc[i, j] += tile[i, j]
+            T.copy(acc, Y)
+
+    return main
+
+
+def test_a_pipelined_loop_stages_a_gather_and_waits_for_it_a_step_later():
+    source = cuda_compile(pipelined_gather()).get_kernel_source()
+    loop = source[source.index("for (int32_t k_stage_iter"):]
+    # step k + 1's gather is issued into the other stage before step k's sum, and waited for at
+    # the next step's start: no wait of its own
+    assert loop.index("cp_async_wait<0>") < loop.index("if (k_stage_iter + 1 < 4)") < loop.index("cp_async_16(")
+    assert "(k_stage_iter + 1) & 1) * 2048" in loop and "(k_stage_iter & 1) * 2048" in loop
+    assert loop.count("cp_async_wait_all") == 1  # after the loop
+    assert loop[:loop.index("cp_async_wait_all")].count("sync_threads") == 1  # the pipeline's own
+
+
+def gathered_sums(X, index, steps=4, rows=32):
+    picked = np.where((index >= 0)[:, None], X[np.maximum(index, 0)].astype(np.float32), 0)
+    return picked.reshape(steps, rows, -1).sum(axis=0)
+
+
+@cpu_only("the same kernel on the GPU: test_gpu_gathered_rows_and_padded_tails_match_torch")
+def test_a_pipelined_gather_sums_the_rows_it_picks(rng):
+    X = rand((200, 64), "bfloat16", rng)
+    index = rng.integers(-1, 200, size=128).astype(np.int32)
+    Y = np.full((32, 64), np.nan, np.float32)
+    tilec.compile(pipelined_gather(), target="cpu")(X, index, Y)
+    np.testing.assert_allclose(Y, gathered_sums(X, index), rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
 def test_gpu_gathered_rows_and_padded_tails_match_torch():
@@ -281,6 +328,11 @@ def test_gpu_gathered_rows_and_padded_tails_match_torch():
     B = torch.full((64, 256), float("nan"), device="cuda", dtype=torch.float16)
     tilec.compile(row_tail(), target="cuda")(A, B)
     assert torch.equal(B, torch.nn.functional.pad(A, (0, 8)))
+    index = torch.randint(-1, 200, (128,), device="cuda", dtype=torch.int32)
+    Y = torch.full((32, 64), float("nan"), device="cuda")
+    tilec.compile(pipelined_gather(), target="cuda")(X, index, Y)
+    expected = gathered_sums(X.float().cpu().numpy(), index.cpu().numpy())
+    np.testing.assert_allclose(Y.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_a_tile_copied_past_the_tensors_end_stores_vectors_under_one_row_check():

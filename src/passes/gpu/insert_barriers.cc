@@ -67,7 +67,8 @@ Stmt wait_for_tma_reads(const SourceLoc& loc) {
 // candidates, kept or dropped once the kernel is placed).
 constexpr const char* kTmaWaitCandidate = "tma_store_wait_read_candidate";
 
-// Buffers filled by async copies: pipeline_loops synchronizes them itself.
+// Buffers filled by async copies (T.copy's, and T.Parallel gathers' that pipeline_loops
+// staged): pipeline_loops synchronizes them itself.
 class AsyncTargets : public ir::IRVisitor {
  public:
   BufferSet buffers;
@@ -76,6 +77,21 @@ class AsyncTargets : public ir::IRVisitor {
   void visit_Copy(const ir::Copy* op) override {
     if (op->instruction.asynchronous()) buffers.insert(op->dst.buffer.get());
     IRVisitor::visit_Copy(op);
+  }
+  // A T.Parallel gather that pipeline_loops staged (every store in it fills its buffer).
+  void visit_For(const ir::For* op) override {
+    if (op->async_fill) {
+      struct Stores : ir::IRVisitor {
+        BufferSet* out;
+        void visit_BufferStore(const ir::BufferStore* store) override {
+          out->insert(store->buffer.get());
+          IRVisitor::visit_BufferStore(store);
+        }
+      } stores;
+      stores.out = &buffers;
+      stores.visit(op->body);
+    }
+    IRVisitor::visit_For(op);
   }
 };
 

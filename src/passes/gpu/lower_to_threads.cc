@@ -345,9 +345,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
                                 ir::address_of(moved->load->buffer, at_first(moved->load->indices)),
                                 moved->guard ? at_first({moved->guard})[0] : ir::make_bool(true)};
       Stmt copy = ir::device_call("cp_async_" + std::to_string(width * store.buffer->dtype.bytes()), args, nest.loc);
-      return ir::with_loc(ir::make_seq({group_loop(nest, layout, nest_body, first, group, first_slot, width, copy, {},
-                                                   replicas_sit_out),
-                                        ir::device_call("cp_async_commit", {}, nest.loc),
+      Stmt copies = group_loop(nest, layout, nest_body, first, group, first_slot, width, copy, {}, replicas_sit_out);
+      if (nest.async_fill) return copies;  // the enclosing pipeline commits and waits
+      return ir::with_loc(ir::make_seq({copies, ir::device_call("cp_async_commit", {}, nest.loc),
                                         ir::device_call("cp_async_wait_all", {}, nest.loc)}),
                           nest.loc);
     }

@@ -8,6 +8,8 @@
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
+#include "op/parallel.h"
+#include "passes/gpu/nest_vectors.h"
 #include "passes/gpu/pipeline_stages.h"
 #include "passes/thread_groups.h"
 
@@ -49,7 +51,9 @@ class LoopPipeliner : public ir::IRMutator {
     ir::BufferMap loop_staged;
     for (const Stmt& s : body_stmts) {
       const ir::Buffer* dst = nullptr;
+      ir::Buffer filled = gather_fill_buffer(s);
       if (is_producer(s) && s.as<ir::Copy>()->allow_async) dst = &s.as<ir::Copy>()->dst.buffer;
+      if (filled) dst = &filled;
       // Its buffer must live only in this loop: stages have no meaning outside it.
       if (dst && uses_[dst->get()] == uses_in_loop[dst->get()] && !staged.count(dst->get())) {
         producers.push_back(s);
@@ -76,6 +80,12 @@ class LoopPipeliner : public ir::IRMutator {
       for (const Stmt& p : producers) {
         Stmt s = ir::substitute(p, ir::VarMap{{loop.var.get(), k}});
         s = StageAccesses(loop_staged, stage).mutate(s);
+        if (const auto* gather = s.as<ir::For>()) {
+          auto fill = std::make_shared<ir::For>(*gather);
+          fill->async_fill = true;
+          copies.push_back(Stmt(fill));
+          continue;
+        }
         auto copy = std::make_shared<ir::Copy>(*s.as<ir::Copy>());
         copy->instruction = {.kind = ir::CopyInstructionKind::CpAsync};
         copy->loc = p->loc;
@@ -112,6 +122,21 @@ class LoopPipeliner : public ir::IRMutator {
     out.push_back(ir::device_call("cp_async_wait_all", {}, loop.loc));
     for (auto& [from, to] : loop_staged) staged[from] = to;
     return ir::with_loc(ir::make_seq(out), loop.loc);
+  }
+
+  // The shared buffer `s` fills when it is a T.Parallel nest whose one store puts a value read
+  // from global memory alone into shared memory (a gather by index: the value, its indices and
+  // its condition read no on-chip buffer), so that it can run iterations ahead; else null.
+  static ir::Buffer gather_fill_buffer(const Stmt& s) {
+    auto nest = op::parallel_nest(s);
+    if (!nest) return nullptr;
+    auto body = nest_store(*nest);
+    if (!body || body->store->buffer->scope != ir::MemoryScope::Shared || reads_on_chip(body->store->value) ||
+        (body->guard && reads_on_chip(body->guard)))
+      return nullptr;
+    for (const Expr& i : body->store->indices)
+      if (reads_on_chip(i)) return nullptr;
+    return body->store->buffer;
   }
 
   // How many of `stmts`' first statements are gemms on wgmma that don't wait for themselves

@@ -1,7 +1,9 @@
 // `T.Pipelined(n, num_stages=s)` as an s-stage cp.async software pipeline.
 //
 // The loop's global-to-shared copies (top-level statements of its body that
-// read nothing the body computes) are the producers. Each shared buffer they
+// read nothing the body computes) are the producers: T.copy's, and T.Parallel nests that store
+// a value read from global memory alone into shared memory (a gather by index; lowering makes
+// them cp.async where their accesses allow, and plain loads and stores otherwise). Each shared buffer they
 // fill gets s stages ([s, ...]); the first s - 1 iterations' copies are issued
 // before the loop, and iteration i waits for its own stage, then issues the
 // copies of iteration i + s - 1 into the stage iteration i - 1 used:
