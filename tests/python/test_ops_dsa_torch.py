@@ -88,47 +88,39 @@ def test_the_fake_kernels_give_the_real_outputs_shapes_and_types(rng):
         torch.library.opcheck(op, args, test_utils="test_faketensor")
 
 
-def test_the_prefill_step_replays_from_a_cuda_graph():
-    static = [x.clone() for x in prefill_inputs()]
+def replayed_and_eager(step, make_inputs):
+    """step's outputs from a CUDA graph captured on one set of inputs and replayed on fresh ones
+    (copied into the captured inputs; the outputs poisoned first), and step's eager outputs on
+    those fresh inputs."""
+    static = [x.clone() for x in make_inputs()]
     side = torch.cuda.Stream()  # the first call builds the kernels, which a capture can't
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        dsa.attention_prefill(*static, topk=TOPK, d_v=D_V)
+        step(*static)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out, lse, indices = dsa.attention_prefill(*static, topk=TOPK, d_v=D_V)
-    fresh = prefill_inputs()
+        replayed = step(*static)
+    fresh = make_inputs()
     for s, f in zip(static, fresh):
         s.copy_(f)
-    out.fill_(float("nan"))
-    lse.fill_(float("nan"))
+    for output in replayed[:2]:  # out and lse (the indices are int32)
+        output.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()
-    ref_out, ref_lse, ref_indices = dsa.attention_prefill(*fresh, topk=TOPK, d_v=D_V)
+    return replayed, step(*fresh)
+
+
+def check_step_outputs(replayed, eager):
+    (out, lse, indices), (ref_out, ref_lse, ref_indices) = replayed, eager
     assert same_sets(indices, ref_indices)
     torch.testing.assert_close(lse, ref_lse, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(out.float(), ref_out.float(), rtol=1e-2, atol=1e-2)
 
 
+def test_the_prefill_step_replays_from_a_cuda_graph():
+    check_step_outputs(*replayed_and_eager(lambda *x: dsa.attention_prefill(*x, topk=TOPK, d_v=D_V), prefill_inputs))
+
+
 def test_the_decode_step_replays_from_a_cuda_graph(rng):
-    static = [x.clone() for x in decode_inputs(rng)]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        dsa.attention_decode(*static, topk=TOPK)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out, lse, slots = dsa.attention_decode(*static, topk=TOPK)
-    fresh = decode_inputs(rng)
-    for s, f in zip(static, fresh):
-        s.copy_(f)
-    out.fill_(float("nan"))
-    lse.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref_out, ref_lse, ref_slots = dsa.attention_decode(*fresh, topk=TOPK)
-    assert same_sets(slots, ref_slots)
-    torch.testing.assert_close(lse, ref_lse, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(out.float(), ref_out.float(), rtol=1e-2, atol=1e-2)
+    check_step_outputs(*replayed_and_eager(lambda *x: dsa.attention_decode(*x, topk=TOPK), lambda: decode_inputs(rng)))
