@@ -167,9 +167,9 @@ def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=
                 gather_bytes(Cache, index_shared, tail_bytes, tail_at, block_I, 2 * tail_dim)
                 for i, g in T.Parallel(block_I, groups):
                     scales_shared[i, g] = float32_at(scale_bytes, i, 4 * g)
-                for i, d in T.Parallel(block_I, dim):
-                    value = T.Cast("float32", T.reinterpret(value_bytes[i, d], "float8_e4m3"))
-                    KV_shared[i, d] = value * scales_shared[i, d // FP8_GROUP]
+                for i, d in T.Parallel(block_I, dim):  # one store (no local), so it moves vectors
+                    KV_shared[i, d] = (T.Cast("float32", T.reinterpret(value_bytes[i, d], "float8_e4m3"))
+                                       * scales_shared[i, d // FP8_GROUP])
                 for i, d in T.Parallel(block_I, tail_dim):
                     K_tail_shared[i, d] = bfloat16_at(tail_bytes, i, 2 * d)
                 attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
