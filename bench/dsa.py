@@ -3,7 +3,7 @@ GPU's ceilings, and the whole prefill step against dense attention, in one run (
 
     python bench/dsa.py [--quick] [--append bench/RESULTS.md]
 
-Written 2026-12-03 without a GPU: its first run is still to come (docs/dsa.md).
+First run 2026-12-03 on the H200: bench/RESULTS.md, "twenty-fourth session".
 
 The ceilings are measured in the same run: a copy's bandwidth, and cuBLAS's bf16 and fp8 GEMM
 rates at 8192^3. The rows, DeepSeek-V3.2's dims:
