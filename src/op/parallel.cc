@@ -2,12 +2,47 @@
 
 #include <algorithm>
 
+#include "ir/intrinsics.h"
 #include "ir/simplify.h"
+#include "ir/substitute.h"
 #include "ir/visitor.h"
 
 namespace tilec::op {
 
 using ir::Stmt;
+
+namespace {
+
+// Whether e may be evaluated where it is used instead of where it was named: no call but the
+// math intrinsics and reinterpret (an atomic's result, a device query, are made once).
+bool is_pure(const ir::Expr& e) {
+  struct Finder : ir::IRVisitor {
+    bool impure = false;
+    void visit_Call(const ir::Call* op) override {
+      if (!ir::find_intrinsic(op->name) && op->name != ir::kReinterpret) impure = true;
+      IRVisitor::visit_Call(op);
+    }
+  } finder;
+  finder.visit(e);
+  return !finder.impure;
+}
+
+}  // namespace
+
+Stmt inline_pure_lets(const Stmt& body) {
+  ir::VarMap values;
+  Stmt cur = body;
+  while (const auto* let = cur.as<ir::LetStmt>()) {
+    if (!is_pure(let->value)) return body;
+    values[let->var.get()] = ir::substitute(let->value, values);
+    cur = let->body;
+  }
+  if (values.empty()) return body;
+  const auto* guarded = cur.as<ir::IfThenElse>();
+  const bool one_store = cur.as<ir::BufferStore>() ||
+                         (guarded && !guarded->else_case && guarded->then_case.as<ir::BufferStore>());
+  return one_store ? ir::substitute(cur, values) : body;
+}
 
 std::optional<ParallelNest> parallel_nest(const Stmt& s) {
   const auto* loop = s.as<ir::For>();

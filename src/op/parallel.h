@@ -23,6 +23,12 @@ struct ParallelNest {
 // `s` as a nest when it is a T.Parallel loop with constant extents starting at 0.
 std::optional<ParallelNest> parallel_nest(const ir::Stmt& s);
 
+// A nest body of lets ending in one store, or one store under an if (a T.Parallel body that
+// names a value first: `v = ...; S[i, j] = v * s`), as that store with the values in place of
+// their names, when the values are pure (no call but the math intrinsics and reinterpret): the
+// single store that vector accesses and pipelining take. Any other body as it is.
+ir::Stmt inline_pure_lets(const ir::Stmt& body);
+
 // One site over the nest, with the fragments its body indexes by the nest's vars.
 LayoutConstraints layout_constraints(const ParallelNest& nest);
 

@@ -113,6 +113,24 @@ TEST(OpLayoutConstraints, AParallelNestIsOneSiteOverItsLoops) {
   EXPECT_EQ(describe(c.sites.at(0)), "h:0,1 f:1,0 v:1 over (32, 64)");
 }
 
+TEST(ParallelNest, APureNamedValueIsPutInItsStoreAndAnyOtherKeptNamed) {
+  // v = value; A[i] = v + v  (a T.Parallel body over i)
+  ir::Expr i = ir::make_var("i"), v = ir::make_var("v", DType::Float32);
+  ir::Buffer A = ir::make_buffer("A", DType::Float32, {ir::make_int(8)}, {}, ir::MemoryScope::Shared);
+  auto body_of = [&](const ir::Expr& value) {
+    return ir::make_let(v, value, ir::make_store(A, {i}, ir::make_Add(v, v)));
+  };
+  ir::Stmt pure = op::inline_pure_lets(body_of(ir::make_call(DType::Float32, "exp", {ir::make_load(A, {i})})));
+  ASSERT_TRUE(pure.as<ir::BufferStore>());
+  EXPECT_EQ(ir::to_string(pure), "A[i] = T.exp(A[i]) + T.exp(A[i])\n");
+  // a call of the program's own (a side effect) is made once, under its name
+  EXPECT_TRUE(op::inline_pure_lets(body_of(ir::make_call(DType::Float32, "next_ticket", {}))).as<ir::LetStmt>());
+  // two stores: nothing to gain
+  ir::Stmt two = ir::make_let(v, ir::make_load(A, {i}),
+                              ir::make_seq({ir::make_store(A, {i}, v), ir::make_store(A, {i}, v)}));
+  EXPECT_TRUE(op::inline_pure_lets(two).as<ir::LetStmt>());
+}
+
 // One op of each kind on fragments: a kind added to TILEC_FOR_EACH_TILE_OP without a
 // sample here does not compile.
 template <typename Op>

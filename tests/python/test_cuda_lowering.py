@@ -335,6 +335,25 @@ def test_gpu_gathered_rows_and_padded_tails_match_torch():
     np.testing.assert_allclose(Y.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
+def named_value_rows(M=16, N=128):
+    # The body names its value before the store, as TileLang's programs often do.
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            for i, j in T.Parallel(M, N):
+                doubled = A[i, j] * 2
+                B[i, j] = doubled + doubled
+
+    return main
+
+
+def test_a_parallel_body_that_names_its_value_first_still_moves_vectors():
+    source = cuda_compile(named_value_rows()).get_kernel_source()
+    assert "tilec_cuda::load_vector<8>((&A_run[0]), (&A[" in source
+    assert "tilec_cuda::store_vector<8>((&B[" in source
+    # (one named by a call with a side effect stays named: ParallelNest's C++ test)
+
+
 def test_a_tile_copied_past_the_tensors_end_stores_vectors_under_one_row_check():
     # The last block's rows pass B's end: T.copy's bounds check of the rows holds or fails for
     # a whole run along the row, so each run is one vector store under one test (it was a

@@ -294,8 +294,12 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     Fragment layout = outer_local ? ir::replicated_fragment(nest.extents) : op::nest_layout(nest, threads_);
     WritesPrivate writes;
     writes.visit(nest.body);
-    if (auto vectors = nest_vectors(nest, layout, ctx_.contiguous_args))
-      return vector_slot_loop(nest, layout, *vectors, !writes.found);
+    // Values the body names are put in its store where that makes vector accesses; otherwise
+    // the names stay (the generated code reads better with them).
+    op::ParallelNest inlined = nest;
+    inlined.body = op::inline_pure_lets(nest.body);
+    if (auto vectors = nest_vectors(inlined, layout, ctx_.contiguous_args))
+      return vector_slot_loop(inlined, layout, *vectors, !writes.found);
     return slot_loop(
         layout, nest.extents,
         [&](const std::vector<Expr>& idx, const Expr& slot) {

@@ -130,6 +130,7 @@ class LoopPipeliner : public ir::IRMutator {
   static ir::Buffer gather_fill_buffer(const Stmt& s) {
     auto nest = op::parallel_nest(s);
     if (!nest) return nullptr;
+    nest->body = op::inline_pure_lets(nest->body);
     auto body = nest_store(*nest);
     if (!body || body->store->buffer->scope != ir::MemoryScope::Shared || reads_on_chip(body->store->value) ||
         (body->guard && reads_on_chip(body->guard)))
