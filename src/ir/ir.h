@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -180,6 +181,17 @@ struct BinaryNode : ExprNode {
 #define TILEC_BINARY_ALIAS(n) using n = BinaryNode<ExprKind::n>;
 TILEC_FOR_EACH_BINARY_EXPR(TILEC_BINARY_ALIAS)
 #undef TILEC_BINARY_ALIAS
+
+// A binary node's operands (a, b); both null for any other node.
+inline std::pair<const Expr*, const Expr*> binary_operands(const ExprNode* e) {
+  switch (e->kind) {
+#define TILEC_OPERANDS(n) \
+  case ExprKind::n: return {&static_cast<const n*>(e)->a, &static_cast<const n*>(e)->b};
+    TILEC_FOR_EACH_BINARY_EXPR(TILEC_OPERANDS)
+#undef TILEC_OPERANDS
+    default: return {nullptr, nullptr};
+  }
+}
 
 struct Not : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Not;

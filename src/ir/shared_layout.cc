@@ -118,17 +118,8 @@ std::optional<int64_t> evaluate(const Expr& e, const std::vector<Expr>& vars, co
     auto v = evaluate(n->a, vars, values);
     return v ? std::optional<int64_t>(!*v) : std::nullopt;
   }
-  const Expr *pa = nullptr, *pb = nullptr;
-  switch (e.kind()) {
-#define TILEC_OPERANDS(n)                    \
-  case ExprKind::n:                          \
-    pa = &static_cast<const n*>(e.get())->a; \
-    pb = &static_cast<const n*>(e.get())->b; \
-    break;
-    TILEC_FOR_EACH_BINARY_EXPR(TILEC_OPERANDS)
-#undef TILEC_OPERANDS
-    default: return std::nullopt;
-  }
+  auto [pa, pb] = binary_operands(e.get());
+  if (!pa) return std::nullopt;
   auto oa = evaluate(*pa, vars, values), ob = evaluate(*pb, vars, values);
   if (!oa || !ob) return std::nullopt;
   return apply_binary(e.kind(), *oa, *ob);

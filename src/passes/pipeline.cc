@@ -18,6 +18,7 @@
 #include "passes/cuda/lower_instructions.h"
 #include "passes/cuda/pingpong_warpgroups.h"
 #include "passes/cuda/warp_specialize.h"
+#include "passes/gpu/bind_repeated_loads.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
 #include "passes/guard_global_accesses.h"
@@ -78,6 +79,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"merge_cp_async_waits", merge_cp_async_waits},
         {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
+        {"bind_repeated_loads", bind_repeated_loads},
         {"verify", verify},
     };
   }
@@ -102,6 +104,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"lower_to_threads", lower_to_threads},
         {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
+        {"bind_repeated_loads", bind_repeated_loads},
         {"verify", verify},
     };
   }

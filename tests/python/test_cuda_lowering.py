@@ -254,7 +254,9 @@ def scale_gathered_rows(rows=64, cols=128, keys=200):
 
 def test_a_gather_computed_on_reads_a_predicated_vector_into_registers():
     source = cuda_compile(scale_gathered_rows()).get_kernel_source()
-    assert re.search(r"tilec_cuda::load_vector_or_zero<8>\(\(&X_run\[0\]\), \(&X\[.*\]\), Index\[", source), source
+    # the row's index read once (passes/gpu/bind_repeated_loads.h), then the predicated load
+    assert re.search(r"const int32_t (reused\w*) = Index\[[^\n]*\n(.*\n)*?.*tilec_cuda::load_vector_or_zero<8>\("
+                     r"\(&X_run\[0\]\), \(&X\[.*\]\), \1 >= 0", source), source
     assert "cp_async" not in source.split("T.Parallel")[1].split("T.copy")[0]
 
 
@@ -328,6 +330,7 @@ def test_gpu_gathered_rows_and_padded_tails_match_torch():
     B = torch.full((64, 256), float("nan"), device="cuda", dtype=torch.float16)
     tilec.compile(row_tail(), target="cuda")(A, B)
     assert torch.equal(B, torch.nn.functional.pad(A, (0, 8)))
+    X = torch.randn(200, 64, device="cuda", dtype=torch.bfloat16)
     index = torch.randint(-1, 200, (128,), device="cuda", dtype=torch.int32)
     Y = torch.full((32, 64), float("nan"), device="cuda")
     tilec.compile(pipelined_gather(), target="cuda")(X, index, Y)

@@ -9,7 +9,7 @@ from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
-from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG
+from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
@@ -339,8 +339,12 @@ def test_sparse_mla_errors_name_the_argument(change, message, rng):
 def test_sparse_mla_prefill_builds_for_sm90a(heads):
     # DeepSeek-V3.2's: 576 = 512 latent + 64 RoPE dims, topk 2048
     source = build_for_cuda(sparse_mla_prefill_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
-                            tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
+                            tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SPARSE_PREFILL_CONFIG)
     assert source.count("wgmma_gemm") == 3  # the latent scores, the RoPE tail's, P V
+    # the next step's keys are gathered while this step's are attended to, each row's index read once a copy
+    loop = source[source.index("for (int32_t k_stage_iter"):]
+    assert loop.index("wgmma_gemm") < loop.index("cp_async_16(") < loop.index("cp_async_commit")
+    assert all("Indices[" not in line for line in loop.splitlines() if "cp_async_16(" in line)
 
 
 def test_causal_ranges_build_for_sm90a():

@@ -22,6 +22,7 @@ from ..device import config_for
 from .cache_bytes import bfloat16_at, float32_at
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
+PREFILL_CONFIG = dict(CONFIG, num_stages=2)  # 2 stages of gathered keys: 224 KiB of shared memory
 CPU_CONFIG = dict(block_H=16, block_I=32, threads=128)
 AMD_CONFIG = dict(block_H=16, block_I=32, threads=128)  # 64 KiB of LDS a block
 AMD_DECODE_CONFIG = dict(block_H=16, block_I=16, threads=128)  # room for the gathered tokens' bytes too
@@ -57,9 +58,11 @@ def start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, b
 def attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o,
                     row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I, dim):
     # One step over block_I gathered keys: scores by two gemms (latent, RoPE tail), the invalid
-    # keys' masked, the online softmax, and O += P V.
-    T.gemm(Q_shared, KV_shared, scores, transpose_B=True, clear_accum=True)
-    T.gemm(Q_tail_shared, K_tail_shared, scores, transpose_B=True)
+    # keys' masked, the online softmax, and O += P V. The score gemms are left in flight (on
+    # Hopper) until the mask reads them: a pipelined loop issues its next gathers under them.
+    T.gemm(Q_shared, KV_shared, scores, transpose_B=True, clear_accum=True, wg_wait=-1)
+    T.gemm(Q_tail_shared, K_tail_shared, scores, transpose_B=True, wg_wait=-1)
+    T.wait_wgmma(0)
     for h, i in T.Parallel(block_H, block_I):
         scores[h, i] = T.if_then_else(index_shared[i] >= 0, scores[h, i], -T.infinity("float32"))
     online_softmax(scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale,
@@ -69,12 +72,17 @@ def attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_sha
 
 
 @T.macro
+def index_at(Indices, row, slot, topk, keys):
+    # Indices[row, slot]; -1 past topk and for an invalid one.
+    index = T.if_then_else(slot < topk, Indices[row, T.min(slot, topk - 1)], -1)
+    return T.if_then_else((index >= 0) & (index < keys), index, -1)
+
+
+@T.macro
 def gather_indices(Indices, row, k, topk, keys, index_shared, block_I):
-    # Step k's indices of `row` into index_shared: -1 past topk and for an invalid one.
+    # Step k's indices of `row` into index_shared.
     for i in T.Parallel(block_I):
-        slot = k * block_I + i
-        index = T.if_then_else(slot < topk, Indices[row, T.min(slot, topk - 1)], -1)
-        index_shared[i] = T.if_then_else((index >= 0) & (index < keys), index, -1)
+        index_shared[i] = index_at(Indices, row, k * block_I + i, topk, keys)
 
 
 @T.macro
@@ -89,8 +97,10 @@ def finish_rows(acc_o, row_max, denominator, lse, scale, block_H, dim):
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64,
-                              threads=256):
+                              threads=256, num_stages=1):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
+    # With num_stages 2 the next step's keys are gathered (cp.async) while this step's are
+    # attended to: the gathers read the indices from global memory, not index_shared, for that.
     scale = sm_scale * LOG2E
 
     @T.prim_func
@@ -103,14 +113,17 @@ def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale,
                                                                                                  tail_dim)
             h0 = hb * block_H
             start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim)
-            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
+            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=num_stages):
                 gather_indices(Indices, t, k, topk, seq_kv, index_shared, block_I)
                 # invalid keys gather zeros (and their scores are masked)
                 for i, d in T.Parallel(block_I, dim):
-                    KV_shared[i, d] = T.if_then_else(index_shared[i] >= 0, KV[T.max(index_shared[i], 0), 0, d], 0)
+                    KV_shared[i, d] = T.if_then_else(index_at(Indices, t, k * block_I + i, topk, seq_kv) >= 0,
+                                                     KV[T.max(index_at(Indices, t, k * block_I + i, topk, seq_kv), 0),
+                                                        0, d], 0)
                 for i, d in T.Parallel(block_I, tail_dim):
-                    K_tail_shared[i, d] = T.if_then_else(index_shared[i] >= 0,
-                                                         KV[T.max(index_shared[i], 0), 0, dim + d], 0)
+                    K_tail_shared[i, d] = T.if_then_else(index_at(Indices, t, k * block_I + i, topk, seq_kv) >= 0,
+                                                         KV[T.max(index_at(Indices, t, k * block_I + i, topk, seq_kv),
+                                                                  0), 0, dim + d], 0)
                 attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores,
                                 probs, acc_o, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
                                 scale, block_H, block_I, dim)
@@ -128,16 +141,20 @@ FP8_TOKEN_BYTES = FP8_DIM + 4 * (FP8_DIM // FP8_GROUP) + 2 * FP8_TAIL
 
 
 @T.macro
-def gather_bytes(Cache, index_shared, part, first, block_I, count):
-    # Bytes [first, first + count) of each gathered token into `part`, as they are (by cp.async,
-    # 16 bytes at a time); zeros for an invalid slot.
+def gather_bytes(Cache, Indices, row, k, topk, part, first, block_I, count):
+    # Bytes [first, first + count) of step k's tokens into `part`, as they are (by cp.async, 16
+    # bytes at a time); zeros for an invalid slot.
+    slots = Cache.shape[0]
     for i, b in T.Parallel(block_I, count):
-        part[i, b] = T.if_then_else(index_shared[i] >= 0, Cache[T.max(index_shared[i], 0), first + b], 0)
+        part[i, b] = T.if_then_else(index_at(Indices, row, k * block_I + i, topk, slots) >= 0,
+                                    Cache[T.max(index_at(Indices, row, k * block_I + i, topk, slots), 0), first + b], 0)
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64, threads=256):
-    # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout.
+def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64, threads=256,
+                             num_stages=1):
+    # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout. With num_stages 2
+    # the next step's bytes are gathered while this step's are dequantized and attended to.
     dim, tail_dim, groups = FP8_DIM, FP8_TAIL, FP8_DIM // FP8_GROUP
     scale = sm_scale * LOG2E
     scales_at, tail_at = FP8_DIM, FP8_DIM + 4 * groups
@@ -157,14 +174,14 @@ def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=
             tail_bytes = T.alloc_shared((block_I, 2 * tail_dim), "uint8")
             h0 = hb * block_H
             start_rows(Q, t, h0, Q_shared, Q_tail_shared, acc_o, row_max, denominator, block_H, dim, tail_dim)
-            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=1):
+            for k in T.Pipelined(T.ceildiv(topk, block_I), num_stages=num_stages):
                 gather_indices(Indices, t, k, topk, slots, index_shared, block_I)
                 # the gathered tokens' bytes into shared memory as they are (zeros for an
                 # invalid slot, whose scores are masked), then each dequantized to bfloat16
                 # (value times its group's scale), as FlashMLA does
-                gather_bytes(Cache, index_shared, value_bytes, 0, block_I, dim)
-                gather_bytes(Cache, index_shared, scale_bytes, scales_at, block_I, 4 * groups)
-                gather_bytes(Cache, index_shared, tail_bytes, tail_at, block_I, 2 * tail_dim)
+                gather_bytes(Cache, Indices, t, k, topk, value_bytes, 0, block_I, dim)
+                gather_bytes(Cache, Indices, t, k, topk, scale_bytes, scales_at, block_I, 4 * groups)
+                gather_bytes(Cache, Indices, t, k, topk, tail_bytes, tail_at, block_I, 2 * tail_dim)
                 for i, g in T.Parallel(block_I, groups):
                     scales_shared[i, g] = float32_at(scale_bytes, i, 4 * g)
                 for i, d in T.Parallel(block_I, dim):  # one store (no local), so it moves vectors
@@ -261,7 +278,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
-    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
+    config = config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
     if out is None:
         return kernel(q, kv, indices.reshape(S, index_shape[2]))
