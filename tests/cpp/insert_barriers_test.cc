@@ -171,6 +171,61 @@ TEST(InsertBarriers, AtomicAddsIntoSharedNeedNoBarrierBetweenThemOnlyFromTheOthe
   }
 }
 
+// A stream compaction written thread by thread (a top-k keeping its candidates): each thread
+// claims slots of `kept` from a shared counter and stores there (`store`), in a loop over the
+// row, then the kept values are read.
+std::string barriers_of_compaction(const std::string& store) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(X: T.Tensor((4096,), \"float32\"), Y: T.Tensor((4096,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        kept = T.alloc_shared((4096,), \"float32\")\n"
+      "        count = T.alloc_shared((2,), \"int32\")\n"
+      "        if tx < 2:\n"
+      "            count[tx] = 0\n"
+      "        T.sync_threads()\n"
+      "        for part in T.serial(32):\n"
+      "            v = X[part * 128 + tx]\n"
+      "            if v > 0:\n" +
+      store +
+      "        for part in T.serial(32):\n"
+      "            Y[part * 128 + tx] = kept[part * 128 + tx]\n";
+  return barriers_of_source(text);
+}
+
+TEST(InsertBarriers, StoresAtSlotsClaimedFromOneCounterNeedNoBarrierBetweenThem) {
+  std::string ir = barriers_of_compaction(
+      "                at = T.atomic_add(count[0], 1, return_prev=True)\n"
+      "                kept[at] = v\n");
+  // none in the loop (each claimed slot is one thread's), one before the kept values are read
+  EXPECT_EQ(ir.find("sync_threads", ir.find("for part in")), ir.rfind("sync_threads")) << ir;
+  EXPECT_LT(ir.find("kept[at] = v"), ir.rfind("sync_threads")) << ir;
+  EXPECT_LT(ir.rfind("sync_threads"), ir.find("Y[part")) << ir;
+}
+
+TEST(InsertBarriers, SlotsFromTwoCountersMayMeet) {
+  // the second store meets the first, a hand-off in a branch on the thread's value: an error
+  try {
+    barriers_of_compaction(
+        "                at = T.atomic_add(count[0], 1, return_prev=True)\n"
+        "                kept[at] = v\n"
+        "                other = T.atomic_add(count[1], 1, return_prev=True)\n"
+        "                kept[other] = v\n");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
+  }
+}
+
+TEST(InsertBarriers, AnAddOfNoConstantClaimsNoSlot) {
+  // adds of `part` (0 in the first round) may return one value twice: a barrier every round
+  std::string ir = barriers_of_compaction(
+      "                at = T.atomic_add(count[0], part, return_prev=True)\n"
+      "                kept[at] = v\n");
+  EXPECT_NE(ir.find("sync_threads())\n            if v > 0"), std::string::npos) << ir;
+}
+
 // Two halves of one shared buffer, `r` the block's (TileLang's top-k selector reads one round's
 // candidates and writes the next round's so, in a branch on the thread index).
 std::string barriers_of_halves(const std::string& branch_body) {

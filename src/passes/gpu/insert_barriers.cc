@@ -103,15 +103,58 @@ const ir::BufferNode* atomic_add_into_shared(const Stmt& s) {
   return dst && dst->scope == ir::MemoryScope::Shared ? dst : nullptr;
 }
 
+// Slots claimed from a shared counter: each let var bound to what T.atomic_add(counter, n,
+// return_prev=True) returned, n a positive constant and the counter an element at constant
+// indices, with the counter (its buffer's address and indices, printed). No two such adds
+// return the same value while nothing else writes the counter (and a plain write of it meets
+// the adds in flight, which puts a barrier before it), so the stores of a stream compaction
+// (`at = T.atomic_add(count[0], 1, return_prev=True); kept[at] = v`) never meet each other.
+using Claims = std::map<const ir::ExprNode*, std::string>;
+
+Claims claimed_slots(const Stmt& body) {
+  struct Find : ir::IRVisitor {
+    std::map<const ir::BufferNode*, std::string> counter_of_prev;  // return_prev's local
+    Claims claims;
+    void visit_AtomicAdd(const ir::AtomicAdd* op) override {
+      int64_t n = 0;
+      const ir::BufferNode* buffer = op->dst.buffer.get();
+      std::string counter;
+      bool constant = buffer && buffer->scope == ir::MemoryScope::Shared;
+      for (const ir::Range& r : op->dst.region) {
+        int64_t at = 0;
+        constant = constant && ir::is_const_int(r.min, &at);
+        counter += std::to_string(at) + ",";
+      }
+      if (op->prev.buffer && constant && op->value && ir::is_const_int(op->value, &n) && n > 0)
+        counter_of_prev[op->prev.buffer.get()] =
+            buffer->name + "@" + std::to_string(reinterpret_cast<uintptr_t>(buffer)) + "[" + counter + "]";
+      IRVisitor::visit_AtomicAdd(op);
+    }
+    void visit_LetStmt(const ir::LetStmt* op) override {
+      if (const auto* load = op->value.as<ir::BufferLoad>())
+        if (auto it = counter_of_prev.find(load->buffer.get()); it != counter_of_prev.end())
+          claims[op->var.get()] = it->second;
+      IRVisitor::visit_LetStmt(op);
+    }
+  } find;
+  find.visit(body);
+  return find.claims;
+}
+
 // The shared-memory accesses of a statement or expression: an element access keeps its
 // indices; a tile op's region, or any access inside a T.Parallel nest (its elements are other
 // threads'), is the whole buffer. Keyed by buffer and printed indices ("*": whole). Atomic adds
 // into a buffer are kept apart from its reads and writes: they commute with each other (a
-// histogram's threads add into it with no barrier between them), not with the rest.
+// histogram's threads add into it with no barrier between them), not with the rest. So are
+// stores at slots claimed from one counter (Claims), keyed by buffer and counter: they meet
+// each other's only through another counter's.
 struct SharedAccesses : ir::IRVisitor {
   using Indices = std::optional<std::vector<ir::Expr>>;
   using Set = std::map<std::pair<const ir::BufferNode*, std::string>, Indices>;
-  Set reads, writes, atomics;
+  Set reads, writes, atomics, claimed;
+  const Claims* claims = nullptr;
+
+  explicit SharedAccesses(const Claims* claims_ = nullptr) : claims(claims_) {}
 
   void visit(const Stmt& s) override {
     if (s && op::is_tile_op(s.kind())) {
@@ -152,8 +195,19 @@ struct SharedAccesses : ir::IRVisitor {
     IRVisitor::visit_BufferLoad(op);
   }
   void visit_BufferStore(const ir::BufferStore* op) override {
-    note(op->buffer.get(), op->indices, writes);
+    if (const std::string* counter = claimed_counter(*op))
+      claimed[{op->buffer.get(), "claimed from " + *counter}] = std::nullopt;
+    else
+      note(op->buffer.get(), op->indices, writes);
     IRVisitor::visit_BufferStore(op);
+  }
+
+  // The counter a store's one index was claimed from, or null.
+  const std::string* claimed_counter(const ir::BufferStore& store) const {
+    if (!claims || parallel_ > 0 || store.buffer->scope != ir::MemoryScope::Shared || store.indices.size() != 1)
+      return nullptr;
+    auto it = claims->find(store.indices[0].get());
+    return it == claims->end() ? nullptr : &it->second;
   }
 
  private:
@@ -182,6 +236,15 @@ class Overlap {
     for (const auto& [a, ia] : x)
       for (const auto& [b, ib] : y)
         if (meet(a.first, ia, b.first, ib)) return true;
+    return false;
+  }
+
+  // Two sets of stores at claimed slots (SharedAccesses::claimed): those of one buffer and
+  // counter never meet.
+  bool any_claims(const SharedAccesses::Set& x, const SharedAccesses::Set& y) const {
+    for (const auto& [a, ia] : x)
+      for (const auto& [b, ib] : y)
+        if (a != b && meet(a.first, ia, b.first, ib)) return true;
     return false;
   }
 
@@ -230,19 +293,21 @@ struct TmaRead {
 
 // Accesses made since the last barrier, by any thread, and the TMA stores' reads in flight.
 struct Pending {
-  SharedAccesses::Set reads, writes, atomics;
+  SharedAccesses::Set reads, writes, atomics, claimed;
   std::map<const ir::BufferNode*, TmaRead> tma_reads;
   void add(const SharedAccesses& acc) {
     reads.insert(acc.reads.begin(), acc.reads.end());
     writes.insert(acc.writes.begin(), acc.writes.end());
     atomics.insert(acc.atomics.begin(), acc.atomics.end());
+    claimed.insert(acc.claimed.begin(), acc.claimed.end());
   }
-  bool empty_of_accesses() const { return reads.empty() && writes.empty() && atomics.empty(); }
+  bool empty_of_accesses() const { return reads.empty() && writes.empty() && atomics.empty() && claimed.empty(); }
   // Where control flow joins: what either side left.
   void add(const Pending& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
     atomics.insert(other.atomics.begin(), other.atomics.end());
+    claimed.insert(other.claimed.begin(), other.claimed.end());
     for (const auto& [tile, read] : other.tma_reads) {
       auto [at, fresh] = tma_reads.emplace(tile, read);
       if (fresh) continue;
@@ -257,7 +322,7 @@ struct Pending {
       return k;
     };
     return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && keys(atomics) == keys(o.atomics) &&
-           tma_reads == o.tma_reads;
+           keys(claimed) == keys(o.claimed) && tma_reads == o.tma_reads;
   }
 };
 
@@ -292,10 +357,12 @@ class BarrierPlacer {
   // `group_barriers`: those of the kernel's T.ws groups, if `groups`; `program_orders_groups`:
   // the kernel orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
-                const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes)
+                const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes,
+                Claims claims)
       : async_(async),
         overlap_(std::move(async), thread_values),
         generic_writes_(std::move(generic_writes)),
+        claims_(std::move(claims)),
         consumer_threads_(consumer_threads),
         thread_values_(thread_values),
         group_barriers_(group_barriers),
@@ -340,7 +407,7 @@ class BarrierPlacer {
   // of a chain there is none: they are other threads.
   Stmt place_group(const ir::IfThenElse& branch, ThreadSpan span, Pending& pending) {
     if (group_) throw std::logic_error("insert_barriers: a T.ws group inside another");
-    SharedAccesses acc;
+    SharedAccesses acc(&claims_);
     acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
     Stmt before;
     if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending))
@@ -421,7 +488,7 @@ class BarrierPlacer {
       return ir::make_seq({cond_barrier, before, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
-    SharedAccesses acc;
+    SharedAccesses acc(&claims_);
     acc.visit(s);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
@@ -447,7 +514,8 @@ class BarrierPlacer {
     std::vector<const ir::BufferNode*> rewritten;
     bool unseparated = false;
     for (const auto& [tile, read] : pending.tma_reads) {
-      if (!overlap_.any(acc.writes, {{{tile, "*"}, std::nullopt}})) continue;
+      const SharedAccesses::Set whole_tile = {{{tile, "*"}, std::nullopt}};
+      if (!overlap_.any(acc.writes, whole_tile) && !overlap_.any(acc.claimed, whole_tile)) continue;
       rewritten.push_back(tile);
       unseparated |= read.unseparated;
     }
@@ -489,7 +557,7 @@ class BarrierPlacer {
   }
 
   Stmt place_divergent(const Stmt& s, Pending& pending) {
-    SharedAccesses acc;
+    SharedAccesses acc(&claims_);
     acc.visit(s);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     Pending inside;
@@ -551,6 +619,7 @@ class BarrierPlacer {
       carried.reads = SharedAccesses::wholes(p.reads);
       carried.writes = SharedAccesses::wholes(p.writes);
       carried.atomics = SharedAccesses::wholes(p.atomics);
+      carried.claimed = p.claimed;  // keyed whole already
       carried.tma_reads = p.tma_reads;
       next.add(carried);
       if (next == entry) {
@@ -564,7 +633,7 @@ class BarrierPlacer {
   }
 
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
-    SharedAccesses acc;
+    SharedAccesses acc(&claims_);
     acc.visit(e);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc, e.get()) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
@@ -575,7 +644,11 @@ class BarrierPlacer {
     const Overlap& o = overlap_;
     return o.any(acc.reads, pending.writes) || o.any(acc.writes, pending.writes) || o.any(acc.writes, pending.reads) ||
            o.any(acc.atomics, pending.reads) || o.any(acc.atomics, pending.writes) ||
-           o.any(acc.reads, pending.atomics) || o.any(acc.writes, pending.atomics);
+           o.any(acc.reads, pending.atomics) || o.any(acc.writes, pending.atomics) ||
+           o.any(acc.claimed, pending.reads) || o.any(acc.claimed, pending.writes) ||
+           o.any(acc.claimed, pending.atomics) || o.any(acc.reads, pending.claimed) ||
+           o.any(acc.writes, pending.claimed) || o.any(acc.atomics, pending.claimed) ||
+           o.any_claims(acc.claimed, pending.claimed);
   }
 
   // A barrier placed before `key` (an input statement or expression: the same in each round of
@@ -621,6 +694,7 @@ class BarrierPlacer {
   BufferSet async_;
   Overlap overlap_;
   BufferSet generic_writes_;  // shared buffers the kernel writes through the generic proxy
+  Claims claims_;
   int consumer_threads_;
   const ThreadValues& thread_values_;
   const GroupBarriers& group_barriers_;
@@ -680,7 +754,8 @@ class KernelBarriers : public ir::IRMutator {
     GroupBarriers group_barriers(op->body, op->loc);
     const bool groups = has_thread_groups(op->body);
     n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values, group_barriers,
-                            groups, groups && waits_on_mbarriers(op->body), generic_writes(op->body))
+                            groups, groups && waits_on_mbarriers(op->body), generic_writes(op->body),
+                            claimed_slots(op->body))
                   .place_kernel(op->body);
     return Stmt(n);
   }

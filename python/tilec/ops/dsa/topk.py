@@ -25,7 +25,7 @@ FIRST_BITS = 12  # the first round's histogram: the keys' top 12 bits
 NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 12 of a column (two)
 COLUMN_BITS = 12
 MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bits
-CONFIG = dict(threads=1024, candidates=4096, unroll=4)
+CONFIG = dict(threads=512, candidates=4096, unroll=8)
 CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
 
 
@@ -59,11 +59,8 @@ def tally(hist, key, column, prefix, mask, threshold, shift, bins, by_column):
 
 
 @T.macro
-def clear_histogram(hist, bins, threads):
-    tx = T.get_thread_binding()
-    for b in T.serial(T.ceildiv(bins, threads)):
-        if b * threads + tx < bins:
-            hist[b * threads + tx] = 0
+def clear_histogram(hist, bins):
+    T.fill(hist[0:bins], 0)
     T.sync_threads()
 
 
@@ -120,7 +117,7 @@ def row_round(L, row, start, valid, threads, unroll, values, hist, partial, tota
     # One round of the select over the whole row (from global memory).
     tx = T.get_thread_binding()
     bins = 1 << bits
-    clear_histogram(hist, bins, threads)
+    clear_histogram(hist, bins)
     for part in T.serial(T.ceildiv(valid, threads * unroll)):
         load_row_part(L, row, start, valid, part, threads, unroll, values)
         for u in T.unroll(unroll):
@@ -138,7 +135,7 @@ def candidate_round(keys, columns, count, threads, hist, partial, total, seen, c
     # One round of the select over the candidates kept in shared memory.
     tx = T.get_thread_binding()
     bins = 1 << bits
-    clear_histogram(hist, bins, threads)
+    clear_histogram(hist, bins)
     for i in T.serial(T.ceildiv(count, threads)):
         c = i * threads + tx
         if c < count:
@@ -208,9 +205,9 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
                         if j < valid and (key & mask) > prefix:
                             take(Out, row, counters, start + j)
                         if j < valid and (key & mask) == prefix and in_bin <= candidates:
-                            c = T.atomic_add(counters[1], 1, return_prev=True)
-                            keys[c] = key
-                            columns[c] = j
+                            kept_at = T.atomic_add(counters[1], 1, return_prev=True)
+                            keys[kept_at] = key
+                            columns[kept_at] = j
                 T.sync_threads()
                 threshold = T.alloc_var("uint32", 0)
                 # the last column taken among keys equal to the threshold: all of them, unless
