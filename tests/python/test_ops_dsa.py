@@ -131,6 +131,24 @@ def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
     assert worst <= FP8_SUM_RTOL, f"error {worst:.2e} of the terms' magnitude"
 
 
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
+    # 37 queries, 3 a program (the last program has one): each query's own range masks the
+    # union's keys, and its own columns take them
+    S, S_kv, H, D = 37, 150, 16, 64
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+    kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len, block_N=64, num_stages=1, threads=128, queries=3)
+    logits = to_numpy(kernel(*on_target(q, k, k_scale, weights, ks, ke)), "float32")
+    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
+    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+
+
 @pytest.mark.parametrize("change,message", [
     (dict(q=np.zeros((4, 16, 32), np.float32)), r"q must be float8_e4m3, not float32"),
     (dict(k=fp8_values((9, 64), np.random.default_rng(1))), r"k has head dim 64 but q has 32"),

@@ -4,9 +4,10 @@
     logits[t, s] = k_scale[s] * sum_h w[t, h] * ReLU(q[t, h] . k[s])
 
 with q [S, H, D] and k [S_kv, D] in float8_e4m3 (one key a token, shared by the heads), and
--inf outside the range. Each program takes one query's H rows against block_N keys a step, the
-keys as the gemm's rows: the head sum is then a sum along each accumulator row, and only the
-query's own key blocks are read.
+-inf outside the range. Each program takes `queries` neighbouring queries against block_N keys
+a step, the keys as the gemm's rows: the head sum is then a sum along each accumulator row. A
+step's keys are loaded once for all its queries (the keys' reads from L2 bound one query a
+program), over the union of their ranges: causal neighbours' ranges differ by a key or so.
 """
 
 import tilec
@@ -17,29 +18,31 @@ from ..device import config_for
 from .cache_bytes import float32_at
 
 FP8 = "float8_e4m3"
-CONFIG = dict(block_N=128, num_stages=2, threads=128)
-CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128)
-AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128)  # 64 KiB of LDS a block
+CONFIG = dict(block_N=128, num_stages=2, threads=128, queries=2)
+CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=2)
+AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=1)  # 64 KiB of LDS a block
 
 
-def indexer_buffers(block_N, heads, dim):
-    """A program's tiles: its query's heads and their weights, a step's block_N keys and their
-    scales, the step's scores [keys, heads] and logits."""
-    return (T.alloc_shared((heads, dim), FP8), T.alloc_shared((heads,), "float32"),
+def indexer_buffers(block_N, queries, heads, dim):
+    """A program's tiles: its queries' heads and their weights, a step's block_N keys and their
+    scales, the step's scores [keys, heads] and logits (of one query at a time)."""
+    return (T.alloc_shared((queries, heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
             T.alloc_shared((block_N, dim), FP8), T.alloc_shared((block_N,), "float32"),
             T.alloc_fragment((block_N, heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
 
 @T.macro
-def score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, first_key, end, block_N, heads):
-    # The logits of block_N keys from first_key (keys as the gemm's rows, so that the head sum
-    # is a sum along each accumulator row), -inf from `end` on.
-    T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
+def score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, q, first_key, begin, end, block_N,
+               heads):
+    # Query q's logits of block_N keys from first_key (keys as the gemm's rows, so that the head
+    # sum is a sum along each accumulator row), -inf outside [begin, end).
+    T.gemm(K_shared, Q_shared[q, :, :], scores, transpose_B=True, clear_accum=True)
     for i, h in T.Parallel(block_N, heads):
-        scores[i, h] = T.max(scores[i, h], 0) * W_shared[h]
+        scores[i, h] = T.max(scores[i, h], 0) * W_shared[q, h]
     T.reduce_sum(scores, logits, dim=1)
     for i in T.Parallel(block_N):
-        logits[i] = T.if_then_else(first_key + i < end, logits[i] * K_scale_shared[i], -T.infinity("float32"))
+        logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end), logits[i] * K_scale_shared[i],
+                                   -T.infinity("float32"))
 
 
 @T.macro
@@ -51,34 +54,64 @@ def fill_minus_infinity(Logits, row, begin, end, block_N):
                 Logits[row, begin + n * block_N + i] = -T.infinity("float32")
 
 
+@T.macro
+def key_range(KS, KE, t, seq_kv, max_len):
+    # Query t's keys [start, end): its range cut to [0, seq_kv) (and to max_len keys)
+    start = T.min(T.max(KS[t], 0), seq_kv)
+    end = T.max(T.min(KE[t], seq_kv, start + max_len) if max_len else T.min(KE[t], seq_kv), start)
+    return start, end
+
+
 @tilec.jit(out_idx=[-1])
-def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128):
+def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     width = max_len if max_len else seq_kv
 
     @T.prim_func
-    def main(Q: T.Tensor((seq * heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
+    def main(Q: T.Tensor((seq, heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
              K_scale: T.Tensor((seq_kv,), "float32"), W: T.Tensor((seq, heads), "float32"),
              KS: T.Tensor((seq,), "int32"), KE: T.Tensor((seq,), "int32"),
              Logits: T.Tensor((seq, width), "float32")):
-        with T.Kernel(seq, threads=threads) as t:
-            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, heads, dim)
-            start = T.min(T.max(KS[t], 0), seq_kv)
-            end = T.max(T.min(KE[t], seq_kv, start + max_len) if max_len else T.min(KE[t], seq_kv), start)
-            # the column of the range's first key
-            first_column = 0 if max_len else start
-            T.copy(Q[t * heads, 0], Q_shared)
-            T.copy(W[t, 0], W_shared)
-            for n in T.Pipelined(T.ceildiv(end - start, block_N), num_stages=num_stages):
+        with T.Kernel(T.ceildiv(seq, queries), threads=threads) as program:
+            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, queries, heads,
+                                                                                           dim)
+            t0 = program * queries
+            last = T.min(t0 + queries, seq) - 1
+            # the union of the queries' ranges (a query past the last is the last again), bound
+            # once: the pipelined copies read it
+            lo = T.alloc_var("int32", seq_kv)
+            hi = T.alloc_var("int32", 0)
+            for q in T.unroll(queries):
+                q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+                lo = T.min(lo, q_start)
+                hi = T.max(hi, q_end)
+            start = lo + 0
+            end = T.max(hi, start)
+            T.copy(Q[t0:t0 + queries, :, :], Q_shared)
+            T.copy(W[t0:t0 + queries, :], W_shared)
+            steps = T.ceildiv(end - start, block_N)
+            for n in T.Pipelined(steps, num_stages=num_stages):
                 T.copy(K[start + n * block_N, 0], K_shared)
                 T.copy(K_scale[start + n * block_N], K_scale_shared)
-                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, start + n * block_N, end,
-                           block_N, heads)
-                T.copy(logits, Logits[t, first_column + n * block_N])
-            # -inf in every column no step wrote: before the range (full form) and after it
-            fill_minus_infinity(Logits, t, 0, first_column, block_N)
-            fill_minus_infinity(Logits, t, first_column + T.ceildiv(end - start, block_N) * block_N, width, block_N)
+                for q in T.unroll(queries):
+                    q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+                    # key s in column s - base
+                    base = q_start if max_len else 0
+                    score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, q, start + n * block_N,
+                               q_start, q_end, block_N, heads)
+                    for i in T.Parallel(block_N):
+                        column = start + n * block_N + i - base
+                        if (t0 + q <= last) & (column >= 0) & (column < width):
+                            Logits[t0 + q, column] = logits[i]
+            # -inf in every column no step wrote: before the union's first key and past its
+            # last step
+            for q in T.unroll(queries):
+                if t0 + q <= last:
+                    q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
+                    base = q_start if max_len else 0
+                    fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
+                    fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
 
     return main
 
@@ -96,15 +129,15 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
     width = max_pages * PAGE_SIZE
 
     @T.prim_func
-    def main(Q: T.Tensor((batch * next_n * heads, dim), FP8), Cache: T.Tensor((pages, page_bytes), "uint8"),
+    def main(Q: T.Tensor((batch * next_n, heads, dim), FP8), Cache: T.Tensor((pages, page_bytes), "uint8"),
              W: T.Tensor((batch * next_n, heads), "float32"), BlockTable: T.Tensor((batch, max_pages), "int32"),
              ContextLens: T.Tensor((batch,), "int32"), Logits: T.Tensor((batch * next_n, width), "float32")):
         with T.Kernel(batch * next_n, threads=threads) as row:
-            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(PAGE_SIZE, heads, dim)
+            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(PAGE_SIZE, 1, heads, dim)
             b = row // next_n
             end = T.max(T.min(ContextLens[b] - next_n + row % next_n + 1, width), 0)
-            T.copy(Q[row * heads, 0], Q_shared)
-            T.copy(W[row, 0], W_shared)
+            T.copy(Q[row:row + 1, :, :], Q_shared)
+            T.copy(W[row:row + 1, :], W_shared)
             for p in T.serial(T.ceildiv(end, PAGE_SIZE)):
                 page = BlockTable[b, p]
                 # a page id outside the cache reads page 0, and its keys are masked
@@ -114,7 +147,7 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
                     K_shared[i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
                 for i in T.Parallel(PAGE_SIZE):
                     K_scale_shared[i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
-                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, p * PAGE_SIZE,
+                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, 0, p * PAGE_SIZE, 0,
                            T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
                 T.copy(logits, Logits[row, p * PAGE_SIZE])
             fill_minus_infinity(Logits, row, T.ceildiv(end, PAGE_SIZE) * PAGE_SIZE, width, PAGE_SIZE)
@@ -166,7 +199,7 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
         raise ValueError(f"max_len must be a positive int or None, not {max_len!r}")
     config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, **config)
-    return kernel(q.reshape(S * H, D), k, k_scale, weights, ks, ke)
+    return kernel(q, k, k_scale, weights, ks, ke)
 
 
 def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):
@@ -197,7 +230,7 @@ def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):
     _typed(context_lens, "context_lens", "int32", (B,))
     max_pages = tuple(block_table.shape)[1]
     kernel = indexer_decode_kernel(B, next_n, H, D, cache_shape[0], max_pages)
-    return kernel(q.reshape(B * next_n * H, D), kv_cache.reshape(cache_shape[0], page_bytes), weights, block_table,
+    return kernel(q.reshape(B * next_n, H, D), kv_cache.reshape(cache_shape[0], page_bytes), weights, block_table,
                   context_lens)
 
 
