@@ -1,5 +1,5 @@
-// bind_repeated_loads: calls built by hand (IR before and after), then a staged gather through
-// the CUDA pass list.
+// bind_repeated_loads on calls built by hand: the IR before and after. (A staged gather through
+// the CUDA pass list: cuda_passes_test.cc.)
 #include "passes/gpu/bind_repeated_loads.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,6 @@
 #include "ir/printer.h"
 #include "target/target.h"
 #include "text_count.h"
-#include "tilec/tilec.h"
 
 namespace tilec {
 namespace {
@@ -73,35 +72,6 @@ TEST_F(BindRepeatedLoads, AnAddressIsNotARead) {
 TEST_F(BindRepeatedLoads, RegistersAreNotMemory) {
   Expr reg = make_load(r, {make_int(0)});
   EXPECT_EQ(count(after({make_Add(reg, make_int(1)), make_Mul(reg, make_int(2))}), "reused"), 0u);
-}
-
-TEST(BindRepeatedLoadsCuda, AStagedGatherReadsEachRowsIndexOnceACopy) {
-  // Each step gathers rows of X by index (zeros for -1): the index is in the cp.async's source
-  // address, its zero-fill predicate and the row's bounds check.
-  std::string source =
-      "import tilec.language as T\n\n@T.prim_func\n"
-      "def main(X: T.Tensor((200, 64), \"bfloat16\"), Index: T.Tensor((128,), \"int32\"),\n"
-      "         Y: T.Tensor((32, 64), \"float32\")):\n"
-      "    with T.Kernel(1, threads=128) as bx:\n"
-      "        tile = T.alloc_shared((32, 64), \"bfloat16\")\n"
-      "        acc = T.alloc_fragment((32, 64), \"float32\")\n"
-      "        T.clear(acc)\n"
-      "        for k in T.Pipelined(4, num_stages=2):\n"
-      "            for i, j in T.Parallel(32, 64):\n"
-      "                tile[i, j] = T.if_then_else(Index[k * 32 + i] >= 0, X[T.max(Index[k * 32 + i], 0), j], 0)\n"
-      "            for i, j in T.Parallel(32, 64):\n"
-      "                acc[i, j] += tile[i, j]\n"
-      "        T.copy(acc, Y)\n";
-  std::string ir = emit(load_function(source, "k.py", "main"), {.target = "cuda", .arch = "sm_90a"}, EmitStage::IR);
-  size_t copies = count(ir, "cp_async_16(");
-  ASSERT_GE(copies, 2u) << ir;  // before the loop and in it
-  size_t at = 0;
-  while ((at = ir.find("cp_async_16(", at)) != std::string::npos) {
-    std::string call = ir.substr(at, ir.find('\n', at) - at);
-    EXPECT_EQ(count(call, "Index["), 0u) << call;
-    ++at;
-  }
-  EXPECT_EQ(count(ir, "= Index["), copies) << ir;
 }
 
 }  // namespace

@@ -111,6 +111,21 @@ constexpr const char* kPipelinedGather =
     "                acc[i, j] += tile[i, j]\n"
     "        T.copy(acc, Y)\n";
 
+TEST(BindRepeatedLoadsCuda, AStagedGatherReadsEachRowsIndexOnceACopy) {
+  // The row's index is in each cp.async's source address, zero-fill predicate and bounds check:
+  // the whole CUDA pass list reads it once before the copy.
+  std::string source = "import tilec.language as T\n\n@T.prim_func\ndef main(" + std::string(kGatherTensors) +
+                       "):\n    with T.Kernel(4, threads=128) as bx:\n" + kPipelinedGather;
+  std::string ir = emit(load_function(source, "k.py", "main"), {.target = "cuda", .arch = "sm_90a"}, EmitStage::IR);
+  size_t copies = test_support::count(ir, "cp_async_16(");
+  ASSERT_GE(copies, 2u) << ir;  // before the loop and in it
+  for (size_t at = ir.find("cp_async_16("); at != std::string::npos; at = ir.find("cp_async_16(", at + 1)) {
+    std::string call = ir.substr(at, ir.find('\n', at) - at);
+    EXPECT_EQ(test_support::count(call, "Index["), 0u) << call;
+  }
+  EXPECT_EQ(test_support::count(ir, "= Index["), copies) << ir;
+}
+
 TEST(PipelineLoops, AGatherFromGlobalMemoryRunsAStageAheadAndIsMarkedAsync) {
   ir::PrimFunc f = kernel(kPipelinedGather, kGatherTensors);
   EXPECT_NE(ir::to_string(f).find("for k in T.Pipelined(4, num_stages=2):"), std::string::npos);
