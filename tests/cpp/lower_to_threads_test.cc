@@ -64,5 +64,40 @@ TEST(LowerToThreads, ReductionShufflesCoverOneWarp) {
   EXPECT_EQ(count(lowered(kernel(128, body), parse_target("hip", "gfx90a")), "shfl_xor"), 6u);
 }
 
+// A histogram of a reduced fragment (a row's sum is held by every thread that reduced it): the
+// atomic add of `add` must be made once an element.
+std::string histogram_of_sums(const std::string& add) {
+  return "        x = T.alloc_fragment((4, 512), \"float32\")\n"
+         "        s = T.alloc_fragment((4,), \"float32\")\n"
+         "        counts = T.alloc_shared((16,), \"int32\")\n"
+         "        T.fill(counts, 0)\n"
+         "        T.copy(X, x)\n"
+         "        T.reduce_sum(x, s, dim=1)\n"
+         "        for i in T.Parallel(4):\n" +
+         add +
+         "        for i in T.Parallel(4):\n"
+         "            Y[i] = T.Cast(\"float32\", counts[i])\n";
+}
+
+TEST(LowerToThreads, ReplicasSitOutABodyThatNamesAValueBeforeItsAtomicAdd) {
+  const Target target = parse_target("cuda", "sm_90a");
+  std::string direct = lowered(kernel(128, histogram_of_sums(
+                                   "            T.atomic_add(counts[T.Cast(\"int32\", s[i]) & 15], 1)\n")),
+                               target);
+  std::string named = lowered(kernel(128, histogram_of_sums(
+                                  "            bucket = T.Cast(\"int32\", s[i]) & 15\n"
+                                  "            T.atomic_add(counts[bucket], 1)\n")),
+                              target);
+  // the guard that keeps the replicas out, right before the add (or the let before it)
+  auto guard_of = [](const std::string& ir, const std::string& first) {
+    size_t at = ir.find(first);
+    size_t line = ir.rfind("if ", at);
+    return ir.substr(line, ir.find('\n', line) - line);
+  };
+  std::string direct_guard = guard_of(direct, "T.atomic_add(counts");
+  EXPECT_NE(direct_guard.find("tx"), std::string::npos) << direct;
+  EXPECT_EQ(guard_of(named, "bucket = "), direct_guard) << named;
+}
+
 }  // namespace
 }  // namespace tilec

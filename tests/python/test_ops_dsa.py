@@ -156,6 +156,7 @@ def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
     (dict(weights=np.ones((4, 16), np.float64)), r"weights must be float32 of shape \(4, 16\), not float64"),
     (dict(ke=np.ones(4, np.int64)), r"ke must be int32 of shape \(4,\), not int64"),
     (dict(max_len=0), r"max_len must be a positive int or None, not 0"),
+    (dict(histogram=1), r"histogram must be True or False, not 1"),
     (dict(q=fp8_values((4, 12, 32), np.random.default_rng(1)), weights=np.ones((4, 12), np.float32)),
      r"the head dim must be a multiple of 32 and the heads of 16, not D = 32, H = 12"),
 ])
@@ -166,12 +167,14 @@ def test_indexer_errors_name_the_argument(change, message, rng):
         dsa.indexer_logits(**(args | change))
 
 
-@pytest.mark.parametrize("max_len", [0, 2048])
-def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len):
+@pytest.mark.parametrize("max_len,histogram", [(0, False), (2048, False), (0, True)])
+def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len, histogram):
     # DeepSeek-V3.2's indexer: 64 heads of 128 dims.
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", seq=4096, seq_kv=4096, heads=64, dim=128,
-                            max_len=max_len, **INDEXER_CONFIG)
+                            max_len=max_len, histogram=histogram, **INDEXER_CONFIG)
     assert "wgmma_gemm_ss" in source
+    # a row's logit is held by the 4 threads of a quad: one of them stores it and counts it
+    assert source.count("if ((tx & 3) == 0)") == 1 + histogram
 
 
 def order_keys(x):
@@ -264,6 +267,50 @@ def test_topk_kernel_refuses_a_thread_count_its_scan_cannot_take():
         topk_kernel(4, 64, 8, threads=96)
 
 
+def indexer_inputs_and_ranges(S, S_kv, H, D, ranges, rng):
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    if ranges == "causal":
+        ks, ke = np.zeros(S, np.int32), (np.arange(S) + S_kv - S + 1).astype(np.int32)
+    else:
+        ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+        ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+    return q, k, k_scale, weights, ks, ke
+
+
+@pytest.mark.parametrize("ranges", ["causal", "ragged"])
+def test_topk_from_the_indexers_histogram_takes_the_same_set(ranges, rng):
+    # the fused path: the indexer counts top-k's first round as it scores, and top-k reads the
+    # logits once
+    S, S_kv, topk = 37, 700, 24
+    q, k, k_scale, weights, ks, ke = indexer_inputs_and_ranges(S, S_kv, 16, 32, ranges, rng)
+    logits, hist = dsa.indexer_logits(*on_target(q, k, k_scale, weights, ks, ke), histogram=True)
+    values, counts = to_numpy(logits, "float32"), to_numpy(hist, "int32")
+    for t in range(S):
+        lo = min(max(ks[t], 0), S_kv)
+        hi = max(min(ke[t], S_kv), lo)
+        expected = np.bincount(order_keys(values[t, lo:hi]) >> 20, minlength=4096)
+        np.testing.assert_array_equal(counts[t], expected, err_msg=f"row {t}")
+    fused = to_numpy(dsa.topk_indices(logits, topk, *on_target(ks, ke), histogram=hist), "int32")
+    plain = to_numpy(dsa.topk_indices(logits, topk, *on_target(ks, ke)), "int32")
+    np.testing.assert_array_equal(np.sort(fused, axis=1), np.sort(plain, axis=1))
+
+
+def test_topk_from_a_wrong_histogram_stays_inside_its_tensors(rng):
+    # A histogram of other keys gives wrong indices, but each written slot names a column of the
+    # row or -1, and nothing outside the output is written.
+    S, S_kv, topk = 9, 700, 24
+    logits = rand((S, S_kv), "float32", rng)
+    hist = rng.integers(0, 50, size=(S, 4096)).astype(np.int32)
+    out = np.full((S + 2, topk), -7, np.int32)
+    logits, hist, out = on_target(logits, hist, out)
+    dsa.topk_indices(logits, topk, histogram=hist, out=out[:S])
+    got = to_numpy(out, "int32")
+    assert np.all((got[:S] == -7) | ((got[:S] >= -1) & (got[:S] < S_kv)))
+    assert np.all(got[S:] == -7)
+
+
 def test_topk_indices_of_whole_rows_match_torch_topks_set(rng):
     # ks and ke left out: the whole row; random values, so no ties straddle the threshold
     logits = rand((4, 3000), "float32", rng) * 10.0 ** rng.uniform(-2, 2, size=(4, 3000))
@@ -279,15 +326,19 @@ def test_topk_indices_of_whole_rows_match_torch_topks_set(rng):
     (lambda x: dsa.topk_indices(x, 4, ks=np.zeros(3, np.int32)),
      r"ks must be int32 of shape \(2,\), not int32 of shape \(3,\)"),
     (lambda x: dsa.topk_indices(x, 4, ke=np.zeros(2, np.int64)), r"ke must be int32 of shape \(2,\), not int64"),
+    (lambda x: dsa.topk_indices(x, 4, histogram=np.zeros((2, 2048), np.int32)),
+     r"histogram must be int32 of shape \(2, 4096\), not int32 of shape \(2, 2048\)"),
 ])
 def test_topk_errors_name_the_argument(call, message, rng):
     with pytest.raises(ValueError, match=message):
         call(rand((2, 16), "float32", rng))
 
 
-def test_topk_builds_for_sm90a():
+@pytest.mark.parametrize("histogram", [False, True])
+def test_topk_builds_for_sm90a(histogram):
     # DSA's shape: k = 2048 of 128K keys.
-    source = build_for_cuda(topk_kernel, "sm_90a", rows=4096, cols=131072, k=2048, **TOPK_CONFIG)
+    source = build_for_cuda(topk_kernel, "sm_90a", rows=4096, cols=131072, k=2048, histogram=histogram,
+                            **TOPK_CONFIG)
     assert "atomicAdd" in source or "atomic_add" in source
 
 

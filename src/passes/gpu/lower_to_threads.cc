@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include "base/diagnostics.h"
@@ -30,26 +31,29 @@ constexpr int64_t kMaxUnrolledSlots = 1024;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
 
-// Whether a statement writes only shared or global memory (so that replica threads of its
-// layout would repeat the writes and can sit out).
+// Whether a statement writes a fragment or local buffer from outside it: each replica thread
+// of its layout holds its own copy, so each must make the write. Otherwise (it writes shared
+// or global memory, and names values or allocates buffers for itself alone) the replicas would
+// only repeat its writes, and they sit out: an atomic add each of them made would count 2 or
+// 4 times.
 class WritesPrivate : public ir::IRVisitor {
  public:
   bool found = false;
 
  protected:
   void visit_BufferStore(const ir::BufferStore* op) override {
-    if (op->buffer->scope == ir::MemoryScope::Fragment || op->buffer->scope == ir::MemoryScope::Local)
+    if ((op->buffer->scope == ir::MemoryScope::Fragment || op->buffer->scope == ir::MemoryScope::Local) &&
+        !own_.count(op->buffer.get()))
       found = true;
     IRVisitor::visit_BufferStore(op);
   }
   void visit_Allocate(const ir::Allocate* op) override {
-    found = true;
+    own_.insert(op->buffer.get());
     IRVisitor::visit_Allocate(op);
   }
-  void visit_LetStmt(const ir::LetStmt* op) override {
-    found = true;
-    IRVisitor::visit_LetStmt(op);
-  }
+
+ private:
+  std::set<const ir::BufferNode*> own_;
 };
 
 class ThreadLowering : public TileLowering, public InstructionLoweringContext {

@@ -13,9 +13,11 @@ program), over the union of their ranges: causal neighbours' ranges differ by a 
 import tilec
 import tilec.language as T
 from tilec import capture
+from tilec.kernel import _allocate as allocate
 
 from ..device import config_for
 from .cache_bytes import float32_at
+from .topk import FIRST_BITS, HISTOGRAM_BINS, order_key
 
 FP8 = "float8_e4m3"
 CONFIG = dict(block_N=128, num_stages=2, threads=128, queries=2)
@@ -63,19 +65,23 @@ def key_range(KS, KE, t, seq_kv, max_len):
 
 
 @tilec.jit(out_idx=[-1])
-def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1):
+def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1,
+                          histogram=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
+    # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
+    # written): row t counts t's keys in its range by their logits' top 12 bits as top-k orders
+    # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
     width = max_len if max_len else seq_kv
 
-    @T.prim_func
-    def main(Q: T.Tensor((seq, heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
-             K_scale: T.Tensor((seq_kv,), "float32"), W: T.Tensor((seq, heads), "float32"),
-             KS: T.Tensor((seq,), "int32"), KE: T.Tensor((seq,), "int32"),
-             Logits: T.Tensor((seq, width), "float32")):
+    @T.macro
+    def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
         with T.Kernel(T.ceildiv(seq, queries), threads=threads) as program:
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, queries, heads,
                                                                                            dim)
+            if Hist is not None:
+                hist = T.alloc_shared((queries, HISTOGRAM_BINS), "int32")
+                T.fill(hist, 0)
             t0 = program * queries
             last = T.min(t0 + queries, seq) - 1
             # the union of the queries' ranges (a query past the last is the last again), bound
@@ -104,6 +110,10 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                         column = start + n * block_N + i - base
                         if (t0 + q <= last) & (column >= 0) & (column < width):
                             Logits[t0 + q, column] = logits[i]
+                    if Hist is not None:
+                        for i in T.Parallel(block_N):
+                            if (start + n * block_N + i >= q_start) & (start + n * block_N + i < q_end):
+                                T.atomic_add(hist[q, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
             # -inf in every column no step wrote: before the union's first key and past its
             # last step
             for q in T.unroll(queries):
@@ -112,6 +122,24 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                     base = q_start if max_len else 0
                     fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
                     fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
+            if Hist is not None:
+                T.copy(hist, Hist[t0:t0 + queries, :])
+
+    if histogram:
+        @T.prim_func
+        def main(Q: T.Tensor((seq, heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
+                 K_scale: T.Tensor((seq_kv,), "float32"), W: T.Tensor((seq, heads), "float32"),
+                 KS: T.Tensor((seq,), "int32"), KE: T.Tensor((seq,), "int32"),
+                 Hist: T.Tensor((seq, HISTOGRAM_BINS), "int32"), Logits: T.Tensor((seq, width), "float32")):
+            score(Q, K, K_scale, W, KS, KE, Hist, Logits)
+
+        return main
+
+    @T.prim_func
+    def main(Q: T.Tensor((seq, heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
+             K_scale: T.Tensor((seq_kv,), "float32"), W: T.Tensor((seq, heads), "float32"),
+             KS: T.Tensor((seq,), "int32"), KE: T.Tensor((seq,), "int32"), Logits: T.Tensor((seq, width), "float32")):
+        score(Q, K, K_scale, W, KS, KE, None, Logits)
 
     return main
 
@@ -173,7 +201,7 @@ def _typed(x, name, dtype, shape):
         raise ValueError(f"{name} must be {dtype} of shape {shape}, not {actual} of shape {tuple(x.shape)}")
 
 
-def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
+def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None, histogram=False):
     """The lightning indexer's logits: for query t and key s with ks[t] <= s < ke[t],
     k_scale[s] * sum_h weights[t, h] * ReLU(q[t, h] . k[s]); -inf elsewhere.
 
@@ -181,7 +209,12 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
     folds q's scales and any constant factor into weights); ks, ke [S] int32 (causal prefill:
     ks = 0, ke = t + 1; a range reaching outside [0, S_kv) is cut to it). Returns float32 logits
     [S, S_kv]; with max_len, the compressed form [S, max_len], where column c holds key
-    ks[t] + c (keys from ks[t] + max_len on are left out, and columns past ke[t] are -inf)."""
+    ks[t] + c (keys from ks[t] + max_len on are left out, and columns past ke[t] are -inf).
+
+    With histogram=True it returns (logits, hist): hist [S, 4096] int32 counts each query's keys
+    in its range by the top 12 bits of their logits as top-k orders them, which
+    topk_indices(logits, k, ks, ke, histogram=hist) takes in place of its first pass over the
+    logits (with the full form and the same ks, ke)."""
     S, H, D = _shape(q, "q", 3)
     S_kv, D_k = _shape(k, "k", 2)
     for name, x in (("q", q), ("k", k)):
@@ -197,9 +230,14 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None):
     _typed(ke, "ke", "int32", (S,))
     if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
         raise ValueError(f"max_len must be a positive int or None, not {max_len!r}")
+    if not isinstance(histogram, bool):
+        raise ValueError(f"histogram must be True or False, not {histogram!r}")
     config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, **config)
-    return kernel(q, k, k_scale, weights, ks, ke)
+    kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, histogram=histogram, **config)
+    if not histogram:
+        return kernel(q, k, k_scale, weights, ks, ke)
+    hist = allocate((S, HISTOGRAM_BINS), "int32", q, None)
+    return kernel(q, k, k_scale, weights, ks, ke, hist), hist
 
 
 def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):

@@ -24,6 +24,7 @@ from ..device import config_for
 FIRST_BITS = 12  # the first round's histogram: the keys' top 12 bits
 NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 12 of a column (two)
 COLUMN_BITS = 12
+HISTOGRAM_BINS = 1 << FIRST_BITS  # the first round's: a row's keys by their top 12 bits
 MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bits
 CONFIG = dict(threads=512, candidates=4096, unroll=8)
 CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
@@ -125,6 +126,12 @@ def row_round(L, row, start, valid, threads, unroll, values, hist, partial, tota
             if j < valid:
                 tally(hist, order_key(values[u]), j, prefix, mask, threshold, shift, bins, by_column)
     T.sync_threads()
+    settle_round(hist, partial, total, seen, chosen, need, prefix, mask, shift, bins, threads, scan_steps)
+
+
+@T.macro
+def settle_round(hist, partial, total, seen, chosen, need, prefix, mask, shift, bins, threads, scan_steps):
+    # The round's histogram counted: its bin joins the prefix.
     choose_bin(hist, partial, total, seen, chosen, need, bins, T.max(bins // threads, 1), scan_steps)
     fix_bits(chosen, need, prefix, mask, shift, bins)
 
@@ -141,8 +148,7 @@ def candidate_round(keys, columns, count, threads, hist, partial, total, seen, c
         if c < count:
             tally(hist, keys[c], columns[c], prefix, mask, threshold, shift, bins, by_column)
     T.sync_threads()
-    choose_bin(hist, partial, total, seen, chosen, need, bins, T.max(bins // threads, 1), scan_steps)
-    fix_bits(chosen, need, prefix, mask, shift, bins)
+    settle_round(hist, partial, total, seen, chosen, need, prefix, mask, shift, bins, threads, scan_steps)
 
 
 @T.macro
@@ -153,9 +159,11 @@ def take(Out, row, counters, column):
 
 
 @tilec.jit(out_idx=[-1])
-def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
+def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8, histogram=False):
     # candidates: the keys of the first round's bin that shared memory keeps; unroll: the row's
-    # keys a thread loads at once.
+    # keys a thread loads at once. histogram: the kernel takes Hist [rows, HISTOGRAM_BINS], each
+    # row's first-round histogram (indexer_logits(..., histogram=True) makes it), and reads the
+    # row once.
     if threads & (threads - 1) or threads < 32 or candidates < 1 or unroll < 1:
         raise ValueError(f"top-k needs a power-of-two threads >= 32, candidates >= 1 and unroll >= 1, "
                          f"not {threads}, {candidates} and {unroll}")
@@ -165,12 +173,11 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
     column_steps = min(COLUMN_BITS, threads.bit_length() - 1)
     top_shift = 32 - FIRST_BITS
 
-    @T.prim_func
-    def main(L: T.Tensor((rows, cols), "float32"), KS: T.Tensor((rows,), "int32"), KE: T.Tensor((rows,), "int32"),
-             Out: T.Tensor((rows, k), "int32")):
+    @T.macro
+    def select(L, KS, KE, Hist, Out):
         with T.Kernel(rows, threads=threads) as row:
             tx = T.get_thread_binding()
-            hist = T.alloc_shared((1 << FIRST_BITS,), "int32")
+            hist = T.alloc_shared((HISTOGRAM_BINS,), "int32")
             partial = T.alloc_shared((threads,), "int32")  # the scan's sums of each thread's bins
             chosen = T.alloc_shared((3,), "int32")  # a round's bin, the keys above it, in it
             counters = T.alloc_shared((2,), "int32")  # keys written to Out, candidates kept
@@ -190,8 +197,13 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
                 need = T.alloc_var("int32", k)
                 prefix = T.alloc_var("uint32", 0)
                 mask = T.alloc_var("uint32", 0)
-                row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen, need,
-                          prefix, mask, T.uint32(0), top_shift, FIRST_BITS, 0, first_steps)
+                if Hist is not None:
+                    T.copy(Hist[row, 0:HISTOGRAM_BINS], hist)
+                    settle_round(hist, partial, total, seen, chosen, need, prefix, mask, top_shift, HISTOGRAM_BINS,
+                                 threads, first_steps)
+                else:
+                    row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen,
+                              need, prefix, mask, T.uint32(0), top_shift, FIRST_BITS, 0, first_steps)
                 in_bin = T.alloc_var("int32", chosen[2])
                 # the keys above the bin are taken; the bin's are the candidates
                 if tx < 2:
@@ -206,8 +218,9 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
                             take(Out, row, counters, start + j)
                         if j < valid and (key & mask) == prefix and in_bin <= candidates:
                             kept_at = T.atomic_add(counters[1], 1, return_prev=True)
-                            keys[kept_at] = key
-                            columns[kept_at] = j
+                            if kept_at < candidates:  # (a given histogram may have counted fewer)
+                                keys[kept_at] = key
+                                columns[kept_at] = j
                 T.sync_threads()
                 threshold = T.alloc_var("uint32", 0)
                 # the last column taken among keys equal to the threshold: all of them, unless
@@ -254,6 +267,20 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8):
                                 if key > threshold or (key == threshold and j <= last_column):
                                     take(Out, row, counters, start + j)
 
+    if histogram:
+        @T.prim_func
+        def main(L: T.Tensor((rows, cols), "float32"), KS: T.Tensor((rows,), "int32"),
+                 KE: T.Tensor((rows,), "int32"), Hist: T.Tensor((rows, HISTOGRAM_BINS), "int32"),
+                 Out: T.Tensor((rows, k), "int32")):
+            select(L, KS, KE, Hist, Out)
+
+        return main
+
+    @T.prim_func
+    def main(L: T.Tensor((rows, cols), "float32"), KS: T.Tensor((rows,), "int32"), KE: T.Tensor((rows,), "int32"),
+             Out: T.Tensor((rows, k), "int32")):
+        select(L, KS, KE, None, Out)
+
     return main
 
 
@@ -278,7 +305,7 @@ def physical_slots_kernel(rows, k, next_n, max_pages, page_size, threads=128):
     return main
 
 
-def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_size=64, out=None):
+def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_size=64, out=None, histogram=None):
     """The column indices of each row's k largest logits among its valid keys, int32 [S, k].
 
     logits [S, N] float32. Row t's valid keys are columns ks[t] <= s < ke[t] (int32 [S] each;
@@ -290,7 +317,11 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
     t // next_n), each index is the column's physical cache slot, block_table[sequence,
     column // page_size] * page_size + column % page_size, as sparse_mla_decode takes.
 
-    With out (int32 [S, k]), it writes the indices there instead and returns it."""
+    With out (int32 [S, k]), it writes the indices there instead and returns it.
+
+    With histogram (int32 [S, 4096], from indexer_logits(..., histogram=True) over the same
+    ranges), the logits are read once, not twice: the histogram is the first round's. One that
+    counts other keys gives wrong indices, never a read or write outside the tensors."""
     shape = tuple(logits.shape)
     if len(shape) != 2:
         raise ValueError(f"logits must have 2 dims [S, N], not {len(shape)}: {shape}")
@@ -301,14 +332,14 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
         raise ValueError(f"k must be a positive int, not {k!r}")
     if not 1 <= N < MAX_COLUMNS or S < 1:
         raise ValueError(f"logits must have at least one row and 1 to {MAX_COLUMNS - 1} columns, not {shape}")
-    bounds = []
+    inputs = []
     for name, given, default in (("ks", ks, 0), ("ke", ke, N)):
         if given is None:
             given = _filled(logits, S, default)
         elif capture.tensor_dtype_name(given) != "int32" or tuple(given.shape) != (S,):
             raise ValueError(f"{name} must be int32 of shape ({S},), not {capture.tensor_dtype_name(given)} "
                              f"of shape {tuple(given.shape)}")
-        bounds.append(given)
+        inputs.append(given)
     if block_table is not None:
         if isinstance(next_n, bool) or not isinstance(next_n, int) or next_n < 1 or S % next_n:
             raise ValueError(f"next_n must be a positive int dividing the {S} rows, not {next_n!r}")
@@ -318,17 +349,22 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
                              f"{capture.tensor_dtype_name(block_table)} of shape {table}")
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a positive int, not {page_size!r}")
+    if histogram is not None:
+        if capture.tensor_dtype_name(histogram) != "int32" or tuple(histogram.shape) != (S, HISTOGRAM_BINS):
+            raise ValueError(f"histogram must be int32 of shape ({S}, {HISTOGRAM_BINS}), not "
+                             f"{capture.tensor_dtype_name(histogram)} of shape {tuple(histogram.shape)}")
+        inputs.append(histogram)
     config = config_for(logits, gpu=CONFIG, cpu=CPU_CONFIG)
-    select = topk_kernel(S, N, k, **config)
+    select = topk_kernel(S, N, k, histogram=histogram is not None, **config)
     if block_table is not None:
         slots = physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)
         if out is None:
-            return slots(select(logits, *bounds), block_table)
-        slots(select(logits, *bounds), block_table, out)
+            return slots(select(logits, *inputs), block_table)
+        slots(select(logits, *inputs), block_table, out)
         return out
     if out is None:
-        return select(logits, *bounds)
-    select(logits, *bounds, out)
+        return select(logits, *inputs)
+    select(logits, *inputs, out)
     return out
 
 
