@@ -8,6 +8,7 @@ What it needs there, made on the CPU machine in the repository root:
     bench/tilelang_wheels.sh .whl    # tilelang 0.1.15 and the three packages the GPU machine
                                      # lacks, repacked to fit (the script says what it drops)
     mkdir -p exp/tl_same_source/examples && cp -r /tmp/tl/examples/{gemm,flash_attention,elementwise,norm} exp/tl_same_source/examples/
+    mkdir -p exp/tl_same_source/examples/deepseek_v32 && cp /tmp/tl/examples/deepseek_v32/*.py exp/tl_same_source/examples/deepseek_v32/
 (/.whl/ and /exp/ are in .git/info/exclude; TileLang's whole examples/ folder, 7 MB, would
 take the call past its 64 MiB.)
 
@@ -25,7 +26,9 @@ other rows go on. The sides:
     tilec      the example after the swap, under tilec
     anchor     the same work in torch: torch.matmul (cuBLAS) for a GEMM,
                F.scaled_dot_product_attention (fp16, torch's choice of backend) for attention,
-               a device copy of the same bytes for a memory-bound kernel
+               a device copy of the same bytes for a memory-bound kernel; for the DSA
+               cases (`--cases dsa`: TileLang's deepseek_v32 examples), tilec.ops.dsa's own
+               kernel for the same work
 Compile seconds: wall time around the example's compile call (`.compile(...)`, or the call
 that compiles), the first in the process. Speed: CUDA-event timing (bench/timing.py time_ms),
 the median of --reps calls after warm-up, of the kernel's Python call with its output
@@ -182,6 +185,139 @@ class RmsNorm:
         return _copy_of(torch, self.work)
 
 
+class SparseMlaForward:
+    """examples/deepseek_v32/sparse_mla_fwd.py (or sparse_mla_fwd_pipelined.py, TileLang's
+    warp-specialized one) through its sparse_mla_fwd_interface with the example's config, on
+    DSA's prefill shape. Token t's topk indices are keys at or before it (the examples' causal
+    rule), drawn with repeats, all valid. The anchor is tilec.ops.dsa.sparse_mla_prefill on the
+    same tensors (its own kernel, not torch's)."""
+    unit = "TFLOP/s"
+
+    def __init__(self, S, S_kv, heads, topk, pipelined=False):
+        self.S, self.S_kv, self.heads, self.topk, self.pipelined = S, S_kv, heads, topk, pipelined
+        self.program = "deepseek_v32/sparse_mla_fwd" + ("_pipelined" if pipelined else "") + ".py"
+        self.name = "dsa sparse mla fwd" + (" pipelined" if pipelined else "")
+        self.shape = f"S{S} S_kv{S_kv} H{heads} topk{topk} bf16"
+        self.work = 2.0 * (576 + 512) * heads * S * topk
+
+    def inputs(self, torch):
+        q = torch.randn(1, self.S, self.heads, 576, device="cuda", dtype=torch.bfloat16)
+        kv = torch.randn(1, self.S_kv, 1, 576, device="cuda", dtype=torch.bfloat16)
+        visible = torch.arange(1, self.S + 1, device="cuda")[None, :, None, None]
+        indices = (torch.rand(1, self.S, 1, self.topk, device="cuda") * visible).int()
+        return q, kv, indices
+
+    def compile(self, module, inputs):
+        interface = module.sparse_mla_fwd_interface
+        call = (lambda q, kv, indices: interface(q, kv, indices, 0, 1)) if self.pipelined else interface
+        call(*inputs)  # the example compiles on its first call
+        return call
+
+    def run(self, kernel, inputs):
+        return kernel(*inputs)[0]
+
+    def reference(self, torch, inputs):
+        q, kv, indices = inputs
+        keys = kv[0, :, 0].float()
+        out = torch.empty(q.shape[:3] + (512,), device="cuda")
+        for first in range(0, self.S, 256):
+            rows = slice(first, first + 256)
+            gathered = keys[indices[0, rows, 0].long()]  # [rows, topk, 576]
+            scores = torch.einsum("thd,tkd->thk", q[0, rows].float(), gathered) * 576 ** -0.5
+            out[0, rows] = torch.einsum("thk,tkd->thd", scores.softmax(-1), gathered[..., :512])
+        return out
+
+    def anchor(self, torch, inputs):
+        from tilec.ops import dsa
+        q, kv, indices = inputs
+        return lambda: dsa.sparse_mla_prefill(q[0], kv[0], indices[0])
+
+
+class TopkSelector:
+    """examples/deepseek_v32/topk_selector.py's tl_topk over whole rows of random float32
+    logits. Rate: GB/s of the logits read once. Error: the fraction of the first 64 rows whose
+    set differs from torch.topk's. The anchor is tilec.ops.dsa.topk_indices."""
+    program, unit = "deepseek_v32/topk_selector.py", "GB/s"
+
+    def __init__(self, rows, cols, k):
+        self.rows, self.cols, self.k = rows, cols, k
+        self.name, self.shape = "dsa topk selector", f"{rows}x{cols} k{k} fp32"
+        self.work = 4.0 * rows * cols
+
+    def inputs(self, torch):
+        return (torch.randn(self.rows, self.cols, device="cuda"),
+                torch.zeros(self.rows, dtype=torch.int32, device="cuda"),
+                torch.full((self.rows,), self.cols, dtype=torch.int32, device="cuda"))
+
+    def compile(self, module, inputs):
+        call = lambda logits, starts, ends: module.tl_topk(logits, starts, ends, self.k)  # noqa: E731
+        call(*inputs)
+        return call
+
+    def run(self, kernel, inputs):
+        return kernel(*inputs)
+
+    def error(self, torch, inputs, out):
+        rows = min(self.rows, 64)
+        ref = torch.topk(inputs[0][:rows], self.k).indices
+        return sum(set(out[r].tolist()) != set(ref[r].tolist()) for r in range(rows)) / rows
+
+    def anchor(self, torch, inputs):
+        from tilec.ops import dsa
+        logits, starts, ends = inputs
+        return lambda: dsa.topk_indices(logits, self.k, starts, ends)
+
+
+class LightningIndexer:
+    """examples/deepseek_v32/fp8_lighting_indexer.py's mqa_attn_return_logits_interface on the
+    example's shape (H 32, D 64) with causal ranges (the queries the last S of the S_kv keys) and
+    key scales of 1. Error: relative, over the finite logits, against float32 (a -inf elsewhere
+    that differs counts as an error of 1). The anchor is tilec.ops.dsa.indexer_logits."""
+    program, unit = "deepseek_v32/fp8_lighting_indexer.py", "TFLOP/s"
+
+    def __init__(self, S, S_kv, heads, dim):
+        self.S, self.S_kv, self.heads, self.dim = S, S_kv, heads, dim
+        self.name, self.shape = "dsa lightning indexer", f"S{S} S_kv{S_kv} H{heads} D{dim} fp8 causal"
+        self.work = 2.0 * heads * dim * S * (S_kv - S + (S + 1) / 2)
+
+    def inputs(self, torch):
+        fp8 = torch.float8_e4m3fn
+        q = torch.randn(self.S, self.heads, self.dim, device="cuda").to(fp8)
+        k = torch.randn(self.S_kv, self.dim, device="cuda").to(fp8)
+        scales = torch.ones(self.S_kv, device="cuda")
+        weights = torch.randn(self.S, self.heads, device="cuda")
+        ks = torch.zeros(self.S, dtype=torch.int32, device="cuda")
+        ke = torch.arange(self.S_kv - self.S + 1, self.S_kv + 1, dtype=torch.int32, device="cuda")
+        return q, k, scales, weights, ks, ke
+
+    def compile(self, module, inputs):
+        call = module.mqa_attn_return_logits_interface
+        call(*inputs)
+        return call
+
+    def run(self, kernel, inputs):
+        return kernel(*inputs)
+
+    def error(self, torch, inputs, out):
+        q, k, scales, weights, ks, ke = inputs
+        worst = 0.0
+        for first in range(0, self.S, 256):
+            rows = slice(first, first + 256)
+            scores = torch.einsum("thd,sd->tsh", q[rows].float(), k.float())
+            ref = (scores.relu() * weights[rows, None, :]).sum(-1) * scales[None, :]
+            keys = torch.arange(self.S_kv, device="cuda")[None, :]
+            ref = ref.masked_fill((keys < ks[rows, None]) | (keys >= ke[rows, None]), float("-inf"))
+            finite = torch.isfinite(ref)
+            if not torch.equal(torch.isfinite(out[rows]), finite):
+                return 1.0
+            worst = max(worst, rel_error(out[rows][finite], ref[finite]))
+        return worst
+
+    def anchor(self, torch, inputs):
+        from tilec.ops import dsa
+        return lambda: dsa.indexer_logits(*inputs)
+
+
 def _copy_of(torch, moved_bytes):
     """A device-to-device copy that reads and writes moved_bytes in all."""
     source = torch.empty(int(moved_bytes // 2), dtype=torch.uint8, device="cuda")
@@ -196,6 +332,12 @@ CASES = [
     FlashAttention(4, 32, 4096, 128, causal=True),
     ElementwiseAdd(8192, 8192),
     RmsNorm(8192, 8192),
+    # DeepSeek Sparse Attention (issue 15); --cases dsa runs these alone
+    SparseMlaForward(4096, 8192, 128, 2048),
+    SparseMlaForward(4096, 8192, 128, 2048, pipelined=True),
+    TopkSelector(64, 32768, 2048),
+    TopkSelector(4096, 131072, 2048),
+    LightningIndexer(4096, 8192, 32, 64),
 ]
 
 
@@ -213,6 +355,7 @@ def load_example(path, side):
     copy = os.path.abspath(os.path.basename(path))
     with open(copy, "w", encoding="utf-8") as f:
         f.write(source)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its own helpers (deepseek_v32's utils)
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], copy)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -244,7 +387,8 @@ def run_side(case, side, examples, reps, sources=None, profile=False):
         result["compile_s"] = time.perf_counter() - start
         out = case.run(kernel, inputs)
         torch.cuda.synchronize()
-        result["error"] = rel_error(out, case.reference(torch, inputs))
+        result["error"] = (case.error(torch, inputs, out) if hasattr(case, "error")
+                           else rel_error(out, case.reference(torch, inputs)))
         call = lambda: case.run(kernel, inputs)  # noqa: E731
         if sources and hasattr(kernel, "get_kernel_source"):
             name = re.sub(r"[^\w.-]+", "_", f"{case_id(case)}.{side}.cu")

@@ -72,6 +72,28 @@ def test_tilelang_side_loads_the_example_as_it_is(tmp_path, monkeypatch):
     assert module.tilelang.__file__ == str(fake / "__init__.py")
 
 
+def test_an_example_imports_the_helpers_beside_it(tmp_path, monkeypatch):
+    # deepseek_v32's examples import their folder's utils.py
+    folder = tmp_path / "deepseek_v32"
+    folder.mkdir()
+    (folder / "helpers_of_this_example.py").write_text("ANSWER = 42\n")
+    example = folder / "sparse.py"
+    example.write_text("import tilelang\nfrom helpers_of_this_example import ANSWER\n")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "helpers_of_this_example", raising=False)
+    assert same_source.load_example(str(example), "tilec").ANSWER == 42
+
+
+def test_the_dsa_cases_name_their_examples_and_anchors():
+    dsa = [case for case in same_source.CASES if case.name.startswith("dsa ")]
+    assert {case.program for case in dsa} == {
+        "deepseek_v32/sparse_mla_fwd.py", "deepseek_v32/sparse_mla_fwd_pipelined.py",
+        "deepseek_v32/topk_selector.py", "deepseek_v32/fp8_lighting_indexer.py"}
+    assert all(callable(case.anchor) and case.work > 0 for case in dsa)
+
+
 def test_each_side_gets_a_fresh_cache_of_its_own():
     tilec = same_source.fresh_cache_env("tilec", "/tmp/x")
     tilelang = same_source.fresh_cache_env("tilelang", "/tmp/y")
