@@ -219,11 +219,16 @@ TEST(InsertBarriers, SlotsFromTwoCountersMayMeet) {
 }
 
 TEST(InsertBarriers, AnAddOfNoConstantClaimsNoSlot) {
-  // adds of `part` (0 in the first round) may return one value twice: a barrier every round
-  std::string ir = barriers_of_compaction(
-      "                at = T.atomic_add(count[0], part, return_prev=True)\n"
-      "                kept[at] = v\n");
-  EXPECT_NE(ir.find("sync_threads())\n            if v > 0"), std::string::npos) << ir;
+  // adds of `part` (0 in the first round) may return one value twice, and so may adds of 1 into
+  // a counter that another add takes back: a barrier every round
+  for (const char* store : {"                at = T.atomic_add(count[0], part, return_prev=True)\n"
+                            "                kept[at] = v\n",
+                            "                at = T.atomic_add(count[0], 1, return_prev=True)\n"
+                            "                kept[at] = v\n"
+                            "                T.atomic_add(count[0], -1)\n"}) {
+    std::string ir = barriers_of_compaction(store);
+    EXPECT_NE(ir.find("sync_threads())\n            if v > 0"), std::string::npos) << ir;
+  }
 }
 
 // Two halves of one shared buffer, `r` the block's (TileLang's top-k selector reads one round's

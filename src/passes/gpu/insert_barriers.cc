@@ -105,40 +105,53 @@ const ir::BufferNode* atomic_add_into_shared(const Stmt& s) {
 
 // Slots claimed from a shared counter: each let var bound to what T.atomic_add(counter, n,
 // return_prev=True) returned, n a positive constant and the counter an element at constant
-// indices, with the counter (its buffer's address and indices, printed). No two such adds
-// return the same value while nothing else writes the counter (and a plain write of it meets
-// the adds in flight, which puts a barrier before it), so the stores of a stream compaction
-// (`at = T.atomic_add(count[0], 1, return_prev=True); kept[at] = v`) never meet each other.
+// indices, with the counter (its buffer's address and indices, printed). While every atomic
+// add into the counter's buffer is such an add and nothing else writes the counter (a plain
+// write of it meets the adds in flight, which puts a barrier before it), no two return the
+// same value, so the stores of a stream compaction (`at = T.atomic_add(count[0], 1,
+// return_prev=True); kept[at] = v`) never meet each other. Any other add into the buffer (of a
+// value that may be 0 or negative, at an index not constant, a tile's) leaves it no claims.
 using Claims = std::map<const ir::ExprNode*, std::string>;
 
 Claims claimed_slots(const Stmt& body) {
+  struct Counter {
+    const ir::BufferNode* buffer;
+    std::string key;
+  };
   struct Find : ir::IRVisitor {
-    std::map<const ir::BufferNode*, std::string> counter_of_prev;  // return_prev's local
-    Claims claims;
+    std::map<const ir::BufferNode*, Counter> counter_of_prev;     // return_prev's local
+    std::set<const ir::BufferNode*> other_adds;                   // buffers added into otherwise
+    std::map<const ir::ExprNode*, const ir::BufferNode*> claimed;  // let var -> return_prev's local
     void visit_AtomicAdd(const ir::AtomicAdd* op) override {
       int64_t n = 0;
       const ir::BufferNode* buffer = op->dst.buffer.get();
-      std::string counter;
-      bool constant = buffer && buffer->scope == ir::MemoryScope::Shared;
+      std::string indices;
+      bool constant = buffer && buffer->scope == ir::MemoryScope::Shared && !op->src.buffer;
       for (const ir::Range& r : op->dst.region) {
         int64_t at = 0;
         constant = constant && ir::is_const_int(r.min, &at);
-        counter += std::to_string(at) + ",";
+        indices += std::to_string(at) + ",";
       }
-      if (op->prev.buffer && constant && op->value && ir::is_const_int(op->value, &n) && n > 0)
-        counter_of_prev[op->prev.buffer.get()] =
-            buffer->name + "@" + std::to_string(reinterpret_cast<uintptr_t>(buffer)) + "[" + counter + "]";
+      const bool counts_up = constant && op->value && ir::is_const_int(op->value, &n) && n > 0;
+      if (!counts_up) other_adds.insert(buffer);
+      if (counts_up && op->prev.buffer)
+        counter_of_prev[op->prev.buffer.get()] = {
+            buffer, buffer->name + "@" + std::to_string(reinterpret_cast<uintptr_t>(buffer)) + "[" + indices + "]"};
       IRVisitor::visit_AtomicAdd(op);
     }
     void visit_LetStmt(const ir::LetStmt* op) override {
       if (const auto* load = op->value.as<ir::BufferLoad>())
-        if (auto it = counter_of_prev.find(load->buffer.get()); it != counter_of_prev.end())
-          claims[op->var.get()] = it->second;
+        if (counter_of_prev.count(load->buffer.get())) claimed[op->var.get()] = load->buffer.get();
       IRVisitor::visit_LetStmt(op);
     }
   } find;
   find.visit(body);
-  return find.claims;
+  Claims claims;
+  for (const auto& [var, prev] : find.claimed) {
+    const Counter& counter = find.counter_of_prev.at(prev);
+    if (!find.other_adds.count(counter.buffer)) claims[var] = counter.key;
+  }
+  return claims;
 }
 
 // The shared-memory accesses of a statement or expression: an element access keeps its
