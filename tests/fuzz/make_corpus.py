@@ -77,7 +77,9 @@ class Input:
         if tag in ("module", "opaque"):
             return f"{tag}({word(payload)})"
         if tag == "host":  # a Python object the core calls into: the fuzzer has no Python
-            return f"opaque({word(type(payload).__qualname__)})"
+            # (recorded as itself where JSON can write it, else as "<its type's name>")
+            name = payload.strip("<>") if isinstance(payload, str) else type(payload).__qualname__
+            return f"opaque({word(name)})"
         if tag in ("tuple", "list"):
             items = ", ".join(self.value(item) for item in payload)
             return f"({items})" if tag == "tuple" else f"[{items}]"

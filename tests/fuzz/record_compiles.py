@@ -33,4 +33,5 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     with open(os.environ["TILEC_FUZZ_RECORD"], "w", encoding="utf-8") as out:
         for call in _calls:
-            out.write(json.dumps(call) + "\n")
+            # a host object the core calls into (make_corpus writes it as opaque) by its type's name
+            out.write(json.dumps(call, default=lambda host: f"<{type(host).__qualname__}>") + "\n")
