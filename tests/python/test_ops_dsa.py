@@ -11,6 +11,7 @@ from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
+from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, sparse_mla_prefill_hopper_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -361,8 +362,11 @@ def sparse_mla_reference(q, kv, indices, sm_scale, d_v):
     return out, lse
 
 
+# The 576-wide shapes take the warp-specialized kernel on Hopper: one step, an odd count of
+# steps (the last stage's barriers unused), an even one, 64 and 128 heads (2 programs a token).
 @pytest.mark.parametrize("S,S_kv,heads,d_qk,d_v,topk", [(2, 62, 16, 96, 64, 37), (7, 213, 32, 96, 64, 64),
-                                                        (3, 1521, 16, 576, 512, 100)])
+                                                        (3, 1521, 16, 576, 512, 100), (4, 700, 64, 576, 512, 64),
+                                                        (5, 4099, 128, 576, 512, 300), (3, 2048, 128, 576, 512, 512)])
 def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng):
     q = rand((S, heads, d_qk), "bfloat16", rng, -1, 1)
     kv = rand((S_kv, 1, d_qk), "bfloat16", rng, -1, 1)
@@ -414,6 +418,16 @@ def test_sparse_mla_prefill_builds_for_sm90a(heads):
     loop = source[source.index("for (int32_t k_stage_iter"):]
     assert loop.index("wgmma_gemm") < loop.index("cp_async_16(") < loop.index("cp_async_commit")
     assert all("Indices[" not in line for line in loop.splitlines() if "cp_async_16(" in line)
+
+
+@pytest.mark.parametrize("heads", [64, 128])
+def test_sparse_mla_prefill_hopper_builds_for_sm90a(heads):
+    source = build_for_cuda(sparse_mla_prefill_hopper_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
+                            tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **HOPPER_CONFIG)
+    # the scores (one chain over 576 dims), each half of P V in its own warpgroup
+    assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<80>" in source
+    assert "cp_async_mbarrier_arrive_noinc" in source
 
 
 def test_causal_ranges_build_for_sm90a():

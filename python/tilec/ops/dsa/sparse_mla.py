@@ -18,8 +18,10 @@ import tilec.language as T
 from tilec import capture
 
 from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_scale
-from ..device import config_for
+from ..device import config_for, is_hopper
 from .cache_bytes import bfloat16_at, float32_at
+from .sparse_indices import index_at
+from .sparse_mla_hopper import HOPPER_CONFIG, hopper_prefill_fits, sparse_mla_prefill_hopper_kernel
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 PREFILL_CONFIG = dict(CONFIG, num_stages=2)  # 2 stages of gathered keys: 224 KiB of shared memory
@@ -69,13 +71,6 @@ def attend_gathered(Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_sha
                    block_H, block_I, dim)
     T.copy(probs, P_shared)
     T.gemm(P_shared, KV_shared, acc_o)
-
-
-@T.macro
-def index_at(Indices, row, slot, topk, keys):
-    # Indices[row, slot]; -1 past topk and for an invalid one.
-    index = T.if_then_else(slot < topk, Indices[row, T.min(slot, topk - 1)], -1)
-    return T.if_then_else((index >= 0) & (index < keys), index, -1)
 
 
 @T.macro
@@ -278,8 +273,11 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
-    config = config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    kernel = sparse_mla_prefill_kernel(S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale, **config)
+    shape = (S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
+    if is_hopper(q) and hopper_prefill_fits(heads, d_v, d_qk - d_v):
+        kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
+    else:
+        kernel = sparse_mla_prefill_kernel(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))
     if out is None:
         return kernel(q, kv, indices.reshape(S, index_shape[2]))
     kernel(q, kv, indices.reshape(S, index_shape[2]), *out)
