@@ -31,19 +31,25 @@ def hopper_prefill_fits(heads, dim, tail_dim):
 
 
 @T.macro
-def gather_step(KV, Indices, row, step, topk, keys, KV_shared, valid, stage, lane, block_I, width):
-    # This thread's part of step `step`'s gather into stage `stage`: THREADS_A_ROW threads a key
-    # row, CHUNK elements a cp.async (zeros for an invalid key), and each row's validity.
-    for r in T.serial(block_I * THREADS_A_ROW // CONSUMER_THREADS):
-        i = r * (CONSUMER_THREADS // THREADS_A_ROW) + lane // THREADS_A_ROW
-        index = index_at(Indices, row, step * block_I + i, topk, keys)
-        valid[stage, i] = index >= 0
+def gathered_row(j, lane):
+    # The key row of a step that this producer thread gathers in its j-th round: THREADS_A_ROW
+    # threads a row, CONSUMER_THREADS // THREADS_A_ROW rows a round.
+    return j * (CONSUMER_THREADS // THREADS_A_ROW) + lane // THREADS_A_ROW
+
+
+@T.macro
+def gather_step(KV, rows_index, KV_shared, valid, stage, lane, width):
+    # This thread's part of a step's gather into stage `stage`, from the step's indices in
+    # rows_index: CHUNK elements a cp.async (zeros for an invalid key), and each row's validity.
+    for j in T.unroll(rows_index.shape[0]):
+        valid[stage, gathered_row(j, lane)] = rows_index[j] >= 0
+    for j in T.unroll(rows_index.shape[0]):
         for c in T.serial(T.ceildiv(width // CHUNK, THREADS_A_ROW)):
             column = (c * THREADS_A_ROW + lane % THREADS_A_ROW) * CHUNK
             if column < width:
-                T.ptx_cp_async(T.access_ptr(KV_shared[stage, i, column], "w", CHUNK),
-                               T.access_ptr(KV[T.max(index, 0), 0, column], "r", CHUNK), CHUNK,
-                               predicate=index >= 0)
+                T.ptx_cp_async(T.access_ptr(KV_shared[stage, gathered_row(j, lane), column], "w", CHUNK),
+                               T.access_ptr(KV[T.max(rows_index[j], 0), 0, column], "r", CHUNK), CHUNK,
+                               predicate=rows_index[j] >= 0)
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -52,6 +58,7 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
     scale = sm_scale * LOG2E
     width, half = dim + tail_dim, dim // 2
     steps = T.ceildiv(topk, block_I)
+    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's gathers a step
 
     @T.prim_func
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
@@ -146,12 +153,18 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
             with T.ws(2):
                 T.set_max_nreg(80, 0)
                 lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+                rows_index = T.alloc_local((rounds,), "int32")
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
+                            # the step's indices, read before its stage is free: their loads
+                            # overlap the wait (read one by one between cp.asyncs, the gathers
+                            # ran 22% slower)
+                            for j in T.unroll(rounds):
+                                rows_index[j] = index_at(Indices, t, (r * 2 + stage) * block_I + gathered_row(j, lane),
+                                                         topk, seq_kv)
                             T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
-                            gather_step(KV, Indices, t, r * 2 + stage, topk, seq_kv, KV_shared, valid, stage, lane,
-                                        block_I, width)
+                            gather_step(KV, rows_index, KV_shared, valid, stage, lane, width)
                             T.cp_async_barrier_noinc(keys_ready[stage])
                             T.barrier_arrive(keys_ready[stage])  # releases the validity flags
 
