@@ -10,9 +10,8 @@ rates at 8192^3. The rows, DeepSeek-V3.2's dims:
 - act_quant of [4096, 7168] bf16: TB/s against the copy;
 - the indexer (H = 64, D = 128), causal, S = S_kv = 4096: TFLOP/s counting 2 H D a visible
   (query, key) pair, against cuBLAS fp8 and torch (einsum over the dequantized values);
-- top-k of [4096, 131072] float32, k = 2048: ms, against torch.topk; and the same from the
-  histogram the indexer makes beside its logits (indexer_logits(..., histogram=True); here made
-  by torch), the fused path's top-k, which reads the logits once;
+- top-k of [4096, 131072] float32, k = 2048: ms, against torch.topk (bench/dsa_configs.py
+  --only fused times the fused path, top-k from the indexer's histogram);
 - sparse MLA prefill (h_q = 128, d_qk = 576, d_v = 512, topk = 2048, S = 4096, S_kv = 8192):
   TFLOP/s counting 2 (576 + 512) h_q a valid index, against cuBLAS bf16 and torch (gather, then
   a batched matmul a chunk of tokens);
@@ -110,29 +109,6 @@ def topk_row(rows=4096, cols=131072, k=TOPK):
     ms = time_ms(lambda: dsa.topk_indices(logits, k))
     torch_ms = time_ms(lambda: torch.topk(logits, k))
     return f"| top-k [{rows}, {cols}], k = {k} | sets equal | {ms:.3f} ms | | | torch.topk {torch_ms:.3f} ms |"
-
-
-def first_round_histogram(logits):
-    """Each row's counts of its logits by the top 12 bits of the keys top-k orders them by
-    (what indexer_logits(..., histogram=True) writes beside the logits it makes)."""
-    bits = logits.view(torch.int32)
-    bins = torch.where(bits < 0, (~bits >> 20) & 0xFFF, (bits >> 20) + 2048)
-    bins = torch.where(logits == 0, 2048, torch.where(logits.isnan(), 4095, bins)).long()
-    return torch.zeros(logits.shape[0], 4096, dtype=torch.int32, device="cuda").scatter_add_(
-        1, bins, torch.ones_like(bins, dtype=torch.int32))
-
-
-def fused_topk_row(rows=4096, cols=131072, k=TOPK):
-    logits = torch.randn(rows, cols, device="cuda")
-    hist = first_round_histogram(logits)
-    indices = dsa.topk_indices(logits, k, histogram=hist)
-    ref = torch.topk(logits[:16], k).indices
-    for r in range(16):
-        if set(indices[r].tolist()) != set(ref[r].tolist()):
-            raise ValueError(f"row {r}'s set differs from torch.topk's")
-    ms = time_ms(lambda: dsa.topk_indices(logits, k, histogram=hist))
-    return (f"| top-k [{rows}, {cols}], k = {k}, from the indexer's histogram (reads the logits once) | sets equal | "
-            f"{ms:.3f} ms | | | |")
 
 
 def sparse_reference(q, keys, indices, sm_scale):
@@ -253,7 +229,7 @@ def main():
              f"{fp8_rate:.0f} TFLOP/s (8192^3).", "",
              "| kernel | error | time | rate | against the ceiling | torch |", "|---|---:|---:|---:|---:|---|"]
     rows = [("act_quant", lambda: act_quant_row(copy_tbs)), ("indexer", lambda: indexer_row(fp8_rate)),
-            ("top-k", topk_row), ("top-k from a histogram", fused_topk_row),
+            ("top-k", topk_row),
             ("sparse MLA prefill", lambda: sparse_prefill_row(bf16)),
             ("FP8 sparse decode", lambda: sparse_decode_row(bf16))]
     rows += [(f"whole step S_kv = {s}", lambda s=s: step_row(bf16, s))

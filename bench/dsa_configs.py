@@ -1,15 +1,19 @@
 """The DSA kernels of tilec.ops.dsa at several configs each, in one run: how the configs in
 python/tilec/ops/dsa/ were chosen (bench/RESULTS.md, twenty-fifth session).
 
-    python bench/dsa_configs.py [--only topk,indexer,prefill,decode]
+    python bench/dsa_configs.py [--only topk,indexer,prefill,decode,fused]
 
 Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll, beside a plain
 tilec kernel that reads the logits twice (the two passes' floor); the indexer (H = 64, D = 128,
 causal) at S = 4096 and 32768 by block_N:num_stages:queries; sparse MLA prefill (h_q = 128,
-topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by block_I:num_stages; the FP8 decode
-(b = 128, s_q = 2) by block_I:num_stages. Each result is checked first (top-k as sets against
-torch.topk, the others against the references of bench/dsa.py), and a config that fails says
-why. Set TOPK, INDEXER, PREFILL or DECODE (comma-separated configs) to try others.
+topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by block_I:num_stages, then the
+warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
+result is checked first (top-k as sets against torch.topk, the others against the references of
+bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
+(comma-separated configs) to try others. `fused`: the indexer then top-k as attention_prefill
+runs them (4096 queries, the last of S_kv keys, S_kv 8K, 32K, 128K), top-k reading the logits
+twice against top-k from the histogram the indexer makes beside them, and the indexer alone
+both ways.
 """
 
 import argparse
@@ -21,7 +25,9 @@ import torch
 import tilec
 import tilec.language as T
 from tilec.ops.dsa.indexer import indexer_logits_kernel
+from tilec.ops import dsa
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
+from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, sparse_mla_prefill_hopper_kernel
 from tilec.ops.dsa.topk import topk_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -117,11 +123,13 @@ def prefill_rows(bf16_rate, S=4096, S_kv=8192):
     indices[:, ::7] = -1
     ref = sparse_reference(q[:8], kv[:, 0], indices[:8], D_QK ** -0.5)
     valid = (indices >= 0).sum().item()
-    for block_I, stages in configs("PREFILL", "64:1,64:2"):
-        kernel = sparse_mla_prefill_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5, block_H=64,
-                                           block_I=block_I, threads=256, num_stages=stages)
-        report(f"sparse prefill block_I={block_I} stages={stages}",
-               lambda kernel=kernel: f"error {rel(kernel(q, kv, indices)[0][:8], ref):.1e}",
+    kernels = {f"block_I={block_I} stages={stages}": sparse_mla_prefill_kernel(
+        S, S_kv, HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
+        num_stages=stages) for block_I, stages in configs("PREFILL", "64:1,64:2")}
+    kernels["warp-specialized (Hopper)"] = sparse_mla_prefill_hopper_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK,
+                                                                            D_QK ** -0.5, **HOPPER_CONFIG)
+    for name, kernel in kernels.items():
+        report(f"sparse prefill {name}", lambda kernel=kernel: f"error {rel(kernel(q, kv, indices)[0][:8], ref):.1e}",
                lambda kernel=kernel: kernel(q, kv, indices), 2 * (D_QK + D_V) * HEADS * valid,
                f"TFLOP/s ({bf16_rate:.0f} cuBLAS bf16)")
 
@@ -141,15 +149,42 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
                f"TFLOP/s ({bf16_rate:.0f} cuBLAS bf16)")
 
 
+def fused_rows(S=4096, k=TOPK):
+    for S_kv in (8192, 32768, 131072):
+        q, keys = fp8((S, H, D)), fp8((S_kv, D))
+        k_scale, w = torch.rand(S_kv, device="cuda") + 0.5, torch.randn(S, H, device="cuda")
+        ks = torch.zeros(S, dtype=torch.int32, device="cuda")
+        ke = torch.arange(S_kv - S + 1, S_kv + 1, dtype=torch.int32, device="cuda")
+
+        def two_passes():
+            return dsa.topk_indices(dsa.indexer_logits(q, keys, k_scale, w, ks, ke), k, ks, ke)
+
+        def fused():
+            logits, hist = dsa.indexer_logits(q, keys, k_scale, w, ks, ke, histogram=True)
+            return dsa.topk_indices(logits, k, ks, ke, histogram=hist)
+
+        def check():
+            a, b = two_passes(), fused()
+            same = all(set(a[r].tolist()) == set(b[r].tolist()) for r in range(0, S, 257))
+            return "sets equal" if same else "SETS DIFFER"
+
+        report(f"S_kv={S_kv} indexer then top-k, two passes over the logits", check, two_passes)
+        report(f"S_kv={S_kv} indexer then top-k from its histogram", check, fused)
+        report(f"S_kv={S_kv} indexer alone", lambda: "", lambda: dsa.indexer_logits(q, keys, k_scale, w, ks, ke))
+        report(f"S_kv={S_kv} indexer with the histogram", lambda: "",
+               lambda: dsa.indexer_logits(q, keys, k_scale, w, ks, ke, histogram=True))
+        del q, keys
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", default="topk,indexer,prefill,decode", help="which kernels, comma-separated")
+    parser.add_argument("--only", default="topk,indexer,prefill,decode,fused", help="which kernels, comma-separated")
     only = parser.parse_args().only.split(",")
     torch.manual_seed(0)
     copy_tbs, bf16, fp8_rate = ceilings()
     print(f"ceilings: copy {copy_tbs:.2f} TB/s, cuBLAS bf16 {bf16:.0f} TFLOP/s, cuBLAS fp8 {fp8_rate:.0f} TFLOP/s")
     sections = {"topk": topk_rows, "indexer": lambda: indexer_rows(fp8_rate), "prefill": lambda: prefill_rows(bf16),
-                "decode": lambda: decode_rows(bf16)}
+                "decode": lambda: decode_rows(bf16), "fused": fused_rows}
     for name in only:
         sections[name]()
         torch.cuda.empty_cache()
