@@ -64,6 +64,65 @@ TEST(LowerToThreads, ReductionShufflesCoverOneWarp) {
   EXPECT_EQ(count(lowered(kernel(128, body), parse_target("hip", "gfx90a")), "shfl_xor"), 6u);
 }
 
+std::string reduction_of(const std::string& src) {
+  return "        x = T.alloc_fragment((4, 512), \"float32\")\n"
+         "        s = T.alloc_fragment((4,), \"float32\")\n"
+         "        T.copy(X, x)\n"
+         "        T.reduce_sum(" + src + ", s, dim=1)\n"
+         "        T.copy(s, Y)\n";
+}
+
+// A gemm accumulator's sums over a range of its columns.
+std::string column_range_sums(const std::string& columns) {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 32), \"float16\"), B: T.Tensor((128, 32), \"float16\"),\n"
+      "         Y: T.Tensor((64,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 32), \"float16\")\n"
+      "        B_s = T.alloc_shared((128, 32), \"float16\")\n"
+      "        acc = T.alloc_fragment((64, 128), \"float32\")\n"
+      "        s = T.alloc_fragment((64,), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, B_s)\n"
+      "        T.gemm(A_s, B_s, acc, transpose_B=True)\n"
+      "        T.reduce_sum(acc[:, " + columns + "], s, dim=1)\n"
+      "        T.copy(s, Y)\n";
+  return lowered(frontend::elaborate(load_function(source, "k.py", "main")), parse_target("cuda", "sm_90a"));
+}
+
+std::string line_at(const std::string& text, const std::string& start) {
+  size_t at = text.find(start);
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
+// A range of the reduced dim: each thread adds only its elements in the range. A wgmma
+// accumulator holds 8-column groups in its slots: a range of whole groups is a condition on
+// the slot alone (no thread index), which the unrolled loop over the slots folds away.
+TEST(LowerToThreads, AReductionOfAColumnRangeAddsThatRangeAlone) {
+  EXPECT_EQ(count(column_range_sums("0:128"), "<="), 0u);
+  std::string groups = line_at(column_range_sums("64:128"), "if 64 <= ");
+  EXPECT_NE(groups.find("< 128"), std::string::npos) << groups;
+  EXPECT_EQ(groups.find("tx"), std::string::npos) << groups;
+  // ends that cut through a group: the element's whole column, its thread's part included
+  std::string cut = line_at(column_range_sums("5:50"), "if 5 <= ");
+  EXPECT_NE(cut.find("tx"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("< 50"), std::string::npos) << cut;
+}
+
+TEST(LowerToThreads, AReductionOfSomeRowsIsAnErrorAtItsLine) {
+  try {
+    lowered(kernel(128, reduction_of("x[0:4, 0:256]") + "        T.reduce_sum(x[1:3, :], s[0:2], dim=1)\n"),
+            parse_target("cuda", "sm_90a"));
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("k.py:11:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a reduction of a fragment takes whole lines of 'x': dim 0 is sliced"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A histogram of a reduced fragment (a row's sum is held by every thread that reduced it): the
 // atomic add of `add` must be made once an element.
 std::string histogram_of_sums(const std::string& add) {

@@ -784,6 +784,48 @@ def test_reduce_shapes(M, N, kind, dim, rng):
     check_reduce(M, N, kind, dim, True, rng)
 
 
+@jit
+def reduce_column_ranges(M, N, K, ranges, kind):
+    # A gemm's accumulator reduced over column ranges, a row of Out each: on the GPU the
+    # accumulator's columns are spread over slots and threads, and each range takes its own.
+    which = tuple(range(len(ranges)))
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"),
+             Out: T.Tensor((len(ranges), M), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            row = T.alloc_fragment((M,), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=True)
+            for r in which:
+                if kind == "sum":
+                    T.reduce_sum(acc[:, ranges[r][0]:ranges[r][1]], row, dim=1)
+                else:
+                    T.reduce_max(acc[:, ranges[r][0]:ranges[r][1]], row, dim=1)
+                T.copy(row, Out[r, :])
+
+    return main
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_reduce_of_column_ranges_reads_each_range_alone(kind, rng):
+    # halves (the indexer's per-query head sums), a range of whole 8-column groups, and one
+    # whose ends cut through them
+    ranges = ((0, 64), (64, 128), (8, 40), (5, 50))
+    a, b = rand((64, 32), "float16", rng), rand((128, 32), "float16", rng)
+    out = poison((len(ranges), 64), "float32")
+    reduce_column_ranges(64, 128, 32, ranges, kind)(a, b, out)
+    full = a.astype(np.float64) @ b.astype(np.float64).T
+    combine = {"sum": np.sum, "max": np.max}[kind]
+    for r, (lo, hi) in enumerate(ranges):
+        assert_close(out[r], combine(full[:, lo:hi], axis=1), "float32", scale=np.abs(full[:, lo:hi]).sum(axis=1),
+                     what=f"reduce_{kind} of columns {lo}:{hi}")
+
+
 # --- T.cumsum --------------------------------------------------------------------
 
 @jit

@@ -636,12 +636,11 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
       x = ir::make_call(t, "abs", {x});
     Expr ps = src.projected_slot(keep, s);
     Stmt step = ir::make_store(partial, {ps}, combine(op.reduce_kind, ir::make_load(partial, {ps}), x));
-    if (src.covers_more()) {
-      Expr guard;
+    Expr guard = reduced_range_guard(op, src, s);
+    if (src.covers_more())
       for (size_t d = 0; d < idx.size(); ++d)
         guard = conjoin(guard, ir::make_LT(idx[d], ir::make_int(src.shape()[d])));
-      step = ir::make_if(guard, step);
-    }
+    if (guard) step = ir::make_if(guard, step);
     out.push_back(ir::make_for(s, ir::make_int(0), ir::make_int(src.slots()),
                                src.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial, step));
 
@@ -698,6 +697,47 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     Stmt body = ir::make_allocate(partial, ir::make_seq(out));
     if (scratch) body = ir::make_allocate(scratch, body);
     return located(body, op.loc);
+  }
+
+  // A reduction of part of a fragment: whole in the kept dims (its result is laid out as the
+  // whole source's rows), a range [lo, lo + extent) of the reduced dim. The condition that a
+  // thread's element `slot` lies in that range, or null when the range is the whole dim. Where
+  // the range's ends are multiples of the place above which the dim's digits are all slot
+  // digits, the condition reads those digits alone: it depends on the slot only, and an
+  // unrolled loop over the slots folds it away.
+  Expr reduced_range_guard(const ir::Reduce& op, const Fragment& src, const Expr& slot) {
+    const auto& region = op.src.region;
+    for (size_t d = 0; d < region.size(); ++d) {
+      if (static_cast<int>(d) == op.dim) continue;
+      int64_t extent = 0;
+      if (!ir::is_zero(ir::simplify(region[d].min)) || !ir::is_const_int(ir::simplify(region[d].extent), &extent) ||
+          extent != src.shape()[d])
+        error_at(op.loc, "a reduction of a fragment takes whole lines of '" + op.src.buffer->name +
+                             "': dim " + std::to_string(d) + " is sliced; only the reduced dim " +
+                             std::to_string(op.dim) + " may be a range");
+    }
+    Expr lo = ir::simplify(region[op.dim].min), extent = ir::simplify(region[op.dim].extent);
+    int64_t lo_value = -1, extent_value = -1;
+    bool constant = ir::is_const_int(lo, &lo_value) && ir::is_const_int(extent, &extent_value);
+    if (constant && lo_value == 0 && extent_value == src.shape()[op.dim]) return Expr();
+    std::vector<const ir::FragmentDigit*> digits;
+    for (const auto& d : src.digits())
+      if (d.dim == op.dim) digits.push_back(&d);
+    std::sort(digits.begin(), digits.end(), [](auto* a, auto* b) { return a->place < b->place; });
+    size_t high = digits.size();  // the first of the slot digits that end the dim's digits
+    while (high > 0 && !digits[high - 1]->on_thread) --high;
+    Expr index;
+    if (constant && high < digits.size() && lo_value % digits[high]->place == 0 &&
+        extent_value % digits[high]->place == 0) {
+      for (size_t k = high; k < digits.size(); ++k) {
+        Expr term = src.digit_value(*digits[k], tid_, slot);
+        if (digits[k]->place != 1) term = ir::make_Mul(term, ir::make_int(digits[k]->place));
+        index = index ? ir::make_Add(index, term) : term;
+      }
+    } else {
+      index = src.indices(tid_, slot)[op.dim];
+    }
+    return conjoin(ir::make_LE(lo, index), ir::make_LT(index, ir::simplify(ir::make_Add(lo, extent))));
   }
 
   Stmt fill_local(const ir::Buffer& local, const Expr& value) {
