@@ -25,7 +25,7 @@ static void collect_assigned_targets(const ast::Expr& target, std::map<std::stri
   }
 }
 
-static void collect_assigned(const ast::StmtList& body, std::map<std::string, int>* out) {
+static void collect_assigned(const ast::StmtList& body, std::map<std::string, int>* out, bool loop_targets) {
   for (const auto& s : body) {
     switch (s->kind) {
       case ast::StmtKind::Assign:
@@ -40,7 +40,7 @@ static void collect_assigned(const ast::StmtList& body, std::map<std::string, in
         collect_assigned_targets(*s->targets[0], out);
         break;
       case ast::StmtKind::For:
-        collect_assigned_targets(*s->targets[0], out);
+        if (loop_targets) collect_assigned_targets(*s->targets[0], out);
         break;
       case ast::StmtKind::With:
         for (const auto& item : s->with_items)
@@ -50,15 +50,15 @@ static void collect_assigned(const ast::StmtList& body, std::map<std::string, in
         break;
     }
     if (s->kind != ast::StmtKind::FunctionDef) {
-      collect_assigned(s->body, out);
-      collect_assigned(s->orelse, out);
+      collect_assigned(s->body, out, loop_targets);
+      collect_assigned(s->orelse, out, loop_targets);
     }
   }
 }
 
-std::map<std::string, int> assigned_names(const ast::StmtList& body) {
+std::map<std::string, int> assigned_names(const ast::StmtList& body, bool loop_targets) {
   std::map<std::string, int> names;
-  collect_assigned(body, &names);
+  collect_assigned(body, &names, loop_targets);
   return names;
 }
 
@@ -247,6 +247,25 @@ void Elaborator::assign_name(const std::string& name, const CtValue& value_in, c
   f.names[name] = value;
 }
 
+void Elaborator::bind_compile_time_target(const ast::Expr& target, const CtValue& item, const SourceLoc& loc) {
+  if (target.kind == ast::ExprKind::Tuple || target.kind == ast::ExprKind::List) {
+    if (item.is_sequence() && item.items.size() == target.items.size()) {
+      for (size_t i = 0; i < target.items.size(); ++i) bind_compile_time_target(*target.items[i], item.items[i], loc);
+      return;
+    }
+  } else if (target.kind == ast::ExprKind::Name && item.is_number()) {
+    Frame& f = frame();
+    auto current = f.names.find(target.id);
+    bool variable = current != f.names.end() && current->second.kind == K::MutableVar;
+    if (!variable && !f.loop_vars.count(target.id)) {
+      f.out_of_scope.erase(target.id);
+      f.names[target.id] = item;
+      return;
+    }
+  }
+  assign(target, item, loc);
+}
+
 void Elaborator::assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc) {
   switch (target.kind) {
     case ast::ExprKind::Name: {
@@ -293,7 +312,9 @@ void Elaborator::assign(const ast::Expr& target, const CtValue& value, const Sou
 void Elaborator::materialize_assigned(const ast::StmtList& body) {
   if (!in_kernel_) return;
   Frame& f = frame();
-  for (const auto& [name, count] : assigned_names(body)) {
+  // A loop's target is not carried: a runtime loop's variable shadows the name for the loop,
+  // and a loop unrolled while compiling binds it to each item (bind_compile_time_target).
+  for (const auto& [name, count] : assigned_names(body, /*loop_targets=*/false)) {
     auto it = f.names.find(name);
     if (it == f.names.end()) continue;  // not bound before the loop or branch
     // A loop variable is never assigned; an inner loop of the same name shadows it (exec_for).
@@ -544,7 +565,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
                          "T.Pipelined, T.serial, T.unroll, T.vectorized, range, or a tuple)");
     spend_compile_time_iterations(static_cast<int64_t>(seq.items.size()), iter.loc);
     for (const auto& item : seq.items) {
-      assign(target, item, target.loc);
+      bind_compile_time_target(target, item, target.loc);
       if (!compile_time_iteration(s, "a loop over " + describe(seq))) break;
     }
     return;

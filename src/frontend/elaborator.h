@@ -119,6 +119,10 @@ class Elaborator {
   void exec(const ast::Stmt& s);
   void assign(const ast::Expr& target, const CtValue& value, const SourceLoc& loc);
   void assign_name(const std::string& name, const CtValue& value, const SourceLoc& loc);
+  // A loop unrolled while compiling binds its target to each item as it is: a number stays a
+  // number, even inside a runtime loop or branch (TileLang traces such a loop once, with
+  // Python ints), so that what the body computes from it is constant.
+  void bind_compile_time_target(const ast::Expr& target, const CtValue& item, const SourceLoc& loc);
   void exec_for(const ast::Stmt& s);
   CompileTimeRange compile_time_range(const EvaluatedCall& range_call);
   void exec_with(const ast::Stmt& s);
@@ -330,8 +334,8 @@ class Elaborator {
 // How many times range(start, stop, step) iterates (step != 0); nullopt past int64.
 std::optional<int64_t> trip_count(int64_t start, int64_t stop, int64_t step);
 
-// Every name assigned in `body` (targets of =, +=, for, with-as), not
-// descending into nested defs, with the number of assignment sites.
-std::map<std::string, int> assigned_names(const ast::StmtList& body);
+// Every name assigned in `body` (targets of =, +=, with-as, and of for unless loop_targets
+// is false), not descending into nested defs, with the number of assignment sites.
+std::map<std::string, int> assigned_names(const ast::StmtList& body, bool loop_targets = true);
 
 }  // namespace tilec::frontend

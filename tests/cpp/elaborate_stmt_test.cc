@@ -159,6 +159,20 @@ TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {
   EXPECT_NE(ir.find("x[0] = x[0] + A[k]"), std::string::npos) << ir;
 }
 
+TEST(ElaborateStmt, ALoopOverATupleBindsItsItemsAsTheyAreInsideARuntimeLoop) {
+  // Unrolled while compiling, inside a runtime loop, after another such loop of the same name:
+  // each iteration's q is a number (as TileLang's trace of a Python loop gives), so A[q + 2]
+  // is A[2] and A[3], not a runtime variable's element.
+  std::string ir = ir_of(kernel_text("        for q in (0, 1):\n"
+                                     "            A[q] = q\n"
+                                     "        for k in T.serial(2):\n"
+                                     "            for q in (0, 1):\n"
+                                     "                A[q + 2] = A[q + 2] + k\n"));
+  EXPECT_EQ(ir.find("T.alloc_local"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("A[2] = A[2] + T.cast(k, \"int64\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("A[3] = A[3] + T.cast(k, \"int64\")"), std::string::npos) << ir;
+}
+
 TEST(ElaborateStmt, CallsAreLimited) {
   std::string deep_recursion = kernel_text("        A[0] = f(100)\n", "int64",
                                            "    def f(n):\n"

@@ -1,6 +1,8 @@
 """tilec.ops.dsa against references in numpy, on the GPU where there is one, else on the CPU;
 and each kernel built for sm_90a through NVRTC."""
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -173,9 +175,13 @@ def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len, histogram):
     # DeepSeek-V3.2's indexer: 64 heads of 128 dims.
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", seq=4096, seq_kv=4096, heads=64, dim=128,
                             max_len=max_len, histogram=histogram, **INDEXER_CONFIG)
-    assert "wgmma_gemm_ss" in source
+    # one gemm of both queries' heads (N = 2 x 64), each query's sum over its 64 columns chosen by
+    # slot alone (the range's guard has no thread index)
+    queries = INDEXER_CONFIG["queries"]
+    assert source.count("wgmma_gemm_ss<128, 128, 128,") == 1
+    assert re.search(r"if \(0 <= \(\(s_\d+ >> 2\) & 15\) \* 8 && \(\(s_\d+ >> 2\) & 15\) \* 8 < 64\)", source)
     # a row's logit is held by the 4 threads of a quad: one of them stores it and counts it
-    assert source.count("if ((tx & 3) == 0)") == 1 + histogram
+    assert source.count("if ((tx & 3) == 0)") == queries * (1 + histogram)
 
 
 def order_keys(x):

@@ -26,22 +26,28 @@ AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=1)  # 64 KiB of
 
 
 def indexer_buffers(block_N, queries, heads, dim):
-    """A program's tiles: its queries' heads and their weights, a step's block_N keys and their
-    scales, the step's scores [keys, heads] and logits (of one query at a time)."""
-    return (T.alloc_shared((queries, heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
+    """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights,
+    a step's block_N keys and their scales, the step's scores [keys, queries * heads] and the
+    logits of one query at a time."""
+    return (T.alloc_shared((queries * heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
             T.alloc_shared((block_N, dim), FP8), T.alloc_shared((block_N,), "float32"),
-            T.alloc_fragment((block_N, heads), "float32"), T.alloc_fragment((block_N,), "float32"))
+            T.alloc_fragment((block_N, queries * heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
 
 @T.macro
-def score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, q, first_key, begin, end, block_N,
-               heads):
-    # Query q's logits of block_N keys from first_key (keys as the gemm's rows, so that the head
-    # sum is a sum along each accumulator row), -inf outside [begin, end).
-    T.gemm(K_shared, Q_shared[q, :, :], scores, transpose_B=True, clear_accum=True)
-    for i, h in T.Parallel(block_N, heads):
-        scores[i, h] = T.max(scores[i, h], 0) * W_shared[q, h]
-    T.reduce_sum(scores, logits, dim=1)
+def score_heads(K_shared, Q_shared, W_shared, scores, heads):
+    # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
+    # query's head sum is a sum along part of each accumulator row), then ReLU times the weights.
+    T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
+    for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
+        scores[i, c] = T.max(scores[i, c], 0) * W_shared[c // heads, c % heads]
+
+
+@T.macro
+def query_logits(scores, K_scale_shared, logits, q, first_key, begin, end, block_N, heads):
+    # Query q's logits of block_N keys from first_key (the sum of its heads' columns), -inf
+    # outside [begin, end).
+    T.reduce_sum(scores[:, q * heads:(q + 1) * heads], logits, dim=1)
     for i in T.Parallel(block_N):
         logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end), logits[i] * K_scale_shared[i],
                                    -T.infinity("float32"))
@@ -73,6 +79,7 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
     # written): row t counts t's keys in its range by their logits' top 12 bits as top-k orders
     # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
     width = max_len if max_len else seq_kv
+    QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
 
     @T.macro
     def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
@@ -94,26 +101,27 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                 hi = T.max(hi, q_end)
             start = lo + 0
             end = T.max(hi, start)
-            T.copy(Q[t0:t0 + queries, :, :], Q_shared)
+            for query in QUERIES:
+                T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
             T.copy(W[t0:t0 + queries, :], W_shared)
             steps = T.ceildiv(end - start, block_N)
             for n in T.Pipelined(steps, num_stages=num_stages):
                 T.copy(K[start + n * block_N, 0], K_shared)
                 T.copy(K_scale[start + n * block_N], K_scale_shared)
-                for q in T.unroll(queries):
-                    q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+                score_heads(K_shared, Q_shared, W_shared, scores, heads)
+                for query in QUERIES:
+                    q_start, q_end = key_range(KS, KE, T.min(t0 + query, last), seq_kv, max_len)
                     # key s in column s - base
                     base = q_start if max_len else 0
-                    score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, q, start + n * block_N,
-                               q_start, q_end, block_N, heads)
+                    query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N, heads)
                     for i in T.Parallel(block_N):
                         column = start + n * block_N + i - base
-                        if (t0 + q <= last) & (column >= 0) & (column < width):
-                            Logits[t0 + q, column] = logits[i]
+                        if (t0 + query <= last) & (column >= 0) & (column < width):
+                            Logits[t0 + query, column] = logits[i]
                     if Hist is not None:
                         for i in T.Parallel(block_N):
                             if (start + n * block_N + i >= q_start) & (start + n * block_N + i < q_end):
-                                T.atomic_add(hist[q, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
+                                T.atomic_add(hist[query, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
             # -inf in every column no step wrote: before the union's first key and past its
             # last step
             for q in T.unroll(queries):
@@ -164,7 +172,7 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(PAGE_SIZE, 1, heads, dim)
             b = row // next_n
             end = T.max(T.min(ContextLens[b] - next_n + row % next_n + 1, width), 0)
-            T.copy(Q[row:row + 1, :, :], Q_shared)
+            T.copy(Q[row, :, :], Q_shared)
             T.copy(W[row:row + 1, :], W_shared)
             for p in T.serial(T.ceildiv(end, PAGE_SIZE)):
                 page = BlockTable[b, p]
@@ -175,8 +183,9 @@ def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=1
                     K_shared[i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
                 for i in T.Parallel(PAGE_SIZE):
                     K_scale_shared[i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
-                score_keys(K_shared, Q_shared, W_shared, K_scale_shared, scores, logits, 0, p * PAGE_SIZE, 0,
-                           T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
+                score_heads(K_shared, Q_shared, W_shared, scores, heads)
+                query_logits(scores, K_scale_shared, logits, 0, p * PAGE_SIZE, 0, T.if_then_else(readable, end, 0),
+                             PAGE_SIZE, heads)
                 T.copy(logits, Logits[row, p * PAGE_SIZE])
             fill_minus_infinity(Logits, row, T.ceildiv(end, PAGE_SIZE) * PAGE_SIZE, width, PAGE_SIZE)
 
