@@ -5,7 +5,7 @@ python/tilec/ops/dsa/ were chosen (bench/RESULTS.md, twenty-fifth session).
 
 Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll, beside a plain
 tilec kernel that reads the logits twice (the two passes' floor); the indexer (H = 64, D = 128,
-causal) at S = 4096 and 32768 by block_N:num_stages:queries; sparse MLA prefill (h_q = 128,
+causal) at S = 4096 and 32768 by block_N:num_stages:queries:threads; sparse MLA prefill (h_q = 128,
 topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by block_I:num_stages, then the
 warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
 result is checked first (top-k as sets against torch.topk, the others against the references of
@@ -100,8 +100,9 @@ def indexer_rows(fp8_rate):
         rows = slice(S - 64, S)
         ref = indexer_reference(q[rows], k, k_scale, w[rows], ks[rows], ke[rows])
         finite = torch.isfinite(ref)
-        for block_N, stages, queries in configs("INDEXER", "128:2:1,128:2:2,128:2:4"):
-            kernel = indexer_logits_kernel(S, S, H, D, block_N=block_N, num_stages=stages, threads=128,
+        # TileLang's fp8_lighting_indexer example: 256 keys over 4 warpgroups, 3 stages
+        for block_N, stages, queries, threads in configs("INDEXER", "128:2:1:128,128:2:2:128,256:3:2:512"):
+            kernel = indexer_logits_kernel(S, S, H, D, block_N=block_N, num_stages=stages, threads=threads,
                                            queries=queries)
 
             def check(kernel=kernel):
@@ -110,7 +111,7 @@ def indexer_rows(fp8_rate):
                     return "-INF POSITIONS DIFFER"
                 return f"error {rel(logits[finite], ref[finite]):.1e}"
 
-            report(f"indexer S={S} block_N={block_N} stages={stages} queries={queries}", check,
+            report(f"indexer S={S} block_N={block_N} stages={stages} queries={queries} threads={threads}", check,
                    lambda kernel=kernel: kernel(q, k, k_scale, w, ks, ke), 2 * H * D * S * (S + 1) / 2,
                    f"TFLOP/s ({fp8_rate:.0f} cuBLAS fp8)")
 

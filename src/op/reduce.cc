@@ -37,6 +37,18 @@ int normalized_dim(const ir::Reduce& op, int64_t dim, const SourceLoc& dim_loc) 
 }
 
 void check(const ir::Reduce& op, const SourceLoc& dst_loc) {
+  // A fragment's result is laid out as its source's rows (layout_constraints): only the reduced
+  // dim may be a range.
+  if (op.src.buffer->scope == ir::MemoryScope::Fragment)
+    for (size_t d = 0; d < op.src.region.size(); ++d) {
+      const ir::Range& r = op.src.region[d];
+      if (static_cast<int>(d) != op.dim &&
+          (!ir::is_zero(ir::simplify(r.min)) ||
+           !ir::structural_equal(ir::simplify(r.extent), ir::simplify(op.src.buffer->shape[d]))))
+        error_at(op.loc, "a reduction of a fragment takes whole lines of '" + op.src.buffer->name + "': dim " +
+                             std::to_string(d) + " is sliced; only the reduced dim " + std::to_string(op.dim) +
+                             " may be a range");
+    }
   ir::BufferRegion expected = op.src;
   expected.region.erase(expected.region.begin() + op.dim);
   auto ee = ir::squeezed_extents(expected), ed = ir::squeezed_extents(op.dst);

@@ -240,6 +240,26 @@ def test_reduce_dim_out_of_range():
 
 
 @jit
+def reduce_of_some_rows():
+    @T.prim_func
+    def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_f = T.alloc_fragment((8, 8), "float32")
+            B_f = T.alloc_fragment((4,), "float32")
+            T.copy(A, A_f)
+            T.reduce_sum(A_f[0:4, 2:6], B_f, dim=1)  # ERR:reduce-rows
+            T.copy(B_f, B)
+
+    return main
+
+
+def test_a_fragment_reduced_over_some_of_its_rows_is_an_error_on_every_target():
+    # its result is laid out as the source's whole rows; a range of the reduced dim (2:6) is fine
+    check_diagnostic(compile_error(reduce_of_some_rows), HERE, "ERR:reduce-rows", "takes whole lines of 'A_f'",
+                     "dim 0 is sliced")
+
+
+@jit
 def cumsum_fault(fault):
     @T.prim_func
     def main(A: T.Tensor((8, 16), "float32"), B: T.Tensor((8, 16), "float32")):

@@ -699,23 +699,13 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     return located(body, op.loc);
   }
 
-  // A reduction of part of a fragment: whole in the kept dims (its result is laid out as the
-  // whole source's rows), a range [lo, lo + extent) of the reduced dim. The condition that a
-  // thread's element `slot` lies in that range, or null when the range is the whole dim. Where
-  // the range's ends are multiples of the place above which the dim's digits are all slot
-  // digits, the condition reads those digits alone: it depends on the slot only, and an
-  // unrolled loop over the slots folds it away.
+  // A reduction of part of a fragment: whole in the kept dims (op::check), a range [lo, lo +
+  // extent) of the reduced dim. The condition that a thread's element `slot` lies in that range,
+  // or null when the range is the whole dim. Where the range's ends are multiples of the place
+  // above which the dim's digits are all slot digits, the condition reads those digits alone: it
+  // depends on the slot only, and an unrolled loop over the slots folds it away.
   Expr reduced_range_guard(const ir::Reduce& op, const Fragment& src, const Expr& slot) {
     const auto& region = op.src.region;
-    for (size_t d = 0; d < region.size(); ++d) {
-      if (static_cast<int>(d) == op.dim) continue;
-      int64_t extent = 0;
-      if (!ir::is_zero(ir::simplify(region[d].min)) || !ir::is_const_int(ir::simplify(region[d].extent), &extent) ||
-          extent != src.shape()[d])
-        error_at(op.loc, "a reduction of a fragment takes whole lines of '" + op.src.buffer->name +
-                             "': dim " + std::to_string(d) + " is sliced; only the reduced dim " +
-                             std::to_string(op.dim) + " may be a range");
-    }
     Expr lo = ir::simplify(region[op.dim].min), extent = ir::simplify(region[op.dim].extent);
     int64_t lo_value = -1, extent_value = -1;
     bool constant = ir::is_const_int(lo, &lo_value) && ir::is_const_int(extent, &extent_value);
