@@ -1,5 +1,5 @@
 #!func main
-# error: 7:22: T.copy() got an unexpected keyword argument 'foo' (its arguments: src, dst)
+# error: 7:22: T.copy() got an unexpected keyword argument 'foo' (its arguments: src, dst, coalesced_width, disable_tma, eviction_policy, prefer_instruction)
 import tilec.language as T
 
 @T.prim_func

@@ -1,0 +1,160 @@
+#!func main
+#!config tilec.fast_math=true
+#!config tilec.warp_specialize=false
+#!bind T = module(tilec.language)
+#!bind backward_buffers = func(backward_buffers)
+#!bind backward_scores = func(backward_scores)
+#!bind backward_step = func(backward_step)
+#!bind LOG2E = 1.4426950408889634
+#!bind batch = 6
+#!bind block_M = 64
+#!bind block_N = 64
+#!bind causal = True
+#!bind dim = 64
+#!bind dq_in_shared = False
+#!bind dtype = "bfloat16"
+#!bind group = 2
+#!bind heads = 4
+#!bind heads_kv = 2
+#!bind max_seq_kv = 100
+#!bind num_stages = 1
+#!bind scale = 0.18033688011112042
+#!bind sm_scale = 0.125
+#!bind step_head_and_rows = func(step_head_and_rows)
+#!bind threads = 128
+#!bind total_kv = 243
+#!bind total_q = 240
+@T.prim_func
+def main(Q: T.Tensor([total_q, heads, dim], dtype), K: T.Tensor([total_kv, heads_kv, dim], dtype),
+         V: T.Tensor([total_kv, heads_kv, dim], dtype), dO: T.Tensor([total_q, heads, dim], dtype),
+         LSE: T.Tensor([heads, total_q], "float32"), Delta: T.Tensor([heads, total_q], "float32"),
+         cu_seqlens_q: T.Tensor([batch + 1], "int32"), cu_seqlens_k: T.Tensor([batch + 1], "int32"),
+         dQ_acc: T.Tensor([total_q, heads, dim], "float32"), dK: T.Tensor([total_kv, heads_kv, dim], dtype),
+         dV: T.Tensor([total_kv, heads_kv, dim], dtype)):
+    with T.Kernel(T.ceildiv(max_seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
+        (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
+         dk, dv, dq) = backward_buffers(block_M, block_N, dim, dtype)
+        if dq_in_shared:
+            dq_shared = T.alloc_shared([block_N, dim], "float32")
+        q_start = cu_seqlens_q[bz]
+        q_len = cu_seqlens_q[bz + 1] - q_start
+        k_start = cu_seqlens_k[bz]
+        k_len = cu_seqlens_k[bz + 1] - k_start
+        past = k_len - q_len
+        keys = bx * block_M
+
+        T.copy(K[k_start + keys:k_start + keys + block_M, by, :], K_shared)
+        T.copy(V[k_start + keys:k_start + keys + block_M, by, :], V_shared)
+        T.clear(dk)
+        T.clear(dv)
+        first = T.max(0, (keys - past) // block_N) if causal else 0
+        # A program whose keys all lie past its sequence has no steps.
+        q_blocks = T.if_then_else(keys < k_len, T.max(0, T.ceildiv(q_len, block_N) - first), 0)
+        steps = group * q_blocks
+        for step in T.Pipelined(steps, num_stages=num_stages):
+            head, rows = step_head_and_rows(step, by, group, first, q_blocks, block_N)
+            T.copy(Q[q_start + rows:q_start + rows + block_N, head, :], Q_shared)
+            T.copy(dO[q_start + rows:q_start + rows + block_N, head, :], dO_shared)
+            T.copy(LSE[head, q_start + rows:q_start + rows + block_N], lse)
+            T.copy(Delta[head, q_start + rows:q_start + rows + block_N], delta)
+            backward_scores(K_shared, V_shared, Q_shared, dO_shared, probs_t, dprobs_t)
+            if dq_in_shared:  # the step before's share, as attention_backward adds it
+                if step > 0:
+                    head_before, rows_before = step_head_and_rows(step - 1, by, group, first, q_blocks, block_N)
+                    T.atomic_add(dQ_acc[q_start + rows_before:q_start + rows_before + block_N, head_before, :],
+                                 dq_shared)
+            backward_step(K_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                          dscores_t, dk, dv, dq, keys, rows, past, q_len, k_len, causal, scale, sm_scale, block_M,
+                          block_N)
+            if dq_in_shared:
+                T.copy(dq, dq_shared)
+            else:
+                T.atomic_add(dQ_acc[q_start + rows:q_start + rows + block_N, head, :], dq)
+            T.wait_wgmma(0)
+        if dq_in_shared:
+            if steps > 0:
+                head_last, rows_last = step_head_and_rows(steps - 1, by, group, first, q_blocks, block_N)
+                T.atomic_add(dQ_acc[q_start + rows_last:q_start + rows_last + block_N, head_last, :], dq_shared)
+        for i, j in T.Parallel(block_M, dim):
+            if keys + i < k_len:
+                dK[k_start + keys + i, by, j] = dk[i, j]
+                dV[k_start + keys + i, by, j] = dv[i, j]
+
+
+@T.macro
+def backward_buffers(block_M, block_N, dim, dtype):
+    # The backward kernels' tiles (block_M keys, block_N query rows a step): K and V, the
+    # step's Q, dO, dS, LSE and Delta in shared memory; P^T, dP^T, dS^T and the gradients'
+    # accumulators in registers.
+    K_shared = T.alloc_shared([block_M, dim], dtype)
+    V_shared = T.alloc_shared([block_M, dim], dtype)
+    Q_shared = T.alloc_shared([block_N, dim], dtype)
+    dO_shared = T.alloc_shared([block_N, dim], dtype)
+    dS_shared = T.alloc_shared([block_M, block_N], dtype)
+    lse = T.alloc_shared([block_N], "float32")
+    delta = T.alloc_shared([block_N], "float32")
+    probs_t = T.alloc_fragment([block_M, block_N], "float32")
+    probs_t_cast = T.alloc_fragment([block_M, block_N], dtype)
+    dprobs_t = T.alloc_fragment([block_M, block_N], "float32")
+    dscores_t = T.alloc_fragment([block_M, block_N], dtype)
+    dk = T.alloc_fragment([block_M, dim], "float32")
+    dv = T.alloc_fragment([block_M, dim], "float32")
+    dq = T.alloc_fragment([block_N, dim], "float32")
+    return (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
+            dk, dv, dq)
+
+
+@T.macro
+def backward_scores(K_shared, V_shared, Q_shared, dO_shared, probs_t, dprobs_t):
+    # A backward step's first gemms, S^T = K Q^T and dP^T = V dO^T, issued together (on Hopper
+    # left in flight for backward_step).
+    T.gemm(K_shared, Q_shared, probs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
+           wg_wait=-1)
+    T.gemm(V_shared, dO_shared, dprobs_t, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow,
+           wg_wait=-1)
+
+
+@T.macro
+def backward_step(K_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t,
+                  dscores_t, dk, dv, dq, keys, rows, past, seq_q, seq_kv, causal, scale, sm_scale, block_M, block_N):
+    # The rest of one query block's share of the backward pass for a block of keys, after
+    # backward_scores, all transposed (keys are rows): dV += P^T dO and dK += dS^T Q accumulate,
+    # and dq = dS K is the block's dQ share. On Hopper the gemms are asynchronous (elsewhere each
+    # finishes where it stands): P^T is computed under dP^T's gemm, dS^T under dV's, and dK's
+    # gemm runs on while the caller stores dq, which then waits for it (T.wait_wgmma(0) before
+    # the iteration ends: dK's gemm reads the Q stage).
+    T.wait_wgmma(1)
+    # P^T from the forward pass's log-sum-exp. Keys and rows past the ends, and causal, rows
+    # before a key's diagonal, have none: only the blocks that hold such pairs pay for the mask,
+    # a select after the exp (whose value there, even inf or NaN, it drops).
+    for i, j in T.Parallel(block_M, block_N):
+        probs_t[i, j] = T.exp2(probs_t[i, j] * scale - lse[j] * LOG2E)
+    if causal:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv) | (rows + past < keys + block_M - 1)
+    else:
+        masked = (rows + block_N > seq_q) | (keys + block_M > seq_kv)
+    if masked:
+        for i, j in T.Parallel(block_M, block_N):
+            seen = (rows + j < seq_q) & (keys + i < seq_kv)
+            if causal:
+                seen = seen & (rows + j + past >= keys + i)
+            probs_t[i, j] = T.if_then_else(seen, probs_t[i, j], 0)
+    T.copy(probs_t, probs_t_cast)
+    T.gemm(probs_t_cast, dO_shared, dv, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+    T.wait_wgmma(1)
+    for i, j in T.Parallel(block_M, block_N):
+        dscores_t[i, j] = probs_t[i, j] * (dprobs_t[i, j] - delta[j]) * sm_scale
+    T.copy(dscores_t, dS_shared)
+    T.gemm(dS_shared, K_shared, dq, transpose_A=True, clear_accum=True, wg_wait=-1)
+    T.gemm(dscores_t, Q_shared, dk, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+    T.wait_wgmma(1)
+
+
+@T.macro
+def step_head_and_rows(step, by, group, first, q_blocks, block_N):
+    # The query head and first row of the backward's step `step` over (query head, query block)
+    # pairs. With one query head a K/V head (no GQA) the head is the program's: no division by
+    # the run-time block count (causal) each step.
+    if group == 1:
+        return by, (first + step) * block_N
+    return by * group + step // q_blocks, (first + step % q_blocks) * block_N

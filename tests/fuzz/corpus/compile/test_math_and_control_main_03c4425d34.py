@@ -1,0 +1,8 @@
+#!func main
+#!bind T = module(tilec.language)
+#!bind n = 32
+@T.prim_func
+def main(A: T.Tensor((n,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(n):
+            A[i] = A[i] & 3  # ERR:bitwise-float

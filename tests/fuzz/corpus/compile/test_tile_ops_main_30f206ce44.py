@@ -1,0 +1,15 @@
+#!target hip gfx90a
+#!func main
+#!bind M = 48
+#!bind N = 61
+#!bind T = module(tilec.language)
+#!bind block_M = 32
+#!bind block_N = 32
+@T.prim_func
+def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_s = T.alloc_shared((block_M, block_N), "float32")
+        B_s = T.alloc_shared((block_M, block_N), "float32")
+        T.copy(A[by * block_M, bx * block_N], A_s, disable_tma=True, coalesced_width=4)
+        T.copy(A_s, B_s, prefer_instruction="sync", eviction_policy="evict_first")
+        T.copy(B_s, B[by * block_M, bx * block_N], prefer_instruction="cp_async")

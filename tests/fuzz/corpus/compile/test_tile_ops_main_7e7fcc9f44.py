@@ -1,0 +1,24 @@
+#!target hip gfx906
+#!func main
+#!bind K = 128
+#!bind M = 128
+#!bind N = 128
+#!bind T = module(tilec.language)
+#!bind block_K = 32
+#!bind block_M = 64
+#!bind block_N = 64
+#!bind dtype = "float16"
+@T.prim_func
+def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_s = T.alloc_shared((block_M, block_K), dtype)
+        B_s = T.alloc_shared((block_K, block_N), dtype)
+        C_f = T.alloc_fragment((block_M, block_N), "float32")
+        C_s = T.alloc_shared((block_M, block_N), dtype)
+        T.clear(C_f)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, k * block_K], A_s)
+            T.copy(B[k * block_K, bx * block_N], B_s)
+            T.gemm(A_s, B_s, C_f)
+        T.copy(C_f, C_s)
+        T.copy(C_s, C[by * block_M, bx * block_N])

@@ -1,0 +1,31 @@
+#!target cuda sm_90a
+#!func main
+#!config tilec.wgmma=false
+#!bind M = 64
+#!bind N = 64
+#!bind T = module(tilec.language)
+#!bind dim = 1
+#!bind dtype = "float32"
+#!bind in_place = True
+#!bind reverse = False
+#!bind scope = "shared"
+#!bind threads = 128
+@T.prim_func
+def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+    with T.Kernel(1, threads=threads) as bx:
+        if scope == "shared":
+            S = T.alloc_shared((M, N), dtype)
+            D = T.alloc_shared((M, N), dtype)
+        elif scope == "fragment":
+            S = T.alloc_fragment((M, N), dtype)
+            D = T.alloc_fragment((M, N), dtype)
+        else:  # a shared source into a fragment
+            S = T.alloc_shared((M, N), dtype)
+            D = T.alloc_fragment((M, N), dtype)
+        T.copy(A, S)
+        if in_place:
+            T.cumsum(S, dim=dim, reverse=reverse)
+            T.copy(S, B)
+        else:
+            T.cumsum(src=S, dst=D, dim=dim, reverse=reverse)
+            T.copy(D, B)
