@@ -13,7 +13,7 @@ from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
-from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, sparse_mla_prefill_hopper_kernel
+from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, hopper_prefill_fits, sparse_mla_prefill_hopper_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -424,6 +424,13 @@ def test_sparse_mla_prefill_builds_for_sm90a(heads):
     loop = source[source.index("for (int32_t k_stage_iter"):]
     assert loop.index("wgmma_gemm") < loop.index("cp_async_16(") < loop.index("cp_async_commit")
     assert all("Indices[" not in line for line in loop.splitlines() if "cp_async_16(" in line)
+
+
+def test_the_hopper_prefill_takes_shapes_whose_tiles_fit():
+    # DeepSeek's 512 + 64 dims; value halves not whole 64-wide panels; tiles past shared memory
+    assert hopper_prefill_fits(512, 64)
+    assert not hopper_prefill_fits(64, 32) and not hopper_prefill_fits(448, 64)
+    assert not hopper_prefill_fits(512, 128)
 
 
 @pytest.mark.parametrize("heads", [64, 128])

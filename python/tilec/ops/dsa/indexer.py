@@ -113,7 +113,8 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                     q_start, q_end = key_range(KS, KE, T.min(t0 + query, last), seq_kv, max_len)
                     # key s in column s - base
                     base = q_start if max_len else 0
-                    query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N, heads)
+                    query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N,
+                                 heads)
                     for i in T.Parallel(block_N):
                         column = start + n * block_N + i - base
                         if (t0 + query <= last) & (column >= 0) & (column < width):

@@ -274,7 +274,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
     shape = (S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
-    if is_hopper(q) and hopper_prefill_fits(heads, d_v, d_qk - d_v):
+    if is_hopper(q) and hopper_prefill_fits(d_v, d_qk - d_v):
         kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
     else:
         kernel = sparse_mla_prefill_kernel(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))

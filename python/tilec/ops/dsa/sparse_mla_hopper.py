@@ -24,10 +24,16 @@ CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
 THREADS_A_ROW = 8  # producer threads that gather one key row together
 
 
-def hopper_prefill_fits(heads, dim, tail_dim):
+SHARED_BYTES = 227 * 1024  # a Hopper block's shared memory
+
+
+def hopper_prefill_fits(dim, tail_dim, block_H=64, block_I=64):
     """Whether sparse_mla_prefill_hopper_kernel takes this shape: each half of the value a
-    whole number of 64-wide swizzle panels, so each of the two value gemms reads whole panels."""
-    return dim % 128 == 0 and tail_dim % 64 == 0 and heads >= 1
+    whole number of 64-wide swizzle panels (so each of the two value gemms reads whole panels),
+    and Q, two stages of keys and P in shared memory (DeepSeek's 512 + 64 dims take 225 KiB)."""
+    width = dim + tail_dim
+    shared = 2 * (block_H * width + 2 * block_I * width + block_H * block_I) + 2048  # and flags, factors, barriers
+    return dim % 128 == 0 and tail_dim % 64 == 0 and shared <= SHARED_BYTES
 
 
 @T.macro
