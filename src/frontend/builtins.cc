@@ -525,23 +525,29 @@ static ir::Param new_tensor_param(Elaborator& el, const EvaluatedCall& c, const 
   return p;
 }
 
-// T.Tensor(shape, dtype, x.data) in a T.Kernel block: tensor x's bytes read as a compact
-// row-major tensor of `shape` (TileLang's convolution reads its filter as (KH * KW * C, F) so).
-// x, a tensor parameter of constant shape and the same dtype and size, is then compact
-// row-major itself: a call must pass it so (Elaborator::apply_tensor_views).
-static CtValue tensor_view(Elaborator& el, const CallArgs& a, const EvaluatedCall& call) {
+// A view of `data` in `shape` (BufferNode::view_of): T.Tensor(shape, dtype, x.data), T.reshape
+// and T.view. The view of a view views its buffer. A tensor x, a parameter of constant shape,
+// is then compact row-major itself: a call must pass it so (Elaborator::apply_tensor_views).
+static CtValue view_of(Elaborator& el, const CallArgs& a, const EvaluatedCall& call, const std::string& data_arg) {
   const SourceLoc& loc = call.node->loc;
-  if (!el.in_kernel_)
-    error_at(loc, "T.Tensor(shape, dtype, x.data), a view of tensor x, goes inside a T.Kernel block");
-  const CtValue& data = a["data"];
-  const ir::Buffer base = data.kind == K::Buffer ? data.buffer : nullptr;
-  if (!base || base->scope != ir::MemoryScope::Global || base->view_of)
-    error_at(a.loc("data"), "T.Tensor's data is a tensor parameter's (x.data), not " + describe(data));
-  DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "tensor dtype");
-  if (dtype != base->dtype)
-    error_at(a.loc("dtype"), std::string("T.Tensor: a view of '") + base->name + "' (" + base->dtype.name() +
-                                 ") has its dtype, not " + dtype.name());
-  std::vector<ir::Expr> shape = el.to_shape(a["shape"], a.loc("shape"), "T.Tensor shape");
+  const std::string& fn = call.callee_name;
+  if (!el.in_kernel_) error_at(loc, fn + ", a view of a buffer, goes inside a T.Kernel block");
+  const CtValue& data = a[data_arg];
+  ir::Buffer base = data.kind == K::Buffer ? data.buffer : nullptr;
+  if (base && base->view_of) base = base->view_of;
+  const bool tensor = base && base->scope == ir::MemoryScope::Global;
+  if (!base || (!tensor && data_arg == "data"))
+    error_at(a.loc(data_arg), data_arg == "data" ? fn + "'s data is a tensor parameter's (x.data), not " + describe(data)
+                                                 : fn + " takes a buffer (a tensor, or T.alloc_shared, T.alloc_fragment "
+                                                        "or T.alloc_local's), not " + describe(data));
+  if (a.has("dtype") && a["dtype"].kind != K::None) {
+    DType dtype = el.to_dtype(a["dtype"], a.loc("dtype"), "view dtype");
+    if (dtype != base->dtype)
+      error_at(a.loc("dtype"), fn + ": a view of '" + base->name + "' (" + base->dtype.name() + ") has its dtype, not " +
+                                   dtype.name() + " (tilec does not read a buffer's bytes as another type)");
+  }
+  std::vector<ir::Expr> shape =
+      a["shape"].kind == K::None ? data.buffer->shape : el.to_shape(a["shape"], a.loc("shape"), fn + " shape");
   auto elements = [](const std::vector<ir::Expr>& dims) -> std::optional<int64_t> {
     int64_t n = 1, d;
     for (const ir::Expr& e : dims) {
@@ -553,17 +559,20 @@ static CtValue tensor_view(Elaborator& el, const CallArgs& a, const EvaluatedCal
   };
   std::optional<int64_t> view_size = elements(shape), base_size = elements(base->shape);
   if (!base_size)
-    error_at(a.loc("data"), "T.Tensor: a view of '" + base->name + "' needs its shape constant (T.const dims), "
-                            "so that a call's strides can be checked against it");
-  if (!view_size || *view_size != *base_size)
-    error_at(a.loc("shape"), "T.Tensor: a view of '" + base->name + "' has its " + std::to_string(*base_size) +
-                                 " elements" + (view_size ? ", not " + std::to_string(*view_size) : std::string()));
+    error_at(a.loc(data_arg), fn + ": a view of '" + base->name + "' needs its shape constant (T.const dims)" +
+                                  (tensor ? ", so that a call's strides can be checked against it" : ""));
+  if (!view_size)
+    error_at(a.loc("shape"), fn + ": a view's shape is of compile-time integers (of '" + base->name + "'s " +
+                                 std::to_string(*base_size) + " elements)");
+  if (*view_size != *base_size)
+    error_at(a.loc("shape"), fn + ": a view of '" + base->name + "' has its " + std::to_string(*base_size) +
+                                 " elements, not " + std::to_string(*view_size));
   std::string name = el.name_hint_.empty() ? base->name + "_view" : el.name_hint_;
   auto view = std::make_shared<ir::BufferNode>(
-      *ir::make_buffer(el.unique_buffer_name(name), dtype, shape, {}, ir::MemoryScope::Global, loc));
+      *ir::make_buffer(el.unique_buffer_name(name), base->dtype, shape, {}, base->scope, loc));
   view->view_of = base;
   el.kernel_allocs_.push_back(view);
-  el.viewed_tensors_.insert(base.get());
+  if (tensor) el.viewed_tensors_.insert(base.get());
   return CtValue::of_buffer(view);
 }
 
@@ -710,6 +719,9 @@ static CtValue annotate_layout_op(Elaborator& el, const EvaluatedCall& c) {
       error_at(key.loc, "T.annotate_layout's keys are shared buffers (T.alloc_shared) or the kernel's tensors, not " +
                             describe(buffer) + " (fragment layouts are inferred)");
     const std::string& name = buffer.buffer->name;
+    if (const ir::Buffer& base = buffer.buffer->view_of)
+      error_at(key.loc, "T.annotate_layout: '" + name + "' is a view of '" + base->name + "' (at " +
+                            buffer.buffer->loc.str() + "); lay out '" + base->name + "', and its views read it so");
     if (tensor)
       for (const ir::Expr& d : buffer.buffer->shape)
         if (!ir::is_const_int(d, nullptr))
@@ -1051,7 +1063,7 @@ static const BuiltinTable& builtin_table() {
     t["T.dynamic"] = symbolic;
     auto tensor_type = [](Elaborator& el, const EvaluatedCall& c) {
       CallArgs a = el.bind(c, {"shape", "dtype=\"float32\"", "data=None", "strides=None"});
-      if (a["data"].kind != K::None) return tensor_view(el, a, c);
+      if (a["data"].kind != K::None) return view_of(el, a, c, "data");
       auto type = std::make_shared<TensorTypeValue>();
       const CtValue& shape = a["shape"];
       type->shape = shape.is_sequence() ? shape.items.vector() : std::vector<CtValue>{shape};
@@ -1068,6 +1080,14 @@ static const BuiltinTable& builtin_table() {
       return v;
     };
     t["T.Tensor"] = tensor_type;
+    t["T.reshape"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"src", "shape"});
+      return view_of(el, a, c, "src");
+    };
+    t["T.view"] = [](Elaborator& el, const EvaluatedCall& c) {
+      CallArgs a = el.bind(c, {"src", "shape=None", "dtype=None"});
+      return view_of(el, a, c, "src");
+    };
     t["T.Buffer"] = tensor_type;
     t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
       return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");

@@ -974,6 +974,29 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     laid_out[buffer] = n;
   }
   annotated_layouts_.clear();
+  // A shared buffer that views read (T.reshape) keeps its layout, and each view reads it in its
+  // own shape: both bind as a user's layout does (ir/shared_layout.h), so that no op lays out
+  // either anew.
+  auto constant_shape = [](const ir::Buffer& b) {
+    std::vector<int64_t> shape(b->shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) ir::is_const_int(ir::simplify(b->shape[d]), &shape[d]);
+    return shape;  // a view's buffer and the view have constant shapes (builtins.cc, view_of)
+  };
+  for (const ir::Buffer& b : kernel_allocs_) {
+    if (!b->view_of || b->scope != ir::MemoryScope::Shared) continue;
+    const ir::BufferNode* base = b->view_of.get();
+    const ir::Buffer& laid = laid_out.count(base) ? laid_out.at(base) : b->view_of;
+    if (!laid->layout || laid->layout->origin().empty()) {
+      auto n = std::make_shared<ir::BufferNode>(*laid);
+      ir::SharedLayoutRef layout = laid->layout ? laid->layout : ir::SharedLayout::row_major(constant_shape(laid));
+      n->layout = layout->bound("the layout its views share (T.reshape at " + b->loc.str() + ")");
+      laid_out[base] = n;
+    }
+    auto view = std::make_shared<ir::BufferNode>(*b);
+    view->view_of = laid_out.at(base);
+    view->layout = view->view_of->layout->viewed(constant_shape(b));
+    laid_out[b.get()] = view;
+  }
   if (!laid_out.empty()) body = ir::replace_buffers(body, laid_out);
   kernels_.push_back({s.loc, body, std::move(kernel_tensor_layouts_)});
   kernel_tensor_layouts_.clear();

@@ -123,9 +123,13 @@ struct BufferNode {
   // Shared buffers: the byte offset in the block's shared memory, set by the GPU pass
   // plan_shared_memory (buffers whose lifetimes don't overlap may share bytes); -1 until then.
   int64_t shared_offset = -1;
-  // A view (T.Tensor(shape, dtype, tensor.data)): this tensor's bytes read as a compact
-  // row-major array of `shape`, allocated by an Allocate of global scope. The tensor must be
-  // compact and row-major too; a call whose tensor isn't is refused (runtime/kernel.cc).
+  // A view (T.reshape, T.Tensor(shape, dtype, x.data)): the elements of `view_of`, a buffer of
+  // the same scope and dtype, read in row-major order as an array of `shape`, allocated by an
+  // Allocate that makes no storage of its own. A tensor must be compact and row-major (a call
+  // whose tensor isn't is refused, runtime/kernel.cc); a shared view has its buffer's place and
+  // bytes; a fragment view its buffer's registers, in the Fragment that reads them in its shape
+  // (Fragment::reshaped). Passes that ask what a statement touches see the viewed buffer
+  // (op::Accesses).
   std::shared_ptr<const BufferNode> view_of;
 };
 using Buffer = std::shared_ptr<const BufferNode>;

@@ -121,6 +121,80 @@ Fragment Fragment::project(const std::vector<int>& keep) const {
   return Fragment(std::move(shape), std::move(digits));
 }
 
+std::optional<Fragment> Fragment::reshaped(const std::vector<int64_t>& shape) const {
+  // Row-major strides of the old dims and of the new.
+  auto strides_of = [](const std::vector<int64_t>& dims) {
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+    return strides;
+  };
+  int64_t elements = 1, new_elements = 1;
+  for (int64_t e : shape_) elements *= e;
+  for (int64_t e : shape) new_elements *= e;
+  if (elements != new_elements || covers_more()) return std::nullopt;
+  // Each index digit as a digit of the flat index; they must tile it, place by place.
+  const std::vector<int64_t> old_strides = strides_of(shape_), new_strides = strides_of(shape);
+  std::vector<FragmentDigit> flat;
+  for (FragmentDigit d : digits_) {
+    if (d.dim >= 0) d.place *= old_strides[d.dim];
+    flat.push_back(d);
+  }
+  std::vector<const FragmentDigit*> by_place;
+  for (const auto& d : flat)
+    if (d.dim >= 0) by_place.push_back(&d);
+  std::sort(by_place.begin(), by_place.end(),
+            [](const FragmentDigit* a, const FragmentDigit* b) { return a->place < b->place; });
+  int64_t next = 1;
+  for (const FragmentDigit* d : by_place) {
+    if (d->place != next) return std::nullopt;
+    next *= d->radix;
+  }
+  if (next != elements) return std::nullopt;
+  // Digits straddling a new dim's boundary (a stride of the new shape) split there, the
+  // lowest boundary first: the low part's steps stay, the high part's are `low` of them.
+  std::vector<FragmentDigit> split;
+  for (FragmentDigit d : flat) {
+    for (auto it = new_strides.rbegin(); it != new_strides.rend(); ++it) {
+      const int64_t boundary = *it;
+      if (d.dim < 0 || boundary <= d.place || boundary >= d.place * d.radix) continue;
+      const int64_t low = boundary / d.place;
+      if (boundary % d.place != 0 || d.radix % low != 0) return std::nullopt;
+      FragmentDigit below = d;
+      below.radix = low;
+      split.push_back(below);
+      d.place = boundary;
+      d.radix /= low;
+      d.stride *= low;
+    }
+    split.push_back(d);
+  }
+  for (FragmentDigit& d : split) {
+    if (d.dim < 0) continue;
+    for (size_t k = 0; k < shape.size(); ++k)
+      if (d.place >= new_strides[k] && d.place < new_strides[k] * shape[k]) {
+        d.dim = static_cast<int>(k);
+        d.place /= new_strides[k];
+        break;
+      }
+  }
+  // Digits that continue one another in both the index and the thread or slot merge (the
+  // digits of merged dims), so that a reshape and its inverse give the layout back.
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < split.size() && !merged; ++i)
+      for (size_t j = 0; j < split.size() && !merged; ++j) {
+        FragmentDigit &low = split[i], &high = split[j];
+        if (i == j || low.dim < 0 || low.dim != high.dim || low.on_thread != high.on_thread ||
+            high.place != low.place * low.radix || high.stride != low.stride * low.radix)
+          continue;
+        low.radix *= high.radix;
+        split.erase(split.begin() + static_cast<std::ptrdiff_t>(j));
+        merged = true;
+      }
+  }
+  return Fragment(shape, std::move(split));
+}
+
 Expr Fragment::projected_slot(const std::vector<int>& keep, const Expr& slot) const {
   // project() keeps the slot digits of kept dims in stride order, renumbered compactly.
   Expr result;

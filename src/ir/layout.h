@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,13 @@ class Fragment {
   // Dims listed in `keep` (in that order) with the rest dropped: their slot digits go,
   // their thread digits become replicas. The layout a reduction's result takes.
   Fragment project(const std::vector<int>& keep) const;
+
+  // The same elements in the same slots of the same threads, indexed in `shape` as row-major
+  // order reads them (a view, T.reshape). Each digit's part of the flat index, split where it
+  // straddles a boundary of the new dims. Null where a split isn't whole digits (a digit of
+  // radix 4 straddling a dim of extent 2 is, of extent 3 isn't), or the layout covers more
+  // than its shape.
+  std::optional<Fragment> reshaped(const std::vector<int64_t>& shape) const;
 
   // Whether both put every element in the same slots of the same threads: equal, or both
   // replicated with the same slots (however many replica digits either writes).

@@ -382,16 +382,15 @@ class IRPrinter {
   void print_Allocate(const Allocate* op, int indent) {
     std::string name = buffer_name(op->buffer);
     std::string shape = tuple(op->buffer->shape);
+    std::string layout = op->buffer->layout ? "  # " + op->buffer->layout->to_string() : "";
+    std::string fragment = op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "";
     if (op->buffer->view_of) {
-      line(indent) << name << " = T.Tensor(" << shape << ", \"" << op->buffer->dtype.name() << "\", "
-                   << buffer_name(op->buffer->view_of) << ".data)\n";
+      line(indent) << name << " = T.reshape(" << buffer_name(op->buffer->view_of) << ", " << shape << ")" << layout
+                   << fragment << "\n";
       return stmt(op->body, indent);
     }
-    std::string layout = op->buffer->layout ? "  # " + op->buffer->layout->to_string() : "";
     line(indent) << name << " = " << scope_alloc(op->buffer->scope) << "(" << shape << ", \""
-                 << op->buffer->dtype.name() << "\")" << layout
-                 << (op->buffer->fragment ? "  # " + op->buffer->fragment->to_string() : "")
-                 << "\n";
+                 << op->buffer->dtype.name() << "\")" << layout << fragment << "\n";
     stmt(op->body, indent);
   }
 

@@ -349,6 +349,30 @@ SharedLayoutRef SharedLayout::user(std::vector<int64_t> shape, std::vector<Expr>
   return std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset, 0, 0, std::move(loc));
 }
 
+SharedLayoutRef SharedLayout::bound(std::string origin) const {
+  auto layout = std::make_shared<SharedLayout>(Kind::User, shape_, vars_, offset_, 0, 0, loc_);
+  layout->origin_ = std::move(origin);
+  return layout;
+}
+
+SharedLayoutRef SharedLayout::viewed(std::vector<int64_t> shape) const {
+  check_tile(shape, 1, "a view's layout");
+  std::vector<Expr> vars = index_vars(shape.size());
+  // The view's flat index, then this layout's indices of it.
+  Expr flat = row_major_offset(shape, vars);
+  std::vector<Expr> indices(shape_.size());
+  int64_t inner = 1;
+  for (size_t d = shape_.size(); d-- > 0;) {
+    Expr above = inner == 1 ? flat : make_FloorDiv(flat, constant(inner));
+    indices[d] = d == 0 ? above : make_FloorMod(above, constant(shape_[d]));  // the flat index is in range
+    inner *= shape_[d];
+  }
+  auto layout = std::make_shared<SharedLayout>(Kind::User, std::move(shape), std::move(vars), offset_of(indices), 0, 0,
+                                               loc_);
+  layout->origin_ = origin_;
+  return layout;
+}
+
 SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::vector<Expr> vars,
                                                std::vector<Expr> coordinates, SourceLoc loc) {
   check_tile(shape, 1, "a layout");
@@ -674,6 +698,7 @@ bool user_layout_differs(const BufferNode& b, const SharedLayout& wanted) {
 }
 
 std::string user_layout_origin(const BufferNode& b) {
+  if (!b.layout->origin().empty()) return b.layout->origin();
   const SourceLoc& loc = b.layout->loc();
   return "the layout T.annotate_layout gave it" + (loc.valid() ? " (T.Layout at " + loc.str() + ")" : std::string());
 }

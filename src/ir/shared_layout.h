@@ -98,6 +98,13 @@ class SharedLayout {
   // This layout with a leading dim of `stages` before its dims, each stage a whole copy (the
   // stage buffers of a pipelined loop).
   SharedLayoutRef staged(int64_t stages) const;
+  // This layout as a user's (it binds: ops take it or run another way), `origin` saying why in
+  // messages (user_layout_origin).
+  SharedLayoutRef bound(std::string origin) const;
+  // The same offsets for the elements read in row-major order as a tile of `shape` (a view of
+  // the buffer, T.reshape), as a user's layout of the same origin.
+  SharedLayoutRef viewed(std::vector<int64_t> shape) const;
+  const std::string& origin() const { return origin_; }
 
   // The extra shared-memory wavefronts (0: conflict-free) of one warp's access: thread t reads
   // `bytes` (1 to 16) contiguous bytes from element `first[t]` on. A request is served
@@ -127,6 +134,7 @@ class SharedLayout {
   int64_t elem_bytes_;  // mma swizzle and panels; 0 for the others
   int64_t panel_bytes_;
   SourceLoc loc_;
+  std::string origin_;  // bound(): why the layout binds; empty for T.annotate_layout's
   bool checked_bijective_ = false;  // from_coordinates checked it
   mutable std::once_flag contiguous_once_;  // user layouts: evaluated once
   mutable int64_t contiguous_ = 1;

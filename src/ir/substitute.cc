@@ -87,15 +87,17 @@ class BufferReplacer : public IRMutator {
 
 Stmt replace_buffers(const Stmt& s, const BufferMap& map) {
   if (map.empty()) return s;
-  // A view of a replaced tensor (BufferNode::view_of) is replaced by a view of its replacement.
+  // A view of a replaced buffer (BufferNode::view_of) views its replacement (the view's own
+  // replacement too, when it has one).
   struct Views : IRVisitor {
     BufferMap map;
     void visit_Allocate(const Allocate* op) override {
       const Buffer& b = op->buffer;
-      auto it = b->view_of && !map.count(b.get()) ? map.find(b->view_of.get()) : map.end();
-      if (it != map.end()) {
-        auto n = std::make_shared<BufferNode>(*b);
-        n->view_of = it->second;
+      auto base = b->view_of ? map.find(b->view_of.get()) : map.end();
+      if (base != map.end()) {
+        auto own = map.find(b.get());
+        auto n = std::make_shared<BufferNode>(own == map.end() ? *b : *own->second);
+        n->view_of = base->second;
         map[b.get()] = n;
       }
       IRVisitor::visit_Allocate(op);

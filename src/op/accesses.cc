@@ -25,7 +25,8 @@ void Accesses::visit_BufferStore(const ir::BufferStore* op) {
 }
 
 void Accesses::note(const ir::Buffer& b, BufferSet* set) const {
-  if (b && (!scope_ || b->scope == *scope_)) set->insert(b.get());
+  // A view's elements are its buffer's (BufferNode::view_of).
+  if (b && (!scope_ || b->scope == *scope_)) set->insert(b->view_of ? b->view_of.get() : b.get());
 }
 
 }  // namespace tilec::op

@@ -2,7 +2,7 @@
 // its loads and stores, and each tile op's regions as its unit gives them (op/op.h). Used for
 // the shared buffers that need barriers and their lifetimes, what warp specialization may
 // move between warpgroups (passes/cuda), and the tensors a kernel writes (the runtime's check
-// that outputs are writable).
+// that outputs are writable). An access of a view (T.reshape) is one of the buffer it views.
 #pragma once
 
 #include <optional>

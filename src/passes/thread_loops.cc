@@ -123,7 +123,8 @@ class BlockThreads {
     if (it != copies_.end()) return it->second;
     std::vector<Expr> shape{ir::make_int(launch_.threads)};
     shape.insert(shape.end(), b->shape.begin(), b->shape.end());
-    ir::Buffer copy = ir::make_buffer(b->name, b->dtype, shape, {}, b->scope, b->loc);
+    auto copy = std::make_shared<ir::BufferNode>(*ir::make_buffer(b->name, b->dtype, shape, {}, b->scope, b->loc));
+    if (b->view_of) copy->view_of = copy_of(b->view_of);  // a view's row reads its buffer's row
     copies_[b.get()] = copy;
     return copy;
   }

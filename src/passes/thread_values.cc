@@ -7,23 +7,25 @@ namespace tilec::passes {
 
 bool is_block_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "sync_threads"); }
 
+const ir::BufferNode* storage_of(const ir::BufferNode* b) { return b->view_of ? b->view_of.get() : b; }
+
 void Footprint::visit_Var(const ir::Var* op) { vars.insert(op); }
 
 void Footprint::visit_BufferLoad(const ir::BufferLoad* op) {
-  buffers.insert(op->buffer.get());
+  buffers.insert(storage_of(op->buffer.get()));
   shared |= op->buffer->scope == ir::MemoryScope::Shared;
   ir::IRVisitor::visit_BufferLoad(op);
 }
 
 void Footprint::visit_BufferStore(const ir::BufferStore* op) {
-  buffers.insert(op->buffer.get());
+  buffers.insert(storage_of(op->buffer.get()));
   shared |= op->buffer->scope == ir::MemoryScope::Shared;
   ir::IRVisitor::visit_BufferStore(op);
 }
 
 void Footprint::visit_region(const ir::BufferRegion& region) {
   if (!region.buffer) return;  // a scalar T.atomic_add's source
-  buffers.insert(region.buffer.get());
+  buffers.insert(storage_of(region.buffer.get()));
   shared |= region.buffer->scope == ir::MemoryScope::Shared;
   ir::IRVisitor::visit_region(region);
 }
@@ -97,15 +99,17 @@ void ThreadValues::visit_IfThenElse(const ir::IfThenElse* op) {
 }
 
 void ThreadValues::visit_BufferStore(const ir::BufferStore* op) {
-  if (op->buffer->scope != ir::MemoryScope::Local || buffers_.count(op->buffer.get())) return;
+  const ir::BufferNode* storage = storage_of(op->buffer.get());
+  if (op->buffer->scope != ir::MemoryScope::Local || buffers_.count(storage)) return;
   bool differ = control_ || differs(op->value);
   for (const auto& i : op->indices) differ |= differs(i);
-  if (differ) buffers_.insert(op->buffer.get());
+  if (differ) buffers_.insert(storage);
 }
 
 // What an atomic's caller gets back differs from thread to thread, whatever it adds.
 void ThreadValues::visit_AtomicAdd(const ir::AtomicAdd* op) {
-  if (op->prev.buffer && op->prev.buffer->scope == ir::MemoryScope::Local) buffers_.insert(op->prev.buffer.get());
+  if (op->prev.buffer && op->prev.buffer->scope == ir::MemoryScope::Local)
+    buffers_.insert(storage_of(op->prev.buffer.get()));
 }
 
 void ThreadValues::controlled(bool differ, const ir::Stmt& body) {

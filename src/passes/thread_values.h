@@ -15,7 +15,11 @@ namespace tilec::passes {
 // Whether `s` is T.sync_threads(): every thread of the block waits for the others.
 bool is_block_barrier(const ir::Stmt& s);
 
-// What a statement or expression reads and writes, and its first barrier, if any.
+// The buffer whose elements `b` names: b, or the buffer a view (T.reshape) reads.
+const ir::BufferNode* storage_of(const ir::BufferNode* b);
+
+// What a statement or expression reads and writes (a view's buffer for a view), and its first
+// barrier, if any.
 struct Footprint : ir::IRVisitor {
   std::unordered_set<const ir::ExprNode*> vars;
   std::unordered_set<const ir::BufferNode*> buffers;
@@ -49,7 +53,8 @@ class ThreadValues : ir::IRVisitor {
   bool differs(const Node& n) const { return n && differs(footprint_of(n)); }
   // Whether `s` runs under a condition or in a loop whose bounds differ between threads.
   bool under_thread_control(const ir::StmtNode* s) const { return controlled_.count(s) > 0; }
-  bool is_thread_local(const ir::BufferNode* b) const { return buffers_.count(b) > 0; }
+  // Whether each thread has its own copy of b's elements (of a view's buffer, for a view).
+  bool is_thread_local(const ir::BufferNode* b) const { return buffers_.count(storage_of(b)) > 0; }
   bool is_thread_value(const ir::Expr& var) const { return vars_.count(var.get()) > 0; }
   // A block barrier in `body` under thread control is an error (barrier_not_reached_by_all).
   void check_barriers(const ir::Stmt& body) const;

@@ -327,6 +327,35 @@ TEST(PlanSharedMemory, BuffersOfThreadGroupsAreAliveTogether) {
   EXPECT_EQ(offsets.at("t"), offsets.at("s"));
 }
 
+TEST(PlanSharedMemory, AViewIsAtItsBuffersPlaceAndKeepsItAlive) {
+  // t's last use is through its view v, after s's first: s can't take t's bytes. The same
+  // statements without the view let it.
+  const std::string tensors = "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")";
+  ir::PrimFunc f = kernel("        t = T.alloc_shared((64,), \"float32\")\n"
+                          "        v = T.reshape(t, (8, 8))\n"
+                          "        s = T.alloc_shared((64,), \"float32\")\n"
+                          "        T.copy(X[0:64], t)\n"
+                          "        T.copy(X[64:128], s)\n"
+                          "        for i, j in T.Parallel(8, 8):\n"
+                          "            Y[i * 8 + j] = v[i, j] + s[i * 8 + j]\n",
+                          tensors);
+  auto offsets = planned_offsets(f);
+  EXPECT_EQ(offsets.at("v"), offsets.at("t"));
+  EXPECT_NE(offsets.at("s"), offsets.at("t"));
+  ir::PrimFunc apart = kernel("        t = T.alloc_shared((64,), \"float32\")\n"
+                              "        v = T.reshape(t, (8, 8))\n"
+                              "        s = T.alloc_shared((64,), \"float32\")\n"
+                              "        T.copy(X[0:64], t)\n"
+                              "        for i, j in T.Parallel(8, 8):\n"
+                              "            Y[i * 8 + j] = v[i, j]\n"
+                              "        T.copy(X[64:128], s)\n"
+                              "        T.copy(s, Y[64:128])\n",
+                              tensors);
+  offsets = planned_offsets(apart);
+  EXPECT_EQ(offsets.at("v"), offsets.at("t"));
+  EXPECT_EQ(offsets.at("s"), offsets.at("t"));
+}
+
 TEST(PlanSharedMemory, AnMbarrierKeepsItsBytesForTheWholeKernel) {
   ir::PrimFunc f = kernel("        bar = T.alloc_barrier(arrive_count=128)\n"
                           "        s = T.alloc_shared((64,), \"float32\")\n"

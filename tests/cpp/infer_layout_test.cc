@@ -199,5 +199,75 @@ TEST(InferLayout, ARowCopiedWholeIntoAFragmentIsLaidOutInVectors) {
       << ir;
 }
 
+TEST(InferLayout, AViewReadsTheRegistersOfTheFragmentItViewsInItsShape) {
+  // T.reshape of a fragment: the view is laid out as its fragment, each digit of the columns
+  // in the view's dim it falls in (Fragment::reshaped); the reduction over the view's last dim
+  // projects that.
+  std::string ir = inferred(kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                                   "        V = T.reshape(S, (64, 4, 8))\n"
+                                   "        r = T.alloc_fragment((64, 4), \"float32\")\n"
+                                   "        T.copy(A, S)\n"
+                                   "        T.reduce_sum(V, r, dim=2)\n"
+                                   "        T.copy(r, B[0:64, 0:4])\n"));
+  EXPECT_NE(ir.find("S = T.alloc_fragment((64, 32), \"float32\")  # [64, 32] over 128 threads x 16 slots: "
+                    "s1=i1/1%4 s4=i0/16%4 t1=i1/4%8 t8=i0/1%16\n"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("V = T.reshape(S, (64, 4, 8))  # [64, 4, 8] over 128 threads x 16 slots: "
+                    "s1=i2/1%4 s4=i0/16%4 t1=i2/4%2 t2=i1/1%4 t8=i0/1%16\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InferLayout, AFragmentAndItsViewTakeALayoutBothShapesRead) {
+  // 384 elements over 128 threads, 4 a thread at a time, would round the threads' rows up to
+  // 512: no reading as (3, 128). One a thread at a time reads in both.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((384,), \"float32\"), B: T.Tensor((3,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        x = T.alloc_fragment((384,), \"float32\")\n"
+      "        groups = T.reshape(x, (3, 128))\n"
+      "        m = T.alloc_fragment((3,), \"float32\")\n"
+      "        T.copy(A, x)\n"
+      "        T.reduce_max(groups, m, dim=1)\n"
+      "        T.copy(m, B)\n";
+  std::string ir = inferred(frontend::elaborate(load_function(source, "k.py", "main")));
+  EXPECT_NE(ir.find("x = T.alloc_fragment((384,), \"float32\")  # [384] over 128 threads x 3 slots: "
+                    "s1=i0/128%3 t1=i0/1%128\n"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("groups = T.reshape(x, (3, 128))  # [3, 128] over 128 threads x 3 slots: s1=i0/1%3 t1=i1/1%128\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(InferLayout, AViewOfAFragmentNoLayoutOfItReadsIsAnErrorAtTheView) {
+  // C's default layout takes 4 columns a thread over 8 threads, rounding its 48 columns up to
+  // 64; the view's threes don't divide 4 or 64 either: no layout reads in both shapes.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 48), \"float16\"), B: T.Tensor((64, 16), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 48), \"float16\")\n"
+      "        C = T.alloc_fragment((64, 48), \"float32\")\n"
+      "        by_three = T.reshape(C, (64, 16, 3))\n"
+      "        r = T.alloc_fragment((64, 16), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.gemm(A_s, A_s[0:48, 0:48], C, clear_accum=True)\n"
+      "        T.reduce_sum(by_three, r, dim=2)\n"
+      "        T.copy(r, B)\n";
+  try {
+    inferred(frontend::elaborate(load_function(source, "k.py", "main")));
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string text = e.what();
+    EXPECT_NE(text.find("k.py:8:20: error: 'by_three' reads the registers of fragment 'C' in another shape"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("'C' got its layout here"), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace tilec

@@ -156,5 +156,75 @@ TEST(LayoutTest, ExtendAddsLoopDimsAsSlots) {
     for (int64_t s = 0; s < 6; ++s) EXPECT_EQ(t[std::make_pair(th, s)], (std::vector<int64_t>{th, s}));
 }
 
+// Every (thread, slot) of `view` holds the element `base` holds there, read in row-major order.
+void expect_same_elements(const Fragment& base, const Fragment& view, int64_t threads) {
+  auto flat = [](const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+    int64_t f = 0;
+    for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+    return f;
+  };
+  ASSERT_EQ(view.slots(), base.slots());
+  ASSERT_EQ(view.threads(), base.threads());
+  auto b = table(base, threads), v = table(view, threads);
+  for (const auto& [ts, idx] : b) {
+    EXPECT_EQ(flat(v.at(ts), view.shape()), flat(idx, base.shape())) << ts.first << " " << ts.second;
+    std::vector<Expr> at;
+    for (int64_t i : v.at(ts)) at.push_back(make_int(i));
+    EXPECT_EQ(constant(view.slot_of(at)), ts.second);
+  }
+}
+
+TEST(LayoutTest, ReshapedSplitsTheColumnsOfAWgmmaAccumulatorAtTheHeads) {
+  // The indexer's scores: [keys, queries * heads] read as [keys, queries, heads]. The
+  // accumulator's column digits (2 in a slot, 4 lanes, then 8-column groups) split at 64.
+  Fragment scores = wgmma_accumulator(64, 128, 1, 1);
+  auto by_head = scores.reshaped({64, 2, 64});
+  ASSERT_TRUE(by_head.has_value());
+  expect_same_elements(scores, *by_head, 128);
+  // And back: the merged dims give the accumulator itself.
+  auto merged = by_head->reshaped({64, 128});
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_TRUE(merged->same_placement(scores));
+}
+
+TEST(LayoutTest, ReshapedSplitsADigitThatStraddlesANewDim) {
+  // 8 consecutive columns a thread: the slot digit of radix 8 splits at a dim of extent 2.
+  Fragment f = default_fragment({4, 64}, 32, 8);
+  auto view = f.reshaped({4, 32, 2});
+  ASSERT_TRUE(view.has_value());
+  expect_same_elements(f, *view, 32);
+  auto flat = f.reshaped({256});
+  ASSERT_TRUE(flat.has_value());
+  expect_same_elements(f, *flat, 32);
+}
+
+TEST(LayoutTest, ReshapedIsNullWhereTheDigitsDoNotSplitWhole) {
+  auto slot = [](int dim, int64_t radix, int64_t place, int64_t stride) {
+    return FragmentDigit{dim, radix, place, false, stride};
+  };
+  auto thread = [](int dim, int64_t radix, int64_t place, int64_t stride) {
+    return FragmentDigit{dim, radix, place, true, stride};
+  };
+  // 12 elements: 4 in each thread's slots, 3 threads. Read as (2, 6), the thread digit
+  // (places 4 and 8) straddles 6 at no whole step.
+  Fragment twelve({12}, {slot(0, 4, 1, 1), thread(0, 3, 4, 1)});
+  EXPECT_FALSE(twelve.reshaped({2, 6}).has_value());
+  EXPECT_TRUE(twelve.reshaped({3, 4}).has_value());
+  // Read as (6, 2), the slot digit splits in two.
+  auto pairs = twelve.reshaped({6, 2});
+  ASSERT_TRUE(pairs.has_value());
+  expect_same_elements(twelve, *pairs, 3);
+  // A fragment covering more than its shape (rows rounded up to 4) has no row-major reading.
+  Fragment rounded({3, 4}, {thread(0, 4, 1, 1), slot(1, 4, 1, 1)});
+  ASSERT_TRUE(rounded.covers_more());
+  EXPECT_FALSE(rounded.reshaped({12}).has_value());
+  // Nor has another count of elements.
+  EXPECT_FALSE(default_fragment({4, 64}, 32, 4).reshaped({4, 60}).has_value());
+  // A replicated fragment reads any shape.
+  auto any = replicated_fragment({2, 6}).reshaped({4, 3});
+  ASSERT_TRUE(any.has_value());
+  expect_same_elements(replicated_fragment({2, 6}), *any, 1);
+}
+
 }  // namespace
 }  // namespace tilec::ir

@@ -56,10 +56,7 @@ class LayoutInference {
       for (size_t i = 0; !next && i < fragments_.size(); ++i)
         if (!layouts_.count(fragments_[i].get())) next = &fragments_[i];
       if (!next) break;
-      auto shape = const_shape(*next);
-      const int threads = threads_of(*next);
-      demand(*next, ir::default_fragment(shape, threads, default_run(shape, threads, (*next)->dtype.bytes())),
-             (*next)->loc);
+      demand(*next, seed_layout(*next), (*next)->loc);
     }
     check_sites();
     ir::BufferMap replaced;
@@ -98,6 +95,7 @@ class LayoutInference {
         if (is_fragment(op->buffer)) {
           const_shape(op->buffer);
           self->fragments_.push_back(op->buffer);
+          if (op->buffer->view_of) self->views_.push_back(op->buffer);
         }
         IRVisitor::visit_Allocate(op);
       }
@@ -310,8 +308,65 @@ class LayoutInference {
     return false;
   }
 
+  // The default layout of a fragment nothing constrains. A view (T.reshape) and the fragment it
+  // views share registers, so the layout must read in both shapes: the widest run a thread
+  // holds that gives such a layout, laid out in either shape.
+  Fragment seed_layout(const ir::Buffer& b) const {
+    auto default_of = [this](const ir::Buffer& f, int64_t run) {
+      return ir::default_fragment(const_shape(f), threads_of(f), run);
+    };
+    auto widest_run = [this](const ir::Buffer& f) {
+      auto shape = const_shape(f);
+      return default_run(shape, threads_of(f), f->dtype.bytes());
+    };
+    std::vector<ir::Buffer> partners;
+    for (const ir::Buffer& view : views_) {
+      if (view.get() == b.get()) partners.push_back(view->view_of);
+      if (view->view_of.get() == b.get()) partners.push_back(view);
+    }
+    if (partners.empty()) return default_of(b, widest_run(b));
+    auto reads_in_all = [&](const Fragment& layout) {
+      if (layout.covers_more()) return false;
+      for (const ir::Buffer& p : partners)
+        if (!layout.reshaped(const_shape(p))) return false;
+      return true;
+    };
+    for (const ir::Buffer& first : {b, partners[0]})
+      for (int64_t run = widest_run(first); run >= 1; run /= 2) {
+        if (const_shape(first).back() % run != 0) continue;
+        Fragment layout = default_of(first, run);
+        if (first.get() != b.get()) {
+          auto in_b = layout.reshaped(const_shape(b));
+          if (!in_b) continue;
+          layout = *in_b;
+        }
+        if (reads_in_all(layout)) return layout;
+      }
+    return default_of(b, widest_run(b));  // propagate() names the view that can't read it
+  }
+
+  // The layout a view (T.reshape) or the fragment it views takes from the other's: the same
+  // registers read in its shape.
+  Fragment reshaped(const ir::Buffer& view, const ir::Buffer& to, const ir::Buffer& from) const {
+    const Assigned& known = layouts_.at(from.get());
+    if (auto layout = known.layout.reshaped(const_shape(to))) return *layout;
+    error_at(view->loc,
+             "'" + view->name + "' reads the registers of fragment '" + view->view_of->name + "' in another shape, "
+             "but '" + from->name + "' is spread over threads as " + known.layout.to_string() + ", which no layout "
+             "of '" + to->name + "' reads in row-major order (a digit would split unevenly, or the layout covers "
+             "more than the shape); copy it into a fragment of the shape you need",
+             known.origin, "'" + from->name + "' got its layout here");
+  }
+
   bool propagate() {
     bool changed = false;
+    for (const ir::Buffer& view : views_) {
+      const ir::Buffer& base = view->view_of;
+      if (layout_of(base) && !layout_of(view))
+        changed |= demand(view, reshaped(view, view, base), view->loc);
+      else if (layout_of(view) && !layout_of(base))
+        changed |= demand(base, reshaped(view, base, view), view->loc);
+    }
     for (const op::Projection& p : projections_) {
       const Fragment* from = layout_of(p.from);
       if (!from || !is_fragment(p.to)) continue;
@@ -332,6 +387,11 @@ class LayoutInference {
   }
 
   void check_sites() const {
+    for (const ir::Buffer& view : views_) {
+      const Fragment& layout = layouts_.at(view.get()).layout;
+      if (!reshaped(view, view, view->view_of).same_placement(layout))
+        conflict(view, layouts_.at(view.get()), reshaped(view, view, view->view_of), view->loc);
+    }
     for (const Site& site : sites_) {
       auto layout = site_layout(site, [this](const ir::Buffer& b) { return layout_of(b); });
       if (!layout) continue;
@@ -354,6 +414,7 @@ class LayoutInference {
   std::unordered_map<const ir::BufferNode*, int> fragment_threads_;
   std::vector<int> site_threads_;  // sites_[i]'s threads
   std::vector<ir::Buffer> fragments_;
+  std::vector<ir::Buffer> views_;  // fragments that view another (T.reshape)
   std::vector<std::pair<ir::Buffer, SourceLoc>> scalar_uses_;
   std::vector<Site> sites_;
   std::vector<op::Projection> projections_;

@@ -11,7 +11,8 @@
 //      op/op.h) and of every T.Parallel nest (op/parallel.h) pass layouts on: a reduction's
 //      result takes its source's layout without the reduced dim; a site (a nest, or an op
 //      seen as one) runs by the layout of a fragment it touches, and the other fragments it
-//      touches take that layout;
+//      touches take that layout; a view (T.reshape) and the fragment it views read the same
+//      registers, each in its own shape (Fragment::reshaped);
 //   4. a fragment still without one takes the default (thread-major) layout (a constrained
 //      site's first: see seed_of_constrained_site and seed_line_site), and step 3 runs again.
 // Two demands on one fragment that disagree are a compile error naming both places.

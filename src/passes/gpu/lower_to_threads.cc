@@ -151,9 +151,14 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
         ir::make_if(cond, ir::make_let(local, ir::make_Sub(block_tid_, lo), body), mutate(op->else_case)), op->loc);
   }
 
-  // A fragment becomes each thread's registers: a local array of its slots.
+  // A fragment becomes each thread's registers: a local array of its slots. A view of one
+  // (T.reshape) is its buffer's array, in the same slots (Fragment::reshaped).
   Stmt mutate_Allocate(const ir::Allocate* op, const Stmt& self) override {
     if (!is_fragment(op->buffer)) return TileLowering::mutate_Allocate(op, self);
+    if (op->buffer->view_of) {
+      locals_[op->buffer.get()] = local_of(op->buffer->view_of);
+      return mutate(op->body);
+    }
     const Fragment& f = *op->buffer->fragment;
     ir::Buffer local = ir::make_buffer(op->buffer->name, op->buffer->dtype, {ir::make_int(f.slots())}, {},
                                        ir::MemoryScope::Local, op->buffer->loc);

@@ -12,12 +12,22 @@ using ir::Stmt;
 
 namespace {
 
-// How many statements touch each buffer (tile-op regions, loads and stores).
+// How many statements touch each buffer (tile-op regions, loads and stores). A view
+// (T.reshape) and the buffer it views count one more each for the view's Allocate, at the top
+// of the kernel: neither lives only in a loop, so neither is staged (a stage of one would
+// leave the other reading the first).
 class BufferUses : public ir::IRVisitor {
  public:
   std::unordered_map<const ir::BufferNode*, int> count;
 
  protected:
+  void visit_Allocate(const ir::Allocate* op) override {
+    if (op->buffer->view_of) {
+      ++count[op->buffer.get()];
+      ++count[op->buffer->view_of.get()];
+    }
+    IRVisitor::visit_Allocate(op);
+  }
   void visit_region(const ir::BufferRegion& r) override {
     if (r.buffer) ++count[r.buffer.get()];
     IRVisitor::visit_region(r);

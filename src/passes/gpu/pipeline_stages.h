@@ -11,7 +11,8 @@
 
 namespace tilec::passes {
 
-// How many statements touch each buffer (tile-op regions, loads and stores).
+// How many statements touch each buffer (tile-op regions, loads and stores; a view's
+// Allocate touches the view and its buffer).
 std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
 
 // Whether `e` reads an on-chip buffer (shared, fragment or local), whose contents depend on

@@ -168,6 +168,7 @@ class KernelPlans : public ir::IRMutator {
     };
     std::vector<Item> items;
     for (const ir::Buffer& b : shared.buffers) {
+      if (b->view_of) continue;  // at its buffer's place, alive as long (op::Accesses)
       int64_t bytes = ir::shared_footprint(*b);
       if (bytes < 0) continue;
       auto it = lifetimes.spans.find(b.get());
@@ -207,6 +208,12 @@ class KernelPlans : public ir::IRMutator {
       n->shared_offset = item.offset;
       planned[item.buffer.get()] = n;
     }
+    for (const ir::Buffer& b : shared.buffers)
+      if (b->view_of && planned.count(b->view_of.get())) {
+        auto n = std::make_shared<ir::BufferNode>(*b);
+        n->shared_offset = planned.at(b->view_of.get())->shared_offset;
+        planned[b.get()] = n;
+      }
     auto n = std::make_shared<ir::KernelLaunch>(*op);
     n->body = ir::replace_buffers(op->body, planned);
     return Stmt(n);

@@ -5,7 +5,8 @@
 // buffer lives from the first statement that touches it to the last, in program order; a loop
 // that touches it keeps it alive for the whole loop (its next iteration may touch it again).
 // Buffers are placed largest first, each at the lowest offset (1024-byte aligned for tiles in
-// the mma swizzle or in panels, else 128) clear of every placed buffer it is alive with.
+// the mma swizzle or in panels, else 128) clear of every placed buffer it is alive with. A
+// view (T.reshape) is at its buffer's place, and its uses keep that buffer alive.
 // insert_barriers then treats overlapping buffers as one, which puts a barrier between the
 // last use of the old contents and the first write of the new.
 //
