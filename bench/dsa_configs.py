@@ -27,7 +27,9 @@ import tilec.language as T
 from tilec.ops.dsa.indexer import indexer_logits_kernel
 from tilec.ops import dsa
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
-from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, sparse_mla_prefill_hopper_kernel
+from tilec.ops.dsa.fp8_cache import scales_and_rope
+from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, sparse_mla_decode_hopper_kernel,
+                                             sparse_mla_prefill_hopper_kernel)
 from tilec.ops.dsa.topk import topk_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -141,13 +143,16 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
     q = torch.randn(batch * s_q, HEADS, D_QK, device="cuda", dtype=torch.bfloat16)
     indices = torch.randint(0, slots, (batch * s_q, TOPK), device="cuda", dtype=torch.int32)
     ref = sparse_reference(q[:2], keys, indices[:2], D_QK ** -0.5)
-    for block_I, stages in configs("DECODE", "64:1,32:2"):
-        kernel = sparse_mla_decode_kernel(batch * s_q, s_q, HEADS, slots, TOPK, D_QK ** -0.5, block_H=64,
-                                          block_I=block_I, threads=256, num_stages=stages)
-        report(f"FP8 decode block_I={block_I} stages={stages}",
-               lambda kernel=kernel: f"error {rel(kernel(q, cache, indices)[0][:2], ref):.1e}",
-               lambda kernel=kernel: kernel(q, cache, indices), 2 * (D_QK + D_V) * HEADS * batch * s_q * TOPK,
-               f"TFLOP/s ({bf16_rate:.0f} cuBLAS bf16)")
+    kernels = {f"block_I={block_I} stages={stages}": (sparse_mla_decode_kernel(
+        batch * s_q, s_q, HEADS, slots, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
+        num_stages=stages), (cache,)) for block_I, stages in configs("DECODE", "64:1,32:2")}
+    kernels["warp-specialized (Hopper)"] = (sparse_mla_decode_hopper_kernel(
+        batch * s_q, s_q, HEADS, slots, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
+    for name, (kernel, cache_args) in kernels.items():
+        report(f"FP8 decode {name}",
+               lambda kernel=kernel, a=cache_args: f"error {rel(kernel(q, *a, indices)[0][:2], ref):.1e}",
+               lambda kernel=kernel, a=cache_args: kernel(q, *a, indices),
+               2 * (D_QK + D_V) * HEADS * batch * s_q * TOPK, f"TFLOP/s ({bf16_rate:.0f} cuBLAS bf16)")
 
 
 def fused_rows(S=4096, k=TOPK):

@@ -567,10 +567,10 @@ static CtValue view_of(Elaborator& el, const CallArgs& a, const EvaluatedCall& c
   if (*view_size != *base_size)
     error_at(a.loc("shape"), fn + ": a view of '" + base->name + "' has its " + std::to_string(*base_size) +
                                  " elements, not " + std::to_string(*view_size));
-  std::string name = el.name_hint_.empty() ? base->name + "_view" : el.name_hint_;
   auto view = std::make_shared<ir::BufferNode>(
-      *ir::make_buffer(el.unique_buffer_name(name), base->dtype, shape, {}, base->scope, loc));
+      *ir::make_buffer(el.buffer_name_for(base->name + "_view"), base->dtype, shape, {}, base->scope, loc));
   view->view_of = base;
+  el.note_made_buffer(view);
   el.kernel_allocs_.push_back(view);
   if (tensor) el.viewed_tensors_.insert(base.get());
   return CtValue::of_buffer(view);
@@ -593,8 +593,9 @@ static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemorySco
   if (bytes > kMaxOnChipBytes)
     error_at(a.loc("shape"), call.callee_name + ": this buffer needs more than 64 MiB; on-chip buffers "
                              "are far smaller (shared memory is 227 KiB per block on Hopper)");
-  std::string base = el.name_hint_.empty() ? std::string(ir::scope_name(scope)) + "_buf" : el.name_hint_;
-  ir::Buffer b = ir::make_buffer(el.unique_buffer_name(base), dtype, shape, {}, scope, call.node->loc);
+  ir::Buffer b = ir::make_buffer(el.buffer_name_for(std::string(ir::scope_name(scope)) + "_buf"), dtype, shape, {},
+                                 scope, call.node->loc);
+  el.note_made_buffer(b);
   el.kernel_allocs_.push_back(b);
   return CtValue::of_buffer(b);
 }

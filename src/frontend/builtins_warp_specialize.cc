@@ -64,11 +64,11 @@ CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
                                           std::to_string(kMaxArrivals) + ", not " + std::to_string(n));
     arrivals.push_back(n);
   }
-  std::string base = el.name_hint_.empty() ? "barrier" : el.name_hint_;
   const SourceLoc& loc = call.node->loc;
-  ir::Buffer bars = ir::make_buffer(el.unique_buffer_name(base), DType::UInt64,
+  ir::Buffer bars = ir::make_buffer(el.buffer_name_for("barrier"), DType::UInt64,
                                     {ir::make_int(static_cast<int64_t>(arrivals.size()))}, {},
                                     ir::MemoryScope::Shared, loc);
+  el.note_made_buffer(bars);
   el.kernel_allocs_.push_back(bars);
   el.barrier_buffers_.insert(bars.get());
   std::vector<ir::Stmt> init;

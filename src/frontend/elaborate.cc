@@ -23,6 +23,21 @@ std::string Elaborator::unique_buffer_name(const std::string& base) {
   return name;
 }
 
+std::string Elaborator::buffer_name_for(const std::string& fallback) {
+  return unique_buffer_name(name_hint_.empty() ? fallback : name_hint_);
+}
+
+void Elaborator::note_made_buffer(const ir::Buffer& b) {
+  if (name_hint_.empty()) unnamed_buffers_.insert(b.get());
+}
+
+void Elaborator::name_made_buffer(const CtValue& value, const std::string& name) {
+  if (value.kind != CtValue::Kind::Buffer || !unnamed_buffers_.erase(value.buffer.get())) return;
+  // The node is this elaboration's own, made moments ago and not yet printed: every use of it
+  // shares it, so renaming it here renames them all.
+  const_cast<ir::BufferNode&>(*value.buffer).name = unique_buffer_name(name);
+}
+
 ir::Expr Elaborator::symbolic_var(const std::string& name, DType dtype) {
   auto it = symbolic_vars_.find(name);
   if (it != symbolic_vars_.end()) return it->second;

@@ -270,6 +270,7 @@ void Elaborator::assign(const ast::Expr& target, const CtValue& value, const Sou
   switch (target.kind) {
     case ast::ExprKind::Name: {
       std::string saved = name_hint_;
+      name_made_buffer(value, target.id);
       assign_name(target.id, value, loc);
       name_hint_ = saved;
       return;
@@ -954,6 +955,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   block_atomics_with_prev_.clear();
   kernel_allocs_.clear();
   barrier_buffers_.clear();
+  unnamed_buffers_.clear();
   annotated_layouts_.clear();
   kernel_tensor_layouts_.clear();
   int saved_depth = frame().control_depth_at_entry;

@@ -257,6 +257,9 @@ class Elaborator {
   // each thread's own call, so the block must read the thread index (checked when it ends).
   std::vector<SourceLoc> block_atomics_with_prev_;
   std::vector<ir::Buffer> kernel_allocs_;  // hoisted to the top of the kernel body
+  // Buffers made with no name to take (a helper's `return T.alloc_shared(...), ...`): each takes
+  // the first name it is assigned to (name_made_buffer).
+  std::set<const ir::BufferNode*> unnamed_buffers_;
   // T.annotate_layout in the T.Kernel block: each buffer's layout, given to it (and every use
   // of it) when the block ends.
   std::map<const ir::BufferNode*, std::shared_ptr<const ir::SharedLayout>> annotated_layouts_;
@@ -329,6 +332,12 @@ class Elaborator {
   ir::Buffer make_tensor_buffer(const std::string& name, const TensorTypeValue& type,
                                 const SourceLoc& loc);
   std::string unique_buffer_name(const std::string& base);
+  // A fresh name for buffer `base` when no assignment names it (name_hint_ is empty), which an
+  // assignment may give it later (unnamed_buffers_).
+  std::string buffer_name_for(const std::string& fallback);
+  void note_made_buffer(const ir::Buffer& b);
+  // An unnamed buffer assigned to `name` takes it, for messages and the generated code.
+  void name_made_buffer(const CtValue& value, const std::string& name);
 };
 
 // How many times range(start, stop, step) iterates (step != 0); nullopt past int64.

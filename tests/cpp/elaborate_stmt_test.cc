@@ -44,6 +44,26 @@ TEST(ElaborateStmt, ATensorParameterTakesItsLayoutAndCompactStridesInTheWholeFun
   EXPECT_EQ(cpu.text.find("Q_stride"), std::string::npos) << cpu.text;
 }
 
+TEST(ElaborateStmt, BuffersAHelperMakesTakeTheNamesTheyAreUnpackedInto) {
+  // A helper's buffers have no name where it makes them; the caller's names are theirs, in the
+  // IR, the generated code and messages. A name given where the buffer is made stays.
+  const std::string text = kernel_text(
+      "        s, f, v = tiles()\n"
+      "        T.copy(A, s)\n"
+      "        T.copy(s, f)\n"
+      "        T.copy(f, A)\n",
+      "float32",
+      "    def tiles():\n"
+      "        kept = T.alloc_shared((8,), \"float32\")\n"
+      "        return kept, T.alloc_fragment((8,), \"float32\"), T.reshape(kept, (2, 4))\n");
+  const std::string ir = ir_of(text);
+  EXPECT_NE(ir.find("kept = T.alloc_shared((8,), \"float32\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("f = T.alloc_fragment((8,), \"float32\")"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("v = T.reshape(kept, (2, 4))"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("_buf"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("_view"), std::string::npos) << ir;
+}
+
 TEST(ElaborateStmt, CompileTimeLoopsRunWithinABudget) {
   // Was a hang: a trillion iterations before the kernel.
   expect_error(kernel_text("        A[0] = x\n", "int64",

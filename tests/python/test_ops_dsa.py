@@ -13,7 +13,8 @@ from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
-from tilec.ops.dsa.sparse_mla_hopper import HOPPER_CONFIG, hopper_prefill_fits, sparse_mla_prefill_hopper_kernel
+from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
+                                             sparse_mla_prefill_hopper_kernel)
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -428,9 +429,9 @@ def test_sparse_mla_prefill_builds_for_sm90a(heads):
 
 def test_the_hopper_prefill_takes_shapes_whose_tiles_fit():
     # DeepSeek's 512 + 64 dims; value halves not whole 64-wide panels; tiles past shared memory
-    assert hopper_prefill_fits(512, 64)
-    assert not hopper_prefill_fits(64, 32) and not hopper_prefill_fits(448, 64)
-    assert not hopper_prefill_fits(512, 128)
+    assert hopper_fits(512, 64)
+    assert not hopper_fits(64, 32) and not hopper_fits(448, 64)
+    assert not hopper_fits(512, 128)
 
 
 @pytest.mark.parametrize("heads", [64, 128])
@@ -505,7 +506,8 @@ def fp8_cache(pages, page_size, rng):
     return cache.reshape(pages, page_size, 656), keys
 
 
-@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 37), (3, 2, 32, 7, 64)])
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 37), (3, 2, 32, 7, 64), (2, 2, 64, 5, 200),
+                                                     (1, 2, 128, 9, 130)])
 @pytest.mark.parametrize("cache_dims", [3, 4])
 def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, cache_dims, rng):
     page_size = 64  # DSA's pages
@@ -550,6 +552,19 @@ def test_sparse_mla_decode_builds_for_sm90a():
     source = build_for_cuda(sparse_mla_decode_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536, topk=2048,
                             sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
     assert source.count("wgmma_gemm") == 3
+
+
+def test_sparse_mla_decode_hopper_builds_for_sm90a():
+    source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536,
+                            topk=2048, sm_scale=576 ** -0.5, **HOPPER_CONFIG)
+    # the consumers are the prefill's: the scores (one chain over 576 dims), each half of P V
+    assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
+    # the producer: 8 FP8 values a load, 8 bfloat16 a store, and 3 barriers of its own a step
+    producer = source[source.index("setmaxnreg_dec<96>"):]
+    assert "load_vector_or_zero<8>((&Cache_run" in producer and "store_vector<8>((&KV_shared" in producer
+    assert producer.count("sync_threads_partial") == 3
+    assert "cp_async_16" in producer and "fence_proxy_async" in producer
 
 
 def indexer_cache(pages, D, rng):

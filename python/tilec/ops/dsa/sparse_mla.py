@@ -20,8 +20,10 @@ from tilec import capture
 from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_scale
 from ..device import config_for, is_hopper
 from .cache_bytes import bfloat16_at, float32_at
+from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES, as_bytes, scales_and_rope
 from .sparse_indices import index_at
-from .sparse_mla_hopper import HOPPER_CONFIG, hopper_prefill_fits, sparse_mla_prefill_hopper_kernel
+from .sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
+                                sparse_mla_prefill_hopper_kernel)
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 PREFILL_CONFIG = dict(CONFIG, num_stages=2)  # 2 stages of gathered keys: 224 KiB of shared memory
@@ -129,12 +131,6 @@ def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale,
     return main
 
 
-# DeepSeek-V3.2's FP8 KV cache (FlashMLA's sparse decode): a token in 656 bytes, its 512 latent
-# dims as float8_e4m3, their 4 float32 scales (one a 128 dims), then its 64 RoPE dims as bfloat16.
-FP8_DIM, FP8_TAIL, FP8_GROUP = 512, 64, 128
-FP8_TOKEN_BYTES = FP8_DIM + 4 * (FP8_DIM // FP8_GROUP) + 2 * FP8_TAIL
-
-
 @T.macro
 def gather_bytes(Cache, Indices, row, k, topk, part, first, block_I, count):
     # Bytes [first, first + count) of step k's tokens into `part`, as they are (by cp.async, 16
@@ -229,23 +225,17 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     slots = cache_shape[0] * cache_shape[1]
     cache = kv_cache.reshape(slots, FP8_TOKEN_BYTES)
     if cache_type != "uint8":
-        cache = cache.view(_uint8_of(cache))
-    config = config_for(q, gpu=CONFIG, amd=AMD_DECODE_CONFIG, cpu=CPU_CONFIG)
+        cache = as_bytes(cache)
     topk = index_shape[2]
-    kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
-    out, lse = kernel(q.reshape(B * s_q, heads, d_qk), cache, indices.reshape(B * s_q, topk))
+    q, indices = q.reshape(B * s_q, heads, d_qk), indices.reshape(B * s_q, topk)
+    if is_hopper(q) and slots > 0:
+        kernel = sparse_mla_decode_hopper_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **HOPPER_CONFIG)
+        out, lse = kernel(q, cache, *scales_and_rope(cache), indices)
+    else:
+        config = config_for(q, gpu=CONFIG, amd=AMD_DECODE_CONFIG, cpu=CPU_CONFIG)
+        kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
+        out, lse = kernel(q, cache, indices)
     return out.reshape(B, s_q, heads, FP8_DIM), lse
-
-
-def _uint8_of(tensor):
-    """uint8 in `tensor`'s library, for a view of its bytes."""
-    if hasattr(tensor, "new_empty"):
-        import torch  # noqa: PLC0415
-
-        return torch.uint8
-    import numpy  # noqa: PLC0415
-
-    return numpy.uint8
 
 
 def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
@@ -274,7 +264,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
     shape = (S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
-    if is_hopper(q) and hopper_prefill_fits(d_v, d_qk - d_v):
+    if is_hopper(q) and hopper_fits(d_v, d_qk - d_v):
         kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
     else:
         kernel = sparse_mla_prefill_kernel(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))

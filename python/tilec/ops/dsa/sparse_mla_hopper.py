@@ -1,12 +1,14 @@
-"""Sparse MLA prefill on Hopper, warp-specialized: sparse_mla.py's computation (its docstring says
-what), with a program's 384 threads split in three warpgroups that hand work to each other
-through mbarriers, so the tensor cores, the softmax and the gathers overlap:
+"""Sparse MLA on Hopper, warp-specialized: sparse_mla.py's prefill and FP8-cache decode (its
+docstring says what they compute), with a program's 384 threads split in three warpgroups that
+hand work to each other through mbarriers, so the tensor cores, the softmax and the loads overlap:
 
 - warpgroup 0 computes a step's scores (all block_I keys of the block_H heads, one wgmma chain),
   their online softmax, and the left half of O += P V;
 - warpgroup 1 computes the right half of O += P V from the P and the rescale factors warpgroup 0
   leaves in shared memory, while warpgroup 0 goes on to the next step's scores;
-- warpgroup 2 gathers the indexed key rows into two stages by cp.async.
+- warpgroup 2 fills two stages of bfloat16 keys: the prefill's by cp.async gathers of the
+  indexed rows; the decode's by loading each indexed token of the FP8 cache and dequantizing it
+  (FlashMLA's sparse decode does the same), its RoPE dims by cp.async.
 
 No row reduction crosses warpgroups: a row's softmax lives in warpgroup 0 alone. TileLang's
 sparse_mla_fwd_pipelined example splits its work the same way.
@@ -16,46 +18,137 @@ import tilec
 import tilec.language as T
 
 from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step, row_max_step
+from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import index_at
 
 HOPPER_CONFIG = dict(block_H=64, block_I=64)
 CONSUMER_THREADS = 128  # a warpgroup
 CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
-THREADS_A_ROW = 8  # producer threads that gather one key row together
+THREADS_A_ROW = 8  # producer threads that fill one key row together
 
 
 SHARED_BYTES = 227 * 1024  # a Hopper block's shared memory
 
 
-def hopper_prefill_fits(dim, tail_dim, block_H=64, block_I=64):
-    """Whether sparse_mla_prefill_hopper_kernel takes this shape: each half of the value a
-    whole number of 64-wide swizzle panels (so each of the two value gemms reads whole panels),
-    and Q, two stages of keys and P in shared memory (DeepSeek's 512 + 64 dims take 225 KiB)."""
+def hopper_fits(dim, tail_dim, block_H=64, block_I=64):
+    """Whether the Hopper kernels take this shape: each half of the value a whole number of
+    64-wide swizzle panels (so each of the two value gemms reads whole panels), and Q, two
+    stages of keys and P in shared memory (DeepSeek's 512 + 64 dims take 225 KiB)."""
     width = dim + tail_dim
     shared = 2 * (block_H * width + 2 * block_I * width + block_H * block_I) + 2048  # and flags, factors, barriers
     return dim % 128 == 0 and tail_dim % 64 == 0 and shared <= SHARED_BYTES
 
 
 @T.macro
-def gathered_row(j, lane):
-    # The key row of a step that this producer thread gathers in its j-th round: THREADS_A_ROW
+def filled_row(j, lane):
+    # The key row of a step that this producer thread fills in its j-th round: THREADS_A_ROW
     # threads a row, CONSUMER_THREADS // THREADS_A_ROW rows a round.
     return j * (CONSUMER_THREADS // THREADS_A_ROW) + lane // THREADS_A_ROW
 
 
 @T.macro
-def gather_step(KV, rows_index, KV_shared, valid, stage, lane, width):
-    # This thread's part of a step's gather into stage `stage`, from the step's indices in
-    # rows_index: CHUNK elements a cp.async (zeros for an invalid key), and each row's validity.
+def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I):
+    # The indices of the rows this producer thread fills in step `step`, -1 where invalid.
     for j in T.unroll(rows_index.shape[0]):
-        valid[stage, gathered_row(j, lane)] = rows_index[j] >= 0
+        rows_index[j] = index_at(Indices, t, step * block_I + filled_row(j, lane), topk, keys)
+
+
+@T.macro
+def mark_valid(rows_index, valid, stage, lane):
     for j in T.unroll(rows_index.shape[0]):
-        for c in T.serial(T.ceildiv(width // CHUNK, THREADS_A_ROW)):
+        valid[stage, filled_row(j, lane)] = rows_index[j] >= 0
+
+
+@T.macro
+def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count):
+    # This thread's part of columns [first, first + count) of a step's rows, from columns
+    # src_first.. of the keys rows_index names: CHUNK elements a cp.async, zeros for an invalid key.
+    for j in T.unroll(rows_index.shape[0]):
+        for c in T.serial(T.ceildiv(count // CHUNK, THREADS_A_ROW)):
             column = (c * THREADS_A_ROW + lane % THREADS_A_ROW) * CHUNK
-            if column < width:
-                T.ptx_cp_async(T.access_ptr(KV_shared[stage, gathered_row(j, lane), column], "w", CHUNK),
-                               T.access_ptr(KV[T.max(rows_index[j], 0), 0, column], "r", CHUNK), CHUNK,
+            if column < count:
+                T.ptx_cp_async(T.access_ptr(KV_shared[stage, filled_row(j, lane), first + column], "w", CHUNK),
+                               T.access_ptr(KV[T.max(rows_index[j], 0), 0, src_first + column], "r", CHUNK), CHUNK,
                                predicate=rows_index[j] >= 0)
+
+
+@T.macro
+def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left,
+                         row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
+                         keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half):
+    # Warpgroup 0, once Q is in Q_shared: every step's scores and softmax, and the left half of
+    # O, over the denominators when it returns; lse, each row's natural log-sum-exp (+inf, with
+    # O 0, for a row that had no valid key, as FlashMLA gives).
+    T.fill(acc_left, 0)
+    T.fill(denominator, 0)
+    T.fill(row_max, -T.infinity("float32"))
+    for r in T.serial(T.ceildiv(steps, 2)):
+        for stage in T.unroll(2):
+            if r * 2 + stage < steps:
+                T.barrier_wait(keys_ready[stage], r & 1)
+                T.gemm(Q_shared, KV_shared[stage, :, :], scores, transpose_B=True, clear_accum=True)
+                for h, i in T.Parallel(block_H, block_I):
+                    scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
+                if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
+                    T.barrier_arrive(p_free)
+                    T.barrier_wait(p_free, (r * 2 + stage - 1) & 1)
+                row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_H)
+                rescale_output(acc_left, rescale, block_H, half)
+                row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I)
+                T.copy(rescale, rescale_shared)
+                T.copy(scores, P_shared)
+                T.fence_proxy_async()
+                T.barrier_arrive(p_ready)
+                T.gemm(P_shared, KV_shared[stage, :, 0:half], acc_left)
+                T.barrier_arrive(keys_free[stage])
+    for h in T.Parallel(block_H):
+        inverse_shared[h] = T.if_then_else(denominator[h] > 0, 1 / denominator[h], 0)
+        lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
+                                T.infinity("float32"))
+    T.barrier_arrive(finished)
+    for h, d in T.Parallel(block_H, half):
+        acc_left[h, d] *= inverse_shared[h]
+
+
+@T.macro
+def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free, finished,
+               steps, block_H, half, dim):
+    # Warpgroup 1: the right half of O, from each step's P and rescale factors, over the
+    # denominators when it returns.
+    T.fill(acc_right, 0)
+    for r in T.serial(T.ceildiv(steps, 2)):
+        for stage in T.unroll(2):
+            if r * 2 + stage < steps:
+                T.barrier_arrive(p_ready)
+                T.barrier_wait(p_ready, (r * 2 + stage) & 1)
+                for h, d in T.Parallel(block_H, half):
+                    acc_right[h, d] *= rescale_shared[h]
+                T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
+                T.barrier_arrive(keys_free[stage])
+                if r * 2 + stage < steps - 1:
+                    T.barrier_arrive(p_free)
+    T.barrier_wait(finished, 0)
+    for h, d in T.Parallel(block_H, half):
+        acc_right[h, d] *= inverse_shared[h]
+
+
+def hopper_buffers(block_H, block_I, width, half):
+    # A program's tiles, fragments and mbarriers. keys_ready: a stage's rows landed (the
+    # producer's cp.asyncs) and its validity is written (the producer's arrivals); keys_free:
+    # both consumers are done with a stage; p_ready / p_free: P and the rescale factors in
+    # shared memory, handed to warpgroup 1 and back; finished: warpgroup 0's reciprocal
+    # denominators are in shared memory.
+    return (T.alloc_shared((block_H, width), "bfloat16"), T.alloc_shared((2, block_I, width), "bfloat16"),
+            T.alloc_shared((2, block_I), "bool"), T.alloc_shared((block_H, block_I), "bfloat16"),
+            T.alloc_shared((block_H,), "float32"), T.alloc_shared((block_H,), "float32"),
+            T.alloc_fragment((block_H, block_I), "float32"), T.alloc_fragment((block_H, half), "float32"),
+            T.alloc_fragment((block_H, half), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
+            T.alloc_barrier([2 * CONSUMER_THREADS] * 2), T.alloc_barrier([2 * CONSUMER_THREADS] * 2),
+            T.alloc_barrier(2 * CONSUMER_THREADS), T.alloc_barrier(2 * CONSUMER_THREADS),
+            T.alloc_barrier(CONSUMER_THREADS))
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -64,98 +157,31 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
     scale = sm_scale * LOG2E
     width, half = dim + tail_dim, dim // 2
     steps = T.ceildiv(topk, block_I)
-    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's gathers a step
+    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's rows a step
 
     @T.prim_func
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
-            Q_shared = T.alloc_shared((block_H, width), "bfloat16")
-            KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
-            valid = T.alloc_shared((2, block_I), "bool")
-            P_shared = T.alloc_shared((block_H, block_I), "bfloat16")
-            rescale_shared = T.alloc_shared((block_H,), "float32")
-            inverse_shared = T.alloc_shared((block_H,), "float32")
-            scores = T.alloc_fragment((block_H, block_I), "float32")
-            acc_left = T.alloc_fragment((block_H, half), "float32")
-            acc_right = T.alloc_fragment((block_H, half), "float32")
-            row_max = T.alloc_fragment((block_H,), "float32")
-            row_max_prev = T.alloc_fragment((block_H,), "float32")
-            row_max_finite = T.alloc_fragment((block_H,), "float32")
-            rescale = T.alloc_fragment((block_H,), "float32")
-            row_sum = T.alloc_fragment((block_H,), "float32")
-            denominator = T.alloc_fragment((block_H,), "float32")
-            lse = T.alloc_fragment((block_H,), "float32")
-            # keys_ready: a stage's rows landed (the producer's cp.asyncs) and its validity is
-            # written (the producer's arrivals); keys_free: both consumers are done with a stage;
-            # p_ready / p_free: P and the rescale factors in shared memory, handed to warpgroup 1
-            # and back; finished: warpgroup 0's reciprocal denominators are in shared memory.
-            keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 2)
-            keys_free = T.alloc_barrier([2 * CONSUMER_THREADS] * 2)
-            p_ready = T.alloc_barrier(2 * CONSUMER_THREADS)
-            p_free = T.alloc_barrier(2 * CONSUMER_THREADS)
-            finished = T.alloc_barrier(CONSUMER_THREADS)
+            (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
+             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
+             finished) = hopper_buffers(block_H, block_I, width, half)
             h0 = hb * block_H
-
             with T.ws(0):
                 T.set_max_nreg(240, 1)
                 T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
-                T.fill(acc_left, 0)
-                T.fill(denominator, 0)
-                T.fill(row_max, -T.infinity("float32"))
-                for r in T.serial(T.ceildiv(steps, 2)):
-                    for stage in T.unroll(2):
-                        if r * 2 + stage < steps:
-                            T.barrier_wait(keys_ready[stage], r & 1)
-                            T.gemm(Q_shared, KV_shared[stage, :, :], scores, transpose_B=True, clear_accum=True)
-                            for h, i in T.Parallel(block_H, block_I):
-                                scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
-                            if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
-                                T.barrier_arrive(p_free)
-                                T.barrier_wait(p_free, (r * 2 + stage - 1) & 1)
-                            row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_H)
-                            rescale_output(acc_left, rescale, block_H, half)
-                            row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H,
-                                         block_I)
-                            T.copy(rescale, rescale_shared)
-                            T.copy(scores, P_shared)
-                            T.fence_proxy_async()
-                            T.barrier_arrive(p_ready)
-                            T.gemm(P_shared, KV_shared[stage, :, 0:half], acc_left)
-                            T.barrier_arrive(keys_free[stage])
-                # O over each row's denominator, and its natural log-sum-exp: +inf (and O 0) for
-                # a row that had no valid key, as FlashMLA gives
-                for h in T.Parallel(block_H):
-                    inverse_shared[h] = T.if_then_else(denominator[h] > 0, 1 / denominator[h], 0)
-                    lse[h] = T.if_then_else(denominator[h] > 0,
-                                            (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
-                                            T.infinity("float32"))
-                T.barrier_arrive(finished)
-                for h, d in T.Parallel(block_H, half):
-                    acc_left[h, d] *= inverse_shared[h]
+                scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores,
+                                     acc_left, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
+                                     lse, keys_ready, keys_free, p_ready, p_free, finished, steps, scale, block_H,
+                                     block_I, half)
                 T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
-
             with T.ws(1):
                 T.set_max_nreg(168, 1)
-                T.fill(acc_right, 0)
-                for r in T.serial(T.ceildiv(steps, 2)):
-                    for stage in T.unroll(2):
-                        if r * 2 + stage < steps:
-                            T.barrier_arrive(p_ready)
-                            T.barrier_wait(p_ready, (r * 2 + stage) & 1)
-                            for h, d in T.Parallel(block_H, half):
-                                acc_right[h, d] *= rescale_shared[h]
-                            T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
-                            T.barrier_arrive(keys_free[stage])
-                            if r * 2 + stage < steps - 1:
-                                T.barrier_arrive(p_free)
-                T.barrier_wait(finished, 0)
-                for h, d in T.Parallel(block_H, half):
-                    acc_right[h, d] *= inverse_shared[h]
+                right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
+                           finished, steps, block_H, half, dim)
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
-
             with T.ws(2):
                 T.set_max_nreg(80, 0)
                 lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
@@ -166,12 +192,89 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
                             # the step's indices, read before its stage is free: their loads
                             # overlap the wait (read one by one between cp.asyncs, the gathers
                             # ran 22% slower)
-                            for j in T.unroll(rounds):
-                                rows_index[j] = index_at(Indices, t, (r * 2 + stage) * block_I + gathered_row(j, lane),
-                                                         topk, seq_kv)
+                            step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
                             T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
-                            gather_step(KV, rows_index, KV_shared, valid, stage, lane, width)
+                            mark_valid(rows_index, valid, stage, lane)
+                            gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, width)
                             T.cp_async_barrier_noinc(keys_ready[stage])
                             T.barrier_arrive(keys_ready[stage])  # releases the validity flags
+
+    return main
+
+
+@T.macro
+def dequantize_step(Cache, Scales, slot_shared, KV_shared, stage, block_I):
+    # The producer's part of a step's latent dims: each indexed token's FP8 values times their
+    # group's scale, into the stage as bfloat16 (FlashMLA rounds so too); zeros for an invalid
+    # token (slot -1), whatever its slot holds.
+    for i, g, d in T.Parallel(block_I, FP8_DIM // FP8_GROUP, FP8_GROUP):
+        slot = T.min(T.max(slot_shared[i], 0), Cache.shape[0] - 1)
+        value = T.Cast("float32", T.reinterpret(Cache[slot, g * FP8_GROUP + d], "float8_e4m3"))
+        KV_shared[stage, i, g * FP8_GROUP + d] = T.if_then_else(slot_shared[i] >= 0,
+                                                                value * Scales[slot, FP8_DIM // 4 + g], 0)
+
+
+@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
+def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64):
+    # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and
+    # Rope are one cache's bytes (fp8_cache.scales_and_rope).
+    dim, tail_dim = FP8_DIM, FP8_TAIL
+    scale = sm_scale * LOG2E
+    width, half = dim + tail_dim, dim // 2
+    steps = T.ceildiv(topk, block_I)
+    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's rows a step
+    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
+
+    @T.prim_func
+    def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
+             Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"),
+             Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
+             Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
+             Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
+        with T.Kernel(tokens, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
+            (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
+             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
+             finished) = hopper_buffers(block_H, block_I, width, half)
+            h0 = hb * block_H
+            with T.ws(0):
+                T.set_max_nreg(240, 1)
+                T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
+                scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores,
+                                     acc_left, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
+                                     lse, keys_ready, keys_free, p_ready, p_free, finished, steps, scale, block_H,
+                                     block_I, half)
+                T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+                for h in T.Parallel(block_H):
+                    if h0 + h < heads:
+                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+            with T.ws(1):
+                T.set_max_nreg(168, 1)
+                right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
+                           finished, steps, block_H, half, dim)
+                T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
+            with T.ws(2):
+                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit; with 80 the dequantizing spilled
+                lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+                rows_index = T.alloc_local((rounds,), "int32")
+                slot_shared = T.alloc_shared((block_I,), "int32")
+                for r in T.serial(T.ceildiv(steps, 2)):
+                    for stage in T.unroll(2):
+                        if r * 2 + stage < steps:
+                            # the step's slots, read before its stage is free: their loads
+                            # overlap the wait
+                            for i in T.Parallel(block_I):
+                                slot_shared[i] = index_at(Indices, t, (r * 2 + stage) * block_I + i, topk, slots)
+                            T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
+                            for i in T.Parallel(block_I):
+                                valid[stage, i] = slot_shared[i] >= 0
+                            for j in T.unroll(rounds):
+                                rows_index[j] = slot_shared[filled_row(j, lane)]
+                            gather_rows(Rope, rope_at, rows_index, KV_shared, stage, lane, dim, tail_dim)
+                            dequantize_step(Cache, Scales, slot_shared, KV_shared, stage, block_I)
+                            # the dequantized values are the generic proxy's stores; wgmma reads
+                            # them through the async proxy
+                            T.fence_proxy_async()
+                            T.cp_async_barrier_noinc(keys_ready[stage])
+                            T.barrier_arrive(keys_ready[stage])  # releases the flags and values
 
     return main
