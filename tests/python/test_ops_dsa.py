@@ -10,6 +10,7 @@ import pytest
 from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
+from tilec.ops.dsa.fp8_cache import FP8_TOKEN_BYTES, scales_and_rope
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
@@ -20,6 +21,7 @@ from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
 
 from helpers import build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
+from test_hopper import hopper_or_skip
 from test_ops import ON_GPU, on_target, to_numpy
 
 # The bound on an fp8 dot product's error, relative to the sum of its terms' magnitudes. Hopper's
@@ -506,10 +508,12 @@ def fp8_cache(pages, page_size, rng):
     return cache.reshape(pages, page_size, 656), keys
 
 
-@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 37), (3, 2, 32, 7, 64), (2, 2, 64, 5, 200),
-                                                     (1, 2, 128, 9, 130)])
-@pytest.mark.parametrize("cache_dims", [3, 4])
-def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, cache_dims, rng):
+DECODE_SHAPES = [(2, 1, 16, 3, 37), (3, 2, 32, 7, 64), (2, 2, 64, 5, 200), (1, 2, 128, 9, 130)]
+
+
+def check_sparse_decode(decode, B, s_q, heads, pages, topk, cache_dims, rng):
+    """decode(q, kv_cache, indices) -> (out, lse) against float64, on random tokens, invalid
+    indices mixed in and a query with none."""
     page_size = 64  # DSA's pages
     cache, keys = fp8_cache(pages, page_size, rng)
     if cache_dims == 4:
@@ -520,7 +524,7 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     bad = rng.random(indices.shape) < 0.2
     indices[bad] = rng.choice(np.array([-1, slots, slots + 64, 2**31 - 1], np.int32), size=bad.sum())
     indices[-1, -1] = -1  # a query with no valid slot
-    out, lse = dsa.sparse_mla_decode(*on_target(q, cache, indices))
+    out, lse = decode(*on_target(q, cache, indices))
     out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
     assert out.shape == (B, s_q, heads, 512) and lse.shape == (B, heads, s_q)
     ref_out, ref_lse = sparse_mla_reference(q.reshape(B * s_q, heads, 576), keys[:, None, :].astype(ml_dtypes.bfloat16),
@@ -532,6 +536,30 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     assert np.max(np.abs(lse[finite] - ref_lse[finite]), initial=0) < 1e-4
     assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
     assert np.all(np.abs(out - ref_out) <= 2 ** -7 * np.abs(ref_out).max(axis=-1, keepdims=True) + 1e-6)
+
+
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES)
+@pytest.mark.parametrize("cache_dims", [3, 4])
+def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, cache_dims, rng):
+    check_sparse_decode(dsa.sparse_mla_decode, B, s_q, heads, pages, topk, cache_dims, rng)
+
+
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES)
+def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
+    if not ON_GPU:
+        pytest.skip("the Hopper decode runs on an sm_90 GPU; its sm_90a build is checked below")
+    hopper_or_skip()
+
+    def decode(q, kv_cache, indices):
+        B, s_q, heads, _ = q.shape
+        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
+        kernel = sparse_mla_decode_hopper_kernel(B * s_q, s_q, heads, cache.shape[0], indices.shape[-1], 576 ** -0.5,
+                                                 **HOPPER_CONFIG)
+        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
+                          indices.reshape(B * s_q, -1))
+        return out.reshape(B, s_q, heads, 512), lse
+
+    check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
 @pytest.mark.parametrize("change,message", [
