@@ -25,6 +25,7 @@ import torch
 import tilec
 import tilec.language as T
 from tilec.ops.dsa.indexer import indexer_logits_kernel
+from tilec.ops.dsa.indexer_hopper import HOPPER_CONFIG as INDEXER_HOPPER_CONFIG, indexer_logits_hopper_kernel
 from tilec.ops import dsa
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
 from tilec.ops.dsa.fp8_cache import scales_and_rope
@@ -103,19 +104,21 @@ def indexer_rows(fp8_rate):
         ref = indexer_reference(q[rows], k, k_scale, w[rows], ks[rows], ke[rows])
         finite = torch.isfinite(ref)
         # TileLang's fp8_lighting_indexer example: 256 keys over 4 warpgroups, 3 stages
-        for block_N, stages, queries, threads in configs("INDEXER", "128:2:1:128,128:2:2:128,256:3:2:512"):
-            kernel = indexer_logits_kernel(S, S, H, D, block_N=block_N, num_stages=stages, threads=threads,
-                                           queries=queries)
-
-            def check(kernel=kernel):
-                logits = kernel(q, k, k_scale, w, ks, ke)[rows]
+        kernels = {f"block_N={block_N} stages={stages} queries={queries} threads={threads}": (indexer_logits_kernel(
+            S, S, H, D, block_N=block_N, num_stages=stages, threads=threads, queries=queries), q)
+            for block_N, stages, queries, threads in configs("INDEXER", "128:2:1:128,128:2:2:128,256:3:2:512")}
+        kernels["warp-specialized (Hopper)"] = (indexer_logits_hopper_kernel(S, S, H, D, **INDEXER_HOPPER_CONFIG),
+                                                q.reshape(S * H, D))
+        for name, (kernel, queries) in kernels.items():
+            def check(kernel=kernel, queries=queries):
+                logits = kernel(queries, k, k_scale, w, ks, ke)[rows]
                 if not torch.equal(torch.isfinite(logits), finite):
                     return "-INF POSITIONS DIFFER"
                 return f"error {rel(logits[finite], ref[finite]):.1e}"
 
-            report(f"indexer S={S} block_N={block_N} stages={stages} queries={queries} threads={threads}", check,
-                   lambda kernel=kernel: kernel(q, k, k_scale, w, ks, ke), 2 * H * D * S * (S + 1) / 2,
-                   f"TFLOP/s ({fp8_rate:.0f} cuBLAS fp8)")
+            report(f"indexer S={S} {name}", check, lambda kernel=kernel, queries=queries: kernel(queries, k, k_scale, w,
+                                                                                                 ks, ke),
+                   2 * H * D * S * (S + 1) / 2, f"TFLOP/s ({fp8_rate:.0f} cuBLAS fp8)")
 
 
 def prefill_rows(bf16_rate, S=4096, S_kv=8192):

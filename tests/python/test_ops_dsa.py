@@ -10,6 +10,7 @@ import pytest
 from tilec.ops import dsa
 from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
 from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
+from tilec.ops.dsa.indexer_hopper import HOPPER_CONFIG as INDEXER_HOPPER_CONFIG, indexer_logits_hopper_kernel
 from tilec.ops.dsa.fp8_cache import FP8_TOKEN_BYTES, scales_and_rope
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
@@ -153,6 +154,36 @@ def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
     np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
     finite = np.isfinite(ref)
     assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+
+
+@pytest.mark.parametrize("S,S_kv,H,D,queries", [(37, 150, 16, 64, 2), (62, 213, 64, 128, 2), (37, 150, 16, 64, 3)])
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_the_hopper_indexer_against_float64(S, S_kv, H, D, queries, max_len, rng):
+    if not ON_GPU:
+        pytest.skip("the Hopper indexer runs on an sm_90 GPU; its sm_90a build is checked below")
+    hopper_or_skip()
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+    ks[0], ke[0] = 0, S_kv
+    kernel = indexer_logits_hopper_kernel(S, S_kv, H, D, max_len=max_len, block_N=64, stages=4, queries=queries)
+    logits = to_numpy(kernel(*on_target(q.reshape(S * H, D), k, k_scale, weights, ks, ke)), "float32")
+    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
+    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+
+
+def test_the_hopper_indexer_builds_for_sm90a():
+    # DSA's: 64 heads of 128 dims, two queries a program
+    source = build_for_cuda(indexer_logits_hopper_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=64, dim=128,
+                            **INDEXER_HOPPER_CONFIG)
+    # each consumer warpgroup's own gemm of a step's 64 keys against both queries' heads, the
+    # keys and the heads loaded by TMA
+    assert source.count("wgmma_gemm_ss<64, 128, 128") == 2
+    assert source.count("tma_load(") == 2 and "mbarrier_wait_parity" in source
 
 
 @pytest.mark.parametrize("change,message", [
