@@ -6,6 +6,8 @@ over a view's dims (the lightning indexer's per-head sum); and the errors of vie
 be.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -204,6 +206,75 @@ def test_a_view_of_a_view_views_the_buffer(rng):
     view_of_a_view(64)(a, b)
     expected = a + np.tile(np.repeat(np.arange(4, dtype=np.float32), 4), 4)
     assert_close(b, expected, "float32", exact=True)
+
+
+@jit
+def gemm_through_a_view(M, N, K, block_K, stages):
+    """A pipelined GEMM whose A tile is filled as a flat buffer and multiplied through a view of
+    it: neither is staged (a stage of one would leave the other reading the first), and the view
+    binds the tile's layout, so the gemm reads it row-major wherever it runs."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            A_flat = T.alloc_shared((M * block_K,), "float16")
+            A_tile = T.reshape(A_flat, (M, block_K))
+            B_shared = T.alloc_shared((block_K, N), "float16")
+            C_local = T.alloc_fragment((M, N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(K // block_K, num_stages=stages):
+                for i, j in T.Parallel(M, block_K):
+                    A_flat[i * block_K + j] = A[i, k * block_K + j]
+                T.copy(B[k * block_K, 0], B_shared)
+                T.gemm(A_tile, B_shared, C_local)
+            T.copy(C_local, C)
+
+    return main
+
+
+@pytest.mark.parametrize("stages", [1, 2])
+def test_a_pipelined_gemm_reads_its_tile_through_a_view(stages, rng):
+    M, N, K = 64, 64, 128
+    a, b = rand((M, K), "float16", rng), rand((K, N), "float16", rng)
+    c = poison((M, N), "float32")
+    gemm_through_a_view(M, N, K, 32, stages)(a, b, c)
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), "float32", rtol=1e-3)
+
+
+def test_a_viewed_tile_is_neither_staged_nor_laid_out_for_wgmma():
+    source = build_for_cuda(gemm_through_a_view, "sm_90a", M=64, N=64, K=128, block_K=32, stages=2)
+    declarations = [line for line in source.splitlines() if "A_flat =" in line or "A_tile =" in line]
+    # one tile of 64 x 32 halves (4 KiB), and the view at its place
+    assert any("reinterpret_cast" in line for line in declarations) and any("A_flat;" in line for line in declarations)
+    assert "A_flat_stage" not in source and "wgmma_gemm_ss" not in source
+
+
+@T.prim_func
+def gemm_of_a_view_compiled_once(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"),
+                                 C: T.Tensor((64, 64), "float32")):
+    # compiled by one test alone: its warning is given once a process
+    with T.Kernel(1, threads=128) as _:
+        A_flat = T.alloc_shared((64 * 32,), "float16")
+        A_tile = T.reshape(A_flat, (64, 32))
+        B_shared = T.alloc_shared((32, 64), "float16")
+        C_local = T.alloc_fragment((64, 64), "float32")
+        for i, j in T.Parallel(64, 32):
+            A_flat[i * 32 + j] = A[i, j]
+        T.copy(B, B_shared)
+        T.gemm(A_tile, B_shared, C_local, clear_accum=True)
+        T.copy(C_local, C)
+
+
+def test_a_gemm_of_a_view_off_the_tensor_cores_says_the_view_is_why(capfd):
+    try:
+        tilec.compile(gemm_of_a_view_compiled_once, target="cuda", arch="sm_80")
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+    err = capfd.readouterr().err
+    assert re.search(r"T.gemm runs on CUDA cores \(scalar FMA\), not tensor cores: not mma.sync: A \('A_tile'\) has "
+                     r"the layout its views share \(T.reshape at .*test_reshape.py:\d+:\d+\)", err), err
 
 
 @jit

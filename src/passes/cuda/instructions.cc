@@ -339,9 +339,6 @@ class CudaKernelInstructions : public KernelInstructionChoice {
     if (in.selected()) return in;
     auto grid = mma_warp_grid(op, threads_, ctx_);
     const bool on_mma = grid && !panels_.count(op.a.buffer.get()) && !panels_.count(op.b.buffer.get());
-    if (!grid && log_enabled(LogLevel::Debug) && (ir::has_user_layout(*op.a.buffer) || ir::has_user_layout(*op.b.buffer)))
-      if (std::string why = mma_swizzle_problem(op); !why.empty())
-        log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on CUDA cores, not mma.sync: " + why);
     if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
       log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
                                ", not wgmma: " + why_not);
@@ -364,9 +361,13 @@ class CudaKernelInstructions : public KernelInstructionChoice {
   void warn_on_cuda_cores(const ir::Gemm& op, bool has_mma_grid, const std::string& why_not_wgmma) const {
     const DType c = op.c.buffer->dtype;
     if (op.a.buffer->dtype.bytes() > 2 || (c != DType::Float32 && c != DType::Int32)) return;
-    std::string why = has_mma_grid ? "an operand is kept in the panels wgmma and TMA read, which mma.sync can't"
-                                   : "no grid of the block's " + std::to_string(threads_ / 32) +
-                                         " warps splits the tile into mma.sync's 16 x 8 pieces";
+    // mma_warp_grid refuses an operand whose user layout gemm_ss can't address before it looks
+    // for a grid: that is the reason then.
+    const std::string layout_why = has_mma_grid ? "" : mma_swizzle_problem(op);
+    std::string why = has_mma_grid          ? "an operand is kept in the panels wgmma and TMA read, which mma.sync can't"
+                      : !layout_why.empty() ? "not mma.sync: " + layout_why
+                                            : "no grid of the block's " + std::to_string(threads_ / 32) +
+                                                  " warps splits the tile into mma.sync's 16 x 8 pieces";
     if (hopper_feature(ctx_, "tilec.wgmma") && !why_not_wgmma.empty()) why += "; not wgmma: " + why_not_wgmma;
     warn_once(op.loc.str() + ": T.gemm on CUDA cores",
               op.loc.str() + ": T.gemm runs on CUDA cores (scalar FMA), not tensor cores: " + why);
