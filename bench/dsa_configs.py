@@ -31,6 +31,7 @@ from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefil
 from tilec.ops.dsa.fp8_cache import scales_and_rope
 from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, sparse_mla_decode_hopper_kernel,
                                              sparse_mla_prefill_hopper_kernel)
+from tilec.ops.dsa.sparse_mla_seesaw import SEESAW_CONFIG, sparse_mla_prefill_seesaw_kernel
 from tilec.ops.dsa.topk import topk_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -134,6 +135,8 @@ def prefill_rows(bf16_rate, S=4096, S_kv=8192):
         num_stages=stages) for block_I, stages in configs("PREFILL", "64:1,64:2")}
     kernels["warp-specialized (Hopper)"] = sparse_mla_prefill_hopper_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK,
                                                                             D_QK ** -0.5, **HOPPER_CONFIG)
+    kernels["seesaw (Hopper)"] = sparse_mla_prefill_seesaw_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5,
+                                                                  **SEESAW_CONFIG)
     for name, kernel in kernels.items():
         report(f"sparse prefill {name}", lambda kernel=kernel: f"error {rel(kernel(q, kv, indices)[0][:8], ref):.1e}",
                lambda kernel=kernel: kernel(q, kv, indices), 2 * (D_QK + D_V) * HEADS * valid,

@@ -17,6 +17,7 @@ from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
 from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
                                              sparse_mla_prefill_hopper_kernel)
+from tilec.ops.dsa.sparse_mla_seesaw import SEESAW_CONFIG, seesaw_fits, sparse_mla_prefill_seesaw_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -408,6 +409,38 @@ def sparse_mla_reference(q, kv, indices, sm_scale, d_v):
                                                         (3, 1521, 16, 576, 512, 100), (4, 700, 64, 576, 512, 64),
                                                         (5, 4099, 128, 576, 512, 300), (3, 2048, 128, 576, 512, 512)])
 def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng):
+    check_sparse_prefill(lambda q, kv, indices: dsa.sparse_mla_prefill(q, kv, indices, d_v=d_v), S, S_kv, heads, d_qk,
+                         d_v, topk, rng)
+
+
+# TileLang's pairs of steps: topk a multiple of 128; 64 and 128 heads, 16 (one program, most heads
+# past the end)
+@pytest.mark.parametrize("S,S_kv,heads,topk", [(3, 1521, 16, 128), (4, 700, 64, 256), (5, 4099, 128, 384)])
+def test_the_seesaw_prefill_against_float64(S, S_kv, heads, topk, rng):
+    if not ON_GPU:
+        pytest.skip("the seesaw prefill runs on an sm_90 GPU; its sm_90a build is checked below")
+    hopper_or_skip()
+
+    def prefill(q, kv, indices):
+        kernel = sparse_mla_prefill_seesaw_kernel(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **SEESAW_CONFIG)
+        return kernel(q, kv, indices.reshape(S, topk))
+
+    check_sparse_prefill(prefill, S, S_kv, heads, 576, 512, topk, rng)
+
+
+def test_the_seesaw_prefill_builds_for_sm90a():
+    assert seesaw_fits(512, 64, 2048) and not seesaw_fits(512, 64, 2048 - 64) and not seesaw_fits(448, 128, 2048)
+    source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=128, dim=512,
+                            tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
+    # each consumer: its step's scores (one chain over 576 dims), then both P's into its half of O
+    assert source.count("wgmma_gemm_ss<64, 64, 576") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 4
+    assert source.count("setmaxnreg_inc<224>") == 2 and "setmaxnreg_dec<64>" in source
+    assert source.count("tma_load(") == 9  # Q, a panel a load
+
+
+def check_sparse_prefill(prefill, S, S_kv, heads, d_qk, d_v, topk, rng):
+    """prefill(q, kv, indices) -> (out, lse) against float64: causal indices with invalid ones
+    mixed in, the last row with none valid."""
     q = rand((S, heads, d_qk), "bfloat16", rng, -1, 1)
     kv = rand((S_kv, 1, d_qk), "bfloat16", rng, -1, 1)
     # causal indices (each token its own keys) with invalid ones mixed in: -1, S_kv and past it,
@@ -417,7 +450,7 @@ def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng
     indices[bad] = rng.choice(np.array([-1, -7, S_kv, S_kv + 3, 2**31 - 1], np.int32), size=bad.sum())
     indices[-1] = -1
     sm_scale = 1 / np.sqrt(d_qk)
-    out, lse = dsa.sparse_mla_prefill(*on_target(q, kv, indices), d_v=d_v)
+    out, lse = prefill(*on_target(q, kv, indices))
     out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
     ref_out, ref_lse = sparse_mla_reference(q, kv, indices, sm_scale, d_v)
     assert out.shape == ref_out.shape and lse.shape == ref_lse.shape

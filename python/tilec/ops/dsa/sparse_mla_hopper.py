@@ -73,6 +73,25 @@ def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count)
 
 
 @T.macro
+def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I):
+    # Warpgroup 2 of a prefill: each step's indexed key rows into its stage (two, in turn), once
+    # both consumers are done with the stage's last rows.
+    lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+    rows_index = T.alloc_local((block_I * THREADS_A_ROW // CONSUMER_THREADS,), "int32")
+    for r in T.serial(T.ceildiv(steps, 2)):
+        for stage in T.unroll(2):
+            if r * 2 + stage < steps:
+                # the step's indices, read before its stage is free: their loads overlap the
+                # wait (read one by one between cp.asyncs, the gathers ran 22% slower)
+                step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
+                T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
+                mark_valid(rows_index, valid, stage, lane)
+                gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, KV_shared.shape[2])
+                T.cp_async_barrier_noinc(keys_ready[stage])
+                T.barrier_arrive(keys_ready[stage])  # releases the validity flags
+
+
+@T.macro
 def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                          row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
                          keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half):
@@ -157,7 +176,6 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
     scale = sm_scale * LOG2E
     width, half = dim + tail_dim, dim // 2
     steps = T.ceildiv(topk, block_I)
-    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's rows a step
 
     @T.prim_func
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
@@ -184,20 +202,7 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(80, 0)
-                lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-                rows_index = T.alloc_local((rounds,), "int32")
-                for r in T.serial(T.ceildiv(steps, 2)):
-                    for stage in T.unroll(2):
-                        if r * 2 + stage < steps:
-                            # the step's indices, read before its stage is free: their loads
-                            # overlap the wait (read one by one between cp.asyncs, the gathers
-                            # ran 22% slower)
-                            step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
-                            T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
-                            mark_valid(rows_index, valid, stage, lane)
-                            gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, width)
-                            T.cp_async_barrier_noinc(keys_ready[stage])
-                            T.barrier_arrive(keys_ready[stage])  # releases the validity flags
+                gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I)
 
     return main
 
