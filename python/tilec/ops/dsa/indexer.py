@@ -70,6 +70,20 @@ def key_range(KS, KE, t, seq_kv, max_len):
     return start, end
 
 
+@T.macro
+def union_range(KS, KE, t0, last, queries, seq_kv, max_len):
+    # The union [start, end) of queries t0..'s key ranges (a query past `last` is the last
+    # again), bound once: what reads it (the pipelined copies) takes its values.
+    lo = T.alloc_var("int32", seq_kv)
+    hi = T.alloc_var("int32", 0)
+    for q in T.unroll(queries):
+        q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+        lo = T.min(lo, q_start)
+        hi = T.max(hi, q_end)
+    start = lo + 0
+    return start, T.max(hi, start)
+
+
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1,
                           histogram=False):
@@ -91,16 +105,7 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                 T.fill(hist, 0)
             t0 = program * queries
             last = T.min(t0 + queries, seq) - 1
-            # the union of the queries' ranges (a query past the last is the last again), bound
-            # once: the pipelined copies read it
-            lo = T.alloc_var("int32", seq_kv)
-            hi = T.alloc_var("int32", 0)
-            for q in T.unroll(queries):
-                q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
-                lo = T.min(lo, q_start)
-                hi = T.max(hi, q_end)
-            start = lo + 0
-            end = T.max(hi, start)
+            start, end = union_range(KS, KE, t0, last, queries, seq_kv, max_len)
             for query in QUERIES:
                 T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
             T.copy(W[t0:t0 + queries, :], W_shared)

@@ -16,7 +16,7 @@ idle while it sums. DeepGEMM's fp8 MQA logits kernel splits its work the same wa
 import tilec
 import tilec.language as T
 
-from .indexer import FP8, fill_minus_infinity, key_range
+from .indexer import FP8, fill_minus_infinity, key_range, union_range
 
 HOPPER_CONFIG = dict(block_N=64, stages=4, queries=2)
 GROUP = 128  # threads of a warpgroup
@@ -80,15 +80,8 @@ def indexer_logits_hopper_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=64,
             k_free = T.alloc_barrier([GROUP] * stages)
             t0 = program * queries
             last = T.min(t0 + queries, seq) - 1
-            # the union of the queries' ranges (a query past the last is the last again)
-            lo = T.alloc_var("int32", seq_kv)
-            hi = T.alloc_var("int32", 0)
-            for q in T.unroll(queries):
-                q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
-                lo = T.min(lo, q_start)
-                hi = T.max(hi, q_end)
-            start = lo + 0
-            steps = T.ceildiv(T.max(hi, start) - start, block_N)
+            start, end = union_range(KS, KE, t0, last, queries, seq_kv, max_len)
+            steps = T.ceildiv(end - start, block_N)
 
             with T.ws(0):
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_0,

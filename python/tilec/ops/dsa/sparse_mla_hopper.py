@@ -170,11 +170,34 @@ def hopper_buffers(block_H, block_I, width, half):
             T.alloc_barrier(CONSUMER_THREADS))
 
 
+@T.macro
+def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
+    # The consumer warpgroups of a program: token t's heads h0.. attend to each step's keys in
+    # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
+    # stages, their validity flags, their mbarriers) and the rows' lse, in warpgroup 0.
+    half = dim // 2
+    (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
+     row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
+     finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half)
+    with T.ws(0):
+        T.set_max_nreg(240, 1)
+        T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
+        scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left,
+                             row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
+                             keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half)
+        T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+    with T.ws(1):
+        T.set_max_nreg(168, 1)
+        right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
+                   finished, steps, block_H, half, dim)
+        T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
+    return KV_shared, valid, keys_ready, keys_free, lse
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
     scale = sm_scale * LOG2E
-    width, half = dim + tail_dim, dim // 2
     steps = T.ceildiv(topk, block_I)
 
     @T.prim_func
@@ -182,24 +205,11 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
-            (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
-             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
-             finished) = hopper_buffers(block_H, block_I, width, half)
             h0 = hb * block_H
+            KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
+                                                                         dim, tail_dim)
             with T.ws(0):
-                T.set_max_nreg(240, 1)
-                T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
-                scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores,
-                                     acc_left, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
-                                     lse, keys_ready, keys_free, p_ready, p_free, finished, steps, scale, block_H,
-                                     block_I, half)
-                T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
-            with T.ws(1):
-                T.set_max_nreg(168, 1)
-                right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
-                           finished, steps, block_H, half, dim)
-                T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(80, 0)
                 gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I)
@@ -225,7 +235,6 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
     # Rope are one cache's bytes (fp8_cache.scales_and_rope).
     dim, tail_dim = FP8_DIM, FP8_TAIL
     scale = sm_scale * LOG2E
-    width, half = dim + tail_dim, dim // 2
     steps = T.ceildiv(topk, block_I)
     rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's rows a step
     rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
@@ -237,26 +246,13 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
         with T.Kernel(tokens, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
-            (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
-             row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
-             finished) = hopper_buffers(block_H, block_I, width, half)
             h0 = hb * block_H
+            KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
+                                                                         dim, tail_dim)
             with T.ws(0):
-                T.set_max_nreg(240, 1)
-                T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
-                scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores,
-                                     acc_left, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator,
-                                     lse, keys_ready, keys_free, p_ready, p_free, finished, steps, scale, block_H,
-                                     block_I, half)
-                T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 for h in T.Parallel(block_H):
                     if h0 + h < heads:
                         LSE[t // s_q, h0 + h, t % s_q] = lse[h]
-            with T.ws(1):
-                T.set_max_nreg(168, 1)
-                right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
-                           finished, steps, block_H, half, dim)
-                T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit; with 80 the dequantizing spilled
                 lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
