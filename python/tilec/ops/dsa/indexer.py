@@ -63,6 +63,19 @@ def fill_minus_infinity(Logits, row, begin, end, block_N):
 
 
 @T.macro
+def fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N):
+    # -inf in every column of queries t0.. that no step of block_N keys from `start` writes:
+    # before the union's first key and past its last step
+    width = Logits.shape[1]
+    for q in T.unroll(queries):
+        if t0 + q <= last:
+            q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
+            base = q_start if max_len else 0
+            fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
+            fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
+
+
+@T.macro
 def key_range(KS, KE, t, seq_kv, max_len):
     # Query t's keys [start, end): its range cut to [0, seq_kv) (and to max_len keys)
     start = T.min(T.max(KS[t], 0), seq_kv)
@@ -128,14 +141,7 @@ def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_s
                         for i in T.Parallel(block_N):
                             if (start + n * block_N + i >= q_start) & (start + n * block_N + i < q_end):
                                 T.atomic_add(hist[query, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
-            # -inf in every column no step wrote: before the union's first key and past its
-            # last step
-            for q in T.unroll(queries):
-                if t0 + q <= last:
-                    q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
-                    base = q_start if max_len else 0
-                    fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
-                    fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
+            fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N)
             if Hist is not None:
                 T.copy(hist, Hist[t0:t0 + queries, :])
 

@@ -16,7 +16,7 @@ idle while it sums. DeepGEMM's fp8 MQA logits kernel splits its work the same wa
 import tilec
 import tilec.language as T
 
-from .indexer import FP8, fill_minus_infinity, key_range, union_range
+from .indexer import FP8, fill_unscored, key_range, union_range
 
 HOPPER_CONFIG = dict(block_N=64, stages=4, queries=2)
 GROUP = 128  # threads of a warpgroup
@@ -99,13 +99,6 @@ def indexer_logits_hopper_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=64,
                     T.tma_copy(K[start + n * block_N:start + (n + 1) * block_N, :], K_shared[n % stages, :, :],
                                barrier=k_ready[n % stages])
                     T.barrier_arrive(k_ready[n % stages])
-                # -inf in every column no step writes: before the union's first key and past its
-                # last step
-                for q in T.unroll(queries):
-                    if t0 + q <= last:
-                        q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
-                        base = q_start if max_len else 0
-                        fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
-                        fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
+                fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N)
 
     return main
