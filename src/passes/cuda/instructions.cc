@@ -339,6 +339,9 @@ class CudaKernelInstructions : public KernelInstructionChoice {
     if (in.selected()) return in;
     auto grid = mma_warp_grid(op, threads_, ctx_);
     const bool on_mma = grid && !panels_.count(op.a.buffer.get()) && !panels_.count(op.b.buffer.get());
+    if (!grid && log_enabled(LogLevel::Debug) && (ir::has_user_layout(*op.a.buffer) || ir::has_user_layout(*op.b.buffer)))
+      if (std::string why = mma_swizzle_problem(op); !why.empty())
+        log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on CUDA cores, not mma.sync: " + why);
     if (log_enabled(LogLevel::Debug) && hopper_feature(ctx_, "tilec.wgmma"))
       log(LogLevel::Debug, op.loc.str() + ": T.gemm runs on " + (on_mma ? "mma.sync" : "CUDA cores") +
                                ", not wgmma: " + why_not);

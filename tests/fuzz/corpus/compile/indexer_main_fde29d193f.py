@@ -1,26 +1,28 @@
 #!func main
 #!bind FP8 = "float8_e4m3"
 #!bind T = module(tilec.language)
-#!bind dim = 32
+#!bind dim = 64
 #!bind heads = 16
 #!bind score = func(score)
 #!bind FIRST_BITS = 12
 #!bind HISTOGRAM_BINS = 4096
 #!bind QUERIES = (0, 1)
 #!bind block_N = 64
+#!bind fill_unscored = func(fill_unscored)
 #!bind fill_minus_infinity = func(fill_minus_infinity)
-#!bind indexer_buffers = func(indexer_buffers)
 #!bind key_range = func(key_range)
+#!bind indexer_buffers = func(indexer_buffers)
 #!bind max_len = 0
 #!bind num_stages = 1
 #!bind order_key = func(order_key)
 #!bind queries = 2
 #!bind query_logits = func(query_logits)
 #!bind score_heads = func(score_heads)
-#!bind seq = 1
-#!bind seq_kv = 62
+#!bind seq = 37
+#!bind seq_kv = 150
 #!bind threads = 128
-#!bind width = 62
+#!bind union_range = func(union_range)
+#!bind width = 150
 @T.prim_func
 def main(Q: T.Tensor((seq, heads, dim), FP8), K: T.Tensor((seq_kv, dim), FP8),
          K_scale: T.Tensor((seq_kv,), "float32"), W: T.Tensor((seq, heads), "float32"),
@@ -38,16 +40,7 @@ def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
             T.fill(hist, 0)
         t0 = program * queries
         last = T.min(t0 + queries, seq) - 1
-        # the union of the queries' ranges (a query past the last is the last again), bound
-        # once: the pipelined copies read it
-        lo = T.alloc_var("int32", seq_kv)
-        hi = T.alloc_var("int32", 0)
-        for q in T.unroll(queries):
-            q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
-            lo = T.min(lo, q_start)
-            hi = T.max(hi, q_end)
-        start = lo + 0
-        end = T.max(hi, start)
+        start, end = union_range(KS, KE, t0, last, queries, seq_kv, max_len)
         for query in QUERIES:
             T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
         T.copy(W[t0:t0 + queries, :], W_shared)
@@ -60,7 +53,8 @@ def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
                 q_start, q_end = key_range(KS, KE, T.min(t0 + query, last), seq_kv, max_len)
                 # key s in column s - base
                 base = q_start if max_len else 0
-                query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N, heads)
+                query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N,
+                             heads)
                 for i in T.Parallel(block_N):
                     column = start + n * block_N + i - base
                     if (t0 + query <= last) & (column >= 0) & (column < width):
@@ -69,16 +63,22 @@ def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
                     for i in T.Parallel(block_N):
                         if (start + n * block_N + i >= q_start) & (start + n * block_N + i < q_end):
                             T.atomic_add(hist[query, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
-        # -inf in every column no step wrote: before the union's first key and past its
-        # last step
-        for q in T.unroll(queries):
-            if t0 + q <= last:
-                q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
-                base = q_start if max_len else 0
-                fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
-                fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
+        fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N)
         if Hist is not None:
             T.copy(hist, Hist[t0:t0 + queries, :])
+
+
+@T.macro
+def fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N):
+    # -inf in every column of queries t0.. that no step of block_N keys from `start` writes:
+    # before the union's first key and past its last step
+    width = Logits.shape[1]
+    for q in T.unroll(queries):
+        if t0 + q <= last:
+            q_start, q_end = key_range(KS, KE, t0 + q, seq_kv, max_len)
+            base = q_start if max_len else 0
+            fill_minus_infinity(Logits, t0 + q, 0, T.min(start - base, width), block_N)
+            fill_minus_infinity(Logits, t0 + q, T.max(start - base + steps * block_N, 0), width, block_N)
 
 
 @T.macro
@@ -90,6 +90,14 @@ def fill_minus_infinity(Logits, row, begin, end, block_N):
                 Logits[row, begin + n * block_N + i] = -T.infinity("float32")
 
 
+@T.macro
+def key_range(KS, KE, t, seq_kv, max_len):
+    # Query t's keys [start, end): its range cut to [0, seq_kv) (and to max_len keys)
+    start = T.min(T.max(KS[t], 0), seq_kv)
+    end = T.max(T.min(KE[t], seq_kv, start + max_len) if max_len else T.min(KE[t], seq_kv), start)
+    return start, end
+
+
 def indexer_buffers(block_N, queries, heads, dim):
     """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights,
     a step's block_N keys and their scales, the step's scores [keys, queries * heads] and the
@@ -97,14 +105,6 @@ def indexer_buffers(block_N, queries, heads, dim):
     return (T.alloc_shared((queries * heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
             T.alloc_shared((block_N, dim), FP8), T.alloc_shared((block_N,), "float32"),
             T.alloc_fragment((block_N, queries * heads), "float32"), T.alloc_fragment((block_N,), "float32"))
-
-
-@T.macro
-def key_range(KS, KE, t, seq_kv, max_len):
-    # Query t's keys [start, end): its range cut to [0, seq_kv) (and to max_len keys)
-    start = T.min(T.max(KS[t], 0), seq_kv)
-    end = T.max(T.min(KE[t], seq_kv, start + max_len) if max_len else T.min(KE[t], seq_kv), start)
-    return start, end
 
 
 @T.macro
@@ -134,3 +134,17 @@ def score_heads(K_shared, Q_shared, W_shared, scores, heads):
     T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
     for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
         scores[i, c] = T.max(scores[i, c], 0) * W_shared[c // heads, c % heads]
+
+
+@T.macro
+def union_range(KS, KE, t0, last, queries, seq_kv, max_len):
+    # The union [start, end) of queries t0..'s key ranges (a query past `last` is the last
+    # again), bound once: what reads it (the pipelined copies) takes its values.
+    lo = T.alloc_var("int32", seq_kv)
+    hi = T.alloc_var("int32", 0)
+    for q in T.unroll(queries):
+        q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+        lo = T.min(lo, q_start)
+        hi = T.max(hi, q_end)
+    start = lo + 0
+    return start, T.max(hi, start)

@@ -1,0 +1,22 @@
+#!target hip gfx906
+#!func main
+#!bind K = 128
+#!bind M = 64
+#!bind N = 64
+#!bind T = module(tilec.language)
+#!bind block_K = 32
+#!bind stages = 1
+@T.prim_func
+def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        A_flat = T.alloc_shared((M * block_K,), "float16")
+        A_tile = T.reshape(A_flat, (M, block_K))
+        B_shared = T.alloc_shared((block_K, N), "float16")
+        C_local = T.alloc_fragment((M, N), "float32")
+        T.clear(C_local)
+        for k in T.Pipelined(K // block_K, num_stages=stages):
+            for i, j in T.Parallel(M, block_K):
+                A_flat[i * block_K + j] = A[i, k * block_K + j]
+            T.copy(B[k * block_K, 0], B_shared)
+            T.gemm(A_tile, B_shared, C_local)
+        T.copy(C_local, C)
