@@ -269,5 +269,36 @@ TEST(InferLayout, AViewOfAFragmentNoLayoutOfItReadsIsAnErrorAtTheView) {
   }
 }
 
+TEST(InferLayout, AViewAndItsFragmentLaidOutApartIsAConflictAtTheView) {
+  // Two gemms lay out S (64 x 64) and its view V (32 x 128) as their own mma.sync accumulators:
+  // V's rows are not S's rows read row-major, so one of the two must give way.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 32), \"float16\"), B: T.Tensor((32, 128), \"float16\"),\n"
+      "         C: T.Tensor((64, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 32), \"float16\")\n"
+      "        B_s = T.alloc_shared((32, 64), \"float16\")\n"
+      "        A2_s = T.alloc_shared((32, 32), \"float16\")\n"
+      "        B2_s = T.alloc_shared((32, 128), \"float16\")\n"
+      "        S = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        V = T.reshape(S, (32, 128))\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B[0:32, 0:64], B_s)\n"
+      "        T.copy(A[0:32, 0:32], A2_s)\n"
+      "        T.copy(B, B2_s)\n"
+      "        T.gemm(A_s, B_s, S, clear_accum=True)\n"
+      "        T.gemm(A2_s, B2_s, V)\n"
+      "        T.copy(S, C)\n";
+  try {
+    inferred(frontend::elaborate(load_function(source, "k.py", "main")));
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string text = e.what();
+    EXPECT_NE(text.find("k.py:12:13: error: layout conflict for fragment 'V'"), std::string::npos) << text;
+    EXPECT_NE(text.find("V = T.reshape(S, (32, 128))"), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace tilec
