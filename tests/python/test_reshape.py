@@ -330,11 +330,52 @@ def reshape_of_a_number():
     return main
 
 
+@jit
+def reshape_of_a_symbolic_tensor():
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1) as _:
+            v = T.reshape(A, (8, 8))  # ERR:symbolic-buffer
+            v[0, 0] = 1.0
+
+    return main
+
+
+@jit
+def reshape_to_a_symbolic_shape():
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1) as _:
+            s = T.alloc_shared((64,), "float32")
+            v = T.reshape(s, (N, 8))  # ERR:symbolic-shape
+            v[0, 0] = A[0]
+
+    return main
+
+
+@jit
+def reshape_outside_a_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        v = T.reshape(A, (8, 8))  # ERR:outside-kernel
+        with T.Kernel(1) as _:
+            v[0, 0] = 1.0
+
+    return main
+
+
 @pytest.mark.parametrize("factory,marker,words", [
     (reshape_to_another_count, "ERR:another-count", ["T.reshape", "64 elements, not 72"]),
     (view_as_another_dtype, "ERR:another-dtype", ["T.view", "float32", "not float16"]),
     (layout_of_a_view, "ERR:layout-of-view", ["is a view of", "lay out 's'"]),
     (reshape_of_a_number, "ERR:not-a-buffer", ["T.reshape", "not"]),
+    (reshape_of_a_symbolic_tensor, "ERR:symbolic-buffer", ["T.reshape", "'A'", "needs its shape constant"]),
+    (reshape_to_a_symbolic_shape, "ERR:symbolic-shape", ["T.reshape", "compile-time integers", "64 elements"]),
+    (reshape_outside_a_kernel, "ERR:outside-kernel", ["T.reshape", "inside a T.Kernel block"]),
 ])
 def test_a_view_that_cannot_be_is_an_error_at_its_line(factory, marker, words):
     with pytest.raises(tilec.CompileError) as info:
