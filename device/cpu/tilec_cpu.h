@@ -350,29 +350,47 @@ inline T atomic_add(T* address, typename detail::identity<T>::type value) {
   return expected;
 }
 
-// ---------------------------------------------------------------- bounds checks
-// Kernels built with bounds checks (TILEC_BOUNDS_CHECK=1) access every element through
-// checked(): an index out of range is recorded (the first one wins) and the access goes to
-// a scratch element instead, so the kernel finishes without touching memory it doesn't own.
+// ---------------------------------------------------------------- errors
+// A kernel that finds it can't go on (an index out of bounds in a bounds-checked build, a
+// thread group's wait that would hang) records the error; the first one wins, and the runtime
+// raises it once the launch returns.
 
 namespace detail {
-struct BoundsError {
+struct KernelError {
   int recorded = 0;   // set once, atomically
-  char text[512] = {};
+  char text[2048] = {};
 };
-inline BoundsError& bounds_error() {
-  static BoundsError error;
+inline KernelError& kernel_error() {
+  static KernelError error;
   return error;
 }
 }  // namespace detail
 
+inline void record_error(const char* message) {
+  detail::KernelError& error = detail::kernel_error();
+  int expected = 0;
+  if (__atomic_compare_exchange_n(&error.recorded, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    std::snprintf(error.text, sizeof error.text, "%s", message);
+}
+
+// The recorded error, once (null when there is none); clears it for the next launch.
+inline const char* take_kernel_error() {
+  detail::KernelError& error = detail::kernel_error();
+  if (!__atomic_load_n(&error.recorded, __ATOMIC_ACQUIRE)) return nullptr;
+  static thread_local char message[sizeof error.text];
+  std::memcpy(message, error.text, sizeof message);
+  __atomic_store_n(&error.recorded, 0, __ATOMIC_RELEASE);
+  return message;
+}
+
+// ---------------------------------------------------------------- bounds checks
+// Kernels built with bounds checks (TILEC_BOUNDS_CHECK=1) access every element through
+// checked(): an index out of range is recorded and the access goes to a scratch element
+// instead, so the kernel finishes without touching memory it doesn't own.
+
 inline void record_bounds_error(const char* site, std::initializer_list<int64_t> index,
                                 std::initializer_list<int64_t> shape) {
-  detail::BoundsError& error = detail::bounds_error();
-  int expected = 0;
-  if (!__atomic_compare_exchange_n(&error.recorded, &expected, 1, false, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_ACQUIRE))
-    return;
+  if (__atomic_load_n(&detail::kernel_error().recorded, __ATOMIC_ACQUIRE)) return;
   auto list = [](char* out, size_t size, std::initializer_list<int64_t> values) {
     size_t used = 0;
     for (int64_t v : values) {
@@ -381,11 +399,11 @@ inline void record_bounds_error(const char* site, std::initializer_list<int64_t>
       used += static_cast<size_t>(n);
     }
   };
-  char index_text[128] = {}, shape_text[128] = {};
+  char index_text[128] = {}, shape_text[128] = {}, text[512] = {};
   list(index_text, sizeof index_text, index);
   list(shape_text, sizeof shape_text, shape);
-  std::snprintf(error.text, sizeof error.text, "index [%s] is out of bounds for shape (%s) of %s",
-                index_text, shape_text, site);
+  std::snprintf(text, sizeof text, "index [%s] is out of bounds for shape (%s) of %s", index_text, shape_text, site);
+  record_error(text);
 }
 
 template <class T>
@@ -395,16 +413,6 @@ inline T& checked(T* base, int64_t offset, bool in_bounds, const char* site,
   record_bounds_error(site, index, shape);
   static thread_local T scratch;
   return scratch;
-}
-
-// The recorded error, once (null when there is none); clears it for the next launch.
-inline const char* take_bounds_error() {
-  detail::BoundsError& error = detail::bounds_error();
-  if (!__atomic_load_n(&error.recorded, __ATOMIC_ACQUIRE)) return nullptr;
-  static thread_local char message[512];
-  std::memcpy(message, error.text, sizeof message);
-  __atomic_store_n(&error.recorded, 0, __ATOMIC_RELEASE);
-  return message;
 }
 
 }  // namespace tilec_rt

@@ -22,13 +22,13 @@ class GpuFeatures : public ir::IRVisitor {
  protected:
   void visit_IfThenElse(const ir::IfThenElse* op) override {
     const auto* call = op->condition.as<ir::Call>();
-    if (call && call->name == ir::kThreadGroup && !target_.is_cuda())
+    if (call && call->name == ir::kThreadGroup && !target_.is_cuda() && !target_.is_cpu())
       error_at(loc_, "a thread group (T.ws, or an 'if' on the thread index with tile ops or barriers of its "
                      "threads) needs CUDA's named barriers; target " + target_.name + " has none");
     IRVisitor::visit_IfThenElse(op);
   }
   void visit_Copy(const ir::Copy* op) override {
-    if (op->barrier && !target_.has(TargetFeature::Tma)) refuse("T.tma_copy");
+    if (op->barrier && !has_mbarriers()) refuse("T.tma_copy");
     IRVisitor::visit_Copy(op);
   }
   void visit_Call(const ir::Call* op) override {
@@ -38,7 +38,7 @@ class GpuFeatures : public ir::IRVisitor {
     if (op->name == std::string(ir::kDeviceCallPrefix) + "sync_grid" && !target_.is_cuda())
       error_at(loc_, "T.sync_grid needs CUDA's cooperative launch (every block resident at once); target " +
                          target_.name + " has none");
-    if (target_.has(TargetFeature::Tma)) return IRVisitor::visit_Call(op);
+    if (has_mbarriers()) return IRVisitor::visit_Call(op);
     const std::string prefix = ir::kDeviceCallPrefix;
     if (op->name.rfind(prefix + "mbarrier", 0) == 0 || op->name == prefix + "fence_mbarrier_init")
       refuse("an mbarrier (T.alloc_barrier and the waits and arrivals on it)");
@@ -47,6 +47,9 @@ class GpuFeatures : public ir::IRVisitor {
   }
 
  private:
+  // The CPU runs thread groups as fibers that wait on its mbarriers (device/cpu/thread_groups.h).
+  bool has_mbarriers() const { return target_.has(TargetFeature::Tma) || target_.is_cpu(); }
+
   [[noreturn]] void refuse(const std::string& what) {
     error_at(loc_, what + " needs CUDA sm_90a (the Tensor Memory Accelerator and its mbarriers); target " +
                        target_.name + " has none");

@@ -1,9 +1,10 @@
-// What some statements need of the GPU. Warp specialization written by hand
+// What some statements need of the target. Warp specialization written by hand
 // (frontend/builtins_warp_specialize.cc): mbarriers (T.alloc_barrier and its waits and
 // arrivals), T.tma_copy and T.set_max_nreg need sm_90a's TMA; thread groups (T.ws,
-// passes/thread_groups.h) need CUDA's named barriers; T.sync_grid needs CUDA's cooperative
-// launch; T.call_extern calls CUDA source (T.import_source). On a target without them (the CPU, HIP; CUDA before sm_90a for the first) the first
-// such statement is a CompileError at its line.
+// passes/thread_groups.h) need CUDA's named barriers. The CPU runs both (its groups are fibers,
+// device/cpu/thread_groups.h). T.sync_grid needs CUDA's cooperative launch; T.call_extern calls
+// CUDA source (T.import_source). On a target without them (HIP; CUDA before sm_90a for the
+// first; the CPU for the last two) the first such statement is a CompileError at its line.
 #pragma once
 
 #include "passes/pass.h"

@@ -1,5 +1,6 @@
 #include "passes/thread_loops.h"
 
+#include "passes/thread_groups.h"
 #include "passes/thread_values.h"
 
 #include "base/diagnostics.h"
@@ -24,6 +25,16 @@ class AsThread : public ir::IRMutator {
  protected:
   Expr mutate_Var(const ir::Var* op, const Expr& self) override {
     return op == thread_index_.get() ? thread_ : self;
+  }
+  Expr mutate_Call(const ir::Call* op, const Expr& self) override {
+    if (op->name != ir::kThreadIn) return ir::IRMutator::mutate_Call(op, self);
+    return ir::make_And(ir::make_GE(thread_, op->args.at(0)), ir::make_LT(thread_, op->args.at(1)));
+  }
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    if (thread_group_of(*op))
+      error_at(op->loc, "a thread group under a condition or in a loop that differs from thread to thread: "
+                        "the group's threads would not all reach it");
+    return ir::IRMutator::mutate_IfThenElse(op, self);
   }
   Expr mutate_BufferLoad(const ir::BufferLoad* op, const Expr& self) override {
     auto it = copies_.find(op->buffer.get());
@@ -59,15 +70,26 @@ class AsThread : public ir::IRMutator {
 class BlockThreads {
  public:
   BlockThreads(const ir::KernelLaunch& launch)
-      : launch_(launch), values_(launch.thread_index, launch.body) {}
+      : launch_(launch), values_(launch.thread_index, launch.body), span_{0, launch.threads} {}
 
   Stmt run() { return split(launch_.body); }
 
  private:
   Stmt split(const Stmt& s) {
     if (!s) return s;
+    if (const auto* branch = s.as<ir::IfThenElse>()) {
+      // a thread group's statements are its threads' (run as a fiber, device/cpu/thread_groups.h)
+      if (auto group = thread_group_of(*branch))
+        return ir::with_loc(ir::make_if(branch->condition, in_span(*group, branch->then_case),
+                                        split(branch->else_case)), s->loc);
+      // those threads run it: once, or thread after thread where it reads their own values
+      if (auto span = thread_in_of(*branch)) {
+        if (branch->else_case) throw std::logic_error("thread_loops: a thread_in branch has no else");
+        return in_span(*span, branch->then_case);
+      }
+    }
     Footprint f = footprint_of(s);
-    if (!values_.differs(f) && !f.barrier) return s;
+    if (!values_.differs(f) && !f.barrier && !f.thread_parts) return s;
     if (is_block_barrier(s)) return ir::make_seq({});
     if (const auto* seq = s.as<ir::Seq>()) {
       std::vector<Stmt> stmts;
@@ -107,13 +129,32 @@ class BlockThreads {
     return per_thread(s);
   }
 
-  // `s` once for each thread, thread after thread.
+  // `s` once for each thread of the span, thread after thread.
   Stmt per_thread(const Stmt& s) {
     Expr thread = ir::make_var("tx");
     AsThread as_thread(launch_.thread_index, thread, copies_);
     Stmt body = as_thread.mutate(s);
-    return ir::with_loc(ir::make_for(thread, ir::make_int(0), ir::make_int(launch_.threads), ir::ForKind::Serial, body),
+    return ir::with_loc(ir::make_for(thread, ir::make_int(span_.lo), ir::make_int(span_.threads()),
+                                     ir::ForKind::Serial, body),
                         s->loc);
+  }
+
+  // `s` split for the threads of `span`.
+  Stmt in_span(ThreadSpan span, const Stmt& s) {
+    ThreadSpan enclosing = span_;
+    span_ = span;
+    Stmt out = split(s);
+    span_ = enclosing;
+    return out;
+  }
+
+  static std::optional<ThreadSpan> thread_in_of(const ir::IfThenElse& branch) {
+    const auto* call = branch.condition.as<ir::Call>();
+    ThreadSpan span;
+    if (!call || call->name != ir::kThreadIn || !ir::is_const_int(call->args.at(0), &span.lo) ||
+        !ir::is_const_int(call->args.at(1), &span.hi))
+      return std::nullopt;
+    return span;
   }
 
   // The per-thread copy of a thread-local buffer (a row per thread), or the buffer itself.
@@ -132,6 +173,7 @@ class BlockThreads {
   const ir::KernelLaunch& launch_;
   ThreadValues values_;
   ir::BufferMap copies_;
+  ThreadSpan span_;  // the threads that run the statements split now
 };
 
 class LaunchThreads : public ir::IRMutator {

@@ -15,6 +15,12 @@
 // condition or in a loop that differs from thread to thread is an error, as on a GPU it
 // would hang.
 //
+// A thread group (T.ws; passes/thread_groups.h) keeps its branch, which the CPU runs as a fiber
+// (device/cpu/thread_groups.h); its statements loop over its own threads. A thread_in(lo, hi)
+// branch (a barrier's initialization, a TMA load's issue) runs once for those threads, or over
+// them where it reads their values. An mbarrier arrival is each thread's: it runs once for
+// every thread that reaches it.
+//
 // Runs after lower_tile_ops (tile ops are loops of element accesses by then).
 #pragma once
 

@@ -7,6 +7,12 @@ namespace tilec::passes {
 
 bool is_block_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "sync_threads"); }
 
+bool is_mbarrier_arrival(const ir::Call& call) {
+  const std::string prefix = ir::kDeviceCallPrefix;
+  return call.name == prefix + "mbarrier_arrive" || call.name == prefix + "mbarrier_arrive_expect_tx" ||
+         call.name == prefix + "cp_async_mbarrier_arrive_noinc";
+}
+
 const ir::BufferNode* storage_of(const ir::BufferNode* b) { return b->view_of ? b->view_of.get() : b; }
 
 void Footprint::visit_Var(const ir::Var* op) { vars.insert(op); }
@@ -34,6 +40,11 @@ void Footprint::visit_Evaluate(const ir::Evaluate* op) {
   const auto* call = op->value.as<ir::Call>();
   if (!barrier && call && call->name == std::string(ir::kDeviceCallPrefix) + "sync_threads") barrier = op;
   ir::IRVisitor::visit_Evaluate(op);
+}
+
+void Footprint::visit_Call(const ir::Call* op) {
+  thread_parts |= op->name == ir::kThreadGroup || op->name == ir::kThreadIn || is_mbarrier_arrival(*op);
+  ir::IRVisitor::visit_Call(op);
 }
 
 void barrier_not_reached_by_all(const SourceLoc& loc) {

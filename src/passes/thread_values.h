@@ -15,6 +15,10 @@ namespace tilec::passes {
 // Whether `s` is T.sync_threads(): every thread of the block waits for the others.
 bool is_block_barrier(const ir::Stmt& s);
 
+// Whether `call` is an arrival of the calling thread at an mbarrier (T.barrier_arrive,
+// T.mbarrier_arrive_expect_tx, T.cp_async_barrier_noinc).
+bool is_mbarrier_arrival(const ir::Call& call);
+
 // The buffer whose elements `b` names: b, or the buffer a view (T.reshape) reads.
 const ir::BufferNode* storage_of(const ir::BufferNode* b);
 
@@ -25,11 +29,14 @@ struct Footprint : ir::IRVisitor {
   std::unordered_set<const ir::BufferNode*> buffers;
   bool shared = false;  // touches a shared buffer
   const ir::StmtNode* barrier = nullptr;
+  // holds a thread group or thread_in branch, or an mbarrier arrival (each thread's own)
+  bool thread_parts = false;
 
   void visit_Var(const ir::Var* op) override;
   void visit_BufferLoad(const ir::BufferLoad* op) override;
   void visit_BufferStore(const ir::BufferStore* op) override;
   void visit_Evaluate(const ir::Evaluate* op) override;
+  void visit_Call(const ir::Call* op) override;
   void visit_region(const ir::BufferRegion& region) override;
 };
 

@@ -64,8 +64,8 @@ bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
 
 void launch_cpu(const Kernel::Impl& k, const BuiltLaunch& v, const runtime::LaunchArgs& args) {
   v.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
-  if (v.bounds_error)
-    if (const char* error = v.bounds_error())
+  if (v.kernel_error)
+    if (const char* error = v.kernel_error())
       throw std::runtime_error("kernel '" + k.name + "': " + error);
 }
 

@@ -26,9 +26,9 @@ struct BuiltLaunch {
 
   // Target "cpu".
   std::shared_ptr<runtime::CpuModule> cpu_module;
-  // Built with bounds checks: returns the first out-of-bounds access of the last
-  // launch, or null.
-  const char* (*bounds_error)() = nullptr;
+  // Built with bounds checks or thread groups: returns the error that stopped the last
+  // launch (an out-of-bounds access, a wait that would hang), or null.
+  const char* (*kernel_error)() = nullptr;
 
   // Target "cuda".
   std::shared_ptr<runtime::CudaModule> cuda_module;

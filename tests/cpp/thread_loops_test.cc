@@ -1,7 +1,8 @@
 // thread_loops (the CPU's threads of a block): the statements that read a thread's own values
 // become loops over the threads, the locals they write get a row per thread, a loop the
 // threads take together is split at its statements when it touches shared memory, and
-// T.sync_threads goes (the loops are its barrier).
+// T.sync_threads goes (the loops are its barrier); a thread group's statements loop over its own
+// threads.
 #include "passes/thread_loops.h"
 
 #include <gtest/gtest.h>
@@ -17,16 +18,16 @@
 namespace tilec {
 namespace {
 
-std::string kernel(const std::string& body) {
+std::string kernel(const std::string& body, int threads) {
   return "import tilec.language as T\n\n@T.prim_func\n"
          "def main(X: T.Tensor((64,), \"float32\"), Y: T.Tensor((64,), \"float32\")):\n"
-         "    with T.Kernel(1, threads=64) as bx:\n" +
+         "    with T.Kernel(1, threads=" + std::to_string(threads) + ") as bx:\n" +
          body;
 }
 
 // The kernel's IR before thread_loops (after lower_tile_ops) and after it.
-std::pair<std::string, std::string> before_and_after(const std::string& body) {
-  ir::PrimFunc f = frontend::elaborate(load_function(kernel(body), "k.py", "main"));
+std::pair<std::string, std::string> before_and_after(const std::string& body, int threads = 64) {
+  ir::PrimFunc f = frontend::elaborate(load_function(kernel(body, threads), "k.py", "main"));
   passes::PassContext ctx;
   ctx.target = parse_target("cpu", "");
   ctx.func = &f;
@@ -115,6 +116,43 @@ TEST(ThreadLoops, ABarrierUnderAConditionOnTheThreadIsAnError) {
     EXPECT_NE(std::string(e.what()).find("k.py:9:13"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("every thread of the block must reach it"), std::string::npos) << e.what();
   }
+}
+
+TEST(ThreadLoops, AThreadGroupsStatementsLoopOverItsThreadsAndEachOfThemArrives) {
+  auto [before, after] = before_and_after(
+      "        bars = T.alloc_barrier([128, 1])\n"
+      "        s = T.alloc_shared((64,), \"float32\")\n"
+      "        with T.ws(1):\n"
+      "            tx = T.get_thread_binding()\n"
+      "            if tx < 192:\n"
+      "                s[tx - 128] = X[tx - 128]\n"
+      "            T.barrier_arrive(bars[0])\n"
+      "        with T.ws(0):\n"
+      "            T.barrier_wait(bars[0], 0)\n"
+      "            for i in T.Parallel(64):\n"
+      "                Y[i] = s[i]\n",
+      256);
+  EXPECT_NE(before.find("if T.thread_in(0, 1):"), std::string::npos) << before;
+  EXPECT_NE(after.find("        T.evaluate(T.device.mbarrier_init(T.address_of(bars[0]), 128))\n"
+                       "        T.evaluate(T.device.mbarrier_init(T.address_of(bars[1]), 1))\n"),
+            std::string::npos)
+      << after;
+  EXPECT_EQ(after.find("thread_in"), std::string::npos) << after;
+  // group 1's threads are 128..255: each stores if it is below 192, and arrives
+  EXPECT_NE(after.find("        if T.thread_group(128, 256):\n"
+                       "            for tx in T.serial(128, 256):\n"
+                       "                if tx < 192:\n"
+                       "                    s[tx - 128] = X[tx - 128]\n"
+                       "            for tx_1 in T.serial(128, 256):\n"
+                       "                T.evaluate(T.device.mbarrier_arrive(T.address_of(bars[0])))\n"),
+            std::string::npos)
+      << after;
+  // group 0 waits once, its tile code runs once
+  EXPECT_NE(after.find("        if T.thread_group(0, 128):\n"
+                       "            T.evaluate(T.device.mbarrier_wait_parity(T.address_of(bars[0]), 0))\n"
+                       "            for i in T.Parallel(64):\n"),
+            std::string::npos)
+      << after;
 }
 
 }  // namespace

@@ -160,9 +160,8 @@ def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
 @pytest.mark.parametrize("S,S_kv,H,D,queries", [(37, 150, 16, 64, 2), (62, 213, 64, 128, 2), (37, 150, 16, 64, 3)])
 @pytest.mark.parametrize("max_len", [0, 50])
 def test_the_hopper_indexer_against_float64(S, S_kv, H, D, queries, max_len, rng):
-    if not ON_GPU:
-        pytest.skip("the Hopper indexer runs on an sm_90 GPU; its sm_90a build is checked below")
-    hopper_or_skip()
+    if ON_GPU:
+        hopper_or_skip()
     q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
     k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
     weights = rand((S, H), "float32", rng)
@@ -413,13 +412,27 @@ def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng
                          d_v, topk, rng)
 
 
+# The warp-specialized kernel by itself (on a CPU, its thread groups take turns at their barriers):
+# one step, an odd count of steps, an even one; 16 heads (most past the end), 64, 128
+@pytest.mark.parametrize("S,S_kv,heads,topk", [(2, 300, 16, 37), (3, 1521, 16, 100), (4, 700, 64, 256),
+                                               (5, 4099, 128, 300)])
+def test_the_hopper_prefill_against_float64(S, S_kv, heads, topk, rng):
+    if ON_GPU:
+        hopper_or_skip()
+
+    def prefill(q, kv, indices):
+        kernel = sparse_mla_prefill_hopper_kernel(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **HOPPER_CONFIG)
+        return kernel(q, kv, indices.reshape(S, topk))
+
+    check_sparse_prefill(prefill, S, S_kv, heads, 576, 512, topk, rng)
+
+
 # TileLang's pairs of steps: topk a multiple of 128; 64 and 128 heads, 16 (one program, most heads
 # past the end)
 @pytest.mark.parametrize("S,S_kv,heads,topk", [(3, 1521, 16, 128), (4, 700, 64, 256), (5, 4099, 128, 384)])
 def test_the_seesaw_prefill_against_float64(S, S_kv, heads, topk, rng):
-    if not ON_GPU:
-        pytest.skip("the seesaw prefill runs on an sm_90 GPU; its sm_90a build is checked below")
-    hopper_or_skip()
+    if ON_GPU:
+        hopper_or_skip()
 
     def prefill(q, kv, indices):
         kernel = sparse_mla_prefill_seesaw_kernel(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **SEESAW_CONFIG)
@@ -610,9 +623,8 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
 
 @pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES)
 def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
-    if not ON_GPU:
-        pytest.skip("the Hopper decode runs on an sm_90 GPU; its sm_90a build is checked below")
-    hopper_or_skip()
+    if ON_GPU:
+        hopper_or_skip()
 
     def decode(q, kv_cache, indices):
         B, s_q, heads, _ = q.shape

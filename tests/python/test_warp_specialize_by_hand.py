@@ -2,10 +2,12 @@
 groups whose tile ops are spread over their own threads, mbarriers (T.alloc_barrier,
 T.barrier_wait / T.mbarrier_wait_parity, T.barrier_arrive / T.mbarrier_arrive,
 T.mbarrier_expect_tx), T.tma_copy and T.set_max_nreg. The code is checked through NVRTC for
-sm_90a without a GPU; the products on an H100/H200."""
+sm_90a without a GPU; the products on an H100/H200, and on the CPU, whose groups are fibers that
+take turns at their barrier waits."""
 
 import re
 
+import numpy as np
 import pytest
 
 import tilec
@@ -13,7 +15,7 @@ import tilec.language as T
 from tilec import CompileError
 from tilec import _core, capture
 from tilec.jit import core_pass_configs
-from helpers import prim_func_from_text
+from helpers import prim_func_from_text, rand, rng  # noqa: F401  (rng is a fixture)
 from test_hopper import check, emit, hopper_or_skip
 
 
@@ -249,18 +251,122 @@ def test_mistakes_are_errors_at_their_line(body, message, tmp_path):
         emit(kernel_source(body, tmp_path), "ir")
 
 
-@pytest.mark.parametrize("target,arch", [("cpu", None), ("cuda", "sm_80")])
+@pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("hip", "gfx90a")])
 def test_targets_without_tma_refuse_mbarriers_at_the_line(target, arch):
     with pytest.raises(CompileError, match=r"by_hand\.py:\d+:\d+: error: an mbarrier .* needs CUDA sm_90a"):
-        tilec.compile(producer_consumer(256, 256, 256), target=target, **({"arch": arch} if arch else {}))
+        tilec.compile(producer_consumer(256, 256, 256), target=target, arch=arch)
 
 
-def test_thread_groups_need_cuda_but_not_hopper():
+def test_thread_groups_need_named_barriers_but_not_hopper():
     with pytest.raises(CompileError, match=r"by_hand\.py:\d+:\d+: error: a thread group .* needs CUDA's named "
-                                           r"barriers; target cpu has none"):
-        tilec.compile(split_columns(256, 256, 256), target="cpu")
+                                           r"barriers; target hip has none"):
+        tilec.compile(split_columns(256, 256, 256), target="hip", arch="gfx90a")
     source = emit_for(split_columns(256, 256, 256), "sm_80")
     assert "tilec_cuda::gemm_ss<128, 64, 64, 2, 2," in source and "sync_threads_partial<2, 128>()" in source
+
+
+# --- on the CPU: each group a fiber ----------------------------------------------------------
+
+def cpu_product(program, M, N, K, rng):
+    kernel = tilec.compile(program, target="cpu")
+    a, b = rand((M, K), "float16", rng), rand((K, N), "float16", rng)
+    c = np.full((M, N), np.nan, np.float16)
+    kernel(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-3
+
+
+# ragged tiles; more k steps than stages, fewer (one), and as many
+@pytest.mark.parametrize("M,N,K,stages,producer", [(256, 256, 320, 2, 1), (200, 300, 64, 3, 0), (130, 129, 192, 3, 1)])
+def test_producer_consumer_computes_the_product_on_the_cpu(M, N, K, stages, producer, rng):
+    cpu_product(producer_consumer(M, N, K, stages=stages, producer=producer, regs=True), M, N, K, rng)
+
+
+def test_thread_by_thread_pipeline_and_split_columns_compute_the_product_on_the_cpu(rng):
+    cpu_product(thread_by_thread_pipeline(128, 256, 320), 128, 256, 320, rng)
+    cpu_product(split_columns(200, 300, 160), 200, 300, 160, rng)
+
+
+def test_suffix_sums_of_a_group_of_256_of_1024_threads_on_the_cpu(rng):
+    kernel = tilec.compile(suffix_sums(4), target="cpu")
+    x = rng.integers(-1000, 1000, size=(4, 256)).astype(np.int32)
+    y = np.full((4, 256), -1, np.int32)
+    kernel(x, y)
+    np.testing.assert_array_equal(y, np.flip(np.cumsum(np.flip(x, 1), 1), 1))
+
+
+def test_a_groups_later_statements_wait_for_its_earlier_ones_on_the_cpu(tmp_path, rng):
+    # warp group 0's second T.ws(0) block reads what its first wrote, after waiting for group 1:
+    # both blocks are the same threads, one after the other
+    main = kernel_source([
+        "v = T.alloc_fragment((64,), 'float32')",
+        "with T.ws(0):",
+        "    for i in T.Parallel(64):",
+        "        v[i] = T.Cast('float32', A[i, 0])",
+        "    T.barrier_wait(bars[0], 0)",
+        "with T.ws(1):",
+        "    T.copy(A[0:128, :], A_s)",
+        "    T.barrier_arrive(bars[0])",
+        "with T.ws(0):",
+        "    for i in T.Parallel(64):",
+        "        C[i, 0] = T.Cast('float16', v[i]) + A_s[i, 1]",
+    ], tmp_path)
+    a = rand((256, 64), "float16", rng)
+    c = np.full((256, 64), np.nan, np.float16)
+    tilec.compile(main, target="cpu")(a, c)
+    np.testing.assert_array_equal(c[:64, 0], a[:64, 0] + a[:64, 1])
+
+
+def test_a_group_may_spin_on_a_flag_another_sets_on_the_cpu(tmp_path, rng):
+    main = kernel_source([
+        "flag = T.alloc_shared((1,), 'int32')",
+        "flag[0] = 0",
+        "with T.ws(0):",
+        "    while flag[0] == 0:",
+        "        T.sync_threads()",
+        "    T.copy(A_s[0:64, :], C[0:64, :])",
+        "with T.ws(1):",
+        "    T.copy(A[0:128, :], A_s)",
+        "    T.sync_threads()",
+        "    flag[0] = 1",
+    ], tmp_path)
+    a = rand((256, 64), "float16", rng)
+    c = np.full((256, 64), np.nan, np.float16)
+    tilec.compile(main, target="cpu")(a, c)
+    np.testing.assert_array_equal(c[:64], a[:64])
+
+
+def test_groups_that_would_wait_for_each_other_forever_are_an_error_naming_each_wait(tmp_path):
+    # the consumer waits for the producer's barrier and the producer for the consumer's
+    main = kernel_source([
+        "with T.ws(0):",
+        "    T.barrier_wait(bars[0], 0)",
+        "    T.barrier_arrive(bars[1])",
+        "with T.ws(1):",
+        "    T.barrier_wait(bars[1], 0)",
+        "    T.tma_copy(A[0:128, :], A_s, barrier=bars[0])",
+        "    T.barrier_arrive(bars[0])",
+    ], tmp_path)
+    kernel = tilec.compile(main, target="cpu")
+    a, c = np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16)
+    with pytest.raises(RuntimeError) as error:
+        kernel(a, c)
+    assert re.search(r"the kernel would hang: every thread group left waits on an mbarrier phase that no thread can "
+                     r"complete:\n  threads \[0, 128\) wait at .*kernel.py:8: T.barrier_wait\(bars\[0\], 0\) for the "
+                     r"phase of parity 0; the barrier is in phase 0, with 128 of its 128 arrivals to come\n"
+                     r"  threads \[128, 256\) wait at .*kernel.py:11: T.barrier_wait\(bars\[1\], 0\)", str(error.value))
+    # the next call runs afresh, and stops again
+    with pytest.raises(RuntimeError, match="the kernel would hang"):
+        kernel(a, c)
+
+
+def test_a_wait_no_thread_can_complete_is_an_error_outside_groups_too(tmp_path):
+    main = kernel_source(["T.barrier_arrive(bars[0])", "T.barrier_wait(bars[1], 0)"], tmp_path)
+    with pytest.raises(RuntimeError, match=r"the kernel would hang: the block waits at .*kernel.py:8: "
+                                           r"T.barrier_wait\(bars\[1\], 0\) for a barrier phase no thread can "
+                                           r"complete \(the barrier is in phase 0, with 128 of its 128 arrivals to "
+                                           r"come\)"):
+        tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
 
 
 # --- on an sm_90 GPU ------------------------------------------------------------------------

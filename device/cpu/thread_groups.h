@@ -1,0 +1,264 @@
+// The CPU's thread groups (T.ws) and mbarriers, for warp-specialized kernels.
+//
+// A block runs on one OS thread. Each of its thread groups runs as a fiber (ucontext) on that
+// thread, its statements looped over its threads as everywhere on the CPU (passes/thread_loops.h);
+// a fiber gives way only when it waits on an mbarrier phase that has not completed. A fiber
+// that can go on is resumed in turn, so the groups interleave as their barriers let them.
+// When every group left waits and none can go on, the kernel would hang on a GPU: the block
+// stops, and the error names each group's wait (threads, source line, the barrier's state).
+//
+// Loads are synchronous here: a TMA load or cp.async has landed when its statement returns, so
+// the bytes a phase expects (expect_tx) are done at once and an arrival through
+// cp.async.mbarrier.arrive is an arrival now.
+#pragma once
+
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu/tilec_cpu.h"
+
+namespace tilec_rt {
+
+// Thrown out of a block that can't go on (its error recorded): the grid loop's iteration ends.
+struct BlockStopped {};
+
+namespace detail {
+
+// An mbarrier in its 8 bytes of shared memory: the arrivals a phase needs, the arrivals its
+// current phase still waits for, and the number of phases completed (its low bit the parity).
+struct Mbarrier {
+  uint32_t count;
+  uint32_t pending : 24;
+  uint32_t phase : 8;
+};
+static_assert(sizeof(Mbarrier) == sizeof(uint64_t), "an mbarrier is 8 bytes");
+
+inline Mbarrier* as_mbarrier(void* bar) { return static_cast<Mbarrier*>(bar); }
+
+struct Fiber {
+  ucontext_t context;
+  void (*body)(void*);
+  void* closure;
+  int64_t lo, hi;  // the group's threads
+  void* stack;
+  bool done = false;
+  // the wait it stopped at, while waiting
+  const Mbarrier* waits_on = nullptr;
+  uint32_t parity = 0;
+  const char* site = nullptr;
+};
+
+constexpr size_t kFiberStackBytes = size_t{8} << 20;  // reserved, not committed
+
+// Stacks are kept for the OS thread's next block; they are reserved address space, and pages
+// are committed as a fiber touches them.
+inline std::vector<void*>& free_stacks() {
+  static thread_local std::vector<void*> stacks;
+  return stacks;
+}
+
+inline void* take_stack() {
+  std::vector<void*>& stacks = free_stacks();
+  if (!stacks.empty()) {
+    void* stack = stacks.back();
+    stacks.pop_back();
+    return stack;
+  }
+  void* stack = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+  if (stack == MAP_FAILED) return nullptr;
+  mprotect(stack, 4096, PROT_NONE);  // an overflow faults instead of writing past the stack
+  return stack;
+}
+
+}  // namespace detail
+
+// One run of a block's thread groups: add each group, then run them to their ends.
+class ThreadGroups {
+ public:
+  ThreadGroups() = default;
+  ThreadGroups(const ThreadGroups&) = delete;
+  ThreadGroups& operator=(const ThreadGroups&) = delete;
+  ~ThreadGroups() {
+    for (detail::Fiber& f : fibers_)
+      if (f.stack) detail::free_stacks().push_back(f.stack);
+  }
+
+  template <class Body>
+  void add(int64_t lo, int64_t hi, Body& body) {
+    detail::Fiber f;
+    f.body = [](void* closure) { (*static_cast<Body*>(closure))(); };
+    f.closure = &body;
+    f.lo = lo;
+    f.hi = hi;
+    f.stack = nullptr;
+    fibers_.push_back(f);
+  }
+
+  // Runs the groups until each has finished; throws BlockStopped (the error recorded) when
+  // they can't.
+  void run() {
+    ThreadGroups* outer = current();
+    current() = this;
+    for (detail::Fiber& f : fibers_) {
+      f.stack = detail::take_stack();
+      if (!f.stack) stop("tilec_rt: no memory for a thread group's stack");
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = f.stack;
+      f.context.uc_stack.ss_size = detail::kFiberStackBytes;
+      f.context.uc_link = nullptr;
+      makecontext(&f.context, &ThreadGroups::start, 0);
+    }
+    for (;;) {
+      bool moved = false, left = false;
+      for (size_t i = 0; i < fibers_.size(); ++i) {
+        detail::Fiber& f = fibers_[i];
+        if (f.done) continue;
+        left = true;
+        if (f.waits_on && !phase_done(*f.waits_on, f.parity)) continue;
+        f.waits_on = nullptr;
+        running_ = static_cast<int>(i);
+        swapcontext(&scheduler_, &f.context);
+        running_ = -1;
+        if (failed_) break;
+        moved = true;
+      }
+      if (failed_) break;
+      if (!left) break;
+      if (!moved) {
+        record_error(hang_message().c_str());
+        failed_ = true;
+        break;
+      }
+    }
+    current() = outer;
+    if (failed_) throw BlockStopped();
+  }
+
+  // The running fiber waits until `bar`'s phase of this parity has completed; outside a
+  // fiber a wait that can't return at once stops the block (no one else runs to arrive).
+  static void wait(void* bar, int64_t parity, const char* site) {
+    const detail::Mbarrier& b = *detail::as_mbarrier(bar);
+    if (phase_done(b, static_cast<uint32_t>(parity & 1))) return;
+    ThreadGroups* groups = current();
+    if (!groups || groups->running_ < 0)
+      stop((std::string("the kernel would hang: the block waits at ") + site + " for a barrier phase no thread "
+            "can complete (" + state(b) + ")").c_str());
+    detail::Fiber& f = groups->fibers_[groups->running_];
+    f.waits_on = &b;
+    f.parity = static_cast<uint32_t>(parity & 1);
+    f.site = site;
+    swapcontext(&f.context, &groups->scheduler_);
+  }
+
+  // The running fiber lets the others run before it goes on (a while loop's step in a group:
+  // the loop may wait for what another group writes).
+  static void pause() {
+    ThreadGroups* groups = current();
+    if (groups && groups->running_ >= 0) swapcontext(&groups->fibers_[groups->running_].context, &groups->scheduler_);
+  }
+
+  // Records the error and stops the block: a fiber gives way for good, and the scheduler
+  // throws; outside a fiber this throws.
+  [[noreturn]] static void stop(const char* message) {
+    record_error(message);
+    ThreadGroups* groups = current();
+    if (groups && groups->running_ >= 0) {
+      groups->failed_ = true;
+      swapcontext(&groups->fibers_[groups->running_].context, &groups->scheduler_);
+    }
+    throw BlockStopped();
+  }
+
+  static bool phase_done(const detail::Mbarrier& b, uint32_t parity) { return (b.phase & 1u) != parity; }
+
+  static std::string state(const detail::Mbarrier& b) {
+    return "the barrier is in phase " + std::to_string(b.phase) + ", with " + std::to_string(b.pending) +
+           " of its " + std::to_string(b.count) + " arrivals to come";
+  }
+
+ private:
+  static ThreadGroups*& current() {
+    static thread_local ThreadGroups* groups = nullptr;
+    return groups;
+  }
+
+  static void start() {
+    ThreadGroups* groups = current();
+    detail::Fiber& f = groups->fibers_[groups->running_];
+    f.body(f.closure);
+    f.done = true;
+    swapcontext(&f.context, &groups->scheduler_);
+  }
+
+  std::string hang_message() const {
+    std::string text = "the kernel would hang: every thread group left waits on an mbarrier phase that no thread "
+                       "can complete:";
+    for (const detail::Fiber& f : fibers_) {
+      if (f.done) continue;
+      text += "\n  threads [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) + ") wait at " + f.site +
+              " for the phase of parity " + std::to_string(f.parity) + "; " + state(*f.waits_on);
+    }
+    return text;
+  }
+
+  std::vector<detail::Fiber> fibers_;
+  ucontext_t scheduler_;
+  int running_ = -1;
+  bool failed_ = false;
+};
+
+// --- mbarriers -------------------------------------------------------------------------------
+
+inline void mbarrier_init(void* bar, int64_t count) {
+  detail::Mbarrier& b = *detail::as_mbarrier(bar);
+  b.count = static_cast<uint32_t>(count);
+  b.pending = static_cast<uint32_t>(count);
+  b.phase = 0;
+}
+
+// A thread arrives (a statement of a group's threads runs once for each of them).
+inline void mbarrier_arrive(void* bar, const char* site) {
+  detail::Mbarrier& b = *detail::as_mbarrier(bar);
+  if (b.pending == 0)
+    ThreadGroups::stop((std::string("at ") + site + ": a thread arrives at an mbarrier that was never initialized")
+                           .c_str());
+  if (--b.pending == 0) {
+    b.pending = b.count;
+    ++b.phase;
+  }
+}
+
+inline void mbarrier_wait_parity(void* bar, int64_t parity, const char* site) {
+  ThreadGroups::wait(bar, parity, site);
+}
+
+// The TMA bytes a phase waits for have landed when the load's statement returned.
+inline void mbarrier_expect_tx(void*, int64_t) {}
+inline void mbarrier_arrive_expect_tx(void* bar, int64_t, const char* site) { mbarrier_arrive(bar, site); }
+inline void cp_async_mbarrier_arrive_noinc(void* bar, const char* site) { mbarrier_arrive(bar, site); }
+
+inline void fence_mbarrier_init() {}
+inline void fence_proxy_async() {}
+template <int Registers>
+inline void setmaxnreg_inc() {}
+template <int Registers>
+inline void setmaxnreg_dec() {}
+
+// T.ptx_cp_async: `Bytes` bytes from src to dst, zeros where the predicate is false.
+template <int Bytes>
+inline void cp_async(void* dst, const void* src, bool predicate) {
+  if (predicate) std::memcpy(dst, src, Bytes);
+  else std::memset(dst, 0, Bytes);
+}
+inline void cp_async_4(void* dst, const void* src, bool predicate) { cp_async<4>(dst, src, predicate); }
+inline void cp_async_8(void* dst, const void* src, bool predicate) { cp_async<8>(dst, src, predicate); }
+inline void cp_async_16(void* dst, const void* src, bool predicate) { cp_async<16>(dst, src, predicate); }
+
+}  // namespace tilec_rt
