@@ -109,9 +109,13 @@ void ThreadValues::visit_IfThenElse(const ir::IfThenElse* op) {
   controlled(differ, op->else_case);
 }
 
+// A fragment that thread-by-thread code writes is replicated on a GPU (infer_layout gives a
+// fragment with scalar uses every element in every thread): each thread's copy is its own, as a
+// local's is.
 void ThreadValues::visit_BufferStore(const ir::BufferStore* op) {
   const ir::BufferNode* storage = storage_of(op->buffer.get());
-  if (op->buffer->scope != ir::MemoryScope::Local || buffers_.count(storage)) return;
+  const bool registers = op->buffer->scope == ir::MemoryScope::Local || op->buffer->scope == ir::MemoryScope::Fragment;
+  if (!registers || buffers_.count(storage)) return;
   bool differ = control_ || differs(op->value);
   for (const auto& i : op->indices) differ |= differs(i);
   if (differ) buffers_.insert(storage);

@@ -1,6 +1,6 @@
 // Which values of a kernel that reads the thread index (T.get_thread_binding) differ from
 // thread to thread: the thread index, the lets and loop vars computed from such values, and
-// the locals written with them or under a condition or loop that depends on them. The CPU
+// the locals and fragments written with them or under a condition or loop that depends on them. The CPU
 // (passes/thread_loops.h) gives those statements a loop over the threads; GPU lowering makes
 // a scalar T.atomic_add that reads them on every thread, not once for the block.
 #pragma once

@@ -61,6 +61,22 @@ TEST(ThreadLoops, StatementsThatReadTheThreadIndexLoopOverTheThreadsAndLocalsGet
             "            Y[tx_2] = acc[tx_2, 0]\n");
 }
 
+// A GPU replicates a fragment used outside tile ops in every thread: each thread's is its own.
+TEST(ThreadLoops, AFragmentThreadByThreadCodeWritesGetsARowEach) {
+  auto [before, after] = before_and_after(
+      "        tx = T.get_thread_binding()\n"
+      "        f = T.alloc_fragment((2,), \"float32\")\n"
+      "        f[1] = X[tx]\n"
+      "        Y[tx] = f[1]\n");
+  EXPECT_NE(after.find("        f = T.alloc_fragment((64, 2), \"float32\")\n"
+                       "        for tx in T.serial(64):\n"
+                       "            f[tx, 1] = X[tx]\n"
+                       "        for tx_1 in T.serial(64):\n"
+                       "            Y[tx_1] = f[tx_1, 1]\n"),
+            std::string::npos)
+      << after;
+}
+
 TEST(ThreadLoops, ALoopEveryThreadTakesIsSplitWhereItTouchesSharedMemoryAndTheBarrierGoes) {
   auto [before, after] = before_and_after(
       "        tx = T.get_thread_binding()\n"

@@ -1253,3 +1253,29 @@ def test_pipelined_runs_every_iteration_in_order(num_stages, n, rng):
     assert_close(s1, chunks.sum(axis=0), "float32", scale=np.abs(chunks).sum(axis=0))
     assert_close(s2, (chunks * k).sum(axis=0), "float32",
                  scale=(np.abs(chunks) * k).sum(axis=0))
+
+
+def test_on_chip_buffers_start_as_zeros_on_the_cpu(rng):
+    # What a program reads before it writes is whatever the GPU left there; on the CPU it is 0 on
+    # every run, never a NaN the stack held (a skipped stage row times a zero weight stays 0).
+    # The even blocks leave NaNs where the next block's buffers will be (a CPU thread runs
+    # consecutive blocks on the same stack); the odd ones read their buffers unwritten.
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(4, threads=128) as bx:
+            S = T.alloc_shared((16, 64), "float32")
+            F = T.alloc_fragment((16, 64), "float32")
+            if bx % 2 == 0:
+                for i, j in T.Parallel(16, 64):
+                    S[i, j] = T.float32(float("nan"))
+                    F[i, j] = T.float32(float("nan"))
+                for i, j in T.Parallel(16, 64):
+                    B[bx * 16 + i, j] = A[bx * 16 + i, j] + T.if_then_else(S[i, j] == F[i, j], 1.0, 0.0)
+            else:
+                for i, j in T.Parallel(16, 64):
+                    B[bx * 16 + i, j] = A[bx * 16 + i, j] + S[i, j] + F[i, j]
+
+    a = rand((64, 64), "float32", rng)
+    b = poison((64, 64), "float32")
+    tilec.compile(main, target="cpu")(a, b)
+    assert_close(b, a, "float32", exact=True)

@@ -170,6 +170,9 @@ class CpuPrinter final : public CFamilyPrinter {
     }
   }
 
+  // An on-chip buffer starts as zeros: a program that reads what it never wrote (a stage's rows a
+  // producer skipped, multiplied by a zero weight) gets the same result on every run, never a
+  // NaN that the stack happened to hold.
   void declare_buffer(const ir::Buffer& buffer, const std::string& name) override {
     int64_t count;
     std::string count_text = element_count(buffer, &count);
@@ -180,12 +183,14 @@ class CpuPrinter final : public CFamilyPrinter {
       stack_bytes_ += bytes;
       emit_line("alignas(64) " + type + " " + name + "[" +
                 std::to_string(std::max<int64_t>(count, 1)) + "];");
+      emit_line("std::memset(" + name + ", 0, sizeof " + name + ");");
       return;
     }
     std::string storage = fresh_name(name + "_storage");
     emit_line("std::unique_ptr<" + type + "[]> " + storage + "(new " + type + "[" + count_text +
               "]);");
     emit_line(type + "* const " + name + " = " + storage + ".get();");
+    emit_line("std::memset(" + name + ", 0, sizeof(" + type + ") * (" + count_text + "));");
   }
 
   // The last grid dim is the outermost loop, so consecutive iterations (and

@@ -20,8 +20,11 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   for (int32_t i_m = 0; i_m < m; ++i_m) {
     for (int32_t i_b = 0; i_b < b; ++i_b) {
       alignas(64) tilec_rt::half q_frag[64];
+      std::memset(q_frag, 0, sizeof q_frag);
       alignas(64) tilec_rt::half k_frag[16];
+      std::memset(k_frag, 0, sizeof k_frag);
       alignas(64) float score_frag[4];
+      std::memset(score_frag, 0, sizeof score_frag);
       // seed_dsa_index.py:21: T.copy(q[i_b, i_m, 0, 0], q_frag)
       for (int32_t i0 = 0; i0 < 4; ++i0) {
         #pragma omp simd

@@ -17,8 +17,11 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t*, const d
   for (int32_t by = 0; by < 2; ++by) {
     for (int32_t bx = 0; bx < 2; ++bx) {
       alignas(64) float A_shared[1024];
+      std::memset(A_shared, 0, sizeof A_shared);
       alignas(64) float B_shared[1024];
+      std::memset(B_shared, 0, sizeof B_shared);
       alignas(64) float C_local[1024];
+      std::memset(C_local, 0, sizeof C_local);
       // seed_matmul.py:18: T.clear(C_local)
       for (int32_t i0 = 0; i0 < 32; ++i0) {
         #pragma omp simd

@@ -17,8 +17,11 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
   #pragma omp parallel for schedule(static)
   for (int32_t bx = 0; bx < bx_extent; ++bx) {
     alignas(64) float x[256];
+    std::memset(x, 0, sizeof x);
     alignas(64) float row_max[4];
+    std::memset(row_max, 0, sizeof row_max);
     alignas(64) float row_sum[4];
+    std::memset(row_sum, 0, sizeof row_sum);
     // softmax_rows.py:17: T.copy(X[bx * block_M, 0], x)
     for (int32_t i0 = 0; i0 < 4; ++i0) {
       for (int32_t i1 = 0; i1 < 64; ++i1) {
@@ -32,6 +35,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
     // softmax_rows.py:18: T.reduce_max(x, row_max, dim=1)
     for (int32_t i0_1 = 0; i0_1 < 4; ++i0_1) {
       alignas(64) float acc[1];
+      std::memset(acc, 0, sizeof acc);
       acc[0] = -std::numeric_limits<float>::infinity();
       for (int32_t r = 0; r < 64; ++r) {
         acc[0] = tilec_rt::max(acc[0], x[i0_1 * 64 + r]);
@@ -48,6 +52,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
     // softmax_rows.py:21: T.reduce_sum(x, row_sum, dim=1)
     for (int32_t i0_2 = 0; i0_2 < 4; ++i0_2) {
       alignas(64) float acc_1[1];
+      std::memset(acc_1, 0, sizeof acc_1);
       acc_1[0] = 0x0p+0f;
       for (int32_t r_1 = 0; r_1 < 64; ++r_1) {
         acc_1[0] = acc_1[0] + x[i0_2 * 64 + r_1];
