@@ -413,9 +413,9 @@ def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng
 
 
 # The warp-specialized kernel by itself (on a CPU, its thread groups take turns at their barriers):
-# one step, an odd count of steps, an even one; 16 heads (most past the end), 64, 128
+# one step, an odd count of steps, an even one; 16 heads (most past the end), 64, 128; DeepSeek's
 @pytest.mark.parametrize("S,S_kv,heads,topk", [(2, 300, 16, 37), (3, 1521, 16, 100), (4, 700, 64, 256),
-                                               (5, 4099, 128, 300)])
+                                               (5, 4099, 128, 300), (2, 8192, 128, 2048)])
 def test_the_hopper_prefill_against_float64(S, S_kv, heads, topk, rng):
     if ON_GPU:
         hopper_or_skip()
@@ -429,7 +429,8 @@ def test_the_hopper_prefill_against_float64(S, S_kv, heads, topk, rng):
 
 # TileLang's pairs of steps: topk a multiple of 128; 64 and 128 heads, 16 (one program, most heads
 # past the end)
-@pytest.mark.parametrize("S,S_kv,heads,topk", [(3, 1521, 16, 128), (4, 700, 64, 256), (5, 4099, 128, 384)])
+@pytest.mark.parametrize("S,S_kv,heads,topk", [(3, 1521, 16, 128), (4, 700, 64, 256), (5, 4099, 128, 384),
+                                               (2, 8192, 128, 2048)])
 def test_the_seesaw_prefill_against_float64(S, S_kv, heads, topk, rng):
     if ON_GPU:
         hopper_or_skip()
@@ -621,7 +622,7 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     check_sparse_decode(dsa.sparse_mla_decode, B, s_q, heads, pages, topk, cache_dims, rng)
 
 
-@pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES)
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES + [(1, 2, 128, 130, 2048)])  # and DeepSeek's
 def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
     if ON_GPU:
         hopper_or_skip()
