@@ -157,8 +157,8 @@ class ThreadGroups {
     swapcontext(&f.context, &groups->scheduler_);
   }
 
-  // The running fiber lets the others run before it goes on (a while loop's step in a group:
-  // the loop may wait for what another group writes).
+  // The running fiber lets each other one that can run go first (at a while loop's step in a
+  // group, which may wait for what another group writes; after an arrival that completes a phase).
   static void pause() {
     ThreadGroups* groups = current();
     if (groups && groups->running_ >= 0) swapcontext(&groups->fibers_[groups->running_].context, &groups->scheduler_);
@@ -223,7 +223,10 @@ inline void mbarrier_init(void* bar, int64_t count) {
   b.phase = 0;
 }
 
-// A thread arrives (a statement of a group's threads runs once for each of them).
+// A thread arrives (a statement of a group's threads runs once for each of them). The arrival
+// that completes a phase lets the groups waiting for it run before its own group goes on: a
+// program that signals before it has finished with what the barrier guards (a stage its group
+// still reads) then sees it overwritten, here as it could on a GPU.
 inline void mbarrier_arrive(void* bar, const char* site) {
   detail::Mbarrier& b = *detail::as_mbarrier(bar);
   if (b.pending == 0)
@@ -232,6 +235,7 @@ inline void mbarrier_arrive(void* bar, const char* site) {
   if (--b.pending == 0) {
     b.pending = b.count;
     ++b.phase;
+    ThreadGroups::pause();
   }
 }
 

@@ -336,6 +336,27 @@ def test_a_group_may_spin_on_a_flag_another_sets_on_the_cpu(tmp_path, rng):
     np.testing.assert_array_equal(c[:64], a[:64])
 
 
+def test_an_arrival_before_the_reads_it_guards_shows_on_the_cpu(tmp_path, rng):
+    # The consumer frees the stage before it reads it: on a GPU the producer may overwrite it
+    # first, or not; on the CPU the arrival that completes the phase lets the producer run first,
+    # every time, so the race shows as a wrong result.
+    main = kernel_source([
+        "with T.ws(0):",
+        "    T.copy(A[0:128, :], A_s)",
+        "    T.barrier_arrive(bars[0])",
+        "    T.barrier_wait(bars[1], 0)",
+        "    T.fill(A_s, 0)",
+        "with T.ws(1):",
+        "    T.barrier_wait(bars[0], 0)",
+        "    T.barrier_arrive(bars[1])",
+        "    T.copy(A_s, C[0:128, :])",
+    ], tmp_path)
+    a = rand((256, 64), "float16", rng)
+    c = np.full((256, 64), np.nan, np.float16)
+    tilec.compile(main, target="cpu")(a, c)
+    assert np.all(c[:128] == 0)
+
+
 def test_groups_that_would_wait_for_each_other_forever_are_an_error_naming_each_wait(tmp_path):
     # the consumer waits for the producer's barrier and the producer for the consumer's
     main = kernel_source([
