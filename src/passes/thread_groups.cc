@@ -29,14 +29,23 @@ std::optional<ThreadSpan> thread_group_of(const ir::Stmt& s) {
   return branch ? thread_group_of(*branch) : std::nullopt;
 }
 
-std::optional<ThreadSpan> thread_group_of(const ir::IfThenElse& branch) {
+namespace {
+
+// The span of an If on `call_name`(lo, hi), else nullopt.
+std::optional<ThreadSpan> span_of(const ir::IfThenElse& branch, const char* call_name) {
   const auto* call = branch.condition.as<ir::Call>();
   ThreadSpan span;
-  if (!call || call->name != ir::kThreadGroup || !ir::is_const_int(call->args.at(0), &span.lo) ||
+  if (!call || call->name != call_name || !ir::is_const_int(call->args.at(0), &span.lo) ||
       !ir::is_const_int(call->args.at(1), &span.hi))
     return std::nullopt;
   return span;
 }
+
+}  // namespace
+
+std::optional<ThreadSpan> thread_group_of(const ir::IfThenElse& branch) { return span_of(branch, ir::kThreadGroup); }
+
+std::optional<ThreadSpan> thread_in_of(const ir::IfThenElse& branch) { return span_of(branch, ir::kThreadIn); }
 
 bool has_thread_groups(const ir::Stmt& s) {
   Groups groups;

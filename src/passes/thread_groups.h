@@ -23,6 +23,8 @@ struct ThreadSpan {
 // The span of an If on thread_group(lo, hi), else nullopt.
 std::optional<ThreadSpan> thread_group_of(const ir::IfThenElse& branch);
 std::optional<ThreadSpan> thread_group_of(const ir::Stmt& s);
+// The span of an If on thread_in(lo, hi), else nullopt.
+std::optional<ThreadSpan> thread_in_of(const ir::IfThenElse& branch);
 
 // Whether `s` holds an If on thread_group.
 bool has_thread_groups(const ir::Stmt& s);

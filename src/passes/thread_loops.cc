@@ -148,14 +148,6 @@ class BlockThreads {
     return out;
   }
 
-  static std::optional<ThreadSpan> thread_in_of(const ir::IfThenElse& branch) {
-    const auto* call = branch.condition.as<ir::Call>();
-    ThreadSpan span;
-    if (!call || call->name != ir::kThreadIn || !ir::is_const_int(call->args.at(0), &span.lo) ||
-        !ir::is_const_int(call->args.at(1), &span.hi))
-      return std::nullopt;
-    return span;
-  }
 
   // The per-thread copy of a thread-local buffer (a row per thread), or the buffer itself.
   ir::Buffer copy_of(const ir::Buffer& b) {

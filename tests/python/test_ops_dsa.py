@@ -412,32 +412,26 @@ def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng
                          d_v, topk, rng)
 
 
-# The warp-specialized kernel by itself (on a CPU, its thread groups take turns at their barriers):
-# one step, an odd count of steps, an even one; 16 heads (most past the end), 64, 128; DeepSeek's
-@pytest.mark.parametrize("S,S_kv,heads,topk", [(2, 300, 16, 37), (3, 1521, 16, 100), (4, 700, 64, 256),
-                                               (5, 4099, 128, 300), (2, 8192, 128, 2048)])
-def test_the_hopper_prefill_against_float64(S, S_kv, heads, topk, rng):
+# The warp-specialized kernels by themselves (on a CPU, their thread groups take turns at their
+# barriers). Hopper's: one step, an odd count of steps, an even one; the seesaw's, TileLang's pairs
+# of steps: topk a multiple of 128. 16 heads (one program, most heads past the end), 64, 128;
+# DeepSeek's.
+WARP_SPECIALIZED_PREFILLS = {"hopper": (sparse_mla_prefill_hopper_kernel, HOPPER_CONFIG),
+                             "seesaw": (sparse_mla_prefill_seesaw_kernel, SEESAW_CONFIG)}
+
+
+@pytest.mark.parametrize("kernel,S,S_kv,heads,topk", [
+    ("hopper", 2, 300, 16, 37), ("hopper", 3, 1521, 16, 100), ("hopper", 4, 700, 64, 256),
+    ("hopper", 5, 4099, 128, 300), ("hopper", 2, 8192, 128, 2048),
+    ("seesaw", 3, 1521, 16, 128), ("seesaw", 4, 700, 64, 256), ("seesaw", 5, 4099, 128, 384),
+    ("seesaw", 2, 8192, 128, 2048)])
+def test_the_warp_specialized_prefills_against_float64(kernel, S, S_kv, heads, topk, rng):
     if ON_GPU:
         hopper_or_skip()
+    make, config = WARP_SPECIALIZED_PREFILLS[kernel]
 
     def prefill(q, kv, indices):
-        kernel = sparse_mla_prefill_hopper_kernel(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **HOPPER_CONFIG)
-        return kernel(q, kv, indices.reshape(S, topk))
-
-    check_sparse_prefill(prefill, S, S_kv, heads, 576, 512, topk, rng)
-
-
-# TileLang's pairs of steps: topk a multiple of 128; 64 and 128 heads, 16 (one program, most heads
-# past the end)
-@pytest.mark.parametrize("S,S_kv,heads,topk", [(3, 1521, 16, 128), (4, 700, 64, 256), (5, 4099, 128, 384),
-                                               (2, 8192, 128, 2048)])
-def test_the_seesaw_prefill_against_float64(S, S_kv, heads, topk, rng):
-    if ON_GPU:
-        hopper_or_skip()
-
-    def prefill(q, kv, indices):
-        kernel = sparse_mla_prefill_seesaw_kernel(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **SEESAW_CONFIG)
-        return kernel(q, kv, indices.reshape(S, topk))
+        return make(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))
 
     check_sparse_prefill(prefill, S, S_kv, heads, 576, 512, topk, rng)
 

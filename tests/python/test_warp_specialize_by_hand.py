@@ -295,6 +295,14 @@ def test_suffix_sums_of_a_group_of_256_of_1024_threads_on_the_cpu(rng):
     np.testing.assert_array_equal(y, np.flip(np.cumsum(np.flip(x, 1), 1), 1))
 
 
+def run_on_the_cpu(main, rng):
+    """kernel_source's program on the CPU: A random, C poisoned before the run."""
+    a = rand((256, 64), "float16", rng)
+    c = np.full((256, 64), np.nan, np.float16)
+    tilec.compile(main, target="cpu")(a, c)
+    return a, c
+
+
 def test_a_groups_later_statements_wait_for_its_earlier_ones_on_the_cpu(tmp_path, rng):
     # warp group 0's second T.ws(0) block reads what its first wrote, after waiting for group 1:
     # both blocks are the same threads, one after the other
@@ -311,9 +319,7 @@ def test_a_groups_later_statements_wait_for_its_earlier_ones_on_the_cpu(tmp_path
         "    for i in T.Parallel(64):",
         "        C[i, 0] = T.Cast('float16', v[i]) + A_s[i, 1]",
     ], tmp_path)
-    a = rand((256, 64), "float16", rng)
-    c = np.full((256, 64), np.nan, np.float16)
-    tilec.compile(main, target="cpu")(a, c)
+    a, c = run_on_the_cpu(main, rng)
     np.testing.assert_array_equal(c[:64, 0], a[:64, 0] + a[:64, 1])
 
 
@@ -330,9 +336,7 @@ def test_a_group_may_spin_on_a_flag_another_sets_on_the_cpu(tmp_path, rng):
         "    T.sync_threads()",
         "    flag[0] = 1",
     ], tmp_path)
-    a = rand((256, 64), "float16", rng)
-    c = np.full((256, 64), np.nan, np.float16)
-    tilec.compile(main, target="cpu")(a, c)
+    a, c = run_on_the_cpu(main, rng)
     np.testing.assert_array_equal(c[:64], a[:64])
 
 
@@ -351,9 +355,7 @@ def test_an_arrival_before_the_reads_it_guards_shows_on_the_cpu(tmp_path, rng):
         "    T.barrier_arrive(bars[1])",
         "    T.copy(A_s, C[0:128, :])",
     ], tmp_path)
-    a = rand((256, 64), "float16", rng)
-    c = np.full((256, 64), np.nan, np.float16)
-    tilec.compile(main, target="cpu")(a, c)
+    a, c = run_on_the_cpu(main, rng)
     assert np.all(c[:128] == 0)
 
 
