@@ -437,7 +437,7 @@ def test_per_config_pass_configs():
               .set_compile_args(out_idx=[-1], target="cpu")
               .run(warmup=1, rep=2))
     assert result.config in configs
-    bounds_checked = "bounds" in result.kernel.get_kernel_source().lower()
+    bounds_checked = "tilec_rt::checked(" in result.kernel.get_kernel_source()
     assert bounds_checked == result.config["pass_configs"]["tilec.bounds_check"]
 
 

@@ -1,5 +1,5 @@
 #!func main
-#!bind K = 256
+#!bind K = 320
 #!bind M = 256
 #!bind N = 256
 #!bind T = module(tilec.language)
@@ -9,7 +9,7 @@
 #!bind consumer = 0
 #!bind dtype = "float16"
 #!bind producer = 1
-#!bind regs = False
+#!bind regs = True
 #!bind stages = 2
 @T.prim_func
 def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):

@@ -1,7 +1,7 @@
 #!func main
-#!bind K = 256
-#!bind M = 256
-#!bind N = 256
+#!bind K = 160
+#!bind M = 200
+#!bind N = 300
 #!bind T = module(tilec.language)
 #!bind bK = 64
 #!bind bM = 128
