@@ -28,6 +28,9 @@ namespace tilec_rt {
 // Thrown out of a block that can't go on (its error recorded): the grid loop's iteration ends.
 struct BlockStopped {};
 
+// The grid loop's iteration starts block (x, y, ...), named so in its errors.
+inline void enter_block(std::initializer_list<int64_t> index);
+
 namespace detail {
 
 // An mbarrier in its 8 bytes of shared memory: the arrivals a phase needs, the arrivals its
@@ -40,6 +43,12 @@ struct Mbarrier {
 static_assert(sizeof(Mbarrier) == sizeof(uint64_t), "an mbarrier is 8 bytes");
 
 inline Mbarrier* as_mbarrier(void* bar) { return static_cast<Mbarrier*>(bar); }
+
+// "block (x, y)": the block this OS thread runs, for the errors (set by the grid loop).
+inline std::string& running_block() {
+  static thread_local std::string block;
+  return block;
+}
 
 struct Fiber {
   ucontext_t context;
@@ -148,7 +157,7 @@ class ThreadGroups {
     if (phase_done(b, static_cast<uint32_t>(parity & 1))) return;
     ThreadGroups* groups = current();
     if (!groups || groups->running_ < 0)
-      stop((std::string("the kernel would hang: the block waits at ") + site + " for a barrier phase no thread "
+      stop(("the kernel would hang: " + detail::running_block() + " waits at " + site + " for a barrier phase no thread "
             "can complete (" + state(b) + ")").c_str());
     detail::Fiber& f = groups->fibers_[groups->running_];
     f.waits_on = &b;
@@ -198,8 +207,8 @@ class ThreadGroups {
   }
 
   std::string hang_message() const {
-    std::string text = "the kernel would hang: every thread group left waits on an mbarrier phase that no thread "
-                       "can complete:";
+    std::string text = "the kernel would hang: in " + detail::running_block() +
+                       ", every thread group left waits on an mbarrier phase that no thread can complete:";
     for (const detail::Fiber& f : fibers_) {
       if (f.done) continue;
       text += "\n  threads [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) + ") wait at " + f.site +
@@ -213,6 +222,13 @@ class ThreadGroups {
   int running_ = -1;
   bool failed_ = false;
 };
+
+inline void enter_block(std::initializer_list<int64_t> index) {
+  std::string& block = detail::running_block();
+  block = "block (";
+  for (int64_t i : index) block += (block.size() > 7 ? ", " : "") + std::to_string(i);
+  block += ")";
+}
 
 // --- mbarriers -------------------------------------------------------------------------------
 

@@ -374,8 +374,8 @@ def test_groups_that_would_wait_for_each_other_forever_are_an_error_naming_each_
     a, c = np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16)
     with pytest.raises(RuntimeError) as error:
         kernel(a, c)
-    assert re.search(r"the kernel would hang: every thread group left waits on an mbarrier phase that no thread can "
-                     r"complete:\n  threads \[0, 128\) wait at .*kernel.py:8: T.barrier_wait\(bars\[0\], 0\) for the "
+    assert re.search(r"the kernel would hang: in block \(0\), every thread group left waits on an mbarrier phase "
+                     r"that no thread can complete:\n  threads \[0, 128\) wait at .*kernel.py:8: T.barrier_wait\(bars\[0\], 0\) for the "
                      r"phase of parity 0; the barrier is in phase 0, with 128 of its 128 arrivals to come\n"
                      r"  threads \[128, 256\) wait at .*kernel.py:11: T.barrier_wait\(bars\[1\], 0\)", str(error.value))
     # the next call runs afresh, and stops again
@@ -383,9 +383,33 @@ def test_groups_that_would_wait_for_each_other_forever_are_an_error_naming_each_
         kernel(a, c)
 
 
+def test_a_hang_names_its_block():
+    # the producer of block (1, 1) alone never arrives
+    @T.prim_func
+    def main(A: T.Tensor((4, 128), "float32"), C: T.Tensor((4, 128), "float32")):
+        with T.Kernel(2, 2, threads=256) as (bx, by):
+            S = T.alloc_shared((128,), "float32")
+            bars = T.alloc_barrier([128])
+            with T.ws(0):
+                T.barrier_wait(bars[0], 0)
+                for i in T.Parallel(128):
+                    C[bx * 2 + by, i] = S[i]
+            with T.ws(1):
+                for i in T.Parallel(128):
+                    S[i] = A[bx * 2 + by, i]
+                if bx * by == 0:
+                    T.barrier_arrive(bars[0])
+
+    a, c = np.ones((4, 128), np.float32), np.zeros((4, 128), np.float32)
+    with pytest.raises(RuntimeError, match=r"the kernel would hang: in block \(1, 1\), every thread group left waits"
+                                           r"[^\n]*:\n  threads \[0, 128\) wait at [^\n]*T.barrier_wait\(bars\[0\], 0\)"):
+        tilec.compile(main, target="cpu")(a, c)
+    np.testing.assert_array_equal(c[:3], a[:3])  # the other blocks finished
+
+
 def test_a_wait_no_thread_can_complete_is_an_error_outside_groups_too(tmp_path):
     main = kernel_source(["T.barrier_arrive(bars[0])", "T.barrier_wait(bars[1], 0)"], tmp_path)
-    with pytest.raises(RuntimeError, match=r"the kernel would hang: the block waits at .*kernel.py:8: "
+    with pytest.raises(RuntimeError, match=r"the kernel would hang: block \(0\) waits at .*kernel.py:8: "
                                            r"T.barrier_wait\(bars\[1\], 0\) for a barrier phase no thread can "
                                            r"complete \(the barrier is in phase 0, with 128 of its 128 arrivals to "
                                            r"come\)"):

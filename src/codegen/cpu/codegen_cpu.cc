@@ -223,7 +223,12 @@ class CpuPrinter final : public CFamilyPrinter {
     }
     int64_t outer_stack_bytes = stack_bytes_;
     stack_bytes_ = 0;
-    if (groups_) open_block("try");
+    if (groups_) {
+      open_block("try");
+      std::string index;
+      for (size_t d = 0; d < rank; ++d) index += (d ? ", " : "") + std::string("(int64_t)") + names[d];
+      emit_line("tilec_rt::enter_block({" + index + "});");
+    }
     emit_stmt(op.body);
     if (groups_) {
       reopen_block("} catch (const tilec_rt::BlockStopped&) {");
