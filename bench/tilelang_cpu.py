@@ -1,6 +1,7 @@
 """TileLang's warp-specialized examples and DeepSeek-V3.2 kernels on tilec's CPU backend, against
 float64: examples/warp_specialize/ (five GEMMs and a FlashMLA decode, warp-specialized by hand),
-and examples/deepseek_v32/'s lightning indexer and two warp-specialized sparse MLA forwards. The
+examples/deepseek_mla/example_mla_decode_ws.py (one split and two), and examples/deepseek_v32/'s
+lightning indexer and two warp-specialized sparse MLA forwards. The
 CPU runs their thread groups as fibers that take turns at their mbarriers.
 
     python bench/tilelang_cpu.py /path/to/tilelang
@@ -68,15 +69,23 @@ def gemm(factory):
     return check
 
 
-def flashmla(module, rng):
-    # one sequence of 256 keys, 64 heads of 512 + 64 dims, one split
-    batch, heads, keys, dim, pe = 1, 64, 256, 512, 64
-    q, q_pe = rng.standard_normal((batch, heads, dim)), rng.standard_normal((batch, heads, pe))
-    kv, k_pe = rng.standard_normal((batch, keys, 1, dim)), rng.standard_normal((batch, keys, 1, pe))
-    q, q_pe, kv, k_pe = (x.astype(np.float16) for x in (q, q_pe, kv, k_pe))
-    kernel = module.flashattn(batch, heads, 1, keys, dim, pe, 64, 64, 1)
-    out = np.asarray(kernel(q, q_pe, kv, k_pe, np.zeros((batch, heads, 1), np.float16),
-                            np.zeros((batch, heads, 1, dim), np.float16))).astype(np.float64)
+def mla_decode(splits, scaled=False):
+    def check(module, rng):
+        # two sequences of 256 keys, 64 heads of 512 + 64 dims
+        batch, heads, keys, dim, pe = 2, 64, 256, 512, 64
+        q, q_pe = rng.standard_normal((batch, heads, dim)), rng.standard_normal((batch, heads, pe))
+        kv, k_pe = rng.standard_normal((batch, keys, 1, dim)), rng.standard_normal((batch, keys, 1, pe))
+        q, q_pe, kv, k_pe = (x.astype(np.float16) for x in (q, q_pe, kv, k_pe))
+        scale = ((dim + pe) ** -0.5,) if scaled else ()
+        kernel = module.flashattn(batch, heads, 1, keys, dim, pe, 64, 64, splits, *scale)
+        out = np.asarray(kernel(q, q_pe, kv, k_pe, np.zeros((batch, heads, splits), np.float16),
+                                np.zeros((batch, heads, splits, dim), np.float16))).astype(np.float64)
+        return attention_error(out, q, q_pe, kv, k_pe)
+    return check
+
+
+def attention_error(out, q, q_pe, kv, k_pe):
+    dim, pe = q.shape[-1], q_pe.shape[-1]
     wide = lambda x: x.astype(np.float64)  # noqa: E731
     scores = (np.einsum("bhd,bsd->bhs", wide(q), wide(kv[:, :, 0])) +
               np.einsum("bhd,bsd->bhs", wide(q_pe), wide(k_pe[:, :, 0]))) / np.sqrt(dim + pe)
@@ -125,7 +134,9 @@ KERNELS = [
     ("warp_specialize/example_warp_specialize_gemm_copy_0_gemm_1.py", gemm("matmul_warp_specialize_copy_0_gemm_1")),
     ("warp_specialize/example_warp_specialize_gemm_copy_1_gemm_0.py", gemm("matmul_warp_specialize_copy_1_gemm_0")),
     ("warp_specialize/example_warp_specialize_gemm_copy_gemm_0_1.py", gemm("matmul_warp_specialize_copy_gemm_0_1")),
-    ("warp_specialize/example_warp_specialize_flashmla.py", flashmla),
+    ("warp_specialize/example_warp_specialize_flashmla.py", mla_decode(1)),
+    ("deepseek_mla/example_mla_decode_ws.py", mla_decode(1, scaled=True)),
+    ("deepseek_mla/example_mla_decode_ws.py", mla_decode(2, scaled=True)),
     ("deepseek_v32/fp8_lighting_indexer.py", indexer),
     ("deepseek_v32/sparse_mla_fwd_pipelined.py", sparse_mla_fwd),
     ("deepseek_v32/sparse_mla_fwd_seesaw.py", sparse_mla_fwd),
