@@ -1,11 +1,12 @@
 // The CPU's thread groups (T.ws) and mbarriers, for warp-specialized kernels.
 //
 // A block runs on one OS thread. Each of its thread groups runs as a fiber (ucontext) on that
-// thread, its statements looped over its threads as everywhere on the CPU (passes/thread_loops.h);
-// a fiber gives way only when it waits on an mbarrier phase that has not completed. A fiber
-// that can go on is resumed in turn, so the groups interleave as their barriers let them.
-// When every group left waits and none can go on, the kernel would hang on a GPU: the block
-// stops, and the error names each group's wait (threads, source line, the barrier's state).
+// thread, its statements looped over its threads as everywhere on the CPU (passes/thread_loops.h).
+// A fiber gives way when it waits on an mbarrier phase that has not completed, when its arrival
+// completes a phase (the waiting groups go first: the schedule under which a premature signal
+// shows), and at each step of a while loop. A fiber that can go on is resumed in turn. When
+// every group left waits and none can go on, the kernel would hang on a GPU: the block stops,
+// and the error names each group's wait (threads, source line, the barrier's state).
 //
 // Loads are synchronous here: a TMA load or cp.async has landed when its statement returns, so
 // the bytes a phase expects (expect_tx) are done at once and an arrival through
@@ -27,9 +28,6 @@ namespace tilec_rt {
 
 // Thrown out of a block that can't go on (its error recorded): the grid loop's iteration ends.
 struct BlockStopped {};
-
-// The grid loop's iteration starts block (x, y, ...), named so in its errors.
-inline void enter_block(std::initializer_list<int64_t> index);
 
 namespace detail {
 
@@ -223,6 +221,7 @@ class ThreadGroups {
   bool failed_ = false;
 };
 
+// The grid loop's iteration starts block (x, y, ...), named so in its errors.
 inline void enter_block(std::initializer_list<int64_t> index) {
   std::string& block = detail::running_block();
   block = "block (";
