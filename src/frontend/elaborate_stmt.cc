@@ -984,8 +984,13 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     for (size_t d = 0; d < shape.size(); ++d) ir::is_const_int(ir::simplify(b->shape[d]), &shape[d]);
     return shape;  // a view's buffer and the view have constant shapes (builtins.cc, view_of)
   };
+  auto empty = [&](const ir::Buffer& b) {
+    std::vector<int64_t> shape = constant_shape(b);
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
+  };
   for (const ir::Buffer& b : kernel_allocs_) {
-    if (!b->view_of || b->scope != ir::MemoryScope::Shared) continue;
+    // a view of an empty buffer has no element to place
+    if (!b->view_of || b->scope != ir::MemoryScope::Shared || empty(b)) continue;
     const ir::BufferNode* base = b->view_of.get();
     const ir::Buffer& laid = laid_out.count(base) ? laid_out.at(base) : b->view_of;
     if (!laid->layout || laid->layout->origin().empty()) {

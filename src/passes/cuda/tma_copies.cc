@@ -77,8 +77,10 @@ int64_t panel_width_that_fits(const ir::BufferNode& b) {
   if (b.scope != ir::MemoryScope::Shared || rank < 2 || !ir::is_const_int(ir::simplify(b.shape[rank - 2]), &rows) ||
       !ir::is_const_int(ir::simplify(b.shape[rank - 1]), &cols))
     return 0;
+  int64_t extent;
   for (size_t d = 0; d + 2 < rank; ++d)
-    if (!ir::is_const_int(ir::simplify(b.shape[d]), nullptr)) return 0;
+    if (!ir::is_const_int(ir::simplify(b.shape[d]), &extent) || extent < 1) return 0;
+  if (rows < 1 || cols < 1) return 0;  // an empty tile: nothing to store
   // One row: unswizzled 16-byte panels, end to end, of whole 128-byte lines (what a TMA box
   // in shared memory starts on).
   if (rows == 1) return cols * b.dtype.bytes() % 128 == 0 ? 16 : 0;
