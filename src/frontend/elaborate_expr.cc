@@ -8,6 +8,7 @@
 #include "frontend/elaborator.h"
 #include "frontend/int_ops.h"
 #include "frontend/limits.h"
+#include "ir/printer.h"
 #include "ir/simplify.h"
 #include "ir/substitute.h"
 
@@ -615,6 +616,9 @@ CtValue Elaborator::eval_subscript(const ast::Expr& e) {
       error_at(index.loc, "negative index " + std::to_string(v.int_value) + " into '" +
                               buffer->name + "' (indices count from 0; negative ones do not wrap)");
     ir::Expr idx = v.kind == K::Int ? int_literal(v.int_value) : to_expr(v, index.loc, "buffer index");
+    if (!idx->dtype.is_integer())  // an element of a float buffer
+      error_at(index.loc, "buffer index must be an integer, not " + std::string(idx->dtype.name()) + " " +
+                              ir::to_string(idx));
     region->ranges.push_back({idx, ir::Expr()});
   }
   for (size_t d = indices.size(); d < ndim; ++d)

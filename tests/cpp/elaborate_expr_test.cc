@@ -159,6 +159,12 @@ TEST(ElaborateExpr, OperationsPythonRefusesAreLocatedErrors) {
   expect_store_error("10.0 ** 400", "6:16: error: float overflow: 10.0 ** 400.0 is too large for a float", "float32");
 }
 
+// An element of a float tensor as an index (a fuzz finding: it reached the C++ compiler).
+TEST(ElaborateExpr, AFloatElementAsAnIndexIsALocatedError) {
+  expect_store_error("A[A[1]]", "6:18: error: buffer index must be an integer, not float32 A[1]", "float32");
+  EXPECT_NE(store_of("A[A[1]]").find("A[A[1]]"), std::string::npos);  // an int64 element is an index
+}
+
 TEST(ElaborateExpr, XorOfRuntimeIntegersIsBitXor) {
   EXPECT_EQ(store_of("T.int64(bx) ^ 3"), "T.cast(bx, \"int64\") ^ T.int64(3)");
   EXPECT_EQ(store_of("5 ^ 3"), "T.int64(6)");
