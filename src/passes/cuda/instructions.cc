@@ -98,7 +98,7 @@ std::optional<WarpGrid> mma_warp_grid(const ir::Gemm& op, int threads, const Pas
   const int64_t kstep = tensor_core_k(t);
   if (kstep == 0 || !ctx.target.has(mma_kind(t))) return std::nullopt;
   auto shape = gemm_shape(op);
-  if (!shape || shape->m < 1 || shape->n < 1 || shape->k < 1 || shape->k % kstep != 0) return std::nullopt;
+  if (!shape || shape->empty() || shape->k % kstep != 0) return std::nullopt;
   if (!mma_swizzle_problem(op).empty()) return std::nullopt;
   const int64_t m = shape->m, n = shape->n;
   // The most warps (of the block's, halving) that split the tile as the policy says.
@@ -181,10 +181,11 @@ std::optional<WarpgroupGrid> wgmma_grid(const ir::Gemm& op, int threads, const P
     return std::nullopt;
   }
   auto shape = gemm_shape(op);
-  if (!shape || shape->k % kstep != 0) {
-    why = shape ? "K = " + std::to_string(shape->k) + " is not a multiple of the instruction's k (" +
-                      std::to_string(kstep) + ")"
-                : std::string("the gemm's shape is not constant");
+  if (!shape || shape->empty() || shape->k % kstep != 0) {
+    why = !shape         ? std::string("the gemm's shape is not constant")
+          : shape->empty() ? std::string("the gemm is empty")
+                           : "K = " + std::to_string(shape->k) + " is not a multiple of the instruction's k (" +
+                                 std::to_string(kstep) + ")";
     return std::nullopt;
   }
   const int64_t m = shape->m, n = shape->n;
@@ -364,7 +365,7 @@ class CudaKernelInstructions : public KernelInstructionChoice {
   void warn_on_cuda_cores(const ir::Gemm& op, bool has_mma_grid, const std::string& why_not_wgmma) const {
     const DType c = op.c.buffer->dtype;
     if (op.a.buffer->dtype.bytes() > 2 || (c != DType::Float32 && c != DType::Int32)) return;
-    if (auto shape = gemm_shape(op); shape && (shape->m < 1 || shape->n < 1 || shape->k < 1)) return;  // empty
+    if (auto shape = gemm_shape(op); shape && shape->empty()) return;
     // mma_warp_grid refuses an operand whose user layout gemm_ss can't address before it looks
     // for a grid: that is the reason then.
     const std::string layout_why = has_mma_grid ? "" : mma_swizzle_problem(op);

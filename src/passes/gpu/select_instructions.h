@@ -59,6 +59,9 @@ InstructionHooks instruction_hooks(const Target& target);
 // constant shape.
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
+  // No product to compute (a zero extent): tensor cores take no such gemm; its loops run over
+  // nothing (K = 0 clears C where the gemm asks for it).
+  bool empty() const { return m < 1 || n < 1 || k < 1; }
 };
 std::optional<GemmShape> gemm_shape(const ir::Gemm& op);
 

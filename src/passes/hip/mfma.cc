@@ -28,7 +28,7 @@ std::optional<ir::GemmInstruction> mfma_instruction(const ir::Gemm& op, int thre
   // A register A is read in the accumulator's 16-column blocks.
   if (a_in_registers) kstep = 16;
   auto shape = gemm_shape(op);
-  if (!shape || shape->m % 16 || shape->n % 16 || shape->k % kstep) return std::nullopt;
+  if (!shape || shape->empty() || shape->m % 16 || shape->n % 16 || shape->k % kstep) return std::nullopt;
   for (int64_t waves = threads / 64; waves >= 1; waves /= 2) {
     std::optional<ir::GemmInstruction> best;
     for (int64_t wm = 1; wm <= waves; ++wm) {
