@@ -3,7 +3,8 @@ python/tilec/ops/dsa/ were chosen (bench/RESULTS.md, twenty-fifth session).
 
     python bench/dsa_configs.py [--only topk,indexer,prefill,decode,fused]
 
-Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll, beside a plain
+Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll:guess_margin
+(guess_margin 0: the row read twice; else once where the sample's bin holds the k), beside a plain
 tilec kernel that reads the logits twice (the two passes' floor); the indexer (H = 64, D = 128,
 causal) at S = 4096 and 32768 by block_N:num_stages:queries:threads; sparse MLA prefill (h_q = 128,
 topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by block_I:num_stages, then the
@@ -83,15 +84,16 @@ def topk_rows(rows=4096, cols=131072, k=TOPK):
     read = read_rows(rows, cols, 512, 8)
     print(f"reading the logits (512 threads, 8 loads each): once {time_ms(lambda: read(logits, 1)):.3f} ms, "
           f"twice {time_ms(lambda: read(logits, 2)):.3f} ms")
-    for threads, candidates, unroll in configs("TOPK", "1024:4096:4,512:4096:4,512:4096:8"):
-        kernel = topk_kernel(rows, cols, k, threads=threads, candidates=candidates, unroll=unroll)
+    for threads, candidates, unroll, margin in configs("TOPK", "512:4096:8:0,512:8192:8:2,512:8192:8:1,512:8192:4:2"):
+        kernel = topk_kernel(rows, cols, k, threads=threads, candidates=candidates, unroll=unroll,
+                             guess_margin=margin)
 
         def check(kernel=kernel):
             out = kernel(logits, ks, ke)
             same = all(set(out[r].tolist()) == set(ref[r].tolist()) for r in range(16))
             return "sets equal" if same else "SETS DIFFER"
 
-        report(f"top-k threads={threads} candidates={candidates} unroll={unroll}", check,
+        report(f"top-k threads={threads} candidates={candidates} unroll={unroll} guess_margin={margin}", check,
                lambda kernel=kernel: kernel(logits, ks, ke))
 
 

@@ -281,6 +281,30 @@ def test_topk_kernel_takes_the_same_set_when_its_candidates_overflow(candidates,
         assert set(out[t][out[t] >= 0].tolist()) == expected
 
 
+@pytest.mark.parametrize("guess_margin", [0, 2])
+@pytest.mark.parametrize("values", ["gaussian", "sampled_largest", "ties"])
+def test_topk_kernel_takes_the_same_set_whether_the_sample_guesses_well_or_not(guess_margin, values, rng):
+    # Gaussian rows: the sample's bin holds the k (one pass). Rows whose largest keys are just
+    # the sampled runs (each run 128 keys from column u * (valid // 2)): the guessed bin is above
+    # the k-th largest key, so the row is read again. Few distinct values: more keys reach the
+    # guessed bin than shared memory holds. guess_margin 0: no sample, always two passes.
+    S, N, k, threads, unroll = 5, 6000, 300, 128, 2
+    ks = np.array([0, 7, 1000, 0, 2500], np.int32)
+    ke = np.array([N, 5990, 4100, 3000, N], np.int32)
+    logits = rng.standard_normal((S, N)).astype(np.float32)
+    if values == "sampled_largest":
+        for t in range(S):
+            stride = max((ke[t] - ks[t]) // unroll, threads)
+            for u in range(unroll):
+                logits[t, ks[t] + u * stride:ks[t] + u * stride + threads] += 100
+    elif values == "ties":
+        logits = rng.integers(-3, 4, size=(S, N)).astype(np.float32)
+    kernel = topk_kernel(S, N, k, threads=threads, candidates=1024, unroll=unroll, guess_margin=guess_margin)
+    out = to_numpy(kernel(*on_target(logits, ks, ke)), "int32")
+    for t, expected in enumerate(topk_reference(logits, k, ks, ke)):
+        assert set(out[t].tolist()) == expected
+
+
 def test_topk_indices_and_sparse_prefill_write_into_given_outputs(rng):
     # The step writes each chunk's rows in place: rows 2-4 of larger outputs, the rest untouched.
     logits = rand((3, 90), "float32", rng)
@@ -303,9 +327,10 @@ def test_topk_indices_and_sparse_prefill_write_into_given_outputs(rng):
     assert np.all(np.isnan(to_numpy(lse, "float32")[[0, 1, 5]]))
 
 
-def test_topk_kernel_refuses_a_thread_count_its_scan_cannot_take():
-    with pytest.raises(ValueError, match="power-of-two threads >= 32"):
-        topk_kernel(4, 64, 8, threads=96)
+@pytest.mark.parametrize("config", [dict(threads=96), dict(guess_margin=-1)])
+def test_topk_kernel_refuses_a_config_it_cannot_take(config):
+    with pytest.raises(ValueError, match="power-of-two threads >= 32.*guess_margin >= 0"):
+        topk_kernel(4, 64, 8, **config)
 
 
 def indexer_inputs_and_ranges(S, S_kv, H, D, ranges, rng):

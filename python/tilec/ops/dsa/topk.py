@@ -1,13 +1,18 @@
 """Top-k selection for DeepSeek Sparse Attention: each row's k largest logits among its valid
 keys [ks, ke), as int32 column indices, by a radix select rather than a sort.
 
-A block takes a row. Logits become 32-bit keys that order as the floats do. The row is read
-twice: once for a histogram of the keys' top 12 bits, which fixes the bin B where the k-th
-largest key T lies; once more to write every key above B and to keep B's keys, with their
-columns, in shared memory. Two rounds of 10 bits over those candidates fix T. A last pass
-over them writes the keys above T and as many equal to T as the k need. Should B hold more
-keys than shared memory does (many equal logits), the rounds and the last pass read the row
-again instead.
+A block takes a row. Logits become 32-bit keys that order as the floats do. The first round
+makes a histogram of the keys' top 12 bits, which fixes the bin B where the k-th largest key T
+lies. Two rounds of 10 bits over B's keys fix T, and a last pass writes the keys above T and as
+many equal to T as the k need.
+
+The row is read once where it can be. A sample of it (`unroll` runs of `threads` keys, spread
+over the row) guesses a bin G that about `guess_margin` * k of the row's keys reach, and the
+pass that makes the histogram keeps every key of bin G or above, with its column, in shared
+memory. Where G <= B and they all fit, the later rounds and the last pass work on those alone.
+Otherwise (a sample unlike the row, or too many keys, many equal logits say) the row is read a
+second time, which writes the keys above B and keeps B's; should B hold more keys than shared
+memory does, the rounds and the last pass read the row again instead: slower, same result.
 
 The tie rule: among keys equal to T, the lowest columns are taken. Where more keys equal T
 than are taken, two more rounds over the columns' bits (lowest column first) find the last
@@ -26,7 +31,9 @@ NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 1
 COLUMN_BITS = 12
 HISTOGRAM_BINS = 1 << FIRST_BITS  # the first round's: a row's keys by their top 12 bits
 MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bits
-CONFIG = dict(threads=512, candidates=4096, unroll=8)
+GUESS_MARGIN = 2  # the sample's bin G is one that about twice the k keys of the row reach
+# 8192 candidates: 82 KiB of shared memory a block, so two blocks an SM, as its 52 registers a thread allow
+CONFIG = dict(threads=512, candidates=8192, unroll=8)
 CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
 
 
@@ -152,6 +159,36 @@ def candidate_round(keys, columns, count, threads, hist, partial, total, seen, c
 
 
 @T.macro
+def guess_bin(L, row, start, valid, reaching, threads, unroll, values, hist, partial, total, seen, chosen, steps):
+    # chosen[0]: the bin that about `reaching` of the row's keys reach, by a sample of them:
+    # `unroll` runs of `threads` consecutive keys spread over the row (the whole row when it is
+    # shorter than threads * unroll keys).
+    tx = T.get_thread_binding()
+    stride = T.max(valid // unroll, threads)  # where each run starts; runs never overlap
+    clear_histogram(hist, HISTOGRAM_BINS)
+    for u in T.unroll(unroll):
+        values[u] = L[row, start + T.min(u * stride + tx, valid - 1)]
+    for u in T.unroll(unroll):
+        if u * stride + tx < valid:
+            tally(hist, order_key(values[u]), 0, T.uint32(0), T.uint32(0), T.uint32(0), 32 - FIRST_BITS,
+                  HISTOGRAM_BINS, 0)
+    T.sync_threads()
+    sample = T.min(valid, threads * unroll)
+    wanted = T.Cast("int32", (T.Cast("int64", reaching) * sample + valid - 1) // valid)
+    choose_bin(hist, partial, total, seen, chosen, T.min(wanted, sample), HISTOGRAM_BINS,
+               T.max(HISTOGRAM_BINS // threads, 1), steps)
+
+
+@T.macro
+def keep(keys, columns, counters, key, column, candidates):
+    # A candidate into shared memory (counters[1] counts them, kept or not).
+    kept_at = T.atomic_add(counters[1], 1, return_prev=True)
+    if kept_at < candidates:
+        keys[kept_at] = key
+        columns[kept_at] = column
+
+
+@T.macro
 def take(Out, row, counters, column):
     # Out's next slot of the row (counters[0] counts them) gets `column`.
     slot = T.atomic_add(counters[0], 1, return_prev=True)
@@ -159,19 +196,20 @@ def take(Out, row, counters, column):
 
 
 @tilec.jit(out_idx=[-1])
-def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8, histogram=False):
-    # candidates: the keys of the first round's bin that shared memory keeps; unroll: the row's
-    # keys a thread loads at once. histogram: the kernel takes Hist [rows, HISTOGRAM_BINS], each
-    # row's first-round histogram (indexer_logits(..., histogram=True) makes it), and reads the
-    # row once.
-    if threads & (threads - 1) or threads < 32 or candidates < 1 or unroll < 1:
-        raise ValueError(f"top-k needs a power-of-two threads >= 32, candidates >= 1 and unroll >= 1, "
-                         f"not {threads}, {candidates} and {unroll}")
+def topk_kernel(rows, cols, k, threads=512, candidates=8192, unroll=8, histogram=False, guess_margin=GUESS_MARGIN):
+    # candidates: the keys that shared memory keeps; unroll: the row's keys a thread loads at
+    # once. histogram: the kernel takes Hist [rows, HISTOGRAM_BINS], each row's first-round
+    # histogram (indexer_logits(..., histogram=True) makes it), and reads the row once.
+    # guess_margin: the sampled bin's keys, in k's (0: no sample; the row is read twice).
+    if threads & (threads - 1) or threads < 32 or candidates < 1 or unroll < 1 or guess_margin < 0:
+        raise ValueError(f"top-k needs a power-of-two threads >= 32, candidates >= 1, unroll >= 1 and "
+                         f"guess_margin >= 0, not {threads}, {candidates}, {unroll} and {guess_margin}")
     # the suffix scan's steps for a round of 2^bits bins: log2 of the threads' sums it takes
     first_steps = min(FIRST_BITS, threads.bit_length() - 1)
     next_steps = min(NEXT_BITS, threads.bit_length() - 1)
     column_steps = min(COLUMN_BITS, threads.bit_length() - 1)
     top_shift = 32 - FIRST_BITS
+    reaching = max(round(guess_margin * k), 1)  # the row's keys that the guessed bin should reach
 
     @T.macro
     def select(L, KS, KE, Hist, Out):
@@ -197,38 +235,63 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8, histogram
                 need = T.alloc_var("int32", k)
                 prefix = T.alloc_var("uint32", 0)
                 mask = T.alloc_var("uint32", 0)
+                # how many candidates shared memory holds: all of the first round's bin's keys, or
+                # more than `candidates` where it does not hold them
+                count = T.alloc_var("int32", candidates + 1)
                 if Hist is not None:
                     T.copy(Hist[row, 0:HISTOGRAM_BINS], hist)
                     settle_round(hist, partial, total, seen, chosen, need, prefix, mask, top_shift, HISTOGRAM_BINS,
                                  threads, first_steps)
+                elif guess_margin > 0:
+                    guess_bin(L, row, start, valid, reaching, threads, unroll, values, hist,
+                              partial, total, seen, chosen, first_steps)
+                    guess = T.alloc_var("int32", chosen[0])
+                    if tx < 2:
+                        counters[tx] = 0
+                    clear_histogram(hist, HISTOGRAM_BINS)
+                    # the first round, keeping the keys of the guessed bin and above
+                    for part in T.serial(T.ceildiv(valid, threads * unroll)):
+                        load_row_part(L, row, start, valid, part, threads, unroll, values)
+                        for u in T.unroll(unroll):
+                            j = (part * unroll + u) * threads + tx
+                            key = order_key(values[u])
+                            if j < valid:
+                                tally(hist, key, j, prefix, mask, T.uint32(0), top_shift, HISTOGRAM_BINS, 0)
+                                if T.Cast("int32", key >> top_shift) >= guess:
+                                    keep(keys, columns, counters, key, j, candidates)
+                    T.sync_threads()
+                    settle_round(hist, partial, total, seen, chosen, need, prefix, mask, top_shift, HISTOGRAM_BINS,
+                                 threads, first_steps)
+                    if chosen[0] >= guess and counters[1] <= candidates:
+                        count = counters[1]
+                    T.sync_threads()  # the counters read, before a second pass resets them
                 else:
                     row_round(L, row, start, valid, threads, unroll, values, hist, partial, total, seen, chosen,
                               need, prefix, mask, T.uint32(0), top_shift, FIRST_BITS, 0, first_steps)
-                in_bin = T.alloc_var("int32", chosen[2])
-                # the keys above the bin are taken; the bin's are the candidates
-                if tx < 2:
-                    counters[tx] = 0
-                T.sync_threads()
-                for part in T.serial(T.ceildiv(valid, threads * unroll)):
-                    load_row_part(L, row, start, valid, part, threads, unroll, values)
-                    for u in T.unroll(unroll):
-                        j = (part * unroll + u) * threads + tx
-                        key = order_key(values[u])
-                        if j < valid and (key & mask) > prefix:
-                            take(Out, row, counters, start + j)
-                        if j < valid and (key & mask) == prefix and in_bin <= candidates:
-                            kept_at = T.atomic_add(counters[1], 1, return_prev=True)
-                            if kept_at < candidates:  # (a given histogram may have counted fewer)
-                                keys[kept_at] = key
-                                columns[kept_at] = j
-                T.sync_threads()
+                if count > candidates:
+                    # a second pass: the keys above the bin are taken; the bin's are the candidates
+                    count = chosen[2]
+                    if tx < 2:
+                        counters[tx] = 0
+                    T.sync_threads()
+                    for part in T.serial(T.ceildiv(valid, threads * unroll)):
+                        load_row_part(L, row, start, valid, part, threads, unroll, values)
+                        for u in T.unroll(unroll):
+                            j = (part * unroll + u) * threads + tx
+                            key = order_key(values[u])
+                            if j < valid and (key & mask) > prefix:
+                                take(Out, row, counters, start + j)
+                            # (keep() stops at `candidates`: a given histogram may have counted fewer)
+                            if j < valid and (key & mask) == prefix and count <= candidates:
+                                keep(keys, columns, counters, key, j, candidates)
+                    T.sync_threads()
                 threshold = T.alloc_var("uint32", 0)
                 # the last column taken among keys equal to the threshold: all of them, unless
                 # more equal it than are needed
                 last_column = T.alloc_var("int32", valid)
-                if in_bin <= candidates:
+                if count <= candidates:
                     for r in T.serial(2):
-                        candidate_round(keys, columns, in_bin, threads, hist, partial, total, seen, chosen, need,
+                        candidate_round(keys, columns, count, threads, hist, partial, total, seen, chosen, need,
                                         prefix, mask, T.uint32(0), NEXT_BITS - r * NEXT_BITS, NEXT_BITS, 0,
                                         next_steps)
                     threshold = prefix
@@ -236,13 +299,13 @@ def topk_kernel(rows, cols, k, threads=512, candidates=4096, unroll=8, histogram
                         prefix = 0
                         mask = 0
                         for r in T.serial(2):
-                            candidate_round(keys, columns, in_bin, threads, hist, partial, total, seen, chosen, need,
+                            candidate_round(keys, columns, count, threads, hist, partial, total, seen, chosen, need,
                                             prefix, mask, threshold, COLUMN_BITS - r * COLUMN_BITS, COLUMN_BITS, 1,
                                             column_steps)
                         last_column = MAX_COLUMNS - 1 - T.Cast("int32", prefix)
-                    for i in T.serial(T.ceildiv(in_bin, threads)):
+                    for i in T.serial(T.ceildiv(count, threads)):
                         c = i * threads + tx
-                        if c < in_bin:
+                        if c < count:
                             if keys[c] > threshold or (keys[c] == threshold and columns[c] <= last_column):
                                 take(Out, row, counters, start + columns[c])
                 else:
