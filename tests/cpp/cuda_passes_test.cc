@@ -327,6 +327,31 @@ TEST(PlanSharedMemory, BuffersOfThreadGroupsAreAliveTogether) {
   EXPECT_EQ(offsets.at("t"), offsets.at("s"));
 }
 
+TEST(PlanSharedMemory, BuffersOfSeparateThreadGroupIfsAreAliveTogether) {
+  // Two Ifs, one a group: group 1's threads pass group 0's If at once and fill s while group 0
+  // still reads t. (tilec.ops.dsa's Hopper FP8 decode: its producer's slot list, allocated in
+  // its own T.ws block after the consumers', took Q's bytes; wrong scores on the H200.)
+  const std::string tensors = "X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")";
+  ir::PrimFunc f = kernel("        t = T.alloc_shared((64,), \"float32\")\n"
+                          "        s = T.alloc_shared((64,), \"float32\")\n"
+                          "        u = T.alloc_shared((64,), \"float32\")\n"
+                          "        T.copy(X[0:64], t)\n"
+                          "        tx = T.get_thread_binding()\n"
+                          "        if tx < 64:\n"
+                          "            T.copy(t, Y[0:64])\n"
+                          "        if tx >= 64:\n"
+                          "            T.copy(X[64:128], s)\n"
+                          "            T.copy(s, Y[64:128])\n"
+                          "        T.sync_threads()\n"
+                          "        T.copy(X[0:64], u)\n"
+                          "        T.copy(u, Y[0:64])\n",
+                          tensors);
+  auto offsets = planned_offsets(f);
+  EXPECT_NE(offsets.at("t"), offsets.at("s"));
+  // u, after the last group's If, may take either's bytes.
+  EXPECT_TRUE(offsets.at("u") == offsets.at("t") || offsets.at("u") == offsets.at("s"));
+}
+
 TEST(PlanSharedMemory, AViewIsAtItsBuffersPlaceAndKeepsItAlive) {
   // t's last use is through its view v, after s's first: s can't take t's bytes. The same
   // statements without the view let it.

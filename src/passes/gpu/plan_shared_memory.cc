@@ -21,9 +21,10 @@ using ir::Stmt;
 // First and last statement (in program order) that touch each shared buffer. Two kinds of
 // statement run out of program order, so what they touch is alive for all of them:
 // - a loop (its next iteration may touch a buffer again);
-// - an If on thread_group (T.ws, `if tx < 128:` with tile code): its branches run at once on
-//   different threads, ordered only by the kernel's own mbarriers. A producer's first copy
-//   into one buffer may come before a consumer's last use of another.
+// - the Ifs on thread_group (T.ws, `if tx < 128:` with tile code), from the kernel's first to
+//   its last: each group's threads run on past the other groups' Ifs, ordered only by the
+//   kernel's own mbarriers, so the Ifs run at once, and so do an If's two branches. A
+//   producer's first copy into one buffer may come before a consumer's last use of another.
 // An mbarrier (a buffer mbarrier_init takes) is alive for the whole kernel: PTX lets its bytes
 // be used for anything else only after mbarrier.inval.
 class Lifetimes {
@@ -33,6 +34,13 @@ class Lifetimes {
   };
   std::unordered_map<const ir::BufferNode*, Span> spans;
 
+  // The spans of a kernel's body.
+  void walk_kernel(const Stmt& body) {
+    walk(body);
+    if (groups_first_ <= groups_last_) extend_over(groups_first_, groups_last_);
+  }
+
+ private:
   void walk(const Stmt& s) {
     if (!s) return;
     if (const auto* seq = s.as<ir::Seq>()) {
@@ -48,10 +56,14 @@ class Lifetimes {
         walk(branch->then_case);
         walk(branch->else_case);
       };
-      if (thread_group_of(*branch))
+      if (thread_group_of(*branch)) {
+        const int start = clock_;
         looped(both);
-      else
+        groups_first_ = std::min(groups_first_, start);
+        groups_last_ = std::max(groups_last_, clock_ - 1);
+      } else {
         both();
+      }
     } else if (const auto* loop = s.as<ir::For>(); loop && loop->for_kind != ir::ForKind::Parallel) {
       looped([&] { walk(loop->body); });
     } else if (const auto* w = s.as<ir::While>()) {
@@ -66,15 +78,19 @@ class Lifetimes {
     }
   }
 
- private:
   template <typename Body>
   void looped(Body body) {
     const int start = clock_;
     body();
+    extend_over(start, clock_ - 1);  // the body's ticks
+  }
+
+  // Every buffer touched in ticks [first, last] is alive over all of them.
+  void extend_over(int first, int last) {
     for (auto& [buffer, span] : spans)
-      if (span.last >= start) {
-        span.first = std::min(span.first, start);
-        span.last = std::max(span.last, clock_ - 1);  // the body's last tick
+      if (span.last >= first && span.first <= last) {
+        span.first = std::min(span.first, first);
+        span.last = std::max(span.last, last);
       }
   }
 
@@ -94,6 +110,7 @@ class Lifetimes {
   }
 
   int clock_ = 0;
+  int groups_first_ = std::numeric_limits<int>::max(), groups_last_ = -1;  // the thread-group Ifs' ticks
 };
 
 // The buffers a kernel makes mbarriers of.
@@ -155,7 +172,7 @@ class KernelPlans : public ir::IRMutator {
     SharedBuffers shared;
     shared.visit(op->body);
     Lifetimes lifetimes;
-    lifetimes.walk(op->body);
+    lifetimes.walk_kernel(op->body);
     Mbarriers mbarriers;
     mbarriers.visit(op->body);
     for (const ir::BufferNode* b : mbarriers.buffers) lifetimes.spans[b] = {-1, std::numeric_limits<int>::max()};
