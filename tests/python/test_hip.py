@@ -221,7 +221,7 @@ def dsa_sources(arch):
                                                         **indexer.AMD_CONFIG)),
         "paged indexer": (indexer.indexer_decode_kernel, dict(batch=128, next_n=2, heads=64, dim=128, pages=8192,
                                                               max_pages=2048)),
-        "top-k": (topk.topk_kernel, dict(rows=4096, cols=131072, k=2048, **topk.CONFIG)),
+        "top-k": (topk.topk_kernel, dict(rows=4096, cols=131072, k=2048, **topk.AMD_CONFIG)),
         "physical slots": (topk.physical_slots_kernel, dict(rows=256, k=2048, next_n=2, max_pages=2048,
                                                             page_size=64)),
         "sparse MLA prefill": (sparse_mla.sparse_mla_prefill_kernel,

@@ -34,6 +34,7 @@ MAX_COLUMNS = 1 << (2 * COLUMN_BITS)  # the tie rounds read a column's low 24 bi
 GUESS_MARGIN = 2  # the sample's bin G is one that about twice the k keys of the row reach
 # 8192 candidates: 82 KiB of shared memory a block, so two blocks an SM, as its 52 registers a thread allow
 CONFIG = dict(threads=512, candidates=8192, unroll=8)
+AMD_CONFIG = dict(threads=512, candidates=4096, unroll=8)  # 64 KiB of LDS a block
 CPU_CONFIG = dict(threads=128, candidates=1024, unroll=2)
 
 
@@ -417,7 +418,7 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
             raise ValueError(f"histogram must be int32 of shape ({S}, {HISTOGRAM_BINS}), not "
                              f"{capture.tensor_dtype_name(histogram)} of shape {tuple(histogram.shape)}")
         inputs.append(histogram)
-    config = config_for(logits, gpu=CONFIG, cpu=CPU_CONFIG)
+    config = config_for(logits, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     select = topk_kernel(S, N, k, histogram=histogram is not None, **config)
     if block_table is not None:
         slots = physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)
