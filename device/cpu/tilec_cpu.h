@@ -24,6 +24,11 @@ inline To bit_cast(const From& from) {
 
 }  // namespace detail
 
+// `p` rounded up to a multiple of `alignment`, a power of two (a block's shared memory on the heap).
+inline unsigned char* align_up(unsigned char* p, uintptr_t alignment) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(p) + alignment - 1) & ~(alignment - 1));
+}
+
 // T.reinterpret: the bits of `from` read as To, a type of its size.
 template <class To, class From>
 inline To reinterpret(const From& from) {

@@ -55,6 +55,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"guard_global_accesses", guard_global_accesses},
         {"wgmma_waits", wgmma_waits},
         {"lower_tile_ops", lower_tile_ops},
+        {"plan_shared_memory", plan_shared_memory},  // as on a GPU: buffers not alive together share bytes
         {"thread_loops", thread_loops},
         {"simplify", simplify},
         {"verify", verify},

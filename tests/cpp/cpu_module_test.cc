@@ -447,7 +447,7 @@ TEST(HostCompiler, IdentityHasVersionAndFlags) {
   const HostCompiler& compiler = HostCompiler::get();
   EXPECT_FALSE(compiler.command().empty());
   const std::vector<std::string>& flags = compiler.flags();
-  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-std=c++17", "-w"}) {
+  for (const char* flag : {"-O3", "-march=native", "-fno-strict-aliasing", "-fPIC", "-shared", "-std=c++17", "-w"}) {
     EXPECT_NE(std::find(flags.begin(), flags.end(), flag), flags.end()) << flag;
   }
   EXPECT_EQ(std::find(flags.begin(), flags.end(), "-fopenmp") != flags.end(),

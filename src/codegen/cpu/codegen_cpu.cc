@@ -7,6 +7,7 @@
 
 #include "codegen/c_family.h"
 #include "ir/device_calls.h"
+#include "ir/shared_layout.h"
 #include "ir/visitor.h"
 
 namespace tilec::codegen {
@@ -178,6 +179,12 @@ class CpuPrinter final : public CFamilyPrinter {
     std::string count_text = element_count(buffer, &count);
     std::string type = type_name(buffer->dtype);
     int64_t bytes = count * buffer->dtype.bytes();
+    if (buffer->scope == ir::MemoryScope::Shared && buffer->shared_offset >= 0 && !arena_.empty()) {
+      emit_line(type + "* const " + name + " = reinterpret_cast<" + type + "*>(" + arena_ + " + " +
+                std::to_string(buffer->shared_offset) + ");");
+      emit_line("std::memset(" + name + ", 0, " + std::to_string(ir::shared_footprint(*buffer)) + ");");
+      return;
+    }
     if (count >= 0 && bytes <= kMaxStackBufferBytes &&
         stack_bytes_ + bytes <= kMaxStackBytesPerLaunch) {
       stack_bytes_ += bytes;
@@ -223,6 +230,7 @@ class CpuPrinter final : public CFamilyPrinter {
     }
     int64_t outer_stack_bytes = stack_bytes_;
     stack_bytes_ = 0;
+    declare_shared_memory(op.body);
     if (groups_) {
       open_block("try");
       std::string index;
@@ -241,6 +249,35 @@ class CpuPrinter final : public CFamilyPrinter {
   }
 
  private:
+  // A block's shared memory, its buffers where plan_shared_memory placed them: buffers whose
+  // lifetimes never meet share bytes, as on a GPU, so that a plan letting two live buffers meet
+  // gives the wrong results here too, not only on the GPU.
+  void declare_shared_memory(const ir::Stmt& body) {
+    struct Extent : ir::IRVisitor {
+      int64_t end = 0;
+      void visit_Allocate(const ir::Allocate* op) override {
+        const ir::BufferNode& b = *op->buffer;
+        if (b.scope == ir::MemoryScope::Shared && b.shared_offset >= 0 && !b.view_of)
+          end = std::max(end, b.shared_offset + ir::shared_footprint(b));
+        IRVisitor::visit_Allocate(op);
+      }
+    } extent;
+    extent.visit(body);
+    arena_.clear();
+    if (extent.end == 0) return;
+    std::string name = fresh_name("shared_memory");
+    if (extent.end <= kMaxStackBufferBytes && stack_bytes_ + extent.end <= kMaxStackBytesPerLaunch) {
+      stack_bytes_ += extent.end;
+      emit_line("alignas(1024) unsigned char " + name + "[" + std::to_string(extent.end) + "];");
+    } else {
+      std::string storage = fresh_name(name + "_storage");
+      emit_line("std::unique_ptr<unsigned char[]> " + storage + "(new unsigned char[" + std::to_string(extent.end) +
+                " + 1024]);");
+      emit_line("unsigned char* const " + name + " = tilec_rt::align_up(" + storage + ".get(), 1024);");
+    }
+    arena_ = name;
+  }
+
   static bool is_group_chain(const ir::IfThenElse& op) {
     const auto* call = op.condition.as<ir::Call>();
     if (!call || call->name != ir::kThreadGroup) return false;
@@ -313,6 +350,7 @@ class CpuPrinter final : public CFamilyPrinter {
 
   const bool bounds_check_;
   int64_t stack_bytes_ = 0;
+  std::string arena_;  // the running block's shared memory, when plan_shared_memory placed buffers
   bool groups_ = false;  // the kernel has thread groups or mbarriers
   int group_depth_ = 0;  // inside a thread group's fiber
 };

@@ -86,7 +86,10 @@ HostCompiler HostCompiler::find() {
     }
     HostCompiler compiler;
     compiler.command_ = candidates[i];
-    compiler.flags_ = {"-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17", "-w"};
+    // -fno-strict-aliasing: a block's shared buffers share the bytes of one array (as on a GPU),
+    // one type's after another's
+    compiler.flags_ = {"-O3", "-march=native", "-fno-strict-aliasing", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
+                       "-w"};
     for (std::string& flag : split_words(env("TILEC_CXXFLAGS"))) {
       compiler.flags_.push_back(std::move(flag));
     }

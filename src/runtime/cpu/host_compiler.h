@@ -9,8 +9,8 @@ namespace tilec::runtime {
 class HostCompiler {
  public:
   // Looks for the compiler now: $CXX (which may hold a launcher, "ccache g++"), else the
-  // first of c++, g++, clang++ on PATH that runs. Flags are -O3 -march=native -fopenmp
-  // -fPIC -shared -std=c++17 -w, then the words of $TILEC_CXXFLAGS; -fopenmp is dropped
+  // first of c++, g++, clang++ on PATH that runs. Flags are -O3 -march=native
+  // -fno-strict-aliasing -fopenmp -fPIC -shared -std=c++17 -w, then the words of $TILEC_CXXFLAGS; -fopenmp is dropped
   // when it does not build with this compiler (generated code is still correct without it).
   // Throws std::runtime_error when no compiler runs.
   static HostCompiler find();

@@ -16,10 +16,11 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t*, const d
   #pragma omp parallel for collapse(2) schedule(static)
   for (int32_t by = 0; by < 2; ++by) {
     for (int32_t bx = 0; bx < 2; ++bx) {
-      alignas(64) float A_shared[1024];
-      std::memset(A_shared, 0, sizeof A_shared);
-      alignas(64) float B_shared[1024];
-      std::memset(B_shared, 0, sizeof B_shared);
+      alignas(1024) unsigned char shared_memory[8192];
+      float* const A_shared = reinterpret_cast<float*>(shared_memory + 0);
+      std::memset(A_shared, 0, 4096);
+      float* const B_shared = reinterpret_cast<float*>(shared_memory + 4096);
+      std::memset(B_shared, 0, 4096);
       alignas(64) float C_local[1024];
       std::memset(C_local, 0, sizeof C_local);
       // seed_matmul.py:18: T.clear(C_local)
