@@ -11,7 +11,8 @@ stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns:
   and so the same rescale factors;
 - each writes its P over its stage's RoPE columns (whose scores are done: block_I, tail_dim
   and block_H are all 64, and a third stage would not fit) and multiplies both P's into its
-  half of O;
+  half of O, stage 0's first: stage 0 is free for the next pair's keys once both have, while
+  they multiply stage 1's;
 - each keeps the denominator of its own steps; the two are added at the end.
 
 Warpgroup 2 gathers the keys, as in sparse_mla_hopper.py. A pair of steps needs both: the
@@ -75,12 +76,14 @@ def seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores, acc
         T.copy(scores, KV_shared[own, :, dim:dim + block_I])
         T.fence_proxy_async()
         T.barrier_arrive(p_ready[own])
-        T.gemm(KV_shared[own, :, dim:dim + block_I], KV_shared[own, :, columns:columns + half], acc)
-        T.barrier_wait(keys_ready[peer], r & 1)
-        T.barrier_wait(p_ready[peer], r & 1)
-        T.gemm(KV_shared[peer, :, dim:dim + block_I], KV_shared[peer, :, columns:columns + half], acc)
-        T.barrier_arrive(keys_free[0])
-        T.barrier_arrive(keys_free[1])
+        # both warpgroups multiply stage 0's P first and free the stage, so that the producer
+        # gathers the next pair's first step while they multiply stage 1's
+        for stage in (0, 1):
+            if stage != own:
+                T.barrier_wait(keys_ready[stage], r & 1)
+                T.barrier_wait(p_ready[stage], r & 1)
+            T.gemm(KV_shared[stage, :, dim:dim + block_I], KV_shared[stage, :, columns:columns + half], acc)
+            T.barrier_arrive(keys_free[stage])
     # the denominator of both warpgroups' steps; O over it, and the natural log-sum-exp: +inf
     # (and O 0) for a row that had no valid key, as FlashMLA gives
     T.copy(denominator, sum_shared[own, :])
