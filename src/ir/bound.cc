@@ -164,9 +164,11 @@ std::optional<Interval> BoundAnalyzer::eval(const Expr& e, bool* may_wrap) const
     case ExprKind::Min: return Interval{std::min(a.min, b.min), std::min(a.max, b.max)};
     case ExprKind::Max: return Interval{std::max(a.min, b.min), std::max(a.max, b.max)};
     case ExprKind::BitAnd:
-      // Of non-negative operands: at most the smaller.
-      if (a.min < 0 || b.min < 0) return whole(t);
-      return Interval{0, std::min(a.max, b.max)};
+      // With a non-negative operand: at most it, whatever the other (x & 7 is 0..7).
+      if (a.min >= 0 && b.min >= 0) return Interval{0, std::min(a.max, b.max)};
+      if (a.min >= 0) return Interval{0, a.max};
+      if (b.min >= 0) return Interval{0, b.max};
+      return whole(t);
     case ExprKind::BitXor:
     case ExprKind::BitOr: {
       // Of non-negative operands: no bit above the larger one's highest.

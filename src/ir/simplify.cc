@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "base/stack_guard.h"
+#include "ir/bound.h"
 #include "ir/equal.h"
 #include "ir/mutator.h"
 #include "ir/substitute.h"
@@ -266,6 +269,37 @@ Expr combine_linear(const Expr& a, const Expr& b, int64_t sign) {
 
 Expr rewrite(ExprKind k, const Expr& a, const Expr& b);
 
+struct MultipleAndRemainder {
+  Expr multiplied;  // x, of a = x * factor + y
+  int64_t factor;
+};
+
+// a as x * m + y (either order), where m > 0 divides `divisor` and 0 <= y < m with no wrap in
+// the sum: then a // divisor is x // (divisor / m), y never carrying into the quotient (a
+// thread's 8 consecutive columns tx * 8 + u, divided by a group's 128 columns: the same for all
+// 8). Nothing where a has another form or the bounds don't show it.
+std::optional<MultipleAndRemainder> multiple_and_remainder(const Expr& a, int64_t divisor) {
+  const auto* sum = a.as<Add>();
+  if (!sum || divisor <= 1) return std::nullopt;
+  // Where the sum may wrap, its bound is the dtype's whole range.
+  const DType t = a->dtype;
+  const BoundAnalyzer bounds;
+  const std::optional<Interval> whole = bounds.bound(a);
+  const int bits = t.bits();
+  if (!whole || bits >= 64) return std::nullopt;
+  const int64_t lowest = t.is_uint() ? 0 : -(int64_t{1} << (bits - 1));
+  const int64_t highest = t.is_uint() ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+  if (whole->min == lowest && whole->max == highest) return std::nullopt;
+  for (const auto& [product, rest] : {std::pair{sum->a, sum->b}, std::pair{sum->b, sum->a}}) {
+    const auto* mul = product.as<Mul>();
+    int64_t m;
+    if (!mul || !is_const_int(mul->b, &m) || m <= 0 || divisor % m) continue;
+    const std::optional<Interval> r = bounds.bound(rest);
+    if (r && r->min >= 0 && r->max < m) return MultipleAndRemainder{mul->a, m};
+  }
+  return std::nullopt;
+}
+
 Expr build(ExprKind k, const Expr& a, const Expr& b) {
   Expr r = rewrite(k, a, b);
   return r ? r : make_binary(k, a, b);
@@ -312,6 +346,11 @@ Expr rewrite(ExprKind k, const Expr& a, const Expr& b) {
     case ExprKind::FloorMod: {
       if (!integer || !b_const) return Expr();
       if (cb == 1) return k == ExprKind::FloorDiv ? a : zero();
+      if (k == ExprKind::FloorDiv)
+        if (auto split = multiple_and_remainder(a, cb)) {
+          const int64_t q = cb / split->factor;
+          return q == 1 ? split->multiplied : build(k, split->multiplied, make_int(q, t));
+        }
       auto* inner = a.as<Mul>();
       int64_t c1;
       if (cb > 0 && inner && is_const_int(inner->b, &c1) && c1 % cb == 0)
@@ -331,8 +370,18 @@ Expr rewrite(ExprKind k, const Expr& a, const Expr& b) {
       if (!integer) return Expr();
       if (b_const && cb == 0) return zero();
       return structural_equal(a, b) ? a : Expr();
-    case ExprKind::ShiftLeft:
-    case ExprKind::ShiftRight: return integer && b_const && cb == 0 ? a : Expr();
+    case ExprKind::ShiftLeft: return integer && b_const && cb == 0 ? a : Expr();
+    case ExprKind::ShiftRight: {
+      if (!integer || !b_const) return Expr();
+      if (cb == 0) return a;
+      if (cb > 0 && cb < t.bits() && cb < 62)
+        if (auto split = multiple_and_remainder(a, int64_t{1} << cb)) {
+          int shift = static_cast<int>(cb);
+          for (int64_t m = split->factor; m > 1; m >>= 1) --shift;  // factor: a power of two dividing 2^cb
+          return shift == 0 ? split->multiplied : build(k, split->multiplied, make_int(shift, b->dtype));
+        }
+      return Expr();
+    }
     case ExprKind::Min:
     case ExprKind::Max: return structural_equal(a, b) ? a : Expr();
     case ExprKind::EQ:

@@ -56,6 +56,8 @@ TEST(BoundAnalyzer, Arithmetic) {
   expect_bound(a, make_Max(x, y), 2, 5);
   expect_bound(a, make_BitXor(y, i32(9)), 0, 15);  // no bit above 9's
   expect_bound(a, make_BitXor(x, y), -2147483647 - 1, 2147483647);  // x may be negative
+  expect_bound(a, make_BitAnd(x, i32(6)), 0, 6);  // whatever x's sign
+  expect_bound(a, make_BitAnd(make_var("free"), y), 0, 4);
   expect_bound(a, make_select(make_LT(x, i32(0)), y, x), -3, 5);
   expect_bound(a, make_select(make_LT(y, i32(10)), y, x), 2, 4);  // condition provable
   expect_bound(a, make_cast(DType::Int8, x), -3, 5);

@@ -401,6 +401,24 @@ TEST(Simplify, MultiplesDividedByTheirFactor) {
   EXPECT_EQ(s(make_FloorMod(make_Mul(x, i32(4)), i32(3))), "x * 4 % 3");
 }
 
+TEST(Simplify, QuotientsThatARemainderNeverReaches) {
+  // A thread's 8 consecutive columns (tx & 63) * 8 + (u & 7), divided by a group of 128: the
+  // same quotient for all 8, so the code reads one group's scale instead of 8.
+  Expr tx = make_var("tx"), u = make_var("u");
+  Expr column = make_Add(make_BitAnd(u, i32(7)), make_Mul(make_BitAnd(tx, i32(63)), i32(8)));
+  auto s = [](const Expr& e) { return to_string(simplify(e)); };
+  EXPECT_EQ(s(make_FloorDiv(column, i32(128))), "(tx & 63) // 16");
+  EXPECT_EQ(s(make_ShiftRight(column, i32(7))), "(tx & 63) >> 4");
+  EXPECT_EQ(s(make_ShiftRight(column, i32(3))), "tx & 63");
+  EXPECT_EQ(s(make_FloorDiv(column, i32(8))), "tx & 63");
+  // a remainder that may reach the factor, a factor that does not divide, a sum that may wrap
+  Expr wide = make_Add(make_BitAnd(u, i32(15)), make_Mul(make_BitAnd(tx, i32(63)), i32(8)));
+  EXPECT_EQ(s(make_FloorDiv(wide, i32(128))), "((u & 15) + (tx & 63) * 8) // 128");
+  EXPECT_EQ(s(make_FloorDiv(column, i32(12))), "((u & 7) + (tx & 63) * 8) // 12");
+  Expr unbounded = make_Add(make_BitAnd(u, i32(7)), make_Mul(tx, i32(8)));
+  EXPECT_EQ(s(make_FloorDiv(unbounded, i32(128))), "((u & 7) + tx * 8) // 128");
+}
+
 TEST(Simplify, KeepsIdentityAndIsIdempotent) {
   Expr x = make_var("x"), y = make_var("y");
   Buffer b = make_buffer("B", DType::Float32, {i32(8)}, {}, MemoryScope::Local);
