@@ -84,7 +84,7 @@ def topk_rows(rows=4096, cols=131072, k=TOPK):
     read = read_rows(rows, cols, 512, 8)
     print(f"reading the logits (512 threads, 8 loads each): once {time_ms(lambda: read(logits, 1)):.3f} ms, "
           f"twice {time_ms(lambda: read(logits, 2)):.3f} ms")
-    for threads, candidates, unroll, margin in configs("TOPK", "512:4096:8:0,512:8192:8:2,512:8192:8:1,512:8192:4:2"):
+    for threads, candidates, unroll, margin in configs("TOPK", "512:4096:8:0,512:8192:8:2,512:8192:8:1,256:4096:16:1,256:4096:8:1"):
         kernel = topk_kernel(rows, cols, k, threads=threads, candidates=candidates, unroll=unroll,
                              guess_margin=margin)
 
