@@ -356,5 +356,59 @@ TEST(InsertBarriers, ATmaStoreWithNoBarrierBeforeTheNextWriteIsWaitedForRightThe
   EXPECT_EQ(occurrences(ir, "tma_store_wait_read()"), 2u) << ir;
 }
 
+// A kernel written thread by thread that fills s with per-thread loops (`fill`), then reads it
+// through a T.Parallel (another thread's elements).
+std::string barriers_of_fill(const std::string& fill) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 64), \"float32\"), B: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        s = T.alloc_shared((128, 64), \"float32\")\n" +
+      fill +
+      "        for i, j in T.Parallel(128, 64):\n"
+      "            B[i, j] = s[127 - i, j]\n";
+  return barriers_of_source(text);
+}
+
+TEST(InsertBarriers, PerThreadLoopsWhoseIterationsWriteElementsOfTheirOwnNeedNoBarrierInside) {
+  // Each iteration of c has columns 16 c .. 16 c + 15 (a window of its own), each iteration of e
+  // the columns = e mod 16 (a residue of its own); a let's value stands in for its name.
+  std::string ir = barriers_of_fill(
+      "        for c in T.unroll(4):\n"
+      "            for e in T.vectorized(16):\n"
+      "                column = c * 16 + e\n"
+      "                s[tx, column] = A[tx, column]\n");
+  EXPECT_EQ(occurrences(ir, "sync_threads()"), 1u) << ir;
+  EXPECT_NE(ir.find("T.evaluate(T.device.sync_threads())\n        for i in T.Parallel(128)"), std::string::npos) << ir;
+}
+
+TEST(InsertBarriers, PerThreadLoopsWhoseIterationsMayWriteOneElementKeepTheirBarrier) {
+  // Thread t in iteration c writes row t + c, as thread t + 1 does in iteration c - 1.
+  std::string ir = barriers_of_fill(
+      "        for c in T.serial(4):\n"
+      "            for j in T.vectorized(64):\n"
+      "                s[(tx + c) % 128, j] = A[tx, j]\n");
+  EXPECT_NE(ir.find("for c in T.serial(4):\n            T.evaluate(T.device.sync_threads())"), std::string::npos) << ir;
+}
+
+TEST(InsertBarriers, AccessesWhoseIndicesRangeApartNeedNoBarrierBetweenThem) {
+  // Columns 0..31 written, then columns 32..63 read, by other threads.
+  std::string ir = barriers_of_fill(
+      "        for j in T.vectorized(32):\n"
+      "            s[tx, j] = A[tx, j]\n"
+      "        for j in T.vectorized(32):\n"
+      "            A[tx, j] = s[127 - tx, 32 + j]\n");
+  EXPECT_EQ(occurrences(ir, "sync_threads()"), 1u) << ir;
+}
+
+TEST(InsertBarriers, ALetThatReadsAnotherThreadsWriteTakesItsBarrier) {
+  std::string ir = barriers_of_fill(
+      "        s[tx, 0] = A[tx, 0]\n"
+      "        v = s[127 - tx, 0]\n"
+      "        A[tx, 1] = v\n");
+  EXPECT_NE(ir.find("T.evaluate(T.device.sync_threads())\n        v = s[127 - tx, 0]"), std::string::npos) << ir;
+}
+
 }  // namespace
 }  // namespace tilec

@@ -1,6 +1,7 @@
 #include "passes/gpu/insert_barriers.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <map>
 #include <optional>
 #include <set>
@@ -12,8 +13,11 @@
 #include "ir/mutator.h"
 #include "ir/printer.h"
 #include "ir/simplify.h"
+#include "ir/substitute.h"
+#include "ir/visitor.h"
 #include "op/accesses.h"
 #include "op/op.h"
+#include "passes/gpu/index_apart.h"
 #include "passes/thread_groups.h"
 #include "passes/thread_values.h"
 
@@ -188,12 +192,39 @@ struct SharedAccesses : ir::IRVisitor {
   static void whole(const ir::BufferNode* b, Set& set) {
     if (b && b->scope == ir::MemoryScope::Shared) set[{b, "*"}] = std::nullopt;
   }
-  // Every access of `set` as a whole-buffer one (accesses carried around a loop's back edge:
-  // their indices name the last iteration's values).
   static Set wholes(const Set& set) {
     Set out;
     for (const auto& [key, indices] : set) whole(key.first, out);
     return out;
+  }
+  // `set` with the vars of `map` replaced in its indices; with `loads_whole`, an access whose
+  // indices read memory is whole (the memory may hold other values by the time it is compared).
+  static Set renamed(const Set& set, const ir::VarMap& map, bool loads_whole) {
+    Set out;
+    for (const auto& [key, indices] : set) {
+      if (!indices || (loads_whole && std::any_of(indices->begin(), indices->end(), reads_memory))) {
+        whole(key.first, out);
+        continue;
+      }
+      std::vector<ir::Expr> changed;
+      for (const ir::Expr& i : *indices) changed.push_back(map.empty() ? i : ir::substitute(i, map));
+      out[{key.first, key_of(changed)}] = std::move(changed);
+    }
+    return out;
+  }
+  static std::string key_of(const std::vector<ir::Expr>& indices) {
+    std::string key;
+    for (const ir::Expr& i : indices) key += ir::to_string(i) + ",";
+    return key;
+  }
+  static bool reads_memory(const ir::Expr& e) {
+    struct Find : ir::IRVisitor {
+      bool found = false;
+      void visit_BufferLoad(const ir::BufferLoad*) override { found = true; }
+      void visit_Call(const ir::Call*) override { found = true; }
+    } find;
+    find.visit(e);
+    return find.found;
   }
   template <typename V>
   static bool any(const Set& set, V&& v) {
@@ -227,23 +258,34 @@ struct SharedAccesses : ir::IRVisitor {
   void note(const ir::BufferNode* b, const std::vector<ir::Expr>& indices, Set& set) {
     if (b->scope != ir::MemoryScope::Shared) return;
     if (parallel_ > 0) return whole(b, set);
-    std::string key;
-    for (const ir::Expr& i : indices) key += ir::to_string(i) + ",";
-    set[{b, key}] = indices;
+    set[{b, key_of(indices)}] = indices;
   }
   int parallel_ = 0;
 };
 
+// A var that stands for another iteration's value of a loop's var, in the accesses an iteration
+// leaves unseparated for the next (BarrierPlacer::place_iterations).
+struct OtherIteration {
+  ir::Expr other, var;
+};
+
 // Whether an access of one set and one of another by different threads can touch the same
 // bytes: one buffer (unless async copies fill it: pipeline_loops orders those itself), unless
-// in some dim both index the buffer alike on every thread and provably apart (`s[r, i]` and
-// `s[r ^ 1, j]`); or two buffers whose planned places in shared memory overlap
-// (plan_shared_memory gives them disjoint lifetimes, so the barrier between them is the one
-// that lets the later reuse the earlier's bytes).
+// in some dim the indices are provably apart: both index the buffer alike on every thread and
+// differ (`s[r, i]` and `s[r ^ 1, j]`), or their ranges don't meet, or they are one access in
+// two iterations of a loop that gives each iteration elements of its own (index_apart.h); or
+// two buffers whose planned places in shared memory overlap (plan_shared_memory gives them
+// disjoint lifetimes, so the barrier between them is the one that lets the later reuse the
+// earlier's bytes).
 class Overlap {
  public:
-  Overlap(BufferSet async, const ThreadValues& thread_values)
-      : async_(std::move(async)), thread_values_(thread_values) {}
+  Overlap(BufferSet async, const ThreadValues& thread_values, const ir::BoundAnalyzer& bounds,
+          const std::vector<OtherIteration>& iterations, const ir::VarMap& originals)
+      : async_(std::move(async)),
+        thread_values_(thread_values),
+        bounds_(bounds),
+        iterations_(iterations),
+        originals_(originals) {}
 
   bool any(const SharedAccesses::Set& x, const SharedAccesses::Set& y) const {
     for (const auto& [a, ia] : x)
@@ -271,8 +313,14 @@ class Overlap {
   }
 
   bool apart(const std::vector<ir::Expr>& x, const std::vector<ir::Expr>& y) const {
-    for (size_t d = 0; d < x.size() && d < y.size(); ++d)
+    for (size_t d = 0; d < x.size() && d < y.size(); ++d) {
       if (!thread_values_.differs(x[d]) && !thread_values_.differs(y[d]) && different(x[d], y[d])) return true;
+      if (ranges_apart(x[d], y[d], bounds_)) return true;
+      for (const OtherIteration& it : iterations_)
+        if (iterations_apart(x[d], y[d], it.other, it.var, originals_, bounds_) ||
+            iterations_apart(y[d], x[d], it.other, it.var, originals_, bounds_))
+          return true;
+    }
     return false;
   }
 
@@ -292,6 +340,9 @@ class Overlap {
 
   BufferSet async_;
   const ThreadValues& thread_values_;
+  const ir::BoundAnalyzer& bounds_;
+  const std::vector<OtherIteration>& iterations_;
+  const ir::VarMap& originals_;
 };
 
 // A shared tile a TMA store may still be reading. A barrier doesn't end the read: thread 0
@@ -369,18 +420,22 @@ class BarrierPlacer {
   // branch its producer warpgroup doesn't take synchronizes only that many threads.
   // `group_barriers`: those of the kernel's T.ws groups, if `groups`; `program_orders_groups`:
   // the kernel orders its groups' accesses itself, with mbarriers (T.alloc_barrier).
+  // `thread_index`: the thread index the kernel reads (null if none), in [0, threads).
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
                 const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes,
-                Claims claims)
+                Claims claims, const ir::Expr& thread_index, int64_t threads)
       : async_(async),
-        overlap_(std::move(async), thread_values),
+        overlap_(std::move(async), thread_values, bounds_, iterations_, originals_),
         generic_writes_(std::move(generic_writes)),
         claims_(std::move(claims)),
         consumer_threads_(consumer_threads),
         thread_values_(thread_values),
         group_barriers_(group_barriers),
         program_orders_groups_(program_orders_groups),
-        defer_tma_reads_(consumer_threads == 0 && !groups) {}
+        defer_tma_reads_(consumer_threads == 0 && !groups),
+        thread_index_(thread_index) {
+    if (thread_index_) bounds_.bind(thread_index_, {0, threads - 1});
+  }
 
   // The kernel body `s` placed: with barriers, and with thread 0's waits for its TMA stores'
   // reads before the barriers ahead of their tiles' next writes, and at the end.
@@ -422,6 +477,7 @@ class BarrierPlacer {
     if (group_) throw std::logic_error("insert_barriers: a T.ws group inside another");
     SharedAccesses acc(&claims_);
     acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
+    localize(acc);
     Stmt before;
     if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending))
       before = reset(pending, branch.loc, &branch);
@@ -431,7 +487,10 @@ class BarrierPlacer {
       const int divergent = divergent_depth_;
       divergent_depth_ = 0;  // every thread of the group runs its statements
       group_ = span;
+      const ir::BoundAnalyzer outside = bounds_;
+      if (thread_index_) bounds_.bind(thread_index_, {span.lo, span.hi - 1});
       n->then_case = place(branch.then_case, inside);
+      bounds_ = outside;
       group_.reset();
       divergent_depth_ = divergent;
     }
@@ -457,11 +516,14 @@ class BarrierPlacer {
       return ir::make_seq(out);
     }
     if (const auto* let = s.as<ir::LetStmt>()) {
-      leaf_expr_reads(let->value, pending);
+      Stmt barrier = leaf_expr_reads(let->value, pending);
+      ir::Expr value = ir::substitute(let->value, lets_);
+      if (!SharedAccesses::reads_memory(value)) lets_[let->var.get()] = value;
       Stmt body = place(let->body, pending);
+      lets_.erase(let->var.get());
       auto n = std::make_shared<ir::LetStmt>(*let);
       n->body = body;
-      return Stmt(n);
+      return ir::make_seq({barrier, Stmt(n)});
     }
     if (const auto* alloc = s.as<ir::Allocate>()) {
       auto n = std::make_shared<ir::Allocate>(*alloc);
@@ -488,21 +550,25 @@ class BarrierPlacer {
     }
     const auto* loop = s.as<ir::For>();
     if (loop && loop->for_kind != ir::ForKind::Parallel) {
+      bind_loop(*loop);
       auto n = std::make_shared<ir::For>(*loop);
       Stmt before;
-      n->body = place_loop_body(loop->body, pending, before);
+      n->body = place_loop_body(loop->body, pending, before, loop->var);
+      forget_iterations(pending, loop->body, loop->var);
       return ir::make_seq({before, Stmt(n)});
     }
     if (const auto* w = s.as<ir::While>()) {
       Stmt cond_barrier = leaf_expr_reads(w->condition, pending);
       auto n = std::make_shared<ir::While>(*w);
       Stmt before;
-      n->body = place_loop_body(w->body, pending, before);
+      n->body = place_loop_body(w->body, pending, before, ir::Expr());
+      forget_iterations(pending, w->body, ir::Expr());
       return ir::make_seq({cond_barrier, before, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
     SharedAccesses acc(&claims_);
     acc.visit(s);
+    localize(acc);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
     // writers' generic stores are ordered before them by their proxy fence, then the barrier.
@@ -572,6 +638,7 @@ class BarrierPlacer {
   Stmt place_divergent(const Stmt& s, Pending& pending) {
     SharedAccesses acc(&claims_);
     acc.visit(s);
+    localize(acc);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     Pending inside;
     ++divergent_depth_;
@@ -586,13 +653,13 @@ class BarrierPlacer {
   // before the k loop and read by each iteration's GEMM), one barrier before the loop (`before`)
   // takes their place: it runs once, not every iteration, and doesn't hold the threads in
   // step each time round.
-  Stmt place_loop_body(const Stmt& body, Pending& pending, Stmt& before) {
+  Stmt place_loop_body(const Stmt& body, Pending& pending, Stmt& before, const ir::Expr& var) {
     Pending after_lazy = pending;
-    Stmt lazy = place_iterations(body, after_lazy);
+    Stmt lazy = place_iterations(body, after_lazy, var);
     const size_t lazy_barriers = barriers_in(lazy);
     if (lazy_barriers > barriers_in(body) && !pending.empty_of_accesses()) {
       Pending after_hoisted;
-      Stmt hoisted = place_iterations(body, after_hoisted);
+      Stmt hoisted = place_iterations(body, after_hoisted, var);
       if (barriers_in(hoisted) < lazy_barriers) {
         before = reset(pending, body->loc, body.get());
         if (contains(body, reads_through_async_proxy))
@@ -620,17 +687,19 @@ class BarrierPlacer {
 
   // The loop body placed from `pending` on: placing again with the accesses left unseparated
   // at its end until nothing changes.
-  Stmt place_iterations(const Stmt& body, Pending& pending) {
+  Stmt place_iterations(const Stmt& body, Pending& pending, const ir::Expr& var) {
     Pending entry = pending;
     Stmt placed;
+    // What an iteration leaves unseparated meets the next one's accesses with the loop var
+    // standing for another iteration's value, and the vars bound inside the body for any value.
+    ir::VarMap carry = vars_of_iteration(body);
+    if (var) carry[var.get()] = fresh(other_of_, var, "'");
     for (int round = 0; round < 4; ++round) {
       Pending p = entry;
       placed = place(body, p);
-      // What an iteration leaves unseparated meets the next one's accesses whole: its indices
-      // name that iteration's values.
       Pending next = entry, carried;
-      carried.reads = SharedAccesses::wholes(p.reads);
-      carried.writes = SharedAccesses::wholes(p.writes);
+      carried.reads = SharedAccesses::renamed(p.reads, carry, true);
+      carried.writes = SharedAccesses::renamed(p.writes, carry, true);
       carried.atomics = SharedAccesses::wholes(p.atomics);
       carried.claimed = p.claimed;  // keyed whole already
       carried.tma_reads = p.tma_reads;
@@ -645,9 +714,74 @@ class BarrierPlacer {
     return placed;
   }
 
+  // `acc` with the lets in scope put in its indices.
+  void localize(SharedAccesses& acc) const {
+    if (lets_.empty()) return;
+    acc.reads = SharedAccesses::renamed(acc.reads, lets_, false);
+    acc.writes = SharedAccesses::renamed(acc.writes, lets_, false);
+    acc.atomics = SharedAccesses::renamed(acc.atomics, lets_, false);
+  }
+
+  // The var `memo` holds for `var` (made on first use), named after it.
+  ir::Expr fresh(std::map<const ir::ExprNode*, ir::Expr>& memo, const ir::Expr& var, const char* mark) {
+    auto it = memo.find(var.get());
+    if (it != memo.end()) return it->second;
+    // named apart from every other (accesses are told apart by their printed indices)
+    ir::Expr made = ir::make_var(var.as<ir::Var>()->name + mark + std::to_string(memo.size()), var->dtype);
+    memo.emplace(var.get(), made);
+    originals_[made.get()] = var;
+    return made;
+  }
+
+  // The loop's var ranges over its iterations, and so do the vars for its other iterations
+  // and for any of its values.
+  void bind_loop(const ir::For& loop) {
+    auto first = bounds_.bound(loop.min), count = bounds_.bound(loop.extent);
+    if (!first || !count || count->max < 1 || first->max > INT64_MAX - count->max) return;
+    const ir::Interval range{first->min, first->max + count->max - 1};
+    if (range.min > range.max) return;
+    ir::Expr other = fresh(other_of_, loop.var, "'");
+    if (std::none_of(iterations_.begin(), iterations_.end(), [&](const OtherIteration& it) { return it.var.get() == loop.var.get(); }))
+      iterations_.push_back({other, loop.var});
+    for (const ir::Expr& v : {loop.var, other, fresh(any_of_, loop.var, "*")}) bounds_.bind(v, range);
+  }
+
+  // The vars bound inside `body` (its loops' and lets'), each to the var for any of its values.
+  ir::VarMap vars_of_iteration(const Stmt& body) {
+    struct Bound : ir::IRVisitor {
+      std::vector<ir::Expr> vars;
+      void visit_For(const ir::For* op) override {
+        vars.push_back(op->var);
+        IRVisitor::visit_For(op);
+      }
+      void visit_LetStmt(const ir::LetStmt* op) override {
+        vars.push_back(op->var);
+        IRVisitor::visit_LetStmt(op);
+      }
+    } bound;
+    bound.visit(body);
+    ir::VarMap map;
+    for (const ir::Expr& v : bound.vars) map[v.get()] = fresh(any_of_, v, "*");
+    return map;
+  }
+
+  // pending once a loop is done: its var, the var for its other iterations and the vars bound
+  // in its body stand for any of their values.
+  void forget_iterations(Pending& pending, const Stmt& body, const ir::Expr& var) {
+    ir::VarMap done = vars_of_iteration(body);
+    if (var) {
+      done[var.get()] = fresh(any_of_, var, "*");
+      done[fresh(other_of_, var, "'").get()] = done[var.get()];
+    }
+    pending.reads = SharedAccesses::renamed(pending.reads, done, true);
+    pending.writes = SharedAccesses::renamed(pending.writes, done, true);
+    pending.atomics = SharedAccesses::renamed(pending.atomics, done, true);
+  }
+
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
     SharedAccesses acc(&claims_);
     acc.visit(e);
+    localize(acc);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc, e.get()) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
@@ -705,6 +839,11 @@ class BarrierPlacer {
   std::string partial_barrier() const { return ir::consumer_barrier(consumer_threads_); }
 
   BufferSet async_;
+  // The ranges of the vars in scope (loops', the thread index's) and of those that stand for
+  // other iterations' values; read by overlap_.
+  ir::BoundAnalyzer bounds_;
+  std::vector<OtherIteration> iterations_;
+  ir::VarMap originals_;  // each var made for another iteration's or any value: the var it stands for
   Overlap overlap_;
   BufferSet generic_writes_;  // shared buffers the kernel writes through the generic proxy
   Claims claims_;
@@ -721,6 +860,13 @@ class BarrierPlacer {
   const bool defer_tma_reads_;
   std::map<const void*, int> candidate_ids_;  // the wait candidates, by what their barrier precedes
   std::set<int> waits_kept_;                  // those a tile's next write needs
+  const ir::Expr thread_index_;
+  // The lets in scope whose values read no memory: their values, lets put in, which the
+  // accesses' indices take in place of their names.
+  ir::VarMap lets_;
+  // For a loop var: the var for another iteration's value, and the one for any value (once the
+  // loop is done, or for an inner loop's or let's var once its iteration is).
+  std::map<const ir::ExprNode*, ir::Expr> other_of_, any_of_;
 };
 
 // The shared buffers a kernel writes through the generic proxy: by stores, copies other than
@@ -768,7 +914,7 @@ class KernelBarriers : public ir::IRMutator {
     const bool groups = has_thread_groups(op->body);
     n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values, group_barriers,
                             groups, groups && waits_on_mbarriers(op->body), generic_writes(op->body),
-                            claimed_slots(op->body))
+                            claimed_slots(op->body), op->thread_index, op->threads)
                   .place_kernel(op->body);
     return Stmt(n);
   }
