@@ -300,6 +300,40 @@ std::optional<MultipleAndRemainder> multiple_and_remainder(const Expr& a, int64_
   return std::nullopt;
 }
 
+Expr drop_multiples(const Expr& a, int64_t divisor);
+Expr build(ExprKind k, const Expr& a, const Expr& b);
+
+// Sum `a` without its terms x * m with m a multiple of `divisor` > 1, whose floor mod by
+// divisor is a's (the sum may wrap where divisor is a power of two, which divides 2^bits; else
+// the bounds must show it doesn't); null where a is no such sum.
+Expr without_multiple(const Expr& a, int64_t divisor) {
+  const auto* sum = a.as<Add>();
+  if (!sum || divisor <= 1) return Expr();
+  if (divisor & (divisor - 1)) {
+    const DType t = a->dtype;
+    const std::optional<Interval> whole = BoundAnalyzer().bound(a);
+    if (!whole || t.bits() >= 64 || t.is_uint()) return Expr();
+    if (whole->min == -(int64_t{1} << (t.bits() - 1)) && whole->max == (int64_t{1} << (t.bits() - 1)) - 1)
+      return Expr();
+  }
+  Expr rest = drop_multiples(a, divisor);
+  if (!rest) return make_int(0, a->dtype);
+  return rest.get() == a.get() ? Expr() : rest;
+}
+
+// The terms of sum tree `a` that are not x * m with m a multiple of `divisor`, summed; null
+// where every term is one.
+Expr drop_multiples(const Expr& a, int64_t divisor) {
+  const auto* mul = a.as<Mul>();
+  int64_t m;
+  if (mul && is_const_int(mul->b, &m) && m % divisor == 0) return Expr();
+  const auto* sum = a.as<Add>();
+  if (!sum) return a;
+  Expr left = drop_multiples(sum->a, divisor), right = drop_multiples(sum->b, divisor);
+  if (!left || !right) return left ? left : right;
+  return left.get() == sum->a.get() && right.get() == sum->b.get() ? a : build(ExprKind::Add, left, right);
+}
+
 Expr build(ExprKind k, const Expr& a, const Expr& b) {
   Expr r = rewrite(k, a, b);
   return r ? r : make_binary(k, a, b);
@@ -356,6 +390,8 @@ Expr rewrite(ExprKind k, const Expr& a, const Expr& b) {
       if (cb > 0 && inner && is_const_int(inner->b, &c1) && c1 % cb == 0)
         return k == ExprKind::FloorDiv ? build(ExprKind::Mul, inner->a, make_int(c1 / cb, t))
                                        : zero();
+      if (k == ExprKind::FloorMod)
+        if (Expr rest = without_multiple(a, cb)) return build(k, rest, b);
       return Expr();
     }
     case ExprKind::BitXor:

@@ -419,6 +419,20 @@ TEST(Simplify, QuotientsThatARemainderNeverReaches) {
   EXPECT_EQ(s(make_FloorDiv(unbounded, i32(128))), "((u & 7) + tx * 8) // 128");
 }
 
+TEST(Simplify, RemaindersDropTermsThatAreMultiplesOfTheDivisor) {
+  // A thread's 16-byte part of a row, 64 c + 16 part + e: its offset 64 c + 16 part is a
+  // multiple of 16, so its loads move 16 bytes at a time.
+  Expr c = make_var("c"), part = make_var("part"), e = make_var("e");
+  auto s = [](const Expr& x) { return to_string(simplify(x)); };
+  EXPECT_EQ(s(make_FloorMod(make_Add(make_Mul(c, i32(64)), make_Mul(part, i32(16))), i32(16))), "0");
+  EXPECT_EQ(s(make_FloorMod(make_Add(make_Add(make_Mul(c, i32(64)), make_Mul(part, i32(16))), e), i32(16))), "e % 16");
+  // 3 does not divide 2^32: the sum must not wrap, which unbounded vars may
+  EXPECT_EQ(s(make_FloorMod(make_Add(make_Mul(c, i32(6)), e), i32(3))), "(c * 6 + e) % 3");
+  Expr small = make_BitAnd(c, i32(7));
+  EXPECT_EQ(s(make_FloorMod(make_Add(make_Mul(small, i32(6)), make_BitAnd(e, i32(7))), i32(3))), "(e & 7) % 3");
+  EXPECT_EQ(s(make_FloorMod(make_Add(make_Mul(c, i32(8)), e), i32(16))), "(c * 8 + e) % 16");
+}
+
 TEST(Simplify, KeepsIdentityAndIsIdempotent) {
   Expr x = make_var("x"), y = make_var("y");
   Buffer b = make_buffer("B", DType::Float32, {i32(8)}, {}, MemoryScope::Local);

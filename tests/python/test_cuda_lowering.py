@@ -477,6 +477,47 @@ def test_gpu_parallel_loop_values_and_replicated_rows_match_torch():
     tilec.compile(softmax_with_lse(N), target="cuda")(X, Y)
     torch.testing.assert_close(Y.double(), X.double().softmax(dim=1), rtol=1e-2, atol=1e-3)
 
+def per_thread_rows(rows=128, cols=256, dtype="float16"):
+    # Each thread doubles its row into shared memory 8 elements at a time (T.vectorized, written
+    # thread by thread); then the rows are read back flipped, by other threads.
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), dtype), B: T.Tensor((rows, cols), dtype)):
+        with T.Kernel(1, threads=rows) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((rows, cols), dtype)
+            for c in T.unroll(cols // 8):
+                for e in T.vectorized(8):
+                    S[tx, c * 8 + e] = A[tx, c * 8 + e] * 2
+            for i, j in T.Parallel(rows, cols):
+                B[i, j] = S[rows - 1 - i, j]
+
+    return main
+
+
+def test_vectorized_loops_of_a_threads_own_move_runs_as_vectors():
+    source = cuda_compile(per_thread_rows()).get_kernel_source()
+    assert "tilec_cuda::load_vector<8>((&A_run[0]), (&A[" in source
+    assert "tilec_cuda::store_vector<8>((&S[" in source
+    # each iteration writes columns of its own: the one barrier is before the flipped read
+    assert source.count("sync_threads") == 1
+
+
+def test_vectorized_loops_of_a_threads_own_on_the_cpu(rng):
+    A = rand((128, 256), "float16", rng)
+    B = np.full_like(A, np.nan)
+    tilec.compile(per_thread_rows(), target="cpu")(A, B)
+    np.testing.assert_array_equal(B, (A * 2)[::-1])
+
+
+@pytest.mark.gpu
+def test_gpu_vectorized_loops_of_a_threads_own_match_torch():
+    torch = pytest.importorskip("torch")
+    A = torch.randn(128, 256, device="cuda", dtype=torch.float16)
+    B = torch.full_like(A, float("nan"))
+    tilec.compile(per_thread_rows(), target="cuda")(A, B)
+    torch.testing.assert_close(B, (A * 2).flip(0), rtol=0, atol=0)
+
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})

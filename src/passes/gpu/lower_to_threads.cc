@@ -167,9 +167,27 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   }
 
   Stmt mutate_For(const ir::For* op, const Stmt& self) override {
+    if (op->for_kind == ir::ForKind::Vectorized && nest_depth_ == 0)
+      if (Stmt vectors = thread_vectors(*op); vectors) return vectors;
     if (op->for_kind != ir::ForKind::Parallel) return TileLowering::mutate_For(op, self);
     if (auto nest = op::parallel_nest(self)) return partition(*nest);
     return strided(op);
+  }
+
+  // A T.vectorized loop of each thread's own (`for e in T.vectorized(16): s[r, c + e] = X[..]`)
+  // as T.Parallel's vector accesses make it: every thread runs all of it, its global and shared
+  // accesses in runs of up to 16 bytes where they line up. Null where none do (or its body is
+  // not one store), and the loop stays as it is.
+  Stmt thread_vectors(const ir::For& loop) {
+    int64_t first, extent;
+    if (!ir::is_const_int(loop.min, &first) || first != 0 || !ir::is_const_int(loop.extent, &extent) || extent < 2)
+      return Stmt();
+    op::ParallelNest nest{{loop.var}, {extent}, op::inline_pure_lets(loop.body), loop.loc};
+    if (!nest_store(nest)) return Stmt();
+    const Fragment layout = ir::replicated_fragment(nest.extents);
+    auto vectors = nest_vectors(nest, layout, ctx_.contiguous_args);
+    if (!vectors) return Stmt();
+    return vector_slot_loop(nest, layout, *vectors, false);
   }
 
   // Outside T.Parallel loops, a fragment is usable only where every thread holds all of it.

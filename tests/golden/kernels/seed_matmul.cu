@@ -77,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_matmul_kernel(const tile
     alignas(8) float C_run[2];
     #pragma unroll
     for (int32_t u = 0; u < 2; ++u) {
-      C_run[u] = C_local[((g * 2 + u) & 1) + (((g * 2 + u) >> 1) & 1) * 2 + ((g * 2 + u) >> 2) * 4];
+      C_run[u] = C_local[(u & 1) + (((g * 2 + u) >> 1) & 1) * 2 + ((g * 2 + u) >> 2) * 4];
     }
     tilec_cuda::store_vector<2>((&C[(int64_t)(by * 32 + ((g & 1) * 8 + ((tx >> 2) & 7) + ((tx >> 5) & 1) * 16)) * 64 + bx * 32 + ((g * 2 >> 2) * 8 + (tx & 3) * 2 + ((tx >> 6) & 1) * 16)]), (&C_run[0]));
   }
