@@ -25,7 +25,7 @@ HOPPER_CONFIG = dict(block_H=64, block_I=64)
 CONSUMER_THREADS = 128  # a warpgroup
 CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
 THREADS_A_ROW = 8  # producer threads that fill one key row together
-DEQUANTIZE_ROWS = 16  # the FP8 decode's key rows that its producer dequantizes in registers at once
+THREADS_A_TOKEN = 4  # FP8 decode producer threads that dequantize one token together
 
 
 SHARED_BYTES = 227 * 1024  # a Hopper block's shared memory
@@ -219,21 +219,47 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
 
 
 @T.macro
-def dequantize_step(Cache, Scales, slot_shared, values, KV_shared, stage, block_I):
-    # The producer's part of a step's latent dims: each indexed token's FP8 values times their
-    # group's scale, into the stage as bfloat16 (FlashMLA rounds so too); zeros for an invalid
-    # token (slot -1), whatever its slot holds. `values` holds a part of the step's rows in
-    # registers: all of a part's loads are issued before any store to shared memory, so they
-    # overlap (with each chunk stored before the next was loaded, the next load's slot, read
-    # from shared memory, waited on the store, and the kernel ran at 64 TFLOP/s).
-    rows = values.shape[0]
-    for part in T.unroll(block_I // rows):
-        for i, c in T.Parallel(rows, FP8_DIM):
-            slot = slot_shared[part * rows + i]
-            safe = T.min(T.max(slot, 0), Cache.shape[0] - 1)
-            values[i, c] = T.if_then_else(slot >= 0, T.Cast("float32", T.reinterpret(Cache[safe, c], "float8_e4m3"))
-                                          * Scales[safe, FP8_DIM // 4 + c // FP8_GROUP], 0)
-        T.copy(values, KV_shared[stage, part * rows:(part + 1) * rows, 0:FP8_DIM])
+def token_row(round, lane):
+    # The key row of a step that this FP8 decode producer thread dequantizes in round `round`.
+    return round * (CONSUMER_THREADS // THREADS_A_TOKEN) + lane // THREADS_A_TOKEN
+
+
+@T.macro
+def token_slots(Indices, slot_of, t, step, lane, topk, slots, block_I):
+    # The cache slots of the tokens this producer thread dequantizes in step `step` (slot_of[round]),
+    # -1 where invalid.
+    for round in T.unroll(slot_of.shape[0]):
+        slot_of[round] = index_at(Indices, t, step * block_I + token_row(round, lane), topk, slots)
+
+
+@T.macro
+def dequantize_tokens(Cache, Scales, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane, rope_at):
+    # The producer's part of a step: THREADS_A_TOKEN threads a token, each a quarter of its FP8
+    # values (16 bytes at a time, 64 bytes apart) and of its RoPE dims, one token a round, times
+    # their group's scale into the stage as bfloat16 (FlashMLA rounds so too); zeros for an
+    # invalid token (slot -1), whatever its slot holds. A round's loads all go out before its
+    # stores, as FlashMLA's sparse decode issues them.
+    part = lane % THREADS_A_TOKEN
+    for round in T.unroll(slot_of.shape[0]):
+        row = token_row(round, lane)
+        slot = slot_of[round]
+        safe = T.min(T.max(slot, 0), Cache.shape[0] - 1)
+        for g in T.vectorized(FP8_DIM // FP8_GROUP):
+            group_scales[g] = T.if_then_else(slot >= 0, Scales[safe, FP8_DIM // 4 + g], 0)
+        for c in T.unroll(raw.shape[0]):
+            for e in T.vectorized(16):
+                raw[c, e] = T.if_then_else(slot >= 0, Cache[safe, (c * THREADS_A_TOKEN + part) * 16 + e], 0)
+        if part == 0:
+            valid[stage, row] = slot >= 0
+        for c in T.unroll(FP8_TAIL // (THREADS_A_TOKEN * CHUNK)):
+            rope_column = (c * THREADS_A_TOKEN + part) * CHUNK
+            T.ptx_cp_async(T.access_ptr(KV_shared[stage, row, FP8_DIM + rope_column], "w", CHUNK),
+                           T.access_ptr(Rope[safe, 0, rope_at + rope_column], "r", CHUNK), CHUNK, predicate=slot >= 0)
+        for c in T.unroll(raw.shape[0]):
+            for e in T.vectorized(16):
+                column = (c * THREADS_A_TOKEN + part) * 16 + e
+                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[c, e], "float8_e4m3")) * \
+                    group_scales[column // FP8_GROUP]
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
@@ -243,7 +269,6 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
     dim, tail_dim = FP8_DIM, FP8_TAIL
     scale = sm_scale * LOG2E
     steps = T.ceildiv(topk, block_I)
-    rounds = block_I * THREADS_A_ROW // CONSUMER_THREADS  # of a producer thread's rows a step
     rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
 
     @T.prim_func
@@ -261,25 +286,20 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
                     if h0 + h < heads:
                         LSE[t // s_q, h0 + h, t % s_q] = lse[h]
             with T.ws(2):
-                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit; with 80 the dequantizing spilled
+                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
                 lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-                rows_index = T.alloc_local((rounds,), "int32")
-                slot_shared = T.alloc_shared((block_I,), "int32")
-                values = T.alloc_fragment((DEQUANTIZE_ROWS, FP8_DIM), "bfloat16")
+                slot_of = T.alloc_local((block_I * THREADS_A_TOKEN // CONSUMER_THREADS,), "int32")
+                raw = T.alloc_local((FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+                group_scales = T.alloc_local((FP8_DIM // FP8_GROUP,), "float32")
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
                             # the step's slots, read before its stage is free: their loads
                             # overlap the wait
-                            for i in T.Parallel(block_I):
-                                slot_shared[i] = index_at(Indices, t, (r * 2 + stage) * block_I + i, topk, slots)
+                            token_slots(Indices, slot_of, t, r * 2 + stage, lane, topk, slots, block_I)
                             T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
-                            for i in T.Parallel(block_I):
-                                valid[stage, i] = slot_shared[i] >= 0
-                            for j in T.unroll(rounds):
-                                rows_index[j] = slot_shared[filled_row(j, lane)]
-                            gather_rows(Rope, rope_at, rows_index, KV_shared, stage, lane, dim, tail_dim)
-                            dequantize_step(Cache, Scales, slot_shared, values, KV_shared, stage, block_I)
+                            dequantize_tokens(Cache, Scales, Rope, slot_of, raw, group_scales, KV_shared, valid,
+                                              stage, lane, rope_at)
                             # the dequantized values are the generic proxy's stores; wgmma reads
                             # them through the async proxy
                             T.fence_proxy_async()
