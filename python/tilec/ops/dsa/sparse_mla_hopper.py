@@ -277,8 +277,11 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
              Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
-            h0 = hb * block_H
+        # a token's head blocks one after another, so that they run together and the second
+        # reads the tokens the first gathered from L2
+        head_blocks = T.ceildiv(heads, block_H)
+        with T.Kernel(tokens * head_blocks, threads=3 * CONSUMER_THREADS) as program:
+            t, h0 = program // head_blocks, program % head_blocks * block_H
             KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim)
             with T.ws(0):
