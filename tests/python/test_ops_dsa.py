@@ -684,13 +684,15 @@ def test_sparse_mla_decode_hopper_builds_for_sm90a():
     # the consumers are the prefill's: the scores (one chain over 576 dims), each half of P V
     assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
     assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
-    # the producer: a token's 4 scales in one load, 16 FP8 values a load, all a round's loads
-    # before its stores of 8 bfloat16 each, and one barrier of its own every two steps (the
-    # stores of one iteration never meet another's: insert_barriers proves them apart)
+    # the producer: a token's 4 scales in one load, 16 FP8 values a load, all a step's loads
+    # before its stores of 8 bfloat16 each, the next step's slots read in between, and one
+    # barrier of its own every two steps (the stores of one iteration never meet another's:
+    # insert_barriers proves them apart)
     producer = source[source.index("setmaxnreg_dec<96>"):]
     assert "load_vector_or_zero<4>((&Scales_run" in producer
     assert producer.count("load_vector_or_zero<16>((&Cache_run") == 1
-    assert producer.index("load_vector_or_zero<16>((&Cache_run") < producer.index("store_vector<8>((&KV_shared")
+    loads = producer[producer.index("load_vector_or_zero<16>((&Cache_run"):]
+    assert loads.index("Indices[") < loads.index("store_vector<8>((&KV_shared")
     assert producer.count("sync_threads_partial") == 1
     assert "cp_async_16" in producer and "fence_proxy_async" in producer
 

@@ -233,33 +233,41 @@ def token_slots(Indices, slot_of, t, step, lane, topk, slots, block_I):
 
 
 @T.macro
-def dequantize_tokens(Cache, Scales, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane, rope_at):
-    # The producer's part of a step: THREADS_A_TOKEN threads a token, each a quarter of its FP8
-    # values (16 bytes at a time, 64 bytes apart) and of its RoPE dims, one token a round, times
-    # their group's scale into the stage as bfloat16 (FlashMLA rounds so too); zeros for an
-    # invalid token (slot -1), whatever its slot holds. A round's loads all go out before its
-    # stores, as FlashMLA's sparse decode issues them.
+def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
+    # This producer thread's quarter of each of its tokens' FP8 values (16 bytes at a time, 64
+    # bytes apart) and their 4 scales, into registers: every round's loads go out before any
+    # store, so that they wait on memory together. Zeros for an invalid token (slot -1).
+    part = lane % THREADS_A_TOKEN
+    for round in T.unroll(slot_of.shape[0]):
+        slot = slot_of[round]
+        safe = T.min(T.max(slot, 0), Cache.shape[0] - 1)
+        for g in T.vectorized(FP8_DIM // FP8_GROUP):
+            group_scales[round, g] = T.if_then_else(slot >= 0, Scales[safe, FP8_DIM // 4 + g], 0)
+        for c in T.unroll(raw.shape[1]):
+            for e in T.vectorized(16):
+                raw[round, c, e] = T.if_then_else(slot >= 0, Cache[safe, (c * THREADS_A_TOKEN + part) * 16 + e], 0)
+
+
+@T.macro
+def store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane, rope_at):
+    # The loaded values times their group's scale into the stage as bfloat16 (FlashMLA rounds
+    # so too), the tokens' RoPE dims by cp.async, and their validity.
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         row = token_row(round, lane)
         slot = slot_of[round]
-        safe = T.min(T.max(slot, 0), Cache.shape[0] - 1)
-        for g in T.vectorized(FP8_DIM // FP8_GROUP):
-            group_scales[g] = T.if_then_else(slot >= 0, Scales[safe, FP8_DIM // 4 + g], 0)
-        for c in T.unroll(raw.shape[0]):
-            for e in T.vectorized(16):
-                raw[c, e] = T.if_then_else(slot >= 0, Cache[safe, (c * THREADS_A_TOKEN + part) * 16 + e], 0)
         if part == 0:
             valid[stage, row] = slot >= 0
         for c in T.unroll(FP8_TAIL // (THREADS_A_TOKEN * CHUNK)):
             rope_column = (c * THREADS_A_TOKEN + part) * CHUNK
             T.ptx_cp_async(T.access_ptr(KV_shared[stage, row, FP8_DIM + rope_column], "w", CHUNK),
-                           T.access_ptr(Rope[safe, 0, rope_at + rope_column], "r", CHUNK), CHUNK, predicate=slot >= 0)
-        for c in T.unroll(raw.shape[0]):
+                           T.access_ptr(Rope[T.min(T.max(slot, 0), Cache.shape[0] - 1), 0, rope_at + rope_column], "r",
+                                        CHUNK), CHUNK, predicate=slot >= 0)
+        for c in T.unroll(raw.shape[1]):
             for e in T.vectorized(16):
                 column = (c * THREADS_A_TOKEN + part) * 16 + e
-                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[c, e], "float8_e4m3")) * \
-                    group_scales[column // FP8_GROUP]
+                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[round, c, e], "float8_e4m3")) * \
+                    group_scales[round, column // FP8_GROUP]
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
@@ -291,22 +299,27 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
             with T.ws(2):
                 T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
                 lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-                slot_of = T.alloc_local((block_I * THREADS_A_TOKEN // CONSUMER_THREADS,), "int32")
-                raw = T.alloc_local((FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
-                group_scales = T.alloc_local((FP8_DIM // FP8_GROUP,), "float32")
+                rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
+                # the slots of this step's tokens and of the next step's, read a step ahead
+                slot_of = T.alloc_local((rounds,), "int32")
+                next_slot_of = T.alloc_local((rounds,), "int32")
+                raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+                group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "float32")
+                token_slots(Indices, slot_of, t, 0, lane, topk, slots, block_I)
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
-                            # the step's slots, read before its stage is free: their loads
-                            # overlap the wait
-                            token_slots(Indices, slot_of, t, r * 2 + stage, lane, topk, slots, block_I)
                             T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
-                            dequantize_tokens(Cache, Scales, Rope, slot_of, raw, group_scales, KV_shared, valid,
-                                              stage, lane, rope_at)
+                            load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
+                            token_slots(Indices, next_slot_of, t, r * 2 + stage + 1, lane, topk, slots, block_I)
+                            store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane,
+                                         rope_at)
                             # the dequantized values are the generic proxy's stores; wgmma reads
                             # them through the async proxy
                             T.fence_proxy_async()
                             T.cp_async_barrier_noinc(keys_ready[stage])
                             T.barrier_arrive(keys_ready[stage])  # releases the flags and values
+                            for round in T.unroll(rounds):
+                                slot_of[round] = next_slot_of[round]
 
     return main
