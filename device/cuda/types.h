@@ -209,4 +209,29 @@ struct narrow<float8_e5m2> {
 
 }  // namespace detail
 
+// A pair in one conversion (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32), rounding as from_float does;
+// `at` is 4-byte aligned.
+__device__ __forceinline__ void from_float_pair(bfloat16* at, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(a, b);
+}
+__device__ __forceinline__ void from_float_pair(half* at, float a, float b) {
+  *reinterpret_cast<__half2*>(at) = __floats2half2_rn(a, b);
+}
+
+// Two FP8 values (in[0], in[1], bytes) as floats, exactly, in one conversion (cvt.rn.f16x2.e4m3x2).
+__device__ __forceinline__ void e4m3_pair_to_float(float* out, const void* in) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(in);
+  const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
+      static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), __NV_E4M3)));
+  out[0] = f.x;
+  out[1] = f.y;
+}
+__device__ __forceinline__ void e5m2_pair_to_float(float* out, const void* in) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(in);
+  const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
+      static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), __NV_E5M2)));
+  out[0] = f.x;
+  out[1] = f.y;
+}
+
 }  // namespace tilec_cuda

@@ -158,4 +158,12 @@ __device__ __forceinline__ T from_float(I i) {
   return detail::narrow<T>::from_integer(i);
 }
 
+// at[0] = from_float<T>(a), at[1] = from_float<T>(b): a vector store's run, two elements at a
+// time (a backend's types.h converts a pair of half or bfloat16 in one instruction).
+template <class T>
+__device__ __forceinline__ void from_float_pair(T* at, float a, float b) {
+  at[0] = from_float<T>(a);
+  at[1] = from_float<T>(b);
+}
+
 }  // namespace TILEC_GPU_NAMESPACE

@@ -4,6 +4,7 @@ tests marked gpu run such kernels on the GPU against torch."""
 
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -516,6 +517,54 @@ def test_gpu_vectorized_loops_of_a_threads_own_match_torch():
     B = torch.full_like(A, float("nan"))
     tilec.compile(per_thread_rows(), target="cuda")(A, B)
     torch.testing.assert_close(B, (A * 2).flip(0), rtol=0, atol=0)
+
+
+def fp8_rows_scaled(rows=64, cols=128, out="bfloat16"):
+    # FP8 bytes (uint8) times a row's scale, out as bfloat16 or half: an FP8 cache's dequantization.
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "uint8"), S: T.Tensor((rows,), "float32"), B: T.Tensor((rows, cols), out)):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((rows, cols), "uint8")
+            T.copy(A, A_s)
+            for i, j in T.Parallel(rows, cols):
+                B[i, j] = T.Cast("float32", T.reinterpret(A_s[i, j], "float8_e4m3")) * S[i]
+
+    return main
+
+
+@pytest.mark.parametrize("out", ["bfloat16", "float16"])
+def test_a_vector_of_narrow_floats_converts_two_at_a_time(out):
+    source = cuda_compile(fp8_rows_scaled(out=out)).get_kernel_source()
+    # two FP8 values to floats in one conversion, two floats to the store's type in another
+    assert re.search(r"e4m3_pair_to_float\(\(&A_s_run_pair\[0\]\), \(&A_s_run\[p \* 2\]\)\)", source)
+    assert "from_float_pair((&B_run[p * 2])" in source
+    assert "from_float<" not in source.split("A_s_run_pair")[1]
+
+
+def fp8_bytes(rng, shape):
+    # random e4m3 bit patterns, NaN's two left out
+    data = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    return np.where((data & 0x7F) == 0x7F, 0x3C, data).astype(np.uint8)
+
+
+def test_fp8_rows_scaled_on_the_cpu(rng):
+    A, S = fp8_bytes(rng, (64, 128)), rand((64,), "float32", rng)
+    B = np.full((64, 128), np.nan, ml_dtypes.bfloat16)
+    tilec.compile(fp8_rows_scaled(), target="cpu")(A, S, B)
+    expected = (A.view(ml_dtypes.float8_e4m3fn).astype(np.float32) * S[:, None]).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(B.astype(np.float32), expected.astype(np.float32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("out", ["bfloat16", "float16"])
+def test_gpu_narrow_floats_converted_two_at_a_time_round_as_torch_does(out, rng):
+    torch = pytest.importorskip("torch")
+    A = torch.from_numpy(fp8_bytes(rng, (64, 128))).cuda()
+    S = torch.rand(64, device="cuda") + 0.5
+    B = torch.full((64, 128), float("nan"), device="cuda", dtype=getattr(torch, out))
+    tilec.compile(fp8_rows_scaled(out=out), target="cuda")(A, S, B)
+    expected = (A.view(torch.float8_e4m3fn).float() * S[:, None]).to(B.dtype)
+    torch.testing.assert_close(B, expected, rtol=0, atol=0)
 
 
 def test_general_variant_does_not_assume_aligned_tensors():

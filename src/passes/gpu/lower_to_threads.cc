@@ -14,6 +14,7 @@
 #include "ir/visitor.h"
 #include "op/parallel.h"
 #include "passes/gpu/nest_vectors.h"
+#include "passes/gpu/pair_conversions.h"
 #include "passes/lower_tile_ops.h"
 #include "passes/thread_groups.h"
 #include "passes/thread_values.h"
@@ -443,7 +444,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     bounds_ = saved;
     body = ir::substitute(body, map);
     std::vector<Stmt> group_body = prologue;
-    group_body.push_back(ir::make_for(lane, ir::make_int(0), ir::make_int(width), ir::ForKind::Unrolled, body));
+    Stmt pairs = v.store ? pair_conversions(body, lane, width, runs) : Stmt();
+    group_body.push_back(pairs ? pairs : ir::make_for(lane, ir::make_int(0), ir::make_int(width), ir::ForKind::Unrolled, body));
     if (v.store)
       group_body.push_back(ir::device_call(
           "store_vector<" + std::to_string(width) + ">",

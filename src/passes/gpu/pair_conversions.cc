@@ -1,0 +1,103 @@
+#include "passes/gpu/pair_conversions.h"
+
+#include <string>
+#include <vector>
+
+#include "ir/device_calls.h"
+#include "ir/equal.h"
+#include "ir/intrinsics.h"
+#include "ir/mutator.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
+#include "ir/visitor.h"
+
+namespace tilec::passes {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+
+// The FP8 value a float conversion reads from a local run (`float(e4m3(raw[i]))`, or of an
+// FP8 run itself), with its run and index; null where `cast` is no such conversion.
+struct Fp8Read {
+  const ir::BufferLoad* load = nullptr;
+  DType format;
+};
+
+Fp8Read fp8_read(const ir::Cast& cast) {
+  if (cast.dtype != DType::Float32) return {};
+  const Expr* value = &cast.value;
+  if (const auto* call = value->as<ir::Call>(); call && call->name == ir::kReinterpret && call->args.size() == 1)
+    value = &call->args[0];
+  const auto* load = value->as<ir::BufferLoad>();
+  const DType format = cast.value->dtype;
+  if (!load || load->buffer->scope != ir::MemoryScope::Local || load->indices.empty() ||
+      load->buffer->dtype.bytes() != 1 || (format != DType::Float8E4M3 && format != DType::Float8E5M2))
+    return {};
+  return {load, format};
+}
+
+// Puts each FP8 conversion whose run index is base + lane in its last dim (base even, the other
+// dims free of lane) in a pair: the pair's conversion reads run[.., base + 2p] and the element
+// after it into a local of 2 floats, and the value reads that local at lane - 2p (element 0 for
+// the pair's first, 1 for its second).
+class PairFp8Reads : public ir::IRMutator {
+ public:
+  PairFp8Reads(Expr lane, Expr first, std::vector<ir::Buffer>& locals, std::vector<Stmt>& conversions)
+      : lane_(std::move(lane)), first_(std::move(first)), locals_(locals), conversions_(conversions) {}
+
+ protected:
+  Expr mutate_Cast(const ir::Cast* op, const Expr& self) override {
+    const Fp8Read read = fp8_read(*op);
+    if (!read.load) return IRMutator::mutate_Cast(op, self);
+    const std::vector<Expr>& indices = read.load->indices;
+    for (size_t d = 0; d + 1 < indices.size(); ++d)
+      if (ir::uses_var(indices[d], lane_.get())) return IRMutator::mutate_Cast(op, self);
+    const Expr& index = indices.back();
+    const Expr base = ir::simplify(ir::substitute(index, lane_, ir::make_int(0, lane_->dtype)));
+    if (ir::uses_var(base, lane_.get()) || !ir::is_zero(ir::simplify(ir::make_Sub(ir::make_Sub(index, lane_), base))) ||
+        !ir::is_zero(ir::simplify(ir::make_FloorMod(base, ir::make_int(2, base->dtype)))))
+      return IRMutator::mutate_Cast(op, self);
+    std::vector<Expr> at_pair(indices.begin(), indices.end() - 1);
+    at_pair.push_back(ir::simplify(ir::make_Add(base, first_)));
+    ir::Buffer pair = ir::make_buffer(read.load->buffer->name + "_pair", DType::Float32, {ir::make_int(2)}, {},
+                                      ir::MemoryScope::Local, op->loc);
+    locals_.push_back(pair);
+    const char* convert = read.format == DType::Float8E4M3 ? "e4m3_pair_to_float" : "e5m2_pair_to_float";
+    conversions_.push_back(ir::device_call(
+        convert,
+        {ir::address_of(pair, {ir::make_int(0)}), ir::address_of(read.load->buffer, at_pair)},
+        op->loc));
+    return ir::make_load(pair, {ir::make_Sub(lane_, first_)});
+  }
+
+ private:
+  Expr lane_, first_;
+  std::vector<ir::Buffer>& locals_;
+  std::vector<Stmt>& conversions_;
+};
+
+}  // namespace
+
+Stmt pair_conversions(const Stmt& element, const Expr& lane, int64_t width, std::vector<ir::Buffer>& locals) {
+  const auto* store = element.as<ir::BufferStore>();
+  if (!store || width < 2 || width % 2 || store->indices.size() != 1 || !ir::structural_equal(store->indices[0], lane))
+    return Stmt();
+  const DType t = store->buffer->dtype;
+  const auto* cast = store->value.as<ir::Cast>();
+  if ((t != DType::BFloat16 && t != DType::Float16) || !cast || cast->value->dtype != DType::Float32) return Stmt();
+  Expr pair = ir::make_var("p", lane->dtype);
+  Expr first = ir::make_Mul(pair, ir::make_int(2, lane->dtype));
+  std::vector<Stmt> body;
+  Expr value = PairFp8Reads(lane, first, locals, body).mutate(cast->value);
+  auto at = [&](const Expr& which) { return ir::simplify(ir::substitute(value, lane, which)); };
+  body.push_back(ir::device_call("from_float_pair",
+                                 {ir::address_of(store->buffer, {first}), at(first),
+                                  at(ir::make_Add(first, ir::make_int(1, lane->dtype)))},
+                                 element->loc));
+  return ir::with_loc(ir::make_for(pair, ir::make_int(0), ir::make_int(width / 2), ir::ForKind::Unrolled,
+                                   ir::make_seq(body)),
+                      element->loc);
+}
+
+}  // namespace tilec::passes

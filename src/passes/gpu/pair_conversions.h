@@ -1,0 +1,25 @@
+// A vector store's run of half or bfloat16 computed two elements at a time, where that converts
+// in one instruction what took two: the floats a pair stores (from_float_pair: cvt.rn.bf16x2.f32
+// on CUDA), and the two FP8 values next to each other in a local run that the pair's values read
+// as floats (e4m3_pair_to_float: cvt.rn.f16x2.e4m3x2). An FP8 cache's dequantization
+// (`KV[r, c] = float(fp8(raw[c])) * scale`) goes from eight instructions a value to about four.
+//
+//   for u in T.unroll(8):                      for p in T.unroll(4):
+//     run[u] = bf16(float(e4m3(raw[8g+u])) * s)   ->   e4m3_pair_to_float(&raw_pair[0], &raw[8g+2p])
+//                                                    from_float_pair(&run[2p], raw_pair[0] * s,
+//                                                                    raw_pair[1] * s)
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tilec::passes {
+
+// `element` is a vector group's element (run[lane] = value, lane in [0, width)); the loop over
+// its pairs, with the locals it needs added to `locals`; null where `element` is no store of
+// half or bfloat16 converted from float32 (or width is odd), and the element loop stays.
+ir::Stmt pair_conversions(const ir::Stmt& element, const ir::Expr& lane, int64_t width,
+                          std::vector<ir::Buffer>& locals);
+
+}  // namespace tilec::passes
