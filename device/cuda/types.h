@@ -219,19 +219,21 @@ __device__ __forceinline__ void from_float_pair(half* at, float a, float b) {
 }
 
 // Two FP8 values (in[0], in[1], bytes) as floats, exactly, in one conversion (cvt.rn.f16x2.e4m3x2).
-__device__ __forceinline__ void e4m3_pair_to_float(float* out, const void* in) {
+namespace detail {
+template <__nv_fp8_interpretation_t Format>
+__device__ __forceinline__ void fp8_pair_to_float(float* out, const void* in) {
   const uint8_t* bytes = static_cast<const uint8_t*>(in);
-  const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
-      static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), __NV_E4M3)));
+  const float2 f = __half22float2(
+      __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), Format)));
   out[0] = f.x;
   out[1] = f.y;
 }
+}  // namespace detail
+__device__ __forceinline__ void e4m3_pair_to_float(float* out, const void* in) {
+  detail::fp8_pair_to_float<__NV_E4M3>(out, in);
+}
 __device__ __forceinline__ void e5m2_pair_to_float(float* out, const void* in) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(in);
-  const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
-      static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), __NV_E5M2)));
-  out[0] = f.x;
-  out[1] = f.y;
+  detail::fp8_pair_to_float<__NV_E5M2>(out, in);
 }
 
 }  // namespace tilec_cuda

@@ -55,15 +55,17 @@ __device__ __forceinline__ bool shfl_xor(bool value, int lane_mask) {
 
 // Two FP8 values (in[0], in[1], bytes) as floats, exactly: cuda/types.h converts them in one
 // instruction; here one by one, as to_float does.
-__device__ __forceinline__ void e4m3_pair_to_float(float* out, const void* in) {
+template <class Fp8>
+__device__ __forceinline__ void fp8_pair_to_float(float* out, const void* in) {
   const uint8_t* bytes = static_cast<const uint8_t*>(in);
-  out[0] = to_float(reinterpret<float8_e4m3>(bytes[0]));
-  out[1] = to_float(reinterpret<float8_e4m3>(bytes[1]));
+  out[0] = to_float(reinterpret<Fp8>(bytes[0]));
+  out[1] = to_float(reinterpret<Fp8>(bytes[1]));
+}
+__device__ __forceinline__ void e4m3_pair_to_float(float* out, const void* in) {
+  fp8_pair_to_float<float8_e4m3>(out, in);
 }
 __device__ __forceinline__ void e5m2_pair_to_float(float* out, const void* in) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(in);
-  out[0] = to_float(reinterpret<float8_e5m2>(bytes[0]));
-  out[1] = to_float(reinterpret<float8_e5m2>(bytes[1]));
+  fp8_pair_to_float<float8_e5m2>(out, in);
 }
 
 }  // namespace tilec_hip

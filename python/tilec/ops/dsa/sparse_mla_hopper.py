@@ -41,17 +41,17 @@ def hopper_fits(dim, tail_dim, block_H=64, block_I=64):
 
 
 @T.macro
-def filled_row(j, lane):
-    # The key row of a step that this producer thread fills in its j-th round: THREADS_A_ROW
-    # threads a row, CONSUMER_THREADS // THREADS_A_ROW rows a round.
-    return j * (CONSUMER_THREADS // THREADS_A_ROW) + lane // THREADS_A_ROW
+def filled_row(j, lane, threads_a_row=THREADS_A_ROW):
+    # The key row of a step that this producer thread fills in its j-th round: threads_a_row
+    # threads a row, CONSUMER_THREADS // threads_a_row rows a round.
+    return j * (CONSUMER_THREADS // threads_a_row) + lane // threads_a_row
 
 
 @T.macro
-def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I):
+def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I, threads_a_row=THREADS_A_ROW):
     # The indices of the rows this producer thread fills in step `step`, -1 where invalid.
     for j in T.unroll(rows_index.shape[0]):
-        rows_index[j] = index_at(Indices, t, step * block_I + filled_row(j, lane), topk, keys)
+        rows_index[j] = index_at(Indices, t, step * block_I + filled_row(j, lane, threads_a_row), topk, keys)
 
 
 @T.macro
@@ -219,20 +219,6 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
 
 
 @T.macro
-def token_row(round, lane):
-    # The key row of a step that this FP8 decode producer thread dequantizes in round `round`.
-    return round * (CONSUMER_THREADS // THREADS_A_TOKEN) + lane // THREADS_A_TOKEN
-
-
-@T.macro
-def token_slots(Indices, slot_of, t, step, lane, topk, slots, block_I):
-    # The cache slots of the tokens this producer thread dequantizes in step `step` (slot_of[round]),
-    # -1 where invalid.
-    for round in T.unroll(slot_of.shape[0]):
-        slot_of[round] = index_at(Indices, t, step * block_I + token_row(round, lane), topk, slots)
-
-
-@T.macro
 def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
     # This producer thread's quarter of each of its tokens' FP8 values (16 bytes at a time, 64
     # bytes apart) and their 4 scales, into registers: every round's loads go out before any
@@ -254,7 +240,7 @@ def store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stag
     # so too), the tokens' RoPE dims by cp.async, and their validity.
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
-        row = token_row(round, lane)
+        row = filled_row(round, lane, THREADS_A_TOKEN)
         slot = slot_of[round]
         if part == 0:
             valid[stage, row] = slot >= 0
@@ -305,13 +291,14 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
                 next_slot_of = T.alloc_local((rounds,), "int32")
                 raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
                 group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "float32")
-                token_slots(Indices, slot_of, t, 0, lane, topk, slots, block_I)
+                step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
                             T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
                             load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
-                            token_slots(Indices, next_slot_of, t, r * 2 + stage + 1, lane, topk, slots, block_I)
+                            step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
+                                         THREADS_A_TOKEN)
                             store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane,
                                          rope_at)
                             # the dequantized values are the generic proxy's stores; wgmma reads
