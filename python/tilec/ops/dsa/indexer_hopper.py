@@ -24,17 +24,23 @@ GROUP = 128  # threads of a warpgroup
 
 @T.macro
 def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores, weights, logits,
-                group, t0, last, start, steps, seq_kv, max_len, block_N, stages, queries, heads):
+                ranges, key_scales, group, t0, last, start, steps, seq_kv, max_len, block_N, stages, queries, heads):
     # Warpgroup `group`'s key blocks (steps group, group + 2, ...): each block's scores against
     # every query's heads in one gemm, read as [keys, queries, heads] (a view of the
     # accumulator), ReLU times the head weights, summed over the heads, and stored: -inf
-    # outside a query's range, columns past the logits' width left alone.
+    # outside a query's range, columns past the logits' width left alone. The queries' ranges
+    # are read once (`ranges`, each thread's own), a block's key scales before its gemm, so
+    # their loads wait under it.
     width = Logits.shape[1]
     by_head = T.reshape(scores, (block_N, queries, heads))
     T.copy(W[t0:t0 + queries, :], weights)
+    for q in T.unroll(queries):
+        ranges[q, 0], ranges[q, 1] = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
     T.barrier_wait(q_ready, 0)
     for m in T.serial(T.ceildiv(T.max(steps - group, 0), 2)):
         n = 2 * m + group
+        for i in T.Parallel(block_N):
+            key_scales[i] = K_scale[T.min(start + n * block_N + i, seq_kv - 1)]
         T.barrier_wait(k_ready[n % stages], (n // stages) & 1)
         T.gemm(K_shared[n % stages, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
         T.barrier_arrive(k_free[n % stages])
@@ -43,12 +49,10 @@ def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready
         T.reduce_sum(by_head, logits, dim=2, clear=True)
         for i, q in T.Parallel(block_N, queries):
             key = start + n * block_N + i
-            q_start, q_end = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
-            column = key - (q_start if max_len else 0)
+            column = key - (ranges[q, 0] if max_len else 0)
             if (t0 + q <= last) & (column >= 0) & (column < width):
-                Logits[t0 + q, column] = T.if_then_else((key >= q_start) & (key < q_end),
-                                                        logits[i, q] * K_scale[T.min(key, seq_kv - 1)],
-                                                        -T.infinity("float32"))
+                Logits[t0 + q, column] = T.if_then_else((key >= ranges[q, 0]) & (key < ranges[q, 1]),
+                                                        logits[i, q] * key_scales[i], -T.infinity("float32"))
 
 
 @tilec.jit(out_idx=[-1])
@@ -73,6 +77,10 @@ def indexer_logits_hopper_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=64,
             weights_1 = T.alloc_fragment((queries, heads), "float32")
             logits_0 = T.alloc_fragment((block_N, queries), "float32")
             logits_1 = T.alloc_fragment((block_N, queries), "float32")
+            key_scales_0 = T.alloc_fragment((block_N,), "float32")
+            key_scales_1 = T.alloc_fragment((block_N,), "float32")
+            ranges_0 = T.alloc_local((queries, 2), "int32")
+            ranges_1 = T.alloc_local((queries, 2), "int32")
             # q_ready: the heads landed; k_ready: a stage's keys landed; k_free: the warpgroup
             # whose step it was is done with a stage
             q_ready = T.alloc_barrier(GROUP)
@@ -85,12 +93,12 @@ def indexer_logits_hopper_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=64,
 
             with T.ws(0):
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_0,
-                            weights_0, logits_0, 0, t0, last, start, steps, seq_kv, max_len, block_N, stages, queries,
-                            heads)
+                            weights_0, logits_0, ranges_0, key_scales_0, 0, t0, last, start, steps, seq_kv, max_len,
+                            block_N, stages, queries, heads)
             with T.ws(1):
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_1,
-                            weights_1, logits_1, 1, t0, last, start, steps, seq_kv, max_len, block_N, stages, queries,
-                            heads)
+                            weights_1, logits_1, ranges_1, key_scales_1, 1, t0, last, start, steps, seq_kv, max_len,
+                            block_N, stages, queries, heads)
             with T.ws(2):
                 T.tma_copy(Q[t0 * heads:t0 * heads + rows, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
