@@ -170,8 +170,10 @@ struct SharedAccesses : ir::IRVisitor {
   using Set = std::map<std::pair<const ir::BufferNode*, std::string>, Indices>;
   Set reads, writes, atomics, claimed;
   const Claims* claims = nullptr;
+  const ir::VarMap* lets = nullptr;  // values put in for names in element indices
 
-  explicit SharedAccesses(const Claims* claims_ = nullptr) : claims(claims_) {}
+  explicit SharedAccesses(const Claims* claims_ = nullptr, const ir::VarMap* lets_ = nullptr)
+      : claims(claims_), lets(lets_) {}
 
   void visit(const Stmt& s) override {
     if (s && op::is_tile_op(s.kind())) {
@@ -207,8 +209,12 @@ struct SharedAccesses : ir::IRVisitor {
         continue;
       }
       std::vector<ir::Expr> changed;
-      for (const ir::Expr& i : *indices) changed.push_back(map.empty() ? i : ir::substitute(i, map));
-      out[{key.first, key_of(changed)}] = std::move(changed);
+      bool same = true;
+      for (const ir::Expr& i : *indices) {
+        changed.push_back(map.empty() ? i : ir::substitute(i, map));
+        same = same && changed.back().get() == i.get();
+      }
+      out[{key.first, same ? key.second : key_of(changed)}] = std::move(changed);
     }
     return out;
   }
@@ -258,7 +264,13 @@ struct SharedAccesses : ir::IRVisitor {
   void note(const ir::BufferNode* b, const std::vector<ir::Expr>& indices, Set& set) {
     if (b->scope != ir::MemoryScope::Shared) return;
     if (parallel_ > 0) return whole(b, set);
-    set[{b, key_of(indices)}] = indices;
+    if (!lets || lets->empty()) {
+      set[{b, key_of(indices)}] = indices;
+      return;
+    }
+    std::vector<ir::Expr> put_in;
+    for (const ir::Expr& i : indices) put_in.push_back(ir::substitute(i, *lets));
+    set[{b, key_of(put_in)}] = std::move(put_in);
   }
   int parallel_ = 0;
 };
@@ -475,9 +487,8 @@ class BarrierPlacer {
   // of a chain there is none: they are other threads.
   Stmt place_group(const ir::IfThenElse& branch, ThreadSpan span, Pending& pending) {
     if (group_) throw std::logic_error("insert_barriers: a T.ws group inside another");
-    SharedAccesses acc(&claims_);
+    SharedAccesses acc(&claims_, &lets_);
     acc.visit(Stmt(std::make_shared<ir::IfThenElse>(branch)));
-    localize(acc);
     Stmt before;
     if (!program_orders_groups_ && chain_depth_ == 0 && needs_barrier(acc, pending))
       before = reset(pending, branch.loc, &branch);
@@ -566,9 +577,8 @@ class BarrierPlacer {
       return ir::make_seq({cond_barrier, before, Stmt(n)});
     }
     // A leaf: a tile op, a T.Parallel nest, a store, an evaluated call.
-    SharedAccesses acc(&claims_);
+    SharedAccesses acc(&claims_, &lets_);
     acc.visit(s);
-    localize(acc);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
     // writers' generic stores are ordered before them by their proxy fence, then the barrier.
@@ -636,9 +646,8 @@ class BarrierPlacer {
   }
 
   Stmt place_divergent(const Stmt& s, Pending& pending) {
-    SharedAccesses acc(&claims_);
+    SharedAccesses acc(&claims_, &lets_);
     acc.visit(s);
-    localize(acc);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     Pending inside;
     ++divergent_depth_;
@@ -714,14 +723,6 @@ class BarrierPlacer {
     return placed;
   }
 
-  // `acc` with the lets in scope put in its indices.
-  void localize(SharedAccesses& acc) const {
-    if (lets_.empty()) return;
-    acc.reads = SharedAccesses::renamed(acc.reads, lets_, false);
-    acc.writes = SharedAccesses::renamed(acc.writes, lets_, false);
-    acc.atomics = SharedAccesses::renamed(acc.atomics, lets_, false);
-  }
-
   // The var `memo` holds for `var` (made on first use), named after it.
   ir::Expr fresh(std::map<const ir::ExprNode*, ir::Expr>& memo, const ir::Expr& var, const char* mark) {
     auto it = memo.find(var.get());
@@ -779,9 +780,8 @@ class BarrierPlacer {
   }
 
   Stmt leaf_expr_reads(const ir::Expr& e, Pending& pending) {
-    SharedAccesses acc(&claims_);
+    SharedAccesses acc(&claims_, &lets_);
     acc.visit(e);
-    localize(acc);
     Stmt barrier = needs_barrier(acc, pending) ? reset(pending, e->loc, e.get()) : Stmt();
     pending.reads.insert(acc.reads.begin(), acc.reads.end());
     return barrier;
