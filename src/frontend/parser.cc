@@ -68,6 +68,8 @@ std::string describe(const Expr& e) {
     case ExprKind::Attribute: return "attribute";
     case ExprKind::Subscript: return "subscript";
     case ExprKind::Comprehension: return e.id == "list" ? "list comprehension" : "generator expression";
+    case ExprKind::Lambda: return "lambda";
+    case ExprKind::Dict: return "dict literal";
     case ExprKind::Unsupported: return e.id;
     case ExprKind::Name:
     case ExprKind::Slice:

@@ -988,6 +988,8 @@ TEST(ParserError, AssignmentTargets) {
   EXPECT_PARSE_ERROR("a if b else c = x\n", 1, 1, "cannot assign to conditional expression");
   EXPECT_PARSE_ERROR("[x for x in y] = z\n", 1, 1, "cannot assign to list comprehension");
   EXPECT_PARSE_ERROR("(x for x in y) = z\n", 1, 1, "cannot assign to generator expression");
+  EXPECT_PARSE_ERROR("(lambda i: i) = z\n", 1, 2, "cannot assign to lambda");
+  EXPECT_PARSE_ERROR("{1: 2} = z\n", 1, 1, "cannot assign to dict literal");
   EXPECT_PARSE_ERROR("f(x for x in y, 1)\n", 1, 3, "generator expression must be parenthesized");
   EXPECT_PARSE_ERROR("*a = b\n", 1, 1, "starred assignment target must be in a list or tuple");
   EXPECT_PARSE_ERROR("for f() in x: pass\n", 1, 5, "cannot assign to function call");
