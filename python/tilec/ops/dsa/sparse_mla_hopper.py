@@ -65,7 +65,7 @@ def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count)
     # This thread's part of columns [first, first + count) of a step's rows, from columns
     # src_first.. of the keys rows_index names: CHUNK elements a cp.async, zeros for an invalid key.
     for j in T.unroll(rows_index.shape[0]):
-        for c in T.serial(T.ceildiv(count // CHUNK, THREADS_A_ROW)):
+        for c in T.unroll(T.ceildiv(count // CHUNK, THREADS_A_ROW)):
             column = (c * THREADS_A_ROW + lane % THREADS_A_ROW) * CHUNK
             if column < count:
                 T.ptx_cp_async(T.access_ptr(KV_shared[stage, filled_row(j, lane), first + column], "w", CHUNK),
