@@ -64,6 +64,22 @@ TEST(LowerToThreads, ReductionShufflesCoverOneWarp) {
   EXPECT_EQ(count(lowered(kernel(128, body), parse_target("hip", "gfx90a")), "shfl_xor"), 6u);
 }
 
+TEST(LowerToThreads, AcrossWarpsTheRowsPartialsGoThroughSharedMemoryInRoundsOfSeveral) {
+  // 4 rows of 512 over 256 threads: a thread holds parts of 2 rows, 4 warps share a row. A
+  // round's 2 KiB takes both rows' partials: one round of (barrier, write, barrier, read), then
+  // the last barrier (a round a row took 5).
+  const std::string body =
+      "        x = T.alloc_fragment((4, 512), \"float32\")\n"
+      "        s = T.alloc_fragment((4,), \"float32\")\n"
+      "        T.copy(X, x)\n"
+      "        T.reduce_max(x, s, dim=1)\n"
+      "        T.copy(s, Y)\n";
+  const std::string ir = lowered(kernel(256, body), parse_target("cuda", "sm_90a"));
+  EXPECT_NE(ir.find("s_exchange = T.alloc_shared((512,)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("for r in T.unroll(1):"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "sync_threads()"), 3u) << ir;
+}
+
 std::string reduction_of(const std::string& src) {
   return "        x = T.alloc_fragment((4, 512), \"float32\")\n"
          "        s = T.alloc_fragment((4,), \"float32\")\n"

@@ -29,6 +29,9 @@ using ir::Stmt;
 
 // Slot loops index register arrays: only fully unrolled loops keep those in registers.
 constexpr int64_t kMaxUnrolledSlots = 1024;
+// The shared memory a cross-warp reduction exchanges a round's partials through: a 256-thread
+// block's two float rows (an attention step's row maxima) in one round.
+constexpr int64_t kExchangeBytes = 2048;
 
 bool is_fragment(const ir::Buffer& b) { return b && b->scope == ir::MemoryScope::Fragment; }
 
@@ -686,32 +689,54 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
         }));
       if (in_warp == d.radix) continue;
       // The rest through shared memory: each thread reads the partials of the threads that
-      // differ from it only in this digit's remaining part.
+      // differ from it only in this digit's remaining part, `chunk` slots a round: one pair of
+      // barriers a round, not one a slot (a block split into 2 warpgroups along the reduced dim
+      // exchanges both of its rows' partials at once).
       int64_t stride = d.stride * in_warp, radix = d.radix / in_warp;
+      const int64_t slots = dst.slots();
+      const int64_t chunk = std::clamp<int64_t>(kExchangeBytes / (threads_ * t.bytes()), 1, slots);
       if (!scratch)
-        scratch = ir::make_buffer(dst_buffer->name + "_exchange", t, {ir::make_int(threads_)}, {},
+        scratch = ir::make_buffer(dst_buffer->name + "_exchange", t, {ir::make_int(threads_ * chunk)}, {},
                                   ir::MemoryScope::Shared, op.loc);
       Expr digit = ir::make_FloorMod(ir::make_FloorDiv(tid_, ir::make_int(stride)), ir::make_int(radix));
       Expr base = ir::make_Sub(tid_, ir::make_Mul(digit, ir::make_int(stride)));
-      out.push_back(for_each_slot(partial, [&](const Expr& p) {
+      Expr round = ir::make_var("r");
+      // body(q, p) for each slot p = round * chunk + q of the round (q: its row of the exchange)
+      auto each_slot = [&](const std::function<Stmt(const Expr&, const Expr&)>& body) {
+        Expr q = ir::make_var("q");
+        Expr p = ir::make_Add(ir::make_Mul(round, ir::make_int(chunk)), q);
+        Stmt at = body(q, p);
+        if (slots % chunk) at = ir::make_if(ir::make_LT(p, ir::make_int(slots)), at);
+        return ir::make_for(q, ir::make_int(0), ir::make_int(chunk), ir::ForKind::Unrolled, at);
+      };
+      auto write = [&](const Expr& q, const Expr& p) {
+        return ir::make_store(scratch, {ir::make_Add(ir::make_Mul(q, ir::make_int(threads_)), tid_)},
+                              ir::make_load(partial, {p}));
+      };
+      auto read = [&](const Expr& q, const Expr& p) {
         Expr v = ir::make_var("v");
+        Expr peer = ir::make_Add(ir::make_Mul(q, ir::make_int(threads_)),
+                                 ir::make_Add(base, ir::make_Mul(v, ir::make_int(stride))));
         ir::Buffer acc = ir::make_buffer("acc", t, {ir::make_int(1)}, {}, ir::MemoryScope::Local, op.loc);
-        Expr peer = ir::make_Add(base, ir::make_Mul(v, ir::make_int(stride)));
         Stmt gather = ir::make_store(acc, {ir::make_int(0)},
                                      combine(op.reduce_kind, ir::make_load(acc, {ir::make_int(0)}),
                                              ir::make_load(scratch, {peer})));
-        return ir::make_seq({
-            ir::device_call(block_barrier_, {}, op.loc),
-            ir::make_store(scratch, {tid_}, ir::make_load(partial, {p})),
-            ir::device_call(block_barrier_, {}, op.loc),
-            ir::make_allocate(acc,
-                              ir::make_seq({
-                                  ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
-                                  ir::make_for(v, ir::make_int(0), ir::make_int(radix), ir::ForKind::Unrolled, gather),
-                                  ir::make_store(partial, {p}, ir::make_load(acc, {ir::make_int(0)})),
-                              })),
-        });
-      }));
+        return ir::make_allocate(acc, ir::make_seq({
+                                          ir::make_store(acc, {ir::make_int(0)}, identity_of(op.reduce_kind, t)),
+                                          ir::make_for(v, ir::make_int(0), ir::make_int(radix), ir::ForKind::Unrolled,
+                                                       gather),
+                                          ir::make_store(partial, {p}, ir::make_load(acc, {ir::make_int(0)})),
+                                      }));
+      };
+      const int64_t rounds = (slots + chunk - 1) / chunk;
+      out.push_back(ir::make_for(round, ir::make_int(0), ir::make_int(rounds),
+                                 rounds <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial,
+                                 ir::make_seq({
+                                     ir::device_call(block_barrier_, {}, op.loc),
+                                     each_slot(write),
+                                     ir::device_call(block_barrier_, {}, op.loc),
+                                     each_slot(read),
+                                 })));
     }
     if (scratch) out.push_back(ir::device_call(block_barrier_, {}, op.loc));
     out.push_back(for_each_slot(partial, [&](const Expr& p) {
