@@ -117,6 +117,16 @@ TEST(IndexApart, RangesThatDoNotMeet) {
   EXPECT_FALSE(ranges_apart(wide, i32(-1), n.bounds));
 }
 
+TEST(IndexApart, CoefficientsThatWouldOverflowProveNothing) {
+  Vars n(4, 4);
+  const Expr huge = ir::make_int(INT64_MAX / 2, DType::Int64);
+  Expr v64 = ir::make_cast(DType::Int64, n.v);
+  Expr y = ir::make_Add(ir::make_Mul(ir::make_Mul(v64, huge), ir::make_int(4, DType::Int64)), v64);
+  EXPECT_FALSE(iterations_apart(n.other_iteration(y), y, n.o, n.v, n.originals, n.bounds));
+  Expr lowest = ir::make_Mul(v64, ir::make_int(INT64_MIN, DType::Int64));
+  EXPECT_FALSE(iterations_apart(n.other_iteration(lowest), lowest, n.o, n.v, n.originals, n.bounds));
+}
+
 TEST(IndexApart, RandomIndicesClaimedApartNeverMeet) {
   std::mt19937 rng(7);
   Vars n(4, 4);
