@@ -1,7 +1,6 @@
 #include "passes/gpu/insert_barriers.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <map>
 #include <optional>
 #include <set>
@@ -194,6 +193,7 @@ struct SharedAccesses : ir::IRVisitor {
   static void whole(const ir::BufferNode* b, Set& set) {
     if (b && b->scope == ir::MemoryScope::Shared) set[{b, "*"}] = std::nullopt;
   }
+  // Every access of `set` as a whole-buffer one.
   static Set wholes(const Set& set) {
     Set out;
     for (const auto& [key, indices] : set) whole(key.first, out);
