@@ -184,6 +184,13 @@ def test_the_hopper_indexer_builds_for_sm90a():
     # keys and the heads loaded by TMA
     assert source.count("wgmma_gemm_ss<64, 128, 128") == 2
     assert source.count("tma_load(") == 2 and "mbarrier_wait_parity" in source
+    # a consumer reads its queries' ranges once, before its steps, and a step's key scales
+    # before the step's gemm (their loads wait under it)
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
+    consumer = code[code.index("if (tx >= 0 && tx < 128)"):code.index("if (tx >= 128 && tx < 256)")]
+    steps = consumer[consumer.index("for (int32_t m = 0"):]
+    assert "KS[" in consumer and "KS[" not in steps and "KE[" not in steps
+    assert steps.index("K_scale[") < steps.index("wgmma_gemm_ss<64, 128, 128")
 
 
 @pytest.mark.parametrize("change,message", [
