@@ -21,7 +21,7 @@ from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_s
 from ..device import config_for, is_hopper
 from .cache_bytes import bfloat16_at, float32_at
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES, as_bytes
-from .sparse_indices import index_at
+from .sparse_indices import index_at, token_and_head_block
 from .sparse_mla_hopper import HOPPER_CONFIG, hopper_fits, sparse_mla_prefill_hopper_kernel
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
@@ -103,7 +103,8 @@ def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale,
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
-        with T.Kernel(seq, T.ceildiv(heads, block_H), threads=threads) as (t, hb):
+        with T.Kernel(seq * T.ceildiv(heads, block_H), threads=threads) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             (Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o, row_max,
              row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
                                                                                                  tail_dim)
@@ -153,7 +154,8 @@ def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=
     def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
              Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens, T.ceildiv(heads, block_H), threads=threads) as (t, hb):
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=threads) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             (Q_shared, Q_tail_shared, KV_shared, K_tail_shared, index_shared, P_shared, scores, probs, acc_o, row_max,
              row_max_prev, row_max_finite, rescale, row_sum, denominator, lse) = sparse_buffers(block_H, block_I, dim,
                                                                                                  tail_dim)

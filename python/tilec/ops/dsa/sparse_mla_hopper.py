@@ -19,7 +19,7 @@ import tilec.language as T
 
 from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step, row_max_step
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
-from .sparse_indices import index_at
+from .sparse_indices import index_at, token_and_head_block
 
 HOPPER_CONFIG = dict(block_H=64, block_I=64)
 CONSUMER_THREADS = 128  # a warpgroup
@@ -205,7 +205,8 @@ def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
-        with T.Kernel(seq, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
+        with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
             KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim)
@@ -271,11 +272,9 @@ def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, b
              Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        # a token's head blocks one after another, so that they run together and the second
-        # reads the tokens the first gathered from L2
-        head_blocks = T.ceildiv(heads, block_H)
-        with T.Kernel(tokens * head_blocks, threads=3 * CONSUMER_THREADS) as program:
-            t, h0 = program // head_blocks, program % head_blocks * block_H
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
+            h0 = hb * block_H
             KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim)
             with T.ws(0):

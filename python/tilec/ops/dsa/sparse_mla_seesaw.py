@@ -23,6 +23,7 @@ import tilec
 import tilec.language as T
 
 from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step
+from .sparse_indices import token_and_head_block
 from .sparse_mla_hopper import CONSUMER_THREADS, gather_stages
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
@@ -108,7 +109,8 @@ def sparse_mla_prefill_seesaw_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
-        with T.Kernel(seq, T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as (t, hb):
+        with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             Q_shared = T.alloc_shared((block_H, width), "bfloat16")
             KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
             valid = T.alloc_shared((2, block_I), "bool")
