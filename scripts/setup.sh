@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a working tree: .venv with the Python tools, the CMake build (libtilec,
-# the tilec binary, the _core module, the tests), and tilec installed editable.
-# Idempotent: a second run only rebuilds what changed.
+# the tilec binary, the _core module, the tests), and the venv importing tilec from
+# python/ and running its `tilec` command. Idempotent: a second run only rebuilds what changed.
+# (`pip install .` or `pip install -e .` installs tilec as a package instead: README.)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,23 +25,17 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 PY="$ROOT/.venv/bin/python"
 
-# pip runs only when a package is missing. setuptools>=70.1 builds editable
-# installs without the separate wheel package.
+# pip runs only when a package is missing.
 missing=$("$PY" - <<'PYEOF'
 import importlib.metadata as metadata
 
-wanted = {"numpy": None, "nanobind": None, "pytest": None, "ml_dtypes": None,
-          "setuptools": (70, 1)}
-
-def present(name, minimum):
+def present(name):
     try:
-        version = metadata.version(name)
+        return bool(metadata.version(name))
     except metadata.PackageNotFoundError:
         return False
-    return minimum is None or tuple(int(p) for p in version.split(".")[:2]) >= minimum
 
-print(" ".join(name + (">=%d.%d" % minimum if minimum else "")
-               for name, minimum in wanted.items() if not present(name, minimum)))
+print(" ".join(name for name in ("numpy", "nanobind", "pytest", "ml_dtypes") if not present(name)))
 PYEOF
 )
 if [[ -n "$missing" ]]; then
@@ -54,6 +49,9 @@ if [[ ! -f build/CMakeCache.txt ]]; then
 fi
 cmake --build build -j"$(nproc)"
 
-if ! "$PY" -m pip show --quiet tilec >/dev/null 2>&1; then
-  "$PY" -m pip install --quiet --no-build-isolation --no-deps -e python
-fi
+# The CMake build writes the built parts into python/tilec, so the package runs from the
+# source tree: a path file puts python/ on the venv's path (an editable pip install would
+# build a second copy of everything into the venv).
+site=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+echo "$ROOT/python" >"$site/tilec-source-tree.pth"
+ln -sf "$ROOT/python/tilec/bin/tilec" .venv/bin/tilec

@@ -19,8 +19,10 @@
 #include <variant>
 #include <vector>
 
-#include "../../src/base/diagnostics.h"
-#include "../../src/base/dtype.h"
+// In the source tree these two are src/base/ (on the include path); installed, they lie in
+// base/ beside this header.
+#include "base/diagnostics.h"
+#include "base/dtype.h"
 
 namespace tilec {
 
