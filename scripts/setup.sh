@@ -35,7 +35,7 @@ def present(name):
     except metadata.PackageNotFoundError:
         return False
 
-print(" ".join(name for name in ("numpy", "nanobind", "pytest", "ml_dtypes") if not present(name)))
+print(" ".join(name for name in ("numpy", "nanobind", "pytest", "ml_dtypes", "matplotlib") if not present(name)))
 PYEOF
 )
 if [[ -n "$missing" ]]; then

@@ -175,6 +175,22 @@ struct ConstDimInfo {
   int64_t value = 0;
 };
 
+// Where a tile's elements live, for pictures (tilec.plot_layout) and tests. Element e is the
+// e-th of the tile's shape in row-major order.
+struct TileLayout {
+  std::string name;         // the buffer's, or the layout's ("mma accumulator")
+  std::string scope;        // "fragment" or "shared"
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::string description;  // the compiler's own text of the layout
+  // Fragments: the threads and registers (slots) a thread; for each element the lowest thread
+  // holding it, its slot there, and how many threads hold it (replicas hold copies).
+  int64_t threads = 0, slots = 0;
+  std::vector<int64_t> thread, slot, holders;
+  // Shared tiles: each element's offset from the buffer's start, in elements.
+  std::vector<int64_t> offset;
+};
+
 class Kernel {
  public:
   struct Impl;
@@ -191,6 +207,9 @@ class Kernel {
   const std::string& source() const;   // generated target source
   const std::string& tile_ir() const;  // IR after elaboration
   const std::string& ir() const;       // IR after the last pass
+  // The layout of each fragment and shared buffer as layout inference left it (on a GPU
+  // target; a CPU kernel has none), in the order the kernel allocates them, each launch's in turn.
+  const std::vector<TileLayout>& layouts() const;
   double compile_seconds() const;
 
   // Shapes of the tensor params whose entry in `args` is null, solved from the
@@ -198,6 +217,10 @@ class Kernel {
   // an output can't be solved or the given tensors disagree.
   std::vector<std::vector<int64_t>> output_shapes(
       const std::vector<std::optional<ArgValue>>& args) const;
+  // The same from the tensor params' shapes alone (null for each output; a scalar's entry is
+  // ignored): what a caller with no data yet has (torch's fake tensors while tracing).
+  std::vector<std::vector<int64_t>> output_shapes(
+      const std::vector<std::optional<std::vector<int64_t>>>& shapes) const;
 
   // Checks every argument (count, kind, dtype, rank, shape, device, strides, alignment,
   // outputs writable, the memory a view reaches; each scalar's range) and runs the kernel. `stream` is the caller's CUstream for CUDA kernels (null: the
@@ -208,6 +231,15 @@ class Kernel {
  private:
   std::shared_ptr<Impl> impl_;
 };
+
+// A layout the compiler gives tiles, by kind, for pictures and docs:
+//   "mma_accumulator", "wgmma_accumulator", "mfma_accumulator": the gemm accumulator of an
+//     [m, n] `shape` over args = {warps (warpgroups, waves) along m, along n};
+//   "default_fragment": an unconstrained fragment, args = {threads, vector elements a thread};
+//   "mma_swizzle", "row_major", "panels" (args = {panel bytes}): a shared tile of `dtype`.
+// std::invalid_argument names an unknown kind, or arguments the layout refuses.
+TileLayout standard_layout(const std::string& kind, const std::vector<int64_t>& shape, DType dtype,
+                           const std::vector<int64_t>& args = {});
 
 // Throws std::invalid_argument when `options` name a target, arch, pass config or
 // config value this build doesn't know or can't compile for, or an arch of another
@@ -258,6 +290,13 @@ std::optional<std::string> read_cache_record(const std::string& folder, const st
 void write_cache_record(const std::string& folder, const std::string& name, const std::string& bytes);
 // The folder a record of `folder` lies in (created if missing), for messages.
 std::string cache_record_folder(const std::string& folder);
+
+// NVTX ranges for profilers (Nsight Systems), off by default: on, each launch is a range named
+// after its kernel and each compile stage one named as DEBUG logs it. $TILEC_NVTX=1 turns them
+// on too. They need libnvtx3interop (CUDA 12.8+), found as NVRTC is; nvtx_unavailable_reason()
+// says why ranges asked for are not emitted ("" when they are, or were not asked for).
+void set_nvtx(bool on);
+std::string nvtx_unavailable_reason();
 
 // "WARNING" (default), "INFO", "DEBUG": DEBUG logs every stage and its time.
 void set_log_level(const std::string& level);

@@ -18,7 +18,10 @@ from .datatype import DataType
 from .jit import compile, jit
 from .kernel import Kernel
 from .math import cdiv, next_power_of_2
+from .tile_layout import TileLayout, standard_layout
+from .plot_layout import plot_layout
 from .profiler import Profiler
+from .torch_library import register_torch_op
 from .transform import PassConfigKey
 from .utils.tensor import TensorSupplyType
 
@@ -33,10 +36,24 @@ def _no_leak_report_under_torch():
     if "torch" in sys.modules:
         _core.set_leak_warnings(False)
 
-__all__ = ["CompileError", "DataType", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType",
+__all__ = ["CompileError", "DataType", "Kernel", "PassConfigKey", "Profiler", "TensorSupplyType", "TileLayout",
            "autotune", "autotuner", "cdiv", "compile", "jit", "language", "layout", "math",
-           "next_power_of_2", "profiler", "set_log_level", "transform", "tvm", "utils",
+           "next_power_of_2", "plot_layout", "profiler", "register_torch_op", "set_log_level", "set_nvtx",
+           "standard_layout",
+           "transform", "tvm", "utils",
            "__version__"]
+
+
+def set_nvtx(on=True):
+    """NVTX ranges for Nsight Systems and other profilers: on, each kernel launch is a range
+    named after its kernel and each compile stage one named as set_log_level("DEBUG") logs it.
+    $TILEC_NVTX=1 turns them on too. Raises RuntimeError where NVTX's library (libnvtx3interop,
+    CUDA 12.8+) can't be loaded, saying why."""
+    _core.set_nvtx(bool(on))
+    reason = _core.nvtx_unavailable_reason() if on else ""
+    if reason:
+        _core.set_nvtx(False)
+        raise RuntimeError(f"tilec.set_nvtx: {reason}")
 
 
 def set_log_level(level):

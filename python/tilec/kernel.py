@@ -96,6 +96,23 @@ class Kernel:
     def get_tile_ir(self):
         return self._core.tile_ir
 
+    def layouts(self):
+        """The layout of each fragment and shared buffer (tilec.TileLayout, which
+        tilec.plot_layout draws), as layout inference left them, in the order the kernel
+        allocates them. GPU targets only (a kernel built for cuda with an arch needs no GPU);
+        a CPU kernel has none."""
+        from .tile_layout import TileLayout  # noqa: PLC0415
+
+        return [TileLayout(layout) for layout in self._core.layouts]
+
+    def output_shapes_of(self, shapes):
+        """The shapes of the tensor params whose entry of `shapes` is None (the outputs), solved
+        from the shapes (lists of ints) given for the others; a scalar's entry is None. No data
+        is needed: what a torch fake kernel has while tracing."""
+        wanted = sum(1 for p, s in zip(self.params, shapes) if s is None and p.is_tensor)
+        # The workspaces come last among the core's params, so their shapes last.
+        return self._core.output_shapes_of(list(shapes) + [None] * len(self._workspaces))[:wanted]
+
     def __call__(self, *args):
         if len(args) == len(self.params):
             self.run(args)

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/nvtx.h"
+
 namespace tilec {
 
 enum class LogLevel { Error, Warning, Info, Debug };
@@ -24,7 +26,8 @@ void log(LogLevel level, const std::string& message);
 // Logs `message` as a warning the first time this process sees `key`.
 void warn_once(const std::string& key, const std::string& message);
 
-// Logs "<stage>: 12.34 ms" at Debug when it goes out of scope.
+// Logs "<stage>: 12.34 ms" at Debug when it goes out of scope; an NVTX range (base/nvtx.h)
+// spans it when those are on.
 class StageTimer {
  public:
   explicit StageTimer(std::string stage);
@@ -36,6 +39,7 @@ class StageTimer {
 
  private:
   std::string stage_;
+  NvtxRange range_{stage_};
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -84,6 +84,9 @@ class SharedLayout {
   // and user layouts.
   std::string device_offset() const;
 
+  // The offset of every element, row-major over the tile's indices.
+  std::vector<int64_t> all_offsets() const;
+
   // Whether every element of the tile has its own offset in [0, elements()): empty when so,
   // else what is wrong (the first offset out of range or hit twice, with its indices). A layout
   // from_coordinates made is one; another of more than kMaxGroupElements elements is not
@@ -122,8 +125,6 @@ class SharedLayout {
  private:
   // The offset of constant `index`; std::invalid_argument where it isn't a constant.
   int64_t offset_at(const std::vector<int64_t>& index) const;
-  // The offset of every element, row-major over the tile's indices.
-  std::vector<int64_t> all_offsets() const;
   // The longest power-of-two run, `run` at most, that `offsets` keep whole (contiguous_elements).
   static int64_t longest_run(const std::vector<int64_t>& offsets, int64_t run);
 

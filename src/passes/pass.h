@@ -2,6 +2,7 @@
 // order are listed in pipeline.cc and nowhere else.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,9 @@ struct PassContext {
   // data (passes/specialize_contiguous.h): strides become known, and lowerings may
   // rely on the alignment.
   bool contiguous_args = false;
+  // Called with each pass's name and result, when set (the compiler keeps what
+  // infer_layout decided, for Kernel::layouts()).
+  std::function<void(const char* pass, const ir::PrimFunc& func)> after_pass;
 };
 
 using PassFunction = ir::Stmt (*)(const ir::Stmt&, const PassContext&);

@@ -154,6 +154,7 @@ ir::PrimFunc run_pipeline(ir::PrimFunc func, const PassContext& ctx_in) {
                        (unchanged ? " (unchanged)" : "");
     if (time) std::cerr << "[tilec] " << line << "\n";
     else log(LogLevel::Debug, line);
+    if (ctx.after_pass) ctx.after_pass(pass.name, func);
     if (dump) std::cerr << "// after " << pass.name << (unchanged ? " (unchanged)" : "") << "\n"
                         << ir::to_string(func) << "\n";
   }

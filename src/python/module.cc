@@ -391,10 +391,34 @@ NB_MODULE(_core, m) {
     }
   });
 
+  nb::class_<tilec::TileLayout>(m, "TileLayout")
+      .def_ro("name", &tilec::TileLayout::name)
+      .def_ro("scope", &tilec::TileLayout::scope)
+      .def_prop_ro("dtype", [](const tilec::TileLayout& t) { return std::string(t.dtype.name()); })
+      .def_ro("shape", &tilec::TileLayout::shape)
+      .def_ro("description", &tilec::TileLayout::description)
+      .def_ro("threads", &tilec::TileLayout::threads)
+      .def_ro("slots", &tilec::TileLayout::slots)
+      .def_ro("thread", &tilec::TileLayout::thread)
+      .def_ro("slot", &tilec::TileLayout::slot)
+      .def_ro("holders", &tilec::TileLayout::holders)
+      .def_ro("offset", &tilec::TileLayout::offset);
+  m.def(
+      "standard_layout",
+      [](const std::string& kind, const std::vector<int64_t>& shape, const std::string& dtype,
+         const std::vector<int64_t>& args) {
+        std::optional<tilec::DType> t = tilec::DType::from_name(dtype);
+        if (!t) throw nb::value_error(("'" + dtype + "' is no tilec element type").c_str());
+        return tilec::standard_layout(kind, shape, *t, args);  // std::invalid_argument: ValueError
+      },
+      nb::arg("kind"), nb::arg("shape"), nb::arg("dtype"), nb::arg("args"),
+      "A layout the compiler gives tiles (tilec::standard_layout).");
+
   nb::class_<tilec::ParamInfo>(m, "ParamInfo")
       .def_ro("name", &tilec::ParamInfo::name)
       .def_ro("is_tensor", &tilec::ParamInfo::is_tensor)
       .def_ro("workspace", &tilec::ParamInfo::workspace)
+      .def_ro("written", &tilec::ParamInfo::written)
       .def_prop_ro("dtype", [](const tilec::ParamInfo& p) { return std::string(p.dtype.name()); })
       .def_prop_ro("shape",
                    [](const tilec::ParamInfo& p) {
@@ -427,6 +451,7 @@ NB_MODULE(_core, m) {
                      return dims;
                    })
       .def_prop_ro("source", &tilec::Kernel::source)
+      .def_prop_ro("layouts", &tilec::Kernel::layouts, nb::rv_policy::reference_internal)
       .def_prop_ro("tile_ir", &tilec::Kernel::tile_ir)
       .def_prop_ro("ir", &tilec::Kernel::ir)
       .def_prop_ro("compile_seconds", &tilec::Kernel::compile_seconds)
@@ -453,6 +478,16 @@ NB_MODULE(_core, m) {
           nb::arg("args"), nb::arg("outputs"),
           "Shapes of the params `outputs` (indices; their args are ignored), solved from the "
           "other arguments.")
+      .def(
+          "output_shapes_of",
+          [](const tilec::Kernel& k, const std::vector<std::optional<std::vector<int64_t>>>& shapes) {
+            nb::list result;
+            for (const auto& shape : k.output_shapes(shapes)) result.append(nb::tuple(nb::cast(shape)));
+            return result;
+          },
+          nb::arg("shapes"),
+          "Shapes of the tensor params whose entry is None, solved from the other tensors' shapes "
+          "alone (a scalar param's entry is None too).")
       .def(
           "launch",
           [](const tilec::Kernel& k, const nb::list& args, uintptr_t stream) {
@@ -539,6 +574,8 @@ NB_MODULE(_core, m) {
   m.def("cache_record_folder", &tilec::cache_record_folder, nb::arg("folder"),
         "The cache folder that records of `folder` lie in.");
   m.def("set_log_level", &tilec::set_log_level, nb::arg("level"));
+  m.def("set_nvtx", &tilec::set_nvtx, nb::arg("on"));
+  m.def("nvtx_unavailable_reason", &tilec::nvtx_unavailable_reason);
   m.def("set_leak_warnings", [](bool on) { nb::set_leak_warnings(on); }, nb::arg("on"),
         "Whether nanobind reports tilec objects still alive when the interpreter ends.");
   m.def("version", [] { return std::string(tilec::version()); });

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/env_switch.h"
@@ -143,6 +144,7 @@ void log_nvrtc_options_unused(const CompileOptions& options, const Target& targe
 struct Lowered {
   ir::PrimFunc tile;
   std::vector<ir::PrimFunc> lowered;  // one function per launch, in order
+  std::vector<ir::Stmt> laid_out;     // each launch's body as infer_layout left it
 };
 
 Lowered lower(const FunctionSource& func, const CompileOptions& options, const Target& target,
@@ -157,6 +159,9 @@ Lowered lower(const FunctionSource& func, const CompileOptions& options, const T
   ctx.pass_configs = options.pass_configs;
   ctx.pass_configs["tilec.bounds_check"] = bounds_check(options) ? "true" : "false";  // guard_global_accesses asks
   ctx.contiguous_args = contiguous_args;
+  ctx.after_pass = [&r](const char* pass, const ir::PrimFunc& f) {
+    if (std::string_view(pass) == "infer_layout") r.laid_out.push_back(f.body);
+  };
   std::vector<ir::PrimFunc> launches =
       target.is_cpu() ? std::vector<ir::PrimFunc>{r.tile} : passes::split_launches(r.tile, target.name);
   StageTimer t("passes (" + target.name + (contiguous_args ? ", contiguous" : "") + ")");
@@ -275,6 +280,7 @@ Kernel compile(const FunctionSource& func, const CompileOptions& given_options) 
   for (const auto& cd : l.tile.const_dims) impl->const_dims.push_back({cd.param, cd.dim, cd.value});
   impl->tile_ir = ir::to_string(l.tile);
   impl->tile = std::move(l.tile);
+  impl->laid_out = std::move(l.laid_out);
   impl->first = build(std::move(l.lowered), options, impl->target);
   impl->source = func;
   impl->options = options;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <variant>
 
+#include "base/nvtx.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/device_scope.h"
 #include "runtime/cuda/launch_grid.h"
@@ -13,6 +14,7 @@
 #include "runtime/kernel_args.h"
 #include "runtime/kernel_impl.h"
 #include "runtime/launch_args.h"
+#include "runtime/tile_layouts.h"
 
 namespace tilec {
 namespace {
@@ -116,6 +118,22 @@ std::vector<std::vector<int64_t>> Kernel::output_shapes(
   return runtime::solve_output_shapes(*impl_, args);
 }
 
+const std::vector<TileLayout>& Kernel::layouts() const {
+  Impl& k = *impl_;
+  std::call_once(k.layouts_once, [&k] {  // a throw leaves the flag unset and k.layouts empty
+    std::vector<TileLayout> all;
+    for (const ir::Stmt& body : k.laid_out)
+      for (TileLayout& layout : runtime::tile_layouts(body)) all.push_back(std::move(layout));
+    k.layouts = std::move(all);
+  });
+  return k.layouts;
+}
+
+std::vector<std::vector<int64_t>> Kernel::output_shapes(
+    const std::vector<std::optional<std::vector<int64_t>>>& shapes) const {
+  return runtime::solve_output_shapes(*impl_, shapes);
+}
+
 void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
   Impl& k = *impl_;
   if (k.target.is_hip()) {
@@ -126,6 +144,7 @@ void Kernel::launch(const std::vector<ArgValue>& args, void* stream) const {
     throw std::runtime_error(what + ": launching on an AMD GPU is not implemented yet (the HIP runtime loads, but "
                              "tilec reads no ROCm tensors); run it with target 'cpu' for results");
   }
+  const NvtxRange range(k.name);
   runtime::check_launch_args(k, args);
   const int device = k.target.is_cuda() ? cuda_device(k, args) : -1;
   const KernelVariant& v = !k.first_is_contiguous || contiguous_args(k, args) ? k.first : general_variant(k);

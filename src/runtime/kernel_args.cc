@@ -124,14 +124,15 @@ class ShapeSolver {
  public:
   explicit ShapeSolver(const Kernel::Impl& k) : k_(k) {}
 
-  void add(int param, const TensorView& view) {
+  // `actual`: a tensor's shape, of the param's rank.
+  void add(int param, const std::vector<int64_t>& actual_shape) {
     const ir::Param& p = k_.tile.params[param];
     const auto& shape = p.buffer->shape;
     for (size_t d = 0; d < shape.size(); ++d) {
-      int64_t actual = view.shape[d];
+      int64_t actual = actual_shape[d];
       int64_t expected;
       if (ir::is_const_int(shape[d], &expected)) {
-        if (actual != expected) mismatch(param, view, d, std::to_string(expected));
+        if (actual != expected) mismatch(param, actual_shape, d, std::to_string(expected));
       } else if (auto* var = shape[d].as<ir::Var>()) {
         auto it = values_.find(var);
         if (it == values_.end()) {
@@ -140,13 +141,13 @@ class ShapeSolver {
           first_[var] = {param, static_cast<int>(d)};
         } else if (it->second != actual) {
           auto [p0, d0] = first_[var];
-          throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(view.shape) +
+          throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(actual_shape) +
                               " but its dim " + std::to_string(d) + " is '" + var->name + "' = " +
                               std::to_string(it->second) + " (from dim " + std::to_string(d0) +
                               " of argument '" + k_.tile.params[p0].name + "')");
         }
       } else {
-        deferred_.push_back({param, static_cast<int>(d), actual, view.shape});
+        deferred_.push_back({param, static_cast<int>(d), actual, actual_shape});
       }
     }
   }
@@ -160,11 +161,8 @@ class ShapeSolver {
         throw ArgumentError("cannot check dim " + std::to_string(d.dim) + " of argument '" + p.name +
                             "' (" + ir::to_string(p.buffer->shape[d.dim]) +
                             "): its symbols appear in no tensor's shape by themselves");
-      if (*value != d.actual) {
-        TensorView v;
-        v.shape = d.shape;
-        mismatch(d.param, v, d.dim, ir::to_string(p.buffer->shape[d.dim]) + " = " + std::to_string(*value));
-      }
+      if (*value != d.actual)
+        mismatch(d.param, d.shape, d.dim, ir::to_string(p.buffer->shape[d.dim]) + " = " + std::to_string(*value));
     }
   }
 
@@ -183,9 +181,10 @@ class ShapeSolver {
     std::vector<int64_t> shape;
   };
 
-  [[noreturn]] void mismatch(int param, const TensorView& view, size_t d, const std::string& expected) const {
+  [[noreturn]] void mismatch(int param, const std::vector<int64_t>& shape, size_t d,
+                             const std::string& expected) const {
     throw ArgumentError("argument '" + k_.tile.params[param].name + "' has shape " +
-                        shape_text(view.shape) + " but dim " + std::to_string(d) + " must be " +
+                        shape_text(shape) + " but dim " + std::to_string(d) + " must be " +
                         expected);
   }
 
@@ -202,16 +201,26 @@ class ShapeSolver {
   std::vector<Deferred> deferred_;
 };
 
+// A tensor's shape: of the param's rank, no dim negative.
+void check_shape(const Kernel::Impl& k, int index, const std::vector<int64_t>& shape) {
+  const ir::Param& p = k.tile.params[index];
+  if (shape.size() != p.buffer->shape.size())
+    throw ArgumentError("argument '" + p.name + "' has " + std::to_string(shape.size()) + " dims " +
+                        shape_text(shape) + " but kernel '" + k.name + "' expects " +
+                        std::to_string(p.buffer->shape.size()));
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(shape) + ": dim " +
+                          std::to_string(d) + " is negative");
+}
+
 void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
   const ir::Param& p = k.tile.params[index];
   const ir::Buffer& b = p.buffer;
   if (view.dtype != b->dtype)
     throw ArgumentError("argument '" + p.name + "' has dtype " + view.dtype.name() + " but kernel '" +
                         k.name + "' expects " + b->dtype.name());
-  if (view.shape.size() != b->shape.size())
-    throw ArgumentError("argument '" + p.name + "' has " + std::to_string(view.shape.size()) +
-                        " dims " + shape_text(view.shape) + " but kernel '" + k.name + "' expects " +
-                        std::to_string(b->shape.size()));
+  check_shape(k, index, view.shape);
   if (k.target.is_cpu() && view.device != DeviceType::CPU)
     throw ArgumentError("argument '" + p.name + "' is on a GPU but kernel '" + k.name +
                         "' was compiled for the CPU");
@@ -220,10 +229,6 @@ void check_tensor(const Kernel::Impl& k, int index, const TensorView& view) {
                         "' was compiled for CUDA: pass a tensor on the GPU");
   if (view.strides.size() != view.shape.size())
     throw ArgumentError("argument '" + p.name + "' has no strides for each dim");
-  for (size_t d = 0; d < view.shape.size(); ++d)
-    if (view.shape[d] < 0)
-      throw ArgumentError("argument '" + p.name + "' has shape " + shape_text(view.shape) + ": dim " +
-                          std::to_string(d) + " is negative");
   // Nothing of a zero-size tensor is read or written: any data and strides will do (NumPy
   // gives zero-row arrays strides of 0).
   if (view.empty()) return;
@@ -275,7 +280,7 @@ void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args)
       const auto* view = std::get_if<TensorView>(&args[i]);
       if (!view) throw ArgumentTypeError("argument '" + p.name + "' must be a tensor, not " + arg_kind(args[i]));
       check_tensor(k, static_cast<int>(i), *view);
-      solver.add(static_cast<int>(i), *view);
+      solver.add(static_cast<int>(i), view->shape);
     } else {
       check_scalar(p, args[i]);
     }
@@ -286,14 +291,26 @@ void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args)
 std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
                                                       const std::vector<std::optional<ArgValue>>& args) {
   check_count(k, args.size());
-  ShapeSolver solver(k);
+  std::vector<std::optional<std::vector<int64_t>>> shapes(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i] || !k.tile.params[i].is_tensor()) continue;
     const auto* view = std::get_if<TensorView>(&*args[i]);
     if (!view)
       throw ArgumentTypeError("argument '" + k.params[i].name + "' must be a tensor, not " + arg_kind(*args[i]));
     check_tensor(k, static_cast<int>(i), *view);
-    solver.add(static_cast<int>(i), *view);
+    shapes[i] = view->shape;
+  }
+  return solve_output_shapes(k, shapes);
+}
+
+std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
+                                                      const std::vector<std::optional<std::vector<int64_t>>>& args) {
+  check_count(k, args.size());
+  ShapeSolver solver(k);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i] || !k.tile.params[i].is_tensor()) continue;
+    check_shape(k, static_cast<int>(i), *args[i]);
+    solver.add(static_cast<int>(i), *args[i]);
   }
   std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0; i < args.size(); ++i) {

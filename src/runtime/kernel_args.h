@@ -21,5 +21,9 @@ void check_launch_args(const Kernel::Impl& k, const std::vector<ArgValue>& args)
 // given (each checked as check_launch_args does).
 std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
                                                       const std::vector<std::optional<ArgValue>>& args);
+// The same from the shapes of the tensors given alone (a tensor with no data: a torch fake
+// kernel's); a scalar param's entry is ignored.
+std::vector<std::vector<int64_t>> solve_output_shapes(const Kernel::Impl& k,
+                                                      const std::vector<std::optional<std::vector<int64_t>>>& args);
 
 }  // namespace tilec::runtime

@@ -56,6 +56,11 @@ struct Kernel::Impl {
   std::string tile_ir;
   double compile_seconds = 0;
   ir::PrimFunc tile;  // after elaboration: the params, for argument checks
+  // Each launch's body as infer_layout left it, and its tiles' layouts, described on first
+  // asking (Kernel::layouts()).
+  std::vector<ir::Stmt> laid_out;
+  std::once_flag layouts_once;
+  std::vector<TileLayout> layouts;
 
   // Built at compile time: the contiguous variant unless the pass config
   // "tilec.specialize_contiguous" is off, then the general one.

@@ -225,6 +225,43 @@ def shrink(src: T.Tensor((T.symbolic("n"),), "float32"), dst: T.Tensor((T.symbol
   }
 }
 
+TEST(KernelArgsOutputShapes, ShapesAloneSizeTheOutputsAsTensorsDo) {
+  const char* source = R"(
+import tilec.language as T
+
+@T.prim_func
+def pairs(a: T.Tensor((T.symbolic("m"), T.symbolic("n")), "float32"), scale: T.float32,
+          out: T.Tensor((T.symbolic("n"), T.symbolic("m") * 2), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.serial(T.symbolic("m")):
+            for j in T.serial(T.symbolic("n")):
+                out[j, 2 * i] = a[i, j] * scale
+                out[j, 2 * i + 1] = a[i, j]
+)";
+  test_support::TemporaryCacheDir cache("tilec_kernel_args_test_");
+  Kernel kernel = compile(load_function(source, "pairs.py", "pairs"));
+  using Shapes = std::vector<std::optional<std::vector<int64_t>>>;
+  EXPECT_EQ(kernel.output_shapes(Shapes{std::vector<int64_t>{3, 5}, std::nullopt, std::nullopt}),
+            (std::vector<std::vector<int64_t>>{{5, 6}}));
+  std::vector<float> data(15);
+  TensorView a = float32_view(data, false);
+  a.shape = {3, 5};
+  a.strides = {5, 1};
+  EXPECT_EQ(kernel.output_shapes({a, std::nullopt, std::nullopt}), (std::vector<std::vector<int64_t>>{{5, 6}}));
+  try {
+    kernel.output_shapes(Shapes{std::vector<int64_t>{15}, std::nullopt, std::nullopt});
+    FAIL() << "expected an ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "argument 'a' has 1 dims (15,) but kernel 'pairs' expects 2");
+  }
+  try {
+    kernel.output_shapes(Shapes{std::vector<int64_t>{3, -1}, std::nullopt, std::nullopt});
+    FAIL() << "expected an ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "argument 'a' has shape (3, -1): dim 1 is negative");
+  }
+}
+
 // Reads `src`; writes `stored` (a store), `copied` (T.copy), `added` (T.atomic_add).
 constexpr const char* kWrites = R"(
 import tilec.language as T

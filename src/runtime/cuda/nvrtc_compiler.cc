@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/nvidia_libraries.h"
 #include "runtime/embedded_headers.h"
 
 namespace tilec::runtime {
@@ -25,51 +27,6 @@ constexpr const char* kLibraryNames[] = {"libnvrtc.so", "libnvrtc.so.13", "libnv
 std::string env(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";
-}
-
-std::vector<std::string> split_paths(const std::string& list) {
-  std::vector<std::string> paths;
-  std::stringstream stream(list);
-  for (std::string path; std::getline(stream, path, ':');) {
-    if (!path.empty()) paths.push_back(path);
-  }
-  return paths;
-}
-
-// The file this code was loaded from: libtilec.so, or an executable it is linked into.
-fs::path own_file() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_file), &info) == 0 || info.dli_fname == nullptr) {
-    return {};
-  }
-  std::error_code error;
-  const fs::path path = fs::canonical(info.dli_fname, error);
-  return error ? fs::path(info.dli_fname) : path;
-}
-
-// <dir>/<relative> for every directory above own_file() that has it.
-std::vector<std::string> wheel_dirs(const std::string& relative) {
-  std::vector<std::string> dirs;
-  const fs::path file = own_file();
-  if (file.empty()) return dirs;
-  std::error_code error;
-  for (fs::path dir = file.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_directory(dir / relative, error)) dirs.push_back((dir / relative).string());
-    if (dir == dir.root_path()) break;
-  }
-  return dirs;
-}
-
-std::vector<std::string> library_dirs() {
-  std::vector<std::string> dirs;
-  if (const std::string cuda_home = env("CUDA_HOME"); !cuda_home.empty()) {
-    dirs.push_back(cuda_home + "/lib64");
-  }
-  dirs.push_back("/usr/local/cuda/lib64");
-  for (const char* wheel : {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}) {
-    for (std::string& dir : wheel_dirs(wheel)) dirs.push_back(std::move(dir));
-  }
-  return dirs;
 }
 
 // The path of the shared object that holds `symbol`.
@@ -201,23 +158,9 @@ std::string NvrtcCompiler::unavailable_reason() {
 }
 
 const NvrtcCompiler* NvrtcCompiler::load(std::string* reason) {
-  void* handle = nullptr;
   std::string load_errors;
-  const auto try_open = [&](const std::string& path) {
-    if (handle != nullptr) return;
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    const char* error = handle == nullptr ? dlerror() : nullptr;
-    // A library that is there but does not load is worth reporting; a missing one is not.
-    if (error != nullptr && std::string(error).find("No such file") == std::string::npos) {
-      load_errors += std::string("\n  ") + error;
-    }
-  };
-  const auto try_dir = [&](const std::string& dir) {
-    for (const char* name : kLibraryNames) try_open(dir + "/" + name);
-  };
-  for (const std::string& dir : split_paths(env("TILEC_NVIDIA_LIB_DIRS"))) try_dir(dir);
-  for (const char* name : kLibraryNames) try_open(name);
-  for (const std::string& dir : library_dirs()) try_dir(dir);
+  void* handle = open_nvidia_library({kLibraryNames, std::end(kLibraryNames)},
+                                     {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, &load_errors);
   if (handle == nullptr) {
     *reason =
         "cannot load NVRTC (libnvrtc.so, .so.13 or .so.12) from $TILEC_NVIDIA_LIB_DIRS, the "

@@ -1,0 +1,88 @@
+"""NVTX ranges on request: with TILEC_NVTX=1 each compile stage and each launch is a range,
+pushed and popped in pairs; without it tilec never touches NVTX. The NVTX library here is a
+stand-in built by the test (found through TILEC_NVIDIA_LIB_DIRS) that writes each push and pop
+to a file, so the test needs no profiler and no GPU."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+FAKE_NVTX = r"""
+#include <stdio.h>
+#include <stdlib.h>
+static void note(const char* what) {
+  FILE* log = fopen(getenv("FAKE_NVTX_LOG"), "a");
+  if (log) { fputs(what, log); fputc('\n', log); fclose(log); }
+}
+int nvtxRangePushA(const char* message) {
+  char line[512];
+  snprintf(line, sizeof line, "push %s", message);
+  note(line);
+  return 0;
+}
+int nvtxRangePop(void) { note("pop"); return 0; }
+"""
+
+PROGRAM = textwrap.dedent("""
+    import numpy as np
+    import tilec
+    import tilec.language as T
+
+    @tilec.jit(out_idx=[-1], target="cpu")
+    def double(n):
+        @T.prim_func
+        def doubled(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.serial(n):
+                    B[i] = A[i] * 2
+        return doubled
+
+    kernel = double(16)
+    a = np.arange(16, dtype=np.float32) + 1
+    assert (kernel(a) == 2 * a).all()
+    assert (kernel(a) == 2 * a).all()
+""")
+
+
+@pytest.fixture(scope="module")
+def fake_nvtx(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        pytest.skip("needs a C compiler to build the stand-in NVTX library")
+    folder = tmp_path_factory.mktemp("fake_nvtx")
+    (folder / "fake_nvtx.c").write_text(FAKE_NVTX)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(folder / "libnvtx3interop.so.1"),
+                    str(folder / "fake_nvtx.c")], check=True)
+    return folder
+
+
+def run(fake_nvtx, tmp_path, **environment):
+    log = tmp_path / "nvtx.log"
+    env = dict(os.environ, TILEC_NVIDIA_LIB_DIRS=str(fake_nvtx), FAKE_NVTX_LOG=str(log),
+               TILEC_CACHE_DIR=str(tmp_path / "cache"), **environment)
+    program = tmp_path / "program.py"  # tilec reads a kernel's source from its file
+    program.write_text(PROGRAM)
+    subprocess.run([sys.executable, str(program)], env=env, check=True, timeout=300)
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_with_tilec_nvtx_each_stage_and_launch_is_a_range(fake_nvtx, tmp_path):
+    lines = run(fake_nvtx, tmp_path, TILEC_NVTX="1")
+    pushes = [line[len("push "):] for line in lines if line.startswith("push ")]
+    assert "parse + elaborate 'doubled'" in pushes
+    assert any(p.startswith("passes (cpu") for p in pushes)
+    assert pushes.count("doubled") == 2  # one range a launch
+    depth = 0
+    for line in lines:
+        depth += 1 if line.startswith("push ") else -1
+        assert depth >= 0, "a pop without its push"
+    assert depth == 0, "a push without its pop"
+
+
+def test_without_tilec_nvtx_nothing_is_pushed(fake_nvtx, tmp_path):
+    assert run(fake_nvtx, tmp_path) == []
+    assert run(fake_nvtx, tmp_path, TILEC_NVTX="0") == []
