@@ -115,13 +115,19 @@ class Kernel:
 
     def __call__(self, *args):
         if len(args) == len(self.params):
-            self.run(args)
-            return None
-        if self.out_idx and len(args) == len(self.params) - len(self.out_idx):
-            given = iter(args)
-            return self.run([None if i in self.out_idx else next(given)
-                             for i in range(len(self.params))])
-        raise ValueError(self._arity_message(len(args)))
+            outputs = ()
+        elif self.out_idx and len(args) == len(self.params) - len(self.out_idx):
+            outputs = self.out_idx
+        else:
+            raise ValueError(self._arity_message(len(args)))
+        # One C++ call for tensors whose library has DLPack's C exchange API (torch 2.10+):
+        # it reads them, allocates the outputs and launches on the current stream.
+        result = self._core.call(args, outputs)
+        if result is not NotImplemented:
+            return result
+        given = iter(args)
+        result = self.run([None if i in outputs else next(given) for i in range(len(self.params))])
+        return result if outputs else None
 
     def run(self, args):
         """Runs with one argument per param, None for each output (out_idx) to

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "python/dlpack_exchange.h"
 #include "tilec/tilec.h"
 
 namespace nb = nanobind;
@@ -35,6 +36,7 @@ namespace nb = nanobind;
 namespace {
 
 using tilec::DType;
+using tilec::python::dtype_of;
 using tilec::Value;
 using Tensor = nb::ndarray<nb::ro>;
 
@@ -203,51 +205,6 @@ Value to_value(nb::handle tagged, int depth) {
   throw nb::value_error(("unknown value tag '" + tag + "'").c_str());
 }
 
-std::optional<DType> dtype_of(nb::dlpack::dtype t) {
-  using Code = nb::dlpack::dtype_code;
-  if (t.lanes != 1) return std::nullopt;
-  switch (static_cast<Code>(t.code)) {
-    case Code::Int:
-      switch (t.bits) {
-        case 8: return DType::Int8;
-        case 16: return DType::Int16;
-        case 32: return DType::Int32;
-        case 64: return DType::Int64;
-      }
-      break;
-    case Code::UInt:
-      switch (t.bits) {
-        case 8: return DType::UInt8;
-        case 16: return DType::UInt16;
-        case 32: return DType::UInt32;
-        case 64: return DType::UInt64;
-      }
-      break;
-    case Code::Float:
-      switch (t.bits) {
-        case 16: return DType::Float16;
-        case 32: return DType::Float32;
-        case 64: return DType::Float64;
-      }
-      break;
-    case Code::Bfloat:
-      if (t.bits == 16) return DType::BFloat16;
-      break;
-    case Code::Bool:
-      if (t.bits == 8) return DType::Bool;
-      break;
-    case Code::Float8_E4M3FN:
-      if (t.bits == 8) return DType::Float8E4M3;
-      break;
-    case Code::Float8_E5M2:
-      if (t.bits == 8) return DType::Float8E5M2;
-      break;
-    default:
-      break;
-  }
-  return std::nullopt;
-}
-
 std::string param_label(const tilec::Kernel& kernel, size_t index) {
   const auto& params = kernel.params();
   std::string label = "argument " + std::to_string(index);
@@ -351,6 +308,110 @@ tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj
     return to_tensor_view(kernel, index, pair[0], dtype, keep);
   }
   return to_tensor_view(kernel, index, obj, std::nullopt, keep);
+}
+
+// Kernel.__call__'s one C++ entry: `args` are the params but those in `outputs` (the ones to
+// allocate, in the order they are returned), each tensor from a library with DLPack's C exchange
+// API (dlpack_exchange.h). The outputs and workspaces are allocated in the first tensor's library
+// and on its device, the kernel runs on that library's current stream, and the result is None,
+// the one output or a tuple of them. NotImplemented where a tensor argument comes without the
+// exchange API (or of a type or device it doesn't take): Kernel.__call__ then takes the general path.
+nb::object call_kernel(const tilec::Kernel& k, const nb::tuple& args, const std::vector<size_t>& outputs) {
+  namespace py = tilec::python;
+  const auto& params = k.params();
+  std::vector<std::optional<tilec::ArgValue>> values(params.size());
+  std::vector<py::ExportedTensor> exported;
+  exported.reserve(params.size());
+  const py::ExchangeApi* api = nullptr;  // the first tensor's library
+  nb::dlpack::device device;             // and device
+  void* stream = nullptr;
+  bool cuda = false;
+  auto view_of = [&](PyObject* obj, const py::ExchangeApi* from) -> std::optional<tilec::TensorView> {
+    exported.push_back(py::ExportedTensor::of(from, obj));
+    const nb::dlpack::dltensor& t = exported.back().tensor();
+    tilec::TensorView view;
+    std::optional<DType> dtype = dtype_of(t.dtype);
+    if (!dtype) return std::nullopt;
+    view.dtype = *dtype;
+    switch (t.device.device_type) {
+      case nb::device::cpu::value: case nb::device::cuda_host::value: view.device = tilec::DeviceType::CPU; break;
+      case nb::device::cuda::value: case nb::device::cuda_managed::value: view.device = tilec::DeviceType::CUDA; break;
+      default: return std::nullopt;
+    }
+    view.device_id = t.device.device_id;
+    view.data = static_cast<char*>(t.data) + t.byte_offset;
+    view.shape.assign(t.shape, t.shape + t.ndim);
+    if (t.strides != nullptr) {
+      view.strides.assign(t.strides, t.strides + t.ndim);
+    } else {  // compact row-major
+      view.strides.resize(t.ndim);
+      for (int64_t d = t.ndim - 1, stride = 1; d >= 0; stride *= view.shape[d], --d) view.strides[d] = stride;
+    }
+    view.read_only = exported.back().read_only();
+    if (api == nullptr) {
+      api = from;
+      device = t.device;
+    }
+    if (!cuda && view.device == tilec::DeviceType::CUDA) {
+      cuda = true;
+      stream = py::current_cuda_stream(from, view.device_id);
+    }
+    return view;
+  };
+  std::vector<bool> missing(params.size(), false);
+  for (size_t i : outputs) {
+    if (i >= params.size() || params[i].workspace || !params[i].is_tensor || missing[i])
+      throw nb::value_error(("call: output " + std::to_string(i) + " is no tensor param of " + k.name()).c_str());
+    missing[i] = true;
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (missing[i] || params[i].workspace) {
+      missing[i] = true;
+      continue;
+    }
+    if (next == args.size()) break;  // too few: counted below
+    PyObject* obj = PyTuple_GET_ITEM(args.ptr(), next++);
+    if (PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj)) {
+      std::vector<Tensor> unused;
+      values[i] = to_arg(k, i, obj, unused);
+      continue;
+    }
+    const py::ExchangeApi* from = py::exchange_api_of(Py_TYPE(obj));
+    if (from == nullptr) return nb::borrow(Py_NotImplemented);
+    std::optional<tilec::TensorView> view = view_of(obj, from);
+    if (!view) return nb::borrow(Py_NotImplemented);
+    values[i] = std::move(*view);
+  }
+  const size_t wanted = static_cast<size_t>(std::count(missing.begin(), missing.end(), false));
+  if (args.size() != wanted)
+    throw nb::value_error(("call: " + k.name() + " takes " + std::to_string(wanted) + " arguments besides its " +
+                           std::to_string(outputs.size()) + " outputs; got " + std::to_string(args.size())).c_str());
+  std::vector<nb::object> made(params.size());
+  if (std::find(missing.begin(), missing.end(), true) != missing.end()) {
+    if (api == nullptr) return nb::borrow(Py_NotImplemented);  // no tensor to allocate like
+    const std::vector<std::vector<int64_t>> shapes = k.output_shapes(values);
+    size_t shape = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!missing[i]) continue;
+      made[i] = py::allocate(api, shapes[shape++], params[i].dtype, device);
+      std::optional<tilec::TensorView> view = view_of(made[i].ptr(), api);
+      if (!view) throw std::logic_error("call: an allocated tensor can't be viewed");
+      values[i] = std::move(*view);
+    }
+  }
+  std::vector<tilec::ArgValue> launch_args;
+  launch_args.reserve(values.size());
+  for (auto& value : values) launch_args.push_back(std::move(*value));
+  {
+    nb::gil_scoped_release release;
+    k.launch(launch_args, stream);
+  }
+  if (outputs.empty()) return nb::none();
+  if (outputs.size() == 1) return made[outputs[0]];
+  nb::list result;
+  for (size_t i : outputs) result.append(made[i]);
+  return nb::tuple(result);
 }
 
 nb::object dim_value(const tilec::DimInfo& dim) {
@@ -488,6 +549,9 @@ NB_MODULE(_core, m) {
           nb::arg("shapes"),
           "Shapes of the tensor params whose entry is None, solved from the other tensors' shapes "
           "alone (a scalar param's entry is None too).")
+      .def("call", &call_kernel, nb::arg("args"), nb::arg("outputs"),
+           "Runs the kernel on `args`, allocating the params `outputs` (Kernel.__call__'s fast path); "
+           "NotImplemented where an argument's library has no DLPack C exchange API.")
       .def(
           "launch",
           [](const tilec::Kernel& k, const nb::list& args, uintptr_t stream) {

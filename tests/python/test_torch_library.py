@@ -221,3 +221,24 @@ def test_registered_ops_capture_into_a_cuda_graph_and_replay_on_new_inputs(rng):
                  scale=(x.double().abs() @ y.double().abs()).cpu().numpy())
     expected, _ = attention_reference(q.cpu(), k.cpu(), v.cpu())
     assert_close(out.cpu().numpy(), expected.detach().numpy(), "float16")
+
+
+def test_torch_tensors_take_the_one_call_path_and_others_the_general_one(ops, rng):
+    """torch tensors go through CoreKernel.call (DLPack's C exchange API: no Python-level
+    conversions); numpy arrays, which lack it, through Kernel.run; both give the same."""
+    if getattr(torch.Tensor, "__dlpack_c_exchange_api__", None) is None:
+        pytest.skip(f"torch {torch.__version__} has no DLPack C exchange API (torch 2.10+)")
+    kernel = scaled_add(N)
+    a, b = tensor(N, "float32", rng), tensor(N, "float32", rng)
+    c = kernel._core.call((a, b, 0.25), [3])
+    assert isinstance(c, torch.Tensor)
+    assert_close(c.numpy(), a.numpy().astype(np.float64) * 0.25 + b.numpy(), "float32")
+    assert kernel._core.call((a.numpy(), b.numpy(), 0.25), [3]) is NotImplemented
+    assert_close(kernel(a.numpy(), b.numpy(), 0.25), c.numpy(), "float32", exact=True)
+    poisoned = torch.from_numpy(poison(N, "float32"))
+    assert kernel._core.call((a, b, 0.25, poisoned), []) is None
+    assert_close(poisoned.numpy(), c.numpy(), "float32", exact=True)
+    with pytest.raises(ValueError, match="output 2 is no tensor param"):
+        kernel._core.call((a, b, c), [2])
+    with pytest.raises(ValueError, match="takes 3 arguments besides its 1 outputs; got 2"):
+        kernel._core.call((a, b), [3])
