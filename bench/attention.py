@@ -36,6 +36,7 @@ from tilec import ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import provenance  # noqa: E402
+from plots import appended_plot  # noqa: E402
 from timing import interleaved_ms, time_ms  # noqa: E402
 
 TOKENS, HEADS = 64 * 1024, 16
@@ -241,6 +242,15 @@ def main():
     print("\n" + text)
     if args.append:
         commit = provenance.commit()
+        gpu = torch.cuda.get_device_name()
+        name = f"attention{'-decode' if args.decode else ''}-{datetime.date.today()}-{commit}"
+        if args.decode:
+            text += appended_plot(text, ["tilec us", "SDPA us", "copy us"], args.append, name,
+                                  f"Attention decoding, {gpu}", "microseconds")
+        else:
+            sides = ["tilec fwd", "cuDNN fwd", "FA2 fwd"] + (["TileLang fwd"] if "TileLang fwd" in text else [])
+            text += appended_plot(text, sides, args.append, name, f"Attention forward, {gpu}", "TFLOP/s",
+                                  label_columns=["S", "d", "causal"])
         with open(args.append, "a", encoding="utf-8") as f:
             f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
                     f"`python bench/attention.py {' '.join(sys.argv[1:])}`"

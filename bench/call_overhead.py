@@ -1,15 +1,19 @@
 """Python call overhead: a tiny tilec kernel against the same torch op.
 
-    python bench/call_overhead.py [--calls 10000] [--n 1024]
+    python bench/call_overhead.py [--calls 10000] [--n 1024] [--device cuda|cpu] [--append bench/RESULTS.md]
 
 C = A + B on n float32 elements is so little work that a call costs what its
 Python side, its argument checks and its launch cost. Each way of calling is
 timed over `calls` back-to-back calls on the current stream (time.perf_counter,
 synchronized before and after; the median of 5 such runs) and printed in µs per
-call. Needs a CUDA GPU.
+call. --device cpu times the same on the CPU backend (torch CPU tensors): the host
+side alone, with a kernel that does almost nothing. --append adds the table, with the date,
+device, commit and command, and its plot (bench/plots.py) to a results file.
 """
 
 import argparse
+import datetime
+import os
 import statistics
 import sys
 import time
@@ -17,6 +21,10 @@ import time
 import tilec
 import tilec.language as T
 from tilec import _core
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402
+from plots import appended_plot  # noqa: E402
 
 
 def _add(n, block=256):
@@ -31,18 +39,14 @@ def _add(n, block=256):
     return main
 
 
-add = tilec.jit(_add, target="cuda")
-add_allocating = tilec.jit(_add, out_idx=[-1], target="cuda")
-
-
-def microseconds_per_call(torch, call, calls):
+def microseconds_per_call(synchronize, call, calls):
     runs = []
     for _ in range(5):
-        torch.cuda.synchronize()
+        synchronize()
         start = time.perf_counter()
         for _ in range(calls):
             call()
-        torch.cuda.synchronize()
+        synchronize()
         runs.append((time.perf_counter() - start) / calls * 1e6)
     return statistics.median(runs)
 
@@ -51,14 +55,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=10000)
     parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--append", help="add the table and its plot to this results file")
     args = parser.parse_args()
-    if not _core.cuda_available():
-        sys.exit(f"call_overhead: needs a CUDA GPU ({_core.cuda_unavailable_reason()})")
+    if args.device == "cuda" and not _core.cuda_available():
+        sys.exit(f"call_overhead: needs a CUDA GPU ({_core.cuda_unavailable_reason()}); --device cpu times the host side")
     import torch
 
-    a, b = torch.randn(args.n, device="cuda"), torch.randn(args.n, device="cuda")
+    a, b = torch.randn(args.n, device=args.device), torch.randn(args.n, device=args.device)
     c = torch.full_like(a, float("nan"))
-    in_place, allocating = add(args.n), add_allocating(args.n)
+    in_place = tilec.jit(_add, target=args.device)(args.n)
+    allocating = tilec.jit(_add, out_idx=[-1], target=args.device)(args.n)
+    synchronize = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     in_place(a, b, c)
     torch.testing.assert_close(c, a + b)
     torch.testing.assert_close(allocating(a, b), a + b)
@@ -69,11 +77,23 @@ def main():
         ("tilec kernel(a, b) (allocates c)", lambda: allocating(a, b)),
         ("torch a + b", lambda: a + b),
     ]
-    print(f"{torch.cuda.get_device_name()}, n = {args.n}, {args.calls} calls, median of 5 runs")
-    width = max(len(label) for label, _ in rows)
+    device = torch.cuda.get_device_name() if args.device == "cuda" else "CPU backend"
+    lines = [f"{device}, torch {torch.__version__}, n = {args.n}, {args.calls} calls, median of 5 runs", "",
+             "| call | µs per call |", "|---|---:|"]
+    print(lines[0])
     for label, call in rows:
         call()  # warm-up
-        print(f"{label:<{width}}  {microseconds_per_call(torch, call, args.calls):7.2f} µs/call")
+        lines.append(f"| {label} | {microseconds_per_call(synchronize, call, args.calls):.2f} |")
+        print(lines[-1], flush=True)
+    table = "\n".join(lines)
+    if args.append:
+        commit = provenance.commit()
+        table += appended_plot(table, ["µs per call"], args.append,
+                               f"call_overhead-{args.device}-{datetime.date.today()}-{commit}",
+                               f"Call overhead, {device}", "µs per call")
+        with open(args.append, "a", encoding="utf-8") as f:
+            f.write(f"\n### {datetime.date.today()} {device} {commit}: "
+                    f"`python bench/call_overhead.py {' '.join(sys.argv[1:])}`\n\n{table}\n")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from tilec.ops import dsa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import provenance  # noqa: E402
+from plots import appended_plot  # noqa: E402
 from timing import time_ms  # noqa: E402
 
 FP8 = torch.float8_e4m3fn
@@ -240,6 +241,10 @@ def main():
     table = "\n".join(lines)
     print("\n" + table)
     if args.append:
+        table += appended_plot(table, ["against the ceiling"], args.append,
+                               f"dsa-{datetime.date.today()}-{provenance.commit()}",
+                               f"DSA kernels against the GPU's ceilings, {torch.cuda.get_device_name()}",
+                               "fraction of the ceiling (x)")
         with open(args.append, "a") as f:
             f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {provenance.commit()}: "
                     f"`python bench/dsa.py{' --quick' if args.quick else ''}`\n\n{table}\n")

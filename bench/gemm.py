@@ -28,6 +28,7 @@ import tilec
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
 import provenance  # noqa: E402
+from plots import appended_plot  # noqa: E402
 from timing import interleaved_ms, time_ms  # noqa: E402
 
 try:
@@ -290,6 +291,8 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.append:
+        table += appended_plot(table, ["tilec", "cuBLAS", "Triton"], args.append,
+                               f"gemm-{datetime.date.today()}-{commit}", f"GEMM, {gpu}", "TFLOP/s")
         with open(args.append, "a") as f:
             f.write("\n" + table + "\n")
 

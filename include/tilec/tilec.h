@@ -293,8 +293,9 @@ std::string cache_record_folder(const std::string& folder);
 
 // NVTX ranges for profilers (Nsight Systems), off by default: on, each launch is a range named
 // after its kernel and each compile stage one named as DEBUG logs it. $TILEC_NVTX=1 turns them
-// on too. They need libnvtx3interop (CUDA 12.8+), found as NVRTC is; nvtx_unavailable_reason()
-// says why ranges asked for are not emitted ("" when they are, or were not asked for).
+// on too. They need libnvtx3interop (in the CUDA 13 toolkit), found as NVRTC is;
+// nvtx_unavailable_reason() says why ranges asked for are not emitted ("" when they are, or
+// were not asked for).
 void set_nvtx(bool on);
 std::string nvtx_unavailable_reason();
 

@@ -48,7 +48,7 @@ def set_nvtx(on=True):
     """NVTX ranges for Nsight Systems and other profilers: on, each kernel launch is a range
     named after its kernel and each compile stage one named as set_log_level("DEBUG") logs it.
     $TILEC_NVTX=1 turns them on too. Raises RuntimeError where NVTX's library (libnvtx3interop,
-    CUDA 12.8+) can't be loaded, saying why."""
+    in the CUDA 13 toolkit) can't be loaded, saying why."""
     _core.set_nvtx(bool(on))
     reason = _core.nvtx_unavailable_reason() if on else ""
     if reason:

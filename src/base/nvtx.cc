@@ -27,7 +27,7 @@ const NvtxLibrary& library() {
                                        {"nvidia/cu13/lib", "nvidia/nvtx/lib"}, &load_errors);
     if (handle == nullptr) {
       l.failure = "cannot load libnvtx3interop.so.1 from $TILEC_NVIDIA_LIB_DIRS, the library search path, "
-                  "$CUDA_HOME/lib64, /usr/local/cuda/lib64 or the NVIDIA pip wheels (CUDA 12.8 or later has it)" +
+                  "$CUDA_HOME/lib64, /usr/local/cuda/lib64 or the NVIDIA pip wheels (the CUDA 13 toolkit has it)" +
                   load_errors;
       return l;
     }

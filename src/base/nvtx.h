@@ -1,8 +1,9 @@
 // Opt-in NVTX ranges for Nsight Systems and other profilers: with $TILEC_NVTX on (env_switch's
 // values) or set_nvtx(true), a range over each kernel launch, named after the kernel, and over
-// each compile stage, as StageTimer names it. NVTX's functions come from libnvtx3interop (CUDA
-// toolkits 12.8+ and NVIDIA's pip wheels), loaded when ranges are first asked for; where it
-// can't be, they stay off and a warning says why, once. Off, a range costs one atomic load.
+// each compile stage, as StageTimer names it. NVTX's functions come from libnvtx3interop (the
+// CUDA 13 toolkit and NVIDIA's cu13 pip wheels have it), loaded when ranges are first asked
+// for; where it can't be, they stay off and a warning says why, once. Off, a range costs one
+// atomic load.
 #pragma once
 
 #include <string>
