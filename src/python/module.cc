@@ -358,7 +358,8 @@ nb::object call_kernel(const tilec::Kernel& k, const nb::tuple& args, const std:
     }
     return view;
   };
-  std::vector<bool> missing(params.size(), false);
+  std::vector<bool> missing(params.size(), false);  // allocated here: the outputs and workspaces
+  for (size_t i = 0; i < params.size(); ++i) missing[i] = params[i].workspace;
   for (size_t i : outputs) {
     if (i >= params.size() || params[i].workspace || !params[i].is_tensor || missing[i])
       throw nb::value_error(("call: output " + std::to_string(i) + " is no tensor param of " + k.name()).c_str());
@@ -366,10 +367,7 @@ nb::object call_kernel(const tilec::Kernel& k, const nb::tuple& args, const std:
   }
   size_t next = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (missing[i] || params[i].workspace) {
-      missing[i] = true;
-      continue;
-    }
+    if (missing[i]) continue;
     if (next == args.size()) break;  // too few: counted below
     PyObject* obj = PyTuple_GET_ITEM(args.ptr(), next++);
     if (PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj)) {

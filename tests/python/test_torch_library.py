@@ -242,3 +242,33 @@ def test_torch_tensors_take_the_one_call_path_and_others_the_general_one(ops, rn
         kernel._core.call((a, b, c), [2])
     with pytest.raises(ValueError, match="takes 3 arguments besides its 1 outputs; got 2"):
         kernel._core.call((a, b), [3])
+
+
+@tilec.jit(out_idx=[-1], target="cpu")
+def doubled_through_scratch(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), Out: T.Tensor((n,), "float32")):
+        scratch = T.alloc_global((n,), "float32")
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(n):
+                scratch[i] = A[i] * 2
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(n):
+                Out[i] = scratch[i] + 1
+
+    return main
+
+
+def test_a_kernels_scratch_tensors_are_allocated_like_its_outputs(rng):
+    """T.alloc_global's workspaces come from torch's allocator on the one-call path, and the
+    registered op's fake kernel leaves them out."""
+    kernel = doubled_through_scratch(N)
+    a = tensor(N, "float32", rng)
+    out = kernel._core.call((a,), [1])
+    assert out is not NotImplemented
+    assert_close(out.numpy(), a.numpy().astype(np.float64) * 2 + 1, "float32")
+    op = tilec.register_torch_op(kernel, "tilec_test::doubled_through_scratch")
+    assert str(torch.ops.tilec_test.doubled_through_scratch.default._schema) == \
+        "tilec_test::doubled_through_scratch(Tensor A) -> Tensor"
+    opcheck(torch.ops.tilec_test.doubled_through_scratch.default, (a,))
+    assert_close(op(a).numpy(), out.numpy(), "float32", exact=True)
