@@ -29,6 +29,9 @@ def register_torch_op(kernel, name):
         raise ValueError(f"name must be 'namespace::op' (identifiers), not {name!r}")
     params, outputs = kernel.params, kernel.out_idx
     inputs = [i for i in range(len(params)) if i not in outputs]
+    if outputs and not any(params[i].is_tensor for i in inputs):
+        raise ValueError(f"{kernel.name} has no tensor input: an op's outputs go on its inputs' device, so "
+                         f"register_torch_op needs one (or the kernel without out_idx, writing tensors passed in)")
     torch.library.define(name, _schema(params, inputs, outputs))
     output_dtypes = [_library_dtype("torch", params[i].dtype) for i in outputs]
 

@@ -116,6 +116,19 @@ def test_register_torch_op_names_what_is_wrong():
     with pytest.raises(ValueError, match="name must be 'namespace::op'"):
         tilec.register_torch_op(scaled_add(8), "tilec_test::bad-name")
 
+    @tilec.jit(out_idx=[-1], target="cpu")
+    def filled(n):
+        @T.prim_func
+        def main(value: T.float32, Out: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.serial(n):
+                    Out[i] = value
+
+        return main
+
+    with pytest.raises(ValueError, match="main has no tensor input"):
+        tilec.register_torch_op(filled(8), "tilec_test::filled")
+
 
 def test_output_shapes_come_from_the_inputs_shapes_alone():
     @tilec.jit(out_idx=[-1], target="cpu")
