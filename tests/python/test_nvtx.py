@@ -86,3 +86,34 @@ def test_with_tilec_nvtx_each_stage_and_launch_is_a_range(fake_nvtx, tmp_path):
 def test_without_tilec_nvtx_nothing_is_pushed(fake_nvtx, tmp_path):
     assert run(fake_nvtx, tmp_path) == []
     assert run(fake_nvtx, tmp_path, TILEC_NVTX="0") == []
+
+
+def test_a_library_without_nvtx_s_functions_leaves_the_ranges_off_and_says_why(tmp_path):
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        pytest.skip("needs a C compiler to build the stand-in NVTX library")
+    (tmp_path / "empty.c").write_text("int not_nvtx(void) { return 0; }\n")
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(tmp_path / "libnvtx3interop.so.1"),
+                    str(tmp_path / "empty.c")], check=True)
+    env = dict(os.environ, TILEC_NVIDIA_LIB_DIRS=str(tmp_path), TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    asked = subprocess.run([sys.executable, "-c", "import tilec\ntry:\n    tilec.set_nvtx(True)\n"
+                            "except RuntimeError as e:\n    print(e)"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert asked.stdout.strip() == "tilec.set_nvtx: libnvtx3interop has no nvtxRangePushA or nvtxRangePop"
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM)
+    ran = subprocess.run([sys.executable, str(program)], env=dict(env, TILEC_NVTX="1"), capture_output=True,
+                         text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    warnings = [line for line in ran.stderr.splitlines() if "NVTX ranges were asked for but are off" in line]
+    assert len(warnings) == 1 and "no nvtxRangePushA" in warnings[0]  # said once, not a range at a time
+
+
+def test_a_tilec_nvtx_that_is_no_switch_is_named(tmp_path):
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM)
+    ran = subprocess.run([sys.executable, str(program)], env=dict(os.environ, TILEC_NVTX="sometimes",
+                                                                   TILEC_CACHE_DIR=str(tmp_path / "cache")),
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert "TILEC_NVTX" in ran.stderr and "NVTX ranges stay off" in ran.stderr
