@@ -77,6 +77,16 @@ def test_fp8_block_scaled_gemm(M, N, K, rng):
     assert_close(c, ref_a @ ref_b.T, "bfloat16", scale=np.abs(ref_a) @ np.abs(ref_b).T)
 
 
+def test_fp8_matmul_bf16_takes_float8_arrays_as_their_libraries_name_them(rng):
+    # ml_dtypes and torch call the type float8_e4m3fn; the op once refused that name.
+    a, b = rand((64, 128), "float8_e4m3", rng), rand((48, 128), "float8_e4m3", rng)
+    c = to_numpy(ops.fp8_matmul_bf16(*on_target(a, b)), "bfloat16")
+    op_a, op_b = a.astype(np.float64), b.astype(np.float64).T
+    assert_close(c, op_a @ op_b, "bfloat16", scale=np.abs(op_a) @ np.abs(op_b))
+    with pytest.raises(ValueError, match="a must be float8_e4m3, not float32"):
+        ops.fp8_matmul_bf16(rand((64, 128), "float32", rng), b)
+
+
 def test_gemm_errors_name_the_argument(rng):
     a, b = rand((4, 8), "float16", rng), rand((6, 4), "float16", rng)
     with pytest.raises(ValueError, match="b has 6 rows but a has 8 columns"):

@@ -285,3 +285,45 @@ def test_a_kernels_scratch_tensors_are_allocated_like_its_outputs(rng):
         "tilec_test::doubled_through_scratch(Tensor A) -> Tensor"
     opcheck(torch.ops.tilec_test.doubled_through_scratch.default, (a,))
     assert_close(op(a).numpy(), out.numpy(), "float32", exact=True)
+
+
+def test_the_library_fp8_ops_multiply_and_pass_opcheck(library, rng):
+    # opcheck's schema test does arithmetic on the inputs, which torch has no float8 CPU kernels for.
+    checks = ("test_faketensor", "test_autograd_registration", "test_aot_dispatch_dynamic")
+    a8 = torch.from_numpy(rand((64, 128), "float32", rng)).to(torch.float8_e4m3fn)
+    b8 = torch.from_numpy(rand((32, 128), "float32", rng)).to(torch.float8_e4m3fn)
+    a, b = a8.double(), b8.double()
+    c = library.fp8_matmul_bf16(a8, b8)
+    assert c.dtype == torch.bfloat16 and tuple(c.shape) == (64, 32)
+    assert_close(c.view(torch.int16).numpy().view(ml_dtypes.bfloat16), (a @ b.T).numpy(), "bfloat16",
+                 scale=(a.abs() @ b.abs().T).numpy())
+    opcheck(library.fp8_matmul_bf16.default, (a8, b8), test_utils=checks)
+    a_scale = torch.from_numpy(rand((64, 1), "float32", rng, 0.5, 2.0))
+    b_scale = torch.from_numpy(rand((1, 1), "float32", rng, 0.5, 2.0))
+    scaled = library.fp8_gemm(a8, a_scale, b8, b_scale)
+    expected = (a * a_scale.double()) @ (b * b_scale.double()).T
+    assert_close(scaled.view(torch.int16).numpy().view(ml_dtypes.bfloat16), expected.numpy(), "bfloat16",
+                 scale=(a.abs() * a_scale.double()) @ (b.abs() * b_scale.double()).T)
+    opcheck(library.fp8_gemm.default, (a8, a_scale, b8, b_scale), test_utils=checks)
+
+
+def test_the_library_varlen_attention_op_is_differentiable(library, rng):
+    """Two sequences packed (30 and 40 queries over 50 and 40 keys), causal: each against its
+    own float64 attention, out and gradients."""
+    lengths_q, lengths_k = (30, 40), (50, 40)
+    q, k, v = (tensor((sum(n), 2, 64), "float16", rng).requires_grad_()
+               for n in (lengths_q, lengths_k, lengths_k))
+    cu_q, cu_k = (torch.tensor([0, n[0], n[0] + n[1]], dtype=torch.int32) for n in (lengths_q, lengths_k))
+    out, lse = library.flash_attention_varlen(q, k, v, cu_q, cu_k, max(lengths_q), True)
+    assert tuple(lse.shape) == (2, sum(lengths_q)) and not lse.requires_grad
+    dout = torch.from_numpy(rand(out.shape, "float16", rng))
+    out.backward(dout)
+    for s in range(2):
+        rows, keys = slice(cu_q[s], cu_q[s + 1]), slice(cu_k[s], cu_k[s + 1])
+        expected, leaves = attention_reference(q[rows][None], k[keys][None], v[keys][None])
+        assert_close(out[rows].detach().numpy(), expected[0].detach().numpy(), "float16", what=f"out {s}")
+        expected.backward(dout[rows][None].double())
+        for name, t, leaf, part in zip("qkv", (q, k, v), leaves, (rows, keys, keys)):
+            assert_close(t.grad[part].numpy(), leaf.grad[0].numpy(), "float16", scale=leaf.grad.abs().max().item(),
+                         what=f"d{name} of sequence {s}")
+    opcheck(library.flash_attention_varlen.default, (q.detach(), k.detach(), v.detach(), cu_q, cu_k, 40, True))

@@ -150,7 +150,8 @@ def fp8_matmul_bf16(a, b):
     if K_b != K:
         raise ValueError(f"b has {K_b} columns but a has {K}: a [M, K] and b [N, K] share K")
     for name, t in (("a", a), ("b", b)):
-        if capture.tensor_dtype_name(t) != "float8_e4m3":
+        # The canonical name: torch and ml_dtypes call the type float8_e4m3fn.
+        if str(T.dtype(capture.tensor_dtype_name(t))) != "float8_e4m3":
             raise ValueError(f"{name} must be float8_e4m3, not {capture.tensor_dtype_name(t)}")
     return fp8_matmul(M, N, K)(a, b)
 
