@@ -17,6 +17,7 @@
 
 #include "base/hash.h"
 #include "base/log.h"
+#include "runtime/build_lock.h"
 #include "runtime/cache.h"
 #include "runtime/cpu/host_compiler.h"
 #include "runtime/embedded_headers.h"
@@ -41,17 +42,17 @@ std::string precompiled_include_dir(const std::string& headers_dir) {
   if (read_file(header) != text) write_atomically(header, text);
   // The compiler reads the precompiled header by its path: one that is not this user's private
   // file (anything in its place, a folder included, which GCC would search) is rebuilt.
-  if (!open_private_file(pch)) {
-    std::error_code ignored;
-    std::filesystem::remove_all(pch, ignored);
-    const std::string temp = unique_temp_path(pch);
-    if (compiler.precompile_header(header, temp)) {
-      std::filesystem::permissions(
-          temp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-      std::filesystem::rename(temp, pch);
-    } else {
-      std::filesystem::remove(temp);
-    }
+  if (open_private_file(pch)) return dir;
+  const BuildLock lock(pch);
+  if (open_private_file(pch)) return dir;  // made by the lock's holder
+  std::error_code ignored;
+  std::filesystem::remove_all(pch, ignored);
+  const std::string temp = unique_temp_path(pch);
+  if (compiler.precompile_header(header, temp)) {
+    std::filesystem::permissions(temp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::filesystem::rename(temp, pch);
+  } else {
+    std::filesystem::remove(temp);
   }
   return dir;
 }
@@ -126,22 +127,24 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   const std::string name = "cpu module " + key.substr(0, 16);
   const std::string dir = cache_subdir("cpu");
   const std::string library = dir + "/" + key + ".so";
-  std::string error;
-  {
+  // dlopen only a private library whose bytes match their hash, and through the descriptor they
+  // were read from: loading a damaged one can crash, and another user's runs their code.
+  const auto from_disk = [&]() -> std::shared_ptr<CpuModule> {
     StageTimer timer(name + ": read disk cache");
-    // dlopen only a private library whose bytes match their hash, and through the descriptor
-    // they were read from: loading a damaged one can crash, and another user's runs their code.
-    if (std::optional<VerifiedFile> cached = open_verified(library)) {
-      void* handle = nullptr;
-      if (Entry entry = open_library(cached->file.get(), cached->status, library, entry_name,
-                                     &error, &handle)) {
-        log(LogLevel::Debug, name + ": from disk " + library);
-        return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, true));
-      }
-      log(LogLevel::Warning,
-          "cached library " + library + " does not load (" + error + "); rebuilding it");
+    std::optional<VerifiedFile> cached = open_verified(library);
+    if (!cached) return nullptr;
+    std::string error;
+    void* handle = nullptr;
+    if (Entry entry = open_library(cached->file.get(), cached->status, library, entry_name, &error, &handle)) {
+      log(LogLevel::Debug, name + ": from disk " + library);
+      return std::shared_ptr<CpuModule>(new CpuModule(handle, entry, library, true));
     }
-  }
+    log(LogLevel::Warning, "cached library " + library + " does not load (" + error + "); rebuilding it");
+    return nullptr;
+  };
+  if (std::shared_ptr<CpuModule> cached = from_disk()) return cached;
+  const BuildLock lock(library);
+  if (std::shared_ptr<CpuModule> cached = from_disk()) return cached;  // built by the lock's holder
 
   StageTimer timer(name + ": build");
   const std::string headers_dir = write_embedded_headers();
@@ -172,6 +175,7 @@ std::shared_ptr<CpuModule> CpuModule::load_or_build(const std::string& key,
   std::remove(built.c_str());
   if (!bytes) throw std::runtime_error("cannot read the library the compiler wrote: " + built);
   store_verified(library, *bytes);
+  std::string error;
   void* handle = nullptr;
   Entry entry = open_library(file.get(), status, library, entry_name, &error, &handle);
   if (entry == nullptr) throw std::runtime_error("cannot load " + library + ": " + error);

@@ -7,6 +7,7 @@
 
 #include "base/hash.h"
 #include "base/log.h"
+#include "runtime/build_lock.h"
 #include "runtime/cache.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/module_cache.h"
@@ -77,6 +78,8 @@ Cubin CudaModule::build_cubin(const std::string& source, const std::string& kern
   const std::string key = cache_key(source, arch, nvrtc_options);
   record_nvrtc_identity();
   if (key != recorded_key && read_cached(key)) return cubin;
+  const BuildLock lock(dir + "/" + key + ".cubin");
+  if (read_cached(key)) return cubin;  // built by the process that held the lock
   const std::string name = "cuda module " + key.substr(0, 16);
 
   StageTimer timer(name + ": build");
