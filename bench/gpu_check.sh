@@ -57,6 +57,11 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   step elementwise "$python" bench/elementwise.py
   step attention_bench "$python" bench/attention.py ${TILEC_ATTENTION_ARGS:---quick}
   step compile_time "$python" bench/compile_time.py
+  # On a machine of several GPUs: context-parallel DSA prefill against one GPU (its table and plot
+  # land in $LOGS/context_parallel.md and $LOGS/plots/, for bench/RESULTS.md).
+  gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+  ((gpus >= 2)) && step dsa_context_parallel "$python" bench/dsa_context_parallel.py --ranks "$gpus" \
+    --append "$LOGS/context_parallel.md"
 fi
 # TILEC_PYTEST_ARGS is split as the shell splits words: -k 'swizzle or vector' stays one expression.
 eval "pytest_args=(${TILEC_PYTEST_ARGS:-})"
@@ -82,6 +87,7 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   echo "== call overhead"
   tail -5 "$LOGS/call_overhead.log"
   tail -1 "$LOGS/compile_time.log"
+  [[ -f $LOGS/dsa_context_parallel.log ]] && { echo "== context-parallel DSA prefill"; tail -6 "$LOGS/dsa_context_parallel.log"; }
 fi
 echo "== compute-sanitizer (GPU tests; errors found)"
 [[ ${TILEC_SANITIZE:-1} == 1 ]] && for tool in ${TILEC_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do

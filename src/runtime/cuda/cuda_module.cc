@@ -151,6 +151,8 @@ const CudaModule::Loaded& CudaModule::loaded_in(const CudaDriver& cuda, CUcontex
                "looking up kernel " + kernel_name_ + " in its module " + cubin_.path);
     if (checks_bounds_) fresh.bounds_report = attach_bounds_report(cuda, module, kernel_name_);
     it = loaded_.emplace(context, fresh).first;
+    log(LogLevel::Debug, "cuda module " + cubin_.key.substr(0, 16) + ": kernel " + kernel_name_ +
+                             " loaded on device " + std::to_string(cuda.current_device()));
   }
   Loaded& loaded = it->second;
   if (dynamic_shared_bytes > loaded.allowed_dynamic_shared) {

@@ -80,10 +80,10 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
     return out, lse, indices
 
 
-@tilec.jit(out_idx=[0, 1])
+@tilec.jit
 def single_sequence_kernel(tokens, keys):
-    # cu_seqlens of one sequence, made on the device: a copy from the host could not be captured
-    # in a CUDA graph.
+    # cu_seqlens of one sequence, written on the device: a copy from the host could not be
+    # captured in a CUDA graph.
     @T.prim_func
     def main(CU_Q: T.Tensor((2,), "int32"), CU_KV: T.Tensor((2,), "int32")):
         with T.Kernel(1, threads=32) as bx:
@@ -139,7 +139,10 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
     if (cu_seqlens_q is None) != (cu_seqlens_kv is None):
         raise ValueError("cu_seqlens_q and cu_seqlens_kv go together: give both or neither")
     if cu_seqlens_q is None:
-        return single_sequence_kernel(S, S_kv)()
+        # on the device of `like`, which need not be the current one
+        cu_q, cu_kv = allocate((2,), "int32", like, None), allocate((2,), "int32", like, None)
+        single_sequence_kernel(S, S_kv)(cu_q, cu_kv)
+        return cu_q, cu_kv
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_kv", cu_seqlens_kv)):
         if capture.tensor_dtype_name(cu) != "int32" or len(tuple(cu.shape)) != 1 or tuple(cu.shape)[0] < 2:
             raise ValueError(f"{name} must be int32 [B + 1] with B >= 1, not {capture.tensor_dtype_name(cu)} "
