@@ -1093,8 +1093,8 @@ static const BuiltinTable& builtin_table() {
     t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
       return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");
     };
-    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.unroll", "T.vectorized",
-                             "T.Persistent"})
+    for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.grid", "T.unroll",
+                             "T.vectorized", "T.Persistent"})
       t[loop] = [](Elaborator&, const EvaluatedCall& c) {
         return no_value_here(c, "is used as the iterable of a for loop");
       };

@@ -483,7 +483,8 @@ void Elaborator::spend_compile_time_iterations(std::optional<int64_t> trips, con
 
 static bool is_loop_builtin(const std::string& name) {
   return name == "T.Parallel" || name == "T.Pipelined" || name == "T.serial" || name == "T.Serial" ||
-         name == "T.unroll" || name == "T.vectorized" || name == "T.Persistent" || name == "range";
+         name == "T.grid" || name == "T.unroll" || name == "T.vectorized" || name == "T.Persistent" ||
+         name == "range";
 }
 
 CompileTimeRange Elaborator::compile_time_range(const EvaluatedCall& call) {
@@ -563,7 +564,7 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     CtValue seq = eval(iter);
     if (!seq.is_sequence())
       error_at(iter.loc, "cannot iterate over " + describe(seq) + " (loops use T.Parallel, "
-                         "T.Pipelined, T.serial, T.unroll, T.vectorized, range, or a tuple)");
+                         "T.Pipelined, T.serial, T.grid, T.unroll, T.vectorized, range, or a tuple)");
     spend_compile_time_iterations(static_cast<int64_t>(seq.items.size()), iter.loc);
     for (const auto& item : seq.items) {
       bind_compile_time_target(target, item, target.loc);
@@ -613,13 +614,14 @@ void Elaborator::exec_for(const ast::Stmt& s) {
     if (!e->dtype.is_integer()) error_at(loc, what + " must be an integer, not " + describe(v));
     return e;
   };
-  if (kind_name == "T.Parallel") {
-    for_kind = ir::ForKind::Parallel;
-    if (call.positional.empty()) error_at(iter.loc, "T.Parallel needs at least one extent");
+  if (kind_name == "T.Parallel" || kind_name == "T.grid") {
+    // T.grid (TVMScript's): serial loops nested in order, the last innermost
+    if (kind_name == "T.Parallel") for_kind = ir::ForKind::Parallel;
+    if (call.positional.empty()) error_at(iter.loc, kind_name + " needs at least one extent");
     for (const auto& kw : call.keywords)
-      error_at(iter.loc, "T.Parallel() got an unexpected keyword argument '" + kw.first + "'");
+      error_at(iter.loc, kind_name + "() got an unexpected keyword argument '" + kw.first + "'");
     for (size_t i = 0; i < call.positional.size(); ++i)
-      dims.push_back({ir::make_int(0), int_expr(call.positional[i], call.positional_locs[i], "T.Parallel extent")});
+      dims.push_back({ir::make_int(0), int_expr(call.positional[i], call.positional_locs[i], kind_name + " extent")});
   } else {
     std::vector<std::string> params = {"start", "stop=None"};
     if (kind_name == "T.Pipelined") {

@@ -122,6 +122,22 @@ TEST(ElaborateStmt, KernelLoopTripCountsAreCountedExactly) {
                "6:32: error: the integer 1099511627776 does not fit in int32 (range step)");
 }
 
+TEST(ElaborateStmt, GridIsSerialLoopsNestedInOrder) {
+  const std::string ir = ir_of(kernel_text("        for i, j in T.grid(2, bx + 3):\n"
+                                           "            A[i * 3 + j] = i\n"));
+  const size_t outer = ir.find("for i in T.serial(2)"), inner = ir.find("for j in T.serial(bx + 3)");
+  ASSERT_NE(outer, std::string::npos) << ir;
+  EXPECT_GT(inner, outer) << ir;
+  expect_error(kernel_text("        for i in T.grid():\n            A[0] = 1\n"),
+               "6:18: error: T.grid needs at least one extent");
+  expect_error(kernel_text("        for i in T.grid(4, step=2):\n            A[0] = i\n"),
+               "6:18: error: T.grid() got an unexpected keyword argument 'step'");
+  expect_error(kernel_text("        for i in T.grid(4, 2):\n            A[0] = i\n"),
+               "6:13: error: T.grid gives 2 loop variables but 1 is named");
+  expect_error(kernel_text("        for i, j in T.grid(4, 2.5):\n            A[0] = i\n"),
+               "6:31: error: T.grid extent must be an integer");
+}
+
 TEST(ElaborateStmt, PipelineStagesAreLimited) {
   std::string loop = "        S = T.alloc_shared((8,), \"int64\")\n"
                      "        for k in T.Pipelined(4, num_stages=STAGES):\n"

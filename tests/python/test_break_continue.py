@@ -1,5 +1,5 @@
 """break and continue in kernels, on the backend under test. In a runtime loop (T.serial,
-T.unroll, range in a kernel, while) they set a flag of the loop's, and what they skip runs only
+T.grid, T.unroll, range in a kernel, while) they set a flag of the loop's, and what they skip runs only
 where the flag is clear; in a loop unrolled while compiling (over a tuple) they end the
 iteration or the loop there and then, as Python does."""
 
@@ -121,6 +121,53 @@ def test_a_break_leaves_its_own_loop_and_a_compile_time_one_stops_unrolling(rng)
                     break
             assert y[t, c] == count, (t, c)
         assert y[t, 2] == 7
+
+
+@jit
+def grid_scan(n, rows, cols):
+    """Each thread walks its matrix with T.grid, row by row: it sums the elements up to the
+    first negative one (a break leaves the whole grid) and skips zeros (a continue goes on to the
+    next element)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n, rows, cols), "int32"), Y: T.Tensor((n, 2), "int32")):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding()
+            total = T.alloc_var("int32", 0)
+            seen = T.alloc_var("int32", 0)
+            for i, j in T.grid(rows, cols):
+                if X[tx, i, j] < 0:
+                    break
+                if X[tx, i, j] == 0:
+                    continue
+                total += X[tx, i, j] * (i + 1)
+                seen += 1
+            Y[tx, 0] = total
+            Y[tx, 1] = seen
+
+    return main
+
+
+def test_grid_walks_its_dims_in_order_and_break_leaves_it_all(rng):
+    n, rows, cols = 32, 5, 7
+    x = rng.integers(-2, 40, (n, rows, cols), dtype=np.int32)
+    y = poison((n, 2), "int32")
+    grid_scan(n, rows, cols)(x, y)
+    for t in range(n):
+        total = seen = 0
+        for i in range(rows):
+            stop = False
+            for j in range(cols):
+                if x[t, i, j] < 0:
+                    stop = True
+                    break
+                if x[t, i, j] == 0:
+                    continue
+                total += int(x[t, i, j]) * (i + 1)
+                seen += 1
+            if stop:
+                break
+        assert (y[t, 0], y[t, 1]) == (total, seen), t
 
 
 @jit
