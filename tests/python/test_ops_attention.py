@@ -223,6 +223,17 @@ def test_flash_attention_varlen_backward(causal, rng, dq_in_shared):
     zero = {name: not np.any(g.astype(np.float32)) for name, g in (
         ("out", to_numpy(out, dtype)[cu_q[-1]:]), ("dq", dq[cu_q[-1]:]), ("dk", dk[cu_k[-1]:]), ("dv", dv[cu_k[-1]:]))}
     assert all(zero.values()), zero
+    assert np.all(to_numpy(lse, "float32")[:, cu_q[-1]:] == -np.inf)
+    # max_seqlen_k sizes the grid only: the bound offsets on a GPU get (total_kv) gives the same
+    for max_seqlen_k in (max(lengths_k), k.shape[0]):
+        bounded = ops.flash_attention_varlen_backward(q_t, k_t, v_t, out, lse, dout_t, cu_q_t, cu_k_t, max(lengths_q),
+                                                      causal=causal, max_seqlen_k=max_seqlen_k)
+        for name, first, second in zip(("dq", "dk", "dv"), grads, bounded):
+            first, second = to_numpy(first, dtype), to_numpy(second, dtype)
+            if name == "dq":  # summed by atomics, in no fixed order on a GPU
+                assert_close(second, first.astype(np.float64), dtype, scale=np.abs(first).max(), what=name)
+            else:
+                np.testing.assert_array_equal(second, first, err_msg=name)
     for b in range(len(lengths_q)):
         rows, keys = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
         if lengths_q[b] == 0 or lengths_k[b] == 0:  # no query sees a key: nothing flows back
@@ -263,11 +274,40 @@ def test_varlen_errors_name_the_argument(rng):
         (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=np.array([0, 4, 13], np.int32), max_seqlen_q=6),
          "cu_seqlens_k must start at 0, never decrease and end at most at 12"),
         (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=5),
-         "max_seqlen_q must be an int at least the longest query sequence \\(6\\)"),
+         "max_seqlen_q must be at least the longest sequence \\(6\\), not 5"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=6, max_seqlen_k=4),
+         "max_seqlen_k must be at least the longest sequence \\(6\\), not 4"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=6.0),
+         "max_seqlen_q must be a positive int, not 6.0"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=True),
+         "max_seqlen_q must be a positive int, not True"),
+        (dict(q=q, k=k, v=k, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=6, max_seqlen_k=0),
+         "max_seqlen_k must be a positive int, not 0"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=message):
             ops.flash_attention_varlen(**kwargs)
+
+
+@pytest.mark.parametrize("cu_q,cu_k", [([0, 5000, 3], [0, -7, 900]), ([-100, 4, 10], [0, 4, 2**31 - 1])])
+def test_varlen_kernels_given_wrong_offsets_stay_inside_their_tensors(cu_q, cu_k, rng):
+    # Offsets on a GPU are not checked on the host (flash_attention_varlen): the kernels
+    # themselves must keep every access inside the tensors, whatever the offsets say. dQ, which
+    # the backward kernel adds into, lies inside a larger buffer whose rest must stay as it was.
+    cu_q, cu_k = np.array(cu_q, np.int32), np.array(cu_k, np.int32)
+    q, dout = rand((10, 2, 64), "float16", rng), rand((10, 2, 64), "float16", rng)
+    k, v = rand((12, 2, 64), "float16", rng), rand((12, 2, 64), "float16", rng)
+    out, lse = attention.attention_forward_varlen(2, 2, 2, 10, 12, 64, 64, True, 0.125, dtype="float16",
+                                                  **attention.CPU_CONFIG)(q, k, v, cu_q, cu_k)
+    attention._fill_past_end(out, 1, 10, 128, cu_q, "zero")
+    attention._fill_past_end(lse, 2, 10, 1, cu_q, "-inf")
+    around = np.full((30, 2, 64), 7.0, np.float32)
+    dq = around[10:20]
+    dq[:] = 0
+    attention.attention_backward_varlen(2, 2, 2, 10, 12, 12, 64, True, 0.125, dtype="float16",
+                                        **attention.CPU_CONFIG)(q, k, v, dout, lse, np.zeros((2, 10), np.float32),
+                                                                cu_q, cu_k, dq)
+    assert np.all(around[:10] == 7.0) and np.all(around[20:] == 7.0)
 
 
 @pytest.mark.parametrize("seq_q,seq_kv,causal,layout,num_splits", [
@@ -439,6 +479,14 @@ def test_split_kv_builds_for_cuda(arch, configs, dim):
     build_for_cuda(attention.attention_forward, arch, dim=dim, causal=True, num_splits=16, **shape, **configs[dim])
     build_for_cuda(attention.attention_combine, arch, num_splits=16, batch=2, heads=8, seq_q=1, dim=dim,
                    dtype="bfloat16")
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("fill,dtype,inner", [("zero", "bfloat16", 1024), ("-inf", "float32", 1)])
+def test_the_varlen_tail_fill_builds_for_cuda(arch, fill, dtype, inner):
+    source = build_for_cuda(attention.fill_rows_past_end, arch, outer=8, total=5000, inner=inner, batch=4, fill=fill,
+                            dtype=dtype)
+    assert ("INFINITY" in source or "inf" in source.lower()) == (fill == "-inf")
 
 
 @pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_BACKWARD_CONFIGS),

@@ -845,10 +845,12 @@ def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     return combine(*kernel(q, k, v))
 
 
-def _varlen_dims(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, **others):
-    """(batch, heads, heads_kv, total_q, total_kv, dim, dtype, ends) of checked packed q, k, v
-    and their offsets, ends being (cu_seqlens_q[-1], cu_seqlens_k[-1], the longest key
-    sequence); `others` are more tensors of q's shape and type (the backward pass's)."""
+def _varlen_dims(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, **others):
+    """(batch, heads, heads_kv, total_q, total_kv, dim, dtype, max_seqlen_k) of checked packed q,
+    k, v and their offsets; `others` are more tensors of q's shape and type (the backward
+    pass's). Offsets on the host are read and checked; offsets on a GPU are not read, which
+    would wait for the device (and break graph capture): there max_seqlen_k, when None, is
+    total_kv, a bound that costs the backward pass idle programs but no wait."""
     if len(tuple(q.shape)) != 3:
         raise ValueError(f"q must have 3 dims (total_q, heads, dim), not {len(tuple(q.shape))}: {tuple(q.shape)}")
     for name, t in (("k", k), ("v", v)):
@@ -856,60 +858,97 @@ def _varlen_dims(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, **others):
             raise ValueError(f"{name} must have 3 dims (total_kv, heads_kv, dim), not {tuple(t.shape)}")
     unpacked = {name: t[None] for name, t in others.items()}  # [1, total, heads, dim]
     _, heads, heads_kv, total_q, total_kv, dim, dtype = _dims(q[None], k[None], v[None], "bshd", **unpacked)
-    offsets = {}
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
         if len(tuple(cu.shape)) != 1 or capture.tensor_dtype_name(cu) != "int32" or cu.shape[0] < 2:
             raise ValueError(f"{name} must be a 1-dim int32 tensor of batch + 1 offsets, not "
                              f"{capture.tensor_dtype_name(cu)} {tuple(cu.shape)}")
-        offsets[name] = [int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)]
-    batch = len(offsets["cu_seqlens_q"]) - 1
-    if len(offsets["cu_seqlens_k"]) != batch + 1:
-        raise ValueError(f"cu_seqlens_k has {len(offsets['cu_seqlens_k'])} offsets but cu_seqlens_q has {batch + 1}")
-    for name, total in (("cu_seqlens_q", total_q), ("cu_seqlens_k", total_kv)):
-        cu = offsets[name]
-        if cu[0] != 0 or any(b < a for a, b in zip(cu, cu[1:])) or cu[-1] > total:
-            raise ValueError(f"{name} must start at 0, never decrease and end at most at {total}: {cu}")
-    lengths_q, lengths_k = ([b - a for a, b in zip(cu, cu[1:])] for cu in offsets.values())
-    if not isinstance(max_seqlen_q, int) or max_seqlen_q < max(lengths_q) or max_seqlen_q < 1:
-        raise ValueError(f"max_seqlen_q must be an int at least the longest query sequence ({max(lengths_q)}), "
-                         f"not {max_seqlen_q!r}")
-    ends = (offsets["cu_seqlens_q"][-1], offsets["cu_seqlens_k"][-1], max(lengths_k))
-    return batch, heads, heads_kv, total_q, total_kv, dim, dtype, ends
+    batch = tuple(cu_seqlens_q.shape)[0] - 1
+    if tuple(cu_seqlens_k.shape)[0] != batch + 1:
+        raise ValueError(f"cu_seqlens_k has {tuple(cu_seqlens_k.shape)[0]} offsets but cu_seqlens_q has {batch + 1}")
+    for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if (value is not None or name == "max_seqlen_q") and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a positive int, not {value!r}")
+    if on_gpu(cu_seqlens_q) or on_gpu(cu_seqlens_k):
+        return batch, heads, heads_kv, total_q, total_kv, dim, dtype, max_seqlen_k or max(1, total_kv)
+    lengths = {}
+    for name, cu, total in (("cu_seqlens_q", cu_seqlens_q, total_q), ("cu_seqlens_k", cu_seqlens_k, total_kv)):
+        offsets = [int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)]
+        if offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])) or offsets[-1] > total:
+            raise ValueError(f"{name} must start at 0, never decrease and end at most at {total}: {offsets}")
+        lengths[name] = max(b - a for a, b in zip(offsets, offsets[1:]))
+    for name, value, longest in (("max_seqlen_q", max_seqlen_q, lengths["cu_seqlens_q"]),
+                                 ("max_seqlen_k", max_seqlen_k, lengths["cu_seqlens_k"])):
+        if value is not None and value < longest:
+            raise ValueError(f"{name} must be at least the longest sequence ({longest}), not {value}")
+    return batch, heads, heads_kv, total_q, total_kv, dim, dtype, max_seqlen_k or max(1, lengths["cu_seqlens_k"])
 
 
-def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale):
-    batch, heads, heads_kv, total_q, total_kv, dim, dtype, (end_q, _, _) = _varlen_dims(
-        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
+@tilec.jit
+def fill_rows_past_end(outer, total, inner, batch, fill, dtype, block_rows=16, threads=128):
+    # X [outer, total, inner]: rows r >= CU[batch], which no sequence holds and no attention
+    # program writes, get `fill` ("zero" or "-inf"). Blocks of rows before the end do nothing.
+    @T.prim_func
+    def main(X: T.Tensor((outer, total, inner), dtype), CU: T.Tensor((batch + 1,), "int32")):
+        with T.Kernel(T.ceildiv(total, block_rows), outer, threads=threads) as (bx, by):
+            end = CU[batch]
+            first = bx * block_rows
+            if first + block_rows > end:
+                for r, i in T.Parallel(block_rows, inner):
+                    if first + r >= end and first + r < total:
+                        X[by, first + r, i] = T.if_then_else(fill == "zero", T.cast(0, dtype), -T.infinity(dtype))
+
+    return main
+
+
+def _fill_past_end(x, outer, total, inner, cu_seqlens, fill):
+    """Rows of `x` (viewed as [outer, total, inner]) past the last sequence of cu_seqlens get
+    `fill`, on the device: the end is not read on the host."""
+    fill_rows_past_end(outer, total, inner, tuple(cu_seqlens.shape)[0] - 1, fill,
+                       capture.tensor_dtype_name(x))(x.reshape(outer, total, inner), cu_seqlens)
+
+
+def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k=None):
+    # max_seqlen_k is only checked here (the backward pass uses it)
+    batch, heads, heads_kv, total_q, total_kv, dim, dtype, _ = _varlen_dims(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
                                       softmax_scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
     # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
-    out[end_q:] = 0
-    lse[:, end_q:] = -math.inf
+    _fill_past_end(out, 1, total_q, heads * dim, cu_seqlens_q, "zero")
+    _fill_past_end(lse, heads, total_q, 1, cu_seqlens_q, "-inf")
     return out, lse
 
 
 def flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
-                           return_lse=False):
+                           return_lse=False, max_seqlen_k=None):
     """flash_attention over a batch of sequences of their own lengths, packed (FlashAttention's
     varlen interface): q [total_q, heads, dim], k and v [total_kv, heads_kv, dim];
     sequence b's queries are q[cu_seqlens_q[b]:cu_seqlens_q[b + 1]] and its keys those of
     cu_seqlens_k (int32, batch + 1 offsets from 0, non-decreasing); max_seqlen_q is the longest
-    query sequence (an int). Causal is aligned bottom-right in each sequence. Returns O like q,
-    and with return_lse the log-sum-exp [heads, total_q] float32. On torch tensors that
-    require grad it is differentiable (flash_attention_varlen_backward)."""
-    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale)
+    query sequence (an int), max_seqlen_k the longest key sequence (for the backward pass; see
+    flash_attention_varlen_backward). Causal is aligned bottom-right in each sequence. Returns O
+    like q, and with return_lse the log-sum-exp [heads, total_q] float32. On torch tensors that
+    require grad it is differentiable (flash_attention_varlen_backward).
+
+    Offsets on the host are checked. Offsets on a GPU are not read on the host, so a call never
+    waits for the device and captures into a CUDA graph; as in FlashAttention they must then be
+    right: wrong ones give wrong rows, never an access outside the tensors."""
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k)
     out, lse = _autograd_varlen_function().apply(*args) if _needs_grad(q, k, v) else _forward_varlen(*args)
     return (out, lse) if return_lse else out
 
 
 def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False,
-                                    sm_scale=None):
+                                    sm_scale=None, max_seqlen_k=None):
     """(dq, dk, dv) of flash_attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
     max_seqlen_q, causal, sm_scale) = out, whose log-sum-exp is lse (return_lse=True), for the
-    output's gradient dout; as flash_attention_backward, packed. Rows of no sequence get 0."""
-    batch, heads, heads_kv, total_q, total_kv, dim, dtype, (_, end_k, max_seq_kv) = _varlen_dims(
-        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, out=out, dout=dout)
+    output's gradient dout; as flash_attention_backward, packed. Rows of no sequence get 0.
+    max_seqlen_k, the longest key sequence, sizes the grid: left out, it is read from host
+    offsets, and bounded by total_kv for offsets on a GPU."""
+    batch, heads, heads_kv, total_q, total_kv, dim, dtype, max_seq_kv = _varlen_dims(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out=out, dout=dout)
     if tuple(lse.shape) != (heads, total_q) or capture.tensor_dtype_name(lse) != "float32":
         raise ValueError(f"lse must be float32 of shape {(heads, total_q)} (flash_attention_varlen's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
@@ -918,11 +957,11 @@ def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_se
     delta = attention_backward_preprocess(1, heads, total_q, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
                                           threads=config["threads"])(out[None], dout[None])[0]
     dq = _float32_zeros_like(q)
-    kernel = attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max(1, max_seq_kv), dim,
+    kernel = attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_kv, dim,
                                        bool(causal), sm_scale, dtype=dtype, **config)
     dk, dv = kernel(q, k, v, dout, lse, delta, cu_seqlens_q, cu_seqlens_k, dq)
-    dk[end_k:] = 0  # keys of no sequence: no program writes them
-    dv[end_k:] = 0
+    for grad in (dk, dv):  # keys of no sequence: no program writes them
+        _fill_past_end(grad, 1, total_kv, heads_kv * dim, cu_seqlens_k, "zero")
     return _cast_like(dq, q), dk, dv
 
 
@@ -972,10 +1011,11 @@ def _autograd_varlen_function():
 
     class FlashAttentionVarlen(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale):
-            out, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale)
+        def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k):
+            out, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale,
+                                       max_seqlen_k)
             ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)
-            ctx.options = (max_seqlen_q, causal, sm_scale)
+            ctx.options = (max_seqlen_q, causal, sm_scale, max_seqlen_k)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
@@ -984,7 +1024,7 @@ def _autograd_varlen_function():
             q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
             dq, dk, dv = flash_attention_varlen_backward(q, k, v, out, lse, dout.contiguous(), cu_seqlens_q,
                                                          cu_seqlens_k, *ctx.options)
-            return dq, dk, dv, None, None, None, None, None
+            return dq, dk, dv, None, None, None, None, None, None
 
     return FlashAttentionVarlen
 

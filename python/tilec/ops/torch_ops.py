@@ -5,8 +5,8 @@ Each runs the tilec.ops function of its name on the current stream. Its fake ker
 outputs' shapes and types, so torch.compile(fullgraph=True) keeps a call in its graph, and
 flash_attention and flash_attention_varlen are differentiable through their backward ops. The
 arguments are the function's; flash_attention and flash_attention_varlen always return
-(out, lse). All but the varlen pair capture into CUDA graphs: those read cu_seqlens on the
-host to check them.
+(out, lse). Every op captures into CUDA graphs: none reads a GPU tensor on the host (the varlen
+pair leave GPU offsets unchecked, as flash_attention_varlen says).
 """
 
 from typing import Optional
@@ -104,35 +104,37 @@ flash_attention.register_autograd(_attention_backward, setup_context=_save_atten
 
 @custom_op("tilec::flash_attention_varlen", mutates_args=())
 def flash_attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
-                           max_seqlen_q: int, causal: bool = False,
-                           sm_scale: Optional[float] = None) -> tuple[Tensor, Tensor]:
-    return attention._forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale)
+                           max_seqlen_q: int, causal: bool = False, sm_scale: Optional[float] = None,
+                           max_seqlen_k: Optional[int] = None) -> tuple[Tensor, Tensor]:
+    return attention._forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale,
+                                     max_seqlen_k)
 
 
 @flash_attention_varlen.register_fake
-def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None):
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None, max_seqlen_k=None):
     return torch.empty_like(q), q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
 
 
 @custom_op("tilec::flash_attention_varlen_backward", mutates_args=())
 def flash_attention_varlen_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, dout: Tensor,
                                     cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int,
-                                    causal: bool = False,
-                                    sm_scale: Optional[float] = None) -> tuple[Tensor, Tensor, Tensor]:
+                                    causal: bool = False, sm_scale: Optional[float] = None,
+                                    max_seqlen_k: Optional[int] = None) -> tuple[Tensor, Tensor, Tensor]:
     return attention.flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_seqlens_k,
-                                                     max_seqlen_q, causal, sm_scale)
+                                                     max_seqlen_q, causal, sm_scale, max_seqlen_k)
 
 
 @flash_attention_varlen_backward.register_fake
-def _(q, k, v, out, lse, dout, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None):
+def _(q, k, v, out, lse, dout, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal=False, sm_scale=None,
+      max_seqlen_k=None):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
 def _save_varlen(ctx, inputs, output):
-    q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale = inputs
+    q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k = inputs
     out, lse = output
     ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)
-    ctx.options = (max_seqlen_q, causal, sm_scale)
+    ctx.options = (max_seqlen_q, causal, sm_scale, max_seqlen_k)
     ctx.mark_non_differentiable(lse)
 
 
@@ -140,7 +142,7 @@ def _varlen_backward(ctx, dout, _dlse):
     q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
     dq, dk, dv = flash_attention_varlen_backward(q, k, v, out, lse, dout.contiguous(), cu_seqlens_q, cu_seqlens_k,
                                                  *ctx.options)
-    return dq, dk, dv, None, None, None, None, None
+    return dq, dk, dv, None, None, None, None, None, None
 
 
 flash_attention_varlen.register_autograd(_varlen_backward, setup_context=_save_varlen)
