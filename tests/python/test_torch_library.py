@@ -152,6 +152,56 @@ def test_output_shapes_come_from_the_inputs_shapes_alone():
         kernel.output_shapes_of([[15], None])
 
 
+@tilec.jit(out_idx=[1, 2], target="cpu")
+def doubled_and_pair_sums(block=64):
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), Doubled: T.Tensor((n,), "float32"),
+             PairSums: T.Tensor((T.ceildiv(n, 2),), "float32")):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    Doubled[bx * block + i] = A[bx * block + i] * 2
+                    if (bx * block + i) % 2 == 0:
+                        PairSums[(bx * block + i) // 2] = A[bx * block + i] + T.if_then_else(
+                            bx * block + i + 1 < n, A[T.min(bx * block + i + 1, n - 1)], 0.0)
+
+    return main
+
+
+def test_symbolic_dims_stay_symbolic_in_a_dynamic_compile(rng):
+    """Output dims that are expressions of the inputs' symbolic dims (n, (n + 1) // 2) are traced
+    as such: one graph serves every n, with no recompile for a new size."""
+    op = tilec.register_torch_op(doubled_and_pair_sums(), "tilec_test::doubled_and_pair_sums")
+    graphs = []
+
+    def backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a: op(a), backend=backend, fullgraph=True, dynamic=True)
+    for n in (37, 64, 101):
+        a = tensor(n, "float32", rng)
+        doubled, pair_sums = compiled(a)
+        padded = torch.cat([a, a.new_zeros(n % 2)])
+        torch.testing.assert_close(doubled, a * 2)
+        torch.testing.assert_close(pair_sums, padded[0::2] + padded[1::2])
+    assert len(graphs) == 1
+
+
+def test_output_dim_expressions_evaluate_over_the_inputs_sizes():
+    from tilec.torch_library import _dim_size
+
+    assert _dim_size(3, {}) == 3
+    assert _dim_size("(m + 64 - 1) // 64", {"m": 130}) == 3
+    assert _dim_size("n * 2 - m % 4", {"n": 5, "m": 7}) == 7
+    assert _dim_size("-n + 9", {"n": 2}) == 7
+    for text in ("k * 2", "min(n, 4)", "n / 2", "n +", "2.5", "n ** 2"):
+        assert _dim_size(text, {"n": 8}) is None, text
+
+
 # tilec.ops as torch.ops.tilec.*
 
 @pytest.fixture(scope="module")
