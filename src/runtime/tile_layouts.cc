@@ -1,7 +1,9 @@
 #include "runtime/tile_layouts.h"
 
+#include <set>
 #include <stdexcept>
 
+#include "ir/device_calls.h"
 #include "ir/visitor.h"
 
 namespace tilec::runtime {
@@ -78,12 +80,43 @@ TileLayout shared_layout(std::string name, DType dtype, const std::vector<int64_
   return t;
 }
 
+namespace {
+
+// The buffers of mbarriers (operands of mbarrier calls, which the compiler makes for its
+// pipelines): they hold no tile, so they have no layout to show.
+std::set<const ir::BufferNode*> mbarrier_buffers(const ir::Stmt& body) {
+  struct Collector : ir::IRVisitor {
+    std::set<const ir::BufferNode*> found;
+    bool in_mbarrier_call = false;
+
+    void visit_Call(const ir::Call* op) override {
+      const bool outer = in_mbarrier_call;
+      in_mbarrier_call = outer || op->name.rfind(std::string(ir::kDeviceCallPrefix) + "mbarrier", 0) == 0;
+      ir::IRVisitor::visit_Call(op);
+      in_mbarrier_call = outer;
+    }
+    void visit_BufferLoad(const ir::BufferLoad* op) override {
+      if (in_mbarrier_call) found.insert(op->buffer.get());
+      ir::IRVisitor::visit_BufferLoad(op);
+    }
+  } collector;
+  collector.visit(body);
+  return collector.found;
+}
+
+}  // namespace
+
 std::vector<TileLayout> tile_layouts(const ir::Stmt& body) {
   struct Collector : ir::IRVisitor {
     std::vector<TileLayout> found;
+    std::set<const ir::BufferNode*> barriers;
 
     void visit_Allocate(const ir::Allocate* op) override {
       const ir::BufferNode& b = *op->buffer;
+      if (barriers.count(&b)) {
+        ir::IRVisitor::visit_Allocate(op);
+        return;
+      }
       std::vector<int64_t> shape;
       bool constant = true;
       for (const ir::Expr& d : b.shape) {
@@ -98,6 +131,7 @@ std::vector<TileLayout> tile_layouts(const ir::Stmt& body) {
       ir::IRVisitor::visit_Allocate(op);
     }
   } collector;
+  collector.barriers = mbarrier_buffers(body);
   collector.visit(body);
   return collector.found;
 }

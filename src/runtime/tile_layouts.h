@@ -23,6 +23,8 @@ TileLayout shared_layout(std::string name, DType dtype, const std::vector<int64_
 
 // Every fragment and shared buffer `body` allocates with a constant shape (a view's own shape
 // and layout; a fragment not yet given a layout is left out), in the order of the Allocates.
+// The mbarriers of the compiler's pipelines are shared buffers too, but hold no tile: they are
+// left out.
 std::vector<TileLayout> tile_layouts(const ir::Stmt& body);
 
 }  // namespace tilec::runtime

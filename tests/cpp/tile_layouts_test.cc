@@ -138,5 +138,35 @@ def gemm(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"), C: 
   EXPECT_EQ(cuda.layouts()[0].description, "swizzled");
 }
 
+TEST(TileLayouts, ThePipelinesBarriersAreNoTiles) {
+  const char* source = R"(
+import tilec.language as T
+
+@T.prim_func
+def gemm(A: T.Tensor((64, 256), "float16"), B: T.Tensor((256, 64), "float16"), C: T.Tensor((64, 64), "float32"),
+         D: T.Tensor((8,), "uint64")):
+    with T.Kernel(1, threads=128) as bx:
+        A_shared = T.alloc_shared((64, 32), "float16")
+        B_shared = T.alloc_shared((32, 64), "float16")
+        C_local = T.alloc_fragment((64, 64), "float32")
+        Words = T.alloc_shared((8,), "uint64")
+        T.clear(C_local)
+        for k in T.Pipelined(8, num_stages=2):
+            T.copy(A[0, k * 32], A_shared)
+            T.copy(B[k * 32, 0], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        T.copy(C_local, C)
+        for i in T.Parallel(8):
+            Words[i] = i
+        T.copy(Words, D)
+)";
+  test_support::TemporaryCacheDir cache("tilec_tile_layouts_test_");
+  Kernel cuda = compile(load_function(source, "gemm.py", "gemm"), {.target = "cuda", .arch = "sm_90a"});
+  ASSERT_NE(cuda.source().find("mbarrier"), std::string::npos) << "no pipeline of mbarriers to leave out";
+  std::vector<std::string> names;
+  for (const TileLayout& t : cuda.layouts()) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"A_shared", "B_shared", "C_local", "Words"}));
+}
+
 }  // namespace
 }  // namespace tilec::runtime
