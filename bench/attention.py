@@ -23,7 +23,6 @@ grouped-query and not, against SDPA and the copy rate of the K/V bytes).
 
 import argparse
 import contextlib
-import datetime
 import os
 import statistics
 import sys
@@ -35,8 +34,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from tilec import ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import provenance  # noqa: E402
-from plots import appended_plot  # noqa: E402
+from plots import append_results  # noqa: E402
 from timing import interleaved_ms, time_ms  # noqa: E402
 
 TOKENS, HEADS = 64 * 1024, 16
@@ -241,21 +239,14 @@ def main():
                 f"(tilec error: worst relative error of O, dQ, dK, dV against float32)\n\n" + table(rows, backward))
     print("\n" + text)
     if args.append:
-        commit = provenance.commit()
         gpu = torch.cuda.get_device_name()
-        name = f"attention{'-decode' if args.decode else ''}-{datetime.date.today()}-{commit}"
         if args.decode:
-            text += appended_plot(text, ["tilec us", "SDPA us", "copy us"], args.append, name,
-                                  f"Attention decoding, {gpu}", "microseconds")
+            append_results(args.append, text, gpu, "attention-decode", ["tilec us", "SDPA us", "copy us"],
+                           f"Attention decoding, {gpu}", "microseconds")
         else:
             sides = ["tilec fwd", "cuDNN fwd", "FA2 fwd"] + (["TileLang fwd"] if "TileLang fwd" in text else [])
-            text += appended_plot(text, sides, args.append, name, f"Attention forward, {gpu}", "TFLOP/s",
-                                  label_columns=["S", "d", "causal"])
-        with open(args.append, "a", encoding="utf-8") as f:
-            f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {commit}: "
-                    f"`python bench/attention.py {' '.join(sys.argv[1:])}`"
-                    f"\n\n{text}")
-
+            append_results(args.append, text, gpu, "attention", sides, f"Attention forward, {gpu}", "TFLOP/s",
+                           label_columns=["S", "d", "causal"])
 
 if __name__ == "__main__":
     main()

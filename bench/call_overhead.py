@@ -12,7 +12,6 @@ device, commit and command, and its plot (bench/plots.py) to a results file.
 """
 
 import argparse
-import datetime
 import os
 import statistics
 import sys
@@ -23,8 +22,7 @@ import tilec.language as T
 from tilec import _core
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import provenance  # noqa: E402
-from plots import appended_plot  # noqa: E402
+from plots import append_results  # noqa: E402
 
 
 def _add(n, block=256):
@@ -87,14 +85,8 @@ def main():
         print(lines[-1], flush=True)
     table = "\n".join(lines)
     if args.append:
-        commit = provenance.commit()
-        table += appended_plot(table, ["µs per call"], args.append,
-                               f"call_overhead-{args.device}-{datetime.date.today()}-{commit}",
-                               f"Call overhead, {device}", "µs per call")
-        with open(args.append, "a", encoding="utf-8") as f:
-            f.write(f"\n### {datetime.date.today()} {device} {commit}: "
-                    f"`python bench/call_overhead.py {' '.join(sys.argv[1:])}`\n\n{table}\n")
-
+        append_results(args.append, table, device, f"call_overhead-{args.device}", ["µs per call"],
+                       f"Call overhead, {device}", "µs per call")
 
 if __name__ == "__main__":
     main()

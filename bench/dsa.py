@@ -24,7 +24,6 @@ each), and a row that fails says why.
 """
 
 import argparse
-import datetime
 import os
 import sys
 
@@ -34,8 +33,7 @@ import torch.nn.functional as F
 from tilec.ops import dsa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import provenance  # noqa: E402
-from plots import appended_plot  # noqa: E402
+from plots import append_results  # noqa: E402
 from timing import time_ms  # noqa: E402
 
 FP8 = torch.float8_e4m3fn
@@ -241,14 +239,9 @@ def main():
     table = "\n".join(lines)
     print("\n" + table)
     if args.append:
-        table += appended_plot(table, ["against the ceiling"], args.append,
-                               f"dsa-{datetime.date.today()}-{provenance.commit()}",
-                               f"DSA kernels against the GPU's ceilings, {torch.cuda.get_device_name()}",
-                               "fraction of the ceiling (x)")
-        with open(args.append, "a") as f:
-            f.write(f"\n### {datetime.date.today()} {torch.cuda.get_device_name()} {provenance.commit()}: "
-                    f"`python bench/dsa.py{' --quick' if args.quick else ''}`\n\n{table}\n")
-
+        gpu = torch.cuda.get_device_name()
+        append_results(args.append, table, gpu, "dsa", ["against the ceiling"],
+                       f"DSA kernels against the GPU's ceilings, {gpu}", "fraction of the ceiling (x)")
 
 if __name__ == "__main__":
     main()

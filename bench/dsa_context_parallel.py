@@ -14,15 +14,13 @@ and command, and its plot to a results file.
 """
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import provenance  # noqa: E402
-from plots import appended_plot  # noqa: E402
+from plots import append_results  # noqa: E402
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "distributed",
                        "dsa_context_parallel.py")
@@ -77,14 +75,8 @@ def main():
             print(lines[-1], flush=True)
     table = "\n".join(lines)
     if args.append:
-        commit = provenance.commit()
-        table += appended_plot(table, ["ms (slowest rank)"], args.append,
-                               f"dsa_context_parallel-{args.device}-{datetime.date.today()}-{commit}",
-                               f"Context-parallel DSA prefill, {device}", "ms a step")
-        with open(args.append, "a", encoding="utf-8") as f:
-            f.write(f"\n### {datetime.date.today()} {device} {commit}: "
-                    f"`python bench/dsa_context_parallel.py {' '.join(sys.argv[1:])}`\n\n{table}\n")
-
+        append_results(args.append, table, device, f"dsa_context_parallel-{args.device}", ["ms (slowest rank)"],
+                       f"Context-parallel DSA prefill, {device}", "ms a step")
 
 if __name__ == "__main__":
     main()

@@ -6,12 +6,18 @@ written as a PNG beside the table (matplotlib, when installed).
 `markdown` is the table a script prints (and appends to RESULTS.md; other lines around it are
 skipped). A cell's value is the number it starts with ("0.49x fp8" is 0.49); a cell without one
 ("-", "failed: ...") draws no bar. A row is labelled by its cells of `label_columns`, by default
-the columns left of the first one drawn. `appended_plot(...)` is what the scripts call with --append: it writes
-`plots/<name>.png` beside the results file and returns the markdown line that shows it.
+the columns left of the first one drawn. `appended_plot(...)` writes `plots/<name>.png` beside a
+results file and returns the markdown line that shows it; `append_results(...)`, what the scripts
+call with --append, adds a table, its heading (date, device, commit, command) and its plot.
 """
 
+import datetime
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402
 
 _NUMBER = re.compile(r"\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 
@@ -81,3 +87,13 @@ def appended_plot(markdown, columns, results_file, name, title, ylabel, label_co
     folder = os.path.dirname(os.path.abspath(results_file))
     path = plot_table(markdown, columns, os.path.join(folder, "plots", f"{name}.png"), title, ylabel, label_columns)
     return f"\n![{title}](plots/{name}.png)\n" if path else ""
+
+
+def append_results(results_file, table, device, name, columns, title, ylabel, label_columns=None):
+    """Appends `table` to `results_file` under "### <date> <device> <commit>: `python <the
+    running script and its arguments>`", with its plot of `columns` (plots/<name>-<date>-<commit>.png)."""
+    today, commit = datetime.date.today(), provenance.commit()
+    text = table + appended_plot(table, columns, results_file, f"{name}-{today}-{commit}", title, ylabel, label_columns)
+    script = os.path.relpath(os.path.abspath(sys.argv[0]), os.path.join(os.path.dirname(__file__), ".."))
+    with open(results_file, "a", encoding="utf-8") as f:
+        f.write(f"\n### {today} {device} {commit}: `python {' '.join([script, *sys.argv[1:]])}`\n\n{text}\n")

@@ -23,7 +23,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from ranks import all_gather_rows, start
+from ranks import all_gather_rows, say, start
 
 from tilec.ops import dsa
 
@@ -148,15 +148,15 @@ def main():
         ok = errors["out"] <= 1e-5 and errors["lse"] <= 1e-4 and errors["indices"] == 0
         figures["errors"] = errors
     if dims.json:
-        print(json.dumps(figures), flush=True)
+        say(json.dumps(figures))
     else:
         memory = f", peak {figures['peak_bytes'] / 2**30:.2f} GiB" if gpu else ""
         verdict = ""
         if dims.check:
             verdict = (f"; against one device: out {errors['out']:.1e}, lse {errors['lse']:.1e}, "
                        f"{errors['indices']} rows of other indices: {'ok' if ok else 'WRONG'}")
-        print(f"rank {rank}/{world} on {device}: {figures['queries']} of {dims.tokens} queries (chunks "
-              f"{chunks[rank]}) in {figures['ms']:.1f} ms{memory}{verdict}", flush=True)
+        say(f"rank {rank}/{world} on {device}: {figures['queries']} of {dims.tokens} queries (chunks "
+            f"{chunks[rank]}) in {figures['ms']:.1f} ms{memory}{verdict}")
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 

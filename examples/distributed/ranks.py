@@ -3,6 +3,7 @@ through NCCL, or on the CPU through gloo. Importing it keeps NVLink multicast of
 multicast in torch's symmetric memory and NVSHMEM) in this process and the ones it starts."""
 
 import os
+import sys
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 os.environ.update(MULTICAST_OFF)
@@ -33,6 +34,13 @@ def start(device="auto"):
         raise SystemExit(f"--device must be auto, cuda or cpu, not {device!r}")
     dist.init_process_group("gloo")
     return rank, world, torch.device("cpu")
+
+
+def say(line):
+    """Prints `line` in one write: the ranks share torchrun's stdout, and a line printed in parts
+    could interleave with another rank's."""
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
 
 
 def all_gather_rows(shard, rows_of_rank):

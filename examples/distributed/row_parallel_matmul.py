@@ -15,7 +15,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from ranks import start
+from ranks import say, start
 
 import tilec.ops
 
@@ -42,8 +42,8 @@ def main():
     expected = (a.float() @ b.float()).to(device)
     error = ((c - expected).abs().max() / expected.abs().max()).item()
     ok = error <= 1e-2  # each partial product is rounded to bfloat16 once
-    print(f"rank {rank}/{world} on {device}: C [{args.m}, {args.n}] = the sum of {world} tilec gemms of K/{world}; "
-          f"max error {error:.2e} of max |C|: {'ok' if ok else 'WRONG'}", flush=True)
+    say(f"rank {rank}/{world} on {device}: C [{args.m}, {args.n}] = the sum of {world} tilec gemms of K/{world}; "
+        f"max error {error:.2e} of max |C|: {'ok' if ok else 'WRONG'}")
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 

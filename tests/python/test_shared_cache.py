@@ -3,7 +3,6 @@ once: the first to miss builds it under the entry's lock, the others wait and re
 Each process's results are right, and nothing in the cache is left damaged."""
 
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
