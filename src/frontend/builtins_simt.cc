@@ -79,6 +79,30 @@ void add_simt_builtins(BuiltinTable& t) {
   t["T.get_thread_binding"] = [](Elaborator& el, const EvaluatedCall& c) {
     return thread_binding(el, c.node->loc, dim_argument(el, c));
   };
+  // TVMScript's T.thread_binding(begin, end, thread="threadIdx.x"), as TileLang programs assign
+  // it (kr = T.thread_binding(0, reduce_thread, thread="threadIdx.x")): the thread index along
+  // that dim, which must run over the whole of T.Kernel's threads there (0 to the extent).
+  t["T.thread_binding"] = [](Elaborator& el, const EvaluatedCall& c) {
+    require_kernel(el, c);
+    CallArgs a = el.bind(c, {"begin", "end", "thread"});
+    const CtValue& thread = a["thread"];
+    const std::string axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+    int64_t dim = -1;
+    for (int64_t d = 0; d < 3; ++d)
+      if (thread.kind == K::String && thread.text == axes[d]) dim = d;
+    if (dim < 0)
+      error_at(a.loc("thread"), "T.thread_binding's thread is \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\", not " +
+                                    (thread.kind == K::String ? "\"" + thread.text + "\"" : describe(thread)));
+    const int64_t begin = el.to_int(a["begin"], a.loc("begin"), "T.thread_binding begin");
+    const int64_t end = el.to_int(a["end"], a.loc("end"), "T.thread_binding end");
+    const auto& extents = el.thread_extents_;
+    const int64_t extent = static_cast<size_t>(dim) < extents.size() ? extents[dim] : 1;
+    if (begin != 0 || end != extent)
+      error_at(c.node->loc, "T.thread_binding(" + std::to_string(begin) + ", " + std::to_string(end) + ", " +
+                                axes[dim] + ") must span the kernel's " + std::to_string(extent) + " threads along " +
+                                axes[dim] + ": T.thread_binding(0, " + std::to_string(extent) + ", ...)");
+    return thread_binding(el, c.node->loc, dim);
+  };
   t["T.get_thread_bindings"] = [](Elaborator& el, const EvaluatedCall& c) {
     no_arguments(el, c);
     std::vector<CtValue> dims;

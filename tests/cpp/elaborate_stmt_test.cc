@@ -138,6 +138,24 @@ TEST(ElaborateStmt, GridIsSerialLoopsNestedInOrder) {
                "6:31: error: T.grid extent must be an integer");
 }
 
+TEST(ElaborateStmt, ThreadBindingIsTheThreadIndexAlongItsDim) {
+  auto kernel = [](const std::string& call) {
+    return replaced(kernel_text("        ni = " + call + "\n        A[ni] = 1\n"), "T.Kernel(1)",
+                    "T.Kernel(1, threads=(4, 2))");
+  };
+  EXPECT_EQ(ir_of(kernel("T.thread_binding(0, 2, thread=\"threadIdx.y\")")),
+            ir_of(kernel("T.get_thread_binding(1)")));
+  EXPECT_EQ(ir_of(kernel("T.thread_binding(0, 4, \"threadIdx.x\")")), ir_of(kernel("T.get_thread_binding(0)")));
+  expect_error(kernel("T.thread_binding(0, 8, thread=\"threadIdx.x\")"),
+               "6:14: error: T.thread_binding(0, 8, threadIdx.x) must span the kernel's 4 threads along threadIdx.x: "
+               "T.thread_binding(0, 4, ...)");
+  expect_error(kernel("T.thread_binding(1, 4, thread=\"threadIdx.x\")"),
+               "6:14: error: T.thread_binding(1, 4, threadIdx.x) must span the kernel's 4 threads along threadIdx.x: "
+               "T.thread_binding(0, 4, ...)");
+  expect_error(kernel("T.thread_binding(0, 4, thread=\"blockIdx.x\")"),
+               "6:37: error: T.thread_binding's thread is \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\", not \"blockIdx.x\"");
+}
+
 TEST(ElaborateStmt, PipelineStagesAreLimited) {
   std::string loop = "        S = T.alloc_shared((8,), \"int64\")\n"
                      "        for k in T.Pipelined(4, num_stages=STAGES):\n"

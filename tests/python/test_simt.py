@@ -17,12 +17,17 @@ HERE = __file__
 # --- a GEMV whose threads are (row, slice of K), as TileLang's example_gemv writes it ---------
 
 @jit
-def gemv_by_threads(n, k, block_n, block_k):
+def gemv_by_threads(n, k, block_n, block_k, tvm_style=False):
+    # tvm_style: the thread indices as TVMScript's T.thread_binding gives them
     @T.prim_func
     def main(A: T.Tensor((k,), "float32"), B: T.Tensor((n, k), "float32"), C: T.Tensor((n,), "float32")):
         with T.Kernel(T.ceildiv(n, block_n), threads=(block_n, block_k)) as bn:
-            tn = T.get_thread_binding(0)
-            tk = T.get_thread_binding(1)
+            if tvm_style:
+                tn = T.thread_binding(0, block_n, thread="threadIdx.x")
+                tk = T.thread_binding(0, block_k, thread="threadIdx.y")
+            else:
+                tn = T.get_thread_binding(0)
+                tk = T.get_thread_binding(1)
             acc = T.alloc_local((1,), "float32")
             row_sums = T.alloc_shared((block_n,), "float32")
             if tk == 0:
@@ -36,12 +41,13 @@ def gemv_by_threads(n, k, block_n, block_k):
     return main
 
 
-@pytest.mark.parametrize("block_n,block_k", [(16, 8), (32, 4), (4, 32)])
-def test_gemv_written_thread_by_thread(rng, block_n, block_k):
+@pytest.mark.parametrize("block_n,block_k,tvm_style", [(16, 8, False), (32, 4, False), (4, 32, False),
+                                                     (16, 8, True)])
+def test_gemv_written_thread_by_thread(rng, block_n, block_k, tvm_style):
     n, k = 64, 256
     A, B = rand((k,), "float32", rng), rand((n, k), "float32", rng)
     C = poison((n,), "float32")
-    gemv_by_threads(n, k, block_n, block_k)(A, B, C)
+    gemv_by_threads(n, k, block_n, block_k, tvm_style)(A, B, C)
     assert_close(C, B.astype(np.float64) @ A.astype(np.float64), "float32", scale=np.sqrt(k))
 
 
