@@ -463,6 +463,13 @@ CtValue Elaborator::eval_unary(const std::string& op, const CtValue& a, const So
 static bool values_equal(const CtValue& a, const CtValue& b, int64_t* compared) {
   ++*compared;
   if (a.is_number() && b.is_number()) return number(a) == number(b);
+  // A dtype equals a string that names it ("int8", or an alias such as "float8_e4m3fn"), as
+  // TVM's dtypes (strings) compare in TileLang's helpers: `assert val.dtype == "int8"`.
+  if ((a.kind == K::DType && b.kind == K::String) || (a.kind == K::String && b.kind == K::DType)) {
+    const CtValue& type = a.kind == K::DType ? a : b;
+    const CtValue& text = a.kind == K::DType ? b : a;
+    return DType::from_name(text.text) == type.dtype;
+  }
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case K::None: return true;

@@ -96,6 +96,14 @@ TEST(ElaborateExpr, StrOfCompileTimeValuesIsPythons) {
                                      "compile-time values");
 }
 
+TEST(ElaborateExpr, ADtypeEqualsTheStringsThatNameIt) {
+  // TileLang's quantize helpers check `assert val.dtype == storage_dtype`, a string.
+  EXPECT_EQ(store_of("int(A[1].dtype == 'int64') + 2 * int('int' + str(64) == A.dtype)"), "T.int64(3)");
+  EXPECT_EQ(store_of("int(T.float8_e4m3 == 'float8_e4m3fn') + 2 * int(T.float16 != 'bfloat16')"), "T.int64(3)");
+  EXPECT_EQ(store_of("int(A.dtype == 'int32') + int(A.dtype == 'no type') + int(A.dtype in ('int64',))"),
+            "T.int64(1)");
+}
+
 TEST(ElaborateExpr, ComprehensionsFoldOverCompileTimeValues) {
   std::vector<std::pair<std::string, std::string>> cases = {
       {"sum(i * i for i in range(4))", "14"},
