@@ -18,7 +18,7 @@ Regions regions(const ir::Gemm& op) {
 LayoutConstraints layout_constraints(const ir::Gemm& op) {
   auto ec = const_extents(ir::squeezed_extents(op.c));
   if (ec.size() != 2) return replicated({op.a.buffer, op.b.buffer, op.c.buffer}, op.loc);
-  Site site{ec, {}, op.loc};
+  Site site{ec, {}, op.loc, /*seeded_first=*/true};
   site.accesses.push_back(tile_access(op.c, {0, 1}));
   site.accesses.push_back(tile_access(op.a, op.transpose_a ? std::vector<int>{-1, 0} : std::vector<int>{0, -1}));
   site.accesses.push_back(tile_access(op.b, op.transpose_b ? std::vector<int>{1, -1} : std::vector<int>{-1, 1}));

@@ -46,6 +46,11 @@ struct Site {
   std::vector<int64_t> extents;
   std::vector<FragmentAccess> accesses;
   SourceLoc loc;
+  // Seeded before the other sites that hold fragments along a dim they don't spread: a
+  // gemm's on CUDA cores, whose operands' rows follow from its accumulator's layout, so that
+  // a fragment copied into its operand (a dequantized tile) is laid out for the gemm, not
+  // the gemm's operand for the loop that made the tile.
+  bool seeded_first = false;
 };
 
 // A fragment whose layout follows from another's: `to` takes `from`'s layout on its dims

@@ -125,6 +125,35 @@ TEST(InferLayout, AScanAlongDim0KeepsColumnsWhole) {
       << ir;
 }
 
+TEST(InferLayout, AFragmentCopiedIntoAGemmOperandIsLaidOutForTheGemm) {
+  // TileLang's w4a8 GEMM: a loop dequantizes H (read at j // 2, so each thread holds whole
+  // rows of it) into Q, Q is copied into the gemm's A, P, and the gemm runs on CUDA cores
+  // (float32 in registers), reading P's rows whole. The gemm is seeded first: Q and P take the
+  // rows it needs; seeded from the loop, P took Q's layout and the gemm could not read it.
+  ir::PrimFunc f = kernel("        H = T.alloc_fragment((32, 16), \"float32\")\n"
+                          "        Q = T.alloc_fragment((32, 32), \"float32\")\n"
+                          "        P = T.alloc_fragment((32, 32), \"float32\")\n"
+                          "        S = T.alloc_shared((32, 32), \"float32\")\n"
+                          "        C = T.alloc_fragment((32, 32), \"float32\")\n"
+                          "        T.copy(A[0:32, 0:16], H)\n"
+                          "        T.copy(A[32:64, 0:32], S)\n"
+                          "        for i, j in T.Parallel(32, 32):\n"
+                          "            Q[i, j] = H[i, j // 2]\n"
+                          "        T.copy(Q, P)\n"
+                          "        T.clear(C)\n"
+                          "        T.gemm(P, S, C)\n"
+                          "        T.copy(C, B[0:32, 0:32])\n");
+  const std::string after = inferred(f);
+  auto layout_of = [&](const std::string& name) {
+    const size_t at = after.find("        " + name + " = T.alloc_fragment");
+    EXPECT_NE(at, std::string::npos) << after;
+    const size_t comment = after.find("  # ", at);
+    return after.substr(comment, after.find('\n', comment) - comment);
+  };
+  EXPECT_EQ(layout_of("Q"), layout_of("P")) << after;
+  EXPECT_NE(layout_of("P").find("s2=i1/1%32"), std::string::npos) << after;  // each thread holds whole rows
+}
+
 TEST(InferLayout, AScanOfAWholeOneDimFragmentGivesEveryThreadAllOfIt) {
   std::string ir = inferred(kernel("        S = T.alloc_fragment((32,), \"float32\")\n"
                                    "        T.copy(A[0, 0:32], S)\n"

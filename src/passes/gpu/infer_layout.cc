@@ -268,17 +268,26 @@ class LayoutInference {
 
   // When nothing propagates: a site that holds a fragment along a dim it doesn't spread
   // over threads (gemv's matrix along k, a gemm operand read from registers) constrains its
-  // fragments most, so its own output is laid out first and the rest follow from it.
+  // fragments most, so its own output is laid out first and the rest follow from it; the
+  // sites seeded_first (op/layout_constraints.h) before the others.
   const ir::Buffer* seed_of_constrained_site() const {
-    for (const Site& site : sites_) {
-      bool constrained = false;
-      for (const auto& a : site.accesses)
-        if (is_fragment(a.buffer) && !layout_of(a.buffer) && holds_lines(a)) constrained = true;
-      if (!constrained) continue;
-      for (const auto& a : site.accesses) {
-        if (!is_fragment(a.buffer) || layout_of(a.buffer) || a.dims.size() != site.extents.size()) continue;
-        if (!holds_lines(a)) return &a.buffer;
-      }
+    for (const bool first : {true, false})
+      for (const Site& site : sites_)
+        if (site.seeded_first == first)
+          if (const ir::Buffer* seed = seed_of(site)) return seed;
+    return nullptr;
+  }
+
+  // The output of `site` to lay out first when the site is constrained (holding a fragment
+  // without a layout along a dim it doesn't spread), else null.
+  const ir::Buffer* seed_of(const Site& site) const {
+    bool constrained = false;
+    for (const auto& a : site.accesses)
+      if (is_fragment(a.buffer) && !layout_of(a.buffer) && holds_lines(a)) constrained = true;
+    if (!constrained) return nullptr;
+    for (const auto& a : site.accesses) {
+      if (!is_fragment(a.buffer) || layout_of(a.buffer) || a.dims.size() != site.extents.size()) continue;
+      if (!holds_lines(a)) return &a.buffer;
     }
     return nullptr;
   }
