@@ -248,5 +248,6 @@ def main():
             append_results(args.append, text, gpu, "attention", sides, f"Attention forward, {gpu}", "TFLOP/s",
                            label_columns=["S", "d", "causal"])
 
+
 if __name__ == "__main__":
     main()

@@ -88,5 +88,6 @@ def main():
         append_results(args.append, table, device, f"call_overhead-{args.device}", ["µs per call"],
                        f"Call overhead, {device}", "µs per call")
 
+
 if __name__ == "__main__":
     main()

@@ -243,5 +243,6 @@ def main():
         append_results(args.append, table, gpu, "dsa", ["against the ceiling"],
                        f"DSA kernels against the GPU's ceilings, {gpu}", "fraction of the ceiling (x)")
 
+
 if __name__ == "__main__":
     main()

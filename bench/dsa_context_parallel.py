@@ -78,5 +78,6 @@ def main():
         append_results(args.append, table, device, f"dsa_context_parallel-{args.device}", ["ms (slowest rank)"],
                        f"Context-parallel DSA prefill, {device}", "ms a step")
 
+
 if __name__ == "__main__":
     main()
