@@ -202,8 +202,7 @@ def attention_sources(arch):
             sources[f"{name} d={dim}"] = hip_source(jitted, arch, constants)
     for fill, dtype, inner in (("zero", "bfloat16", 1024), ("-inf", "float32", 1)):
         sources[f"varlen tail {fill}"] = hip_source(attention.fill_rows_past_end, arch,
-                                                    dict(outer=8, total=900, inner=inner, batch=4, fill=fill,
-                                                         dtype=dtype))
+                                                    dict(outer=8, inner=inner, fill=fill, dtype=dtype))
     return sources
 
 

@@ -885,13 +885,16 @@ def _varlen_dims(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k
 
 
 @tilec.jit
-def fill_rows_past_end(outer, total, inner, batch, fill, dtype, block_rows=16, threads=128):
-    # X [outer, total, inner]: rows r >= CU[batch], which no sequence holds and no attention
+def fill_rows_past_end(outer, inner, fill, dtype, block_rows=16, threads=128):
+    # X [outer, total, inner]: rows r >= CU[-1], which no sequence holds and no attention
     # program writes, get `fill` ("zero" or "-inf"). Blocks of rows before the end do nothing.
+    # The row and offset counts are symbolic: one kernel serves every packing.
+    total, offsets = T.symbolic("total"), T.symbolic("offsets")
+
     @T.prim_func
-    def main(X: T.Tensor((outer, total, inner), dtype), CU: T.Tensor((batch + 1,), "int32")):
+    def main(X: T.Tensor((outer, total, inner), dtype), CU: T.Tensor((offsets,), "int32")):
         with T.Kernel(T.ceildiv(total, block_rows), outer, threads=threads) as (bx, by):
-            end = CU[batch]
+            end = CU[offsets - 1]
             first = bx * block_rows
             if first + block_rows > end:
                 for r, i in T.Parallel(block_rows, inner):
@@ -904,8 +907,7 @@ def fill_rows_past_end(outer, total, inner, batch, fill, dtype, block_rows=16, t
 def _fill_past_end(x, outer, total, inner, cu_seqlens, fill):
     """Rows of `x` (viewed as [outer, total, inner]) past the last sequence of cu_seqlens get
     `fill`, on the device: the end is not read on the host."""
-    fill_rows_past_end(outer, total, inner, tuple(cu_seqlens.shape)[0] - 1, fill,
-                       capture.tensor_dtype_name(x))(x.reshape(outer, total, inner), cu_seqlens)
+    fill_rows_past_end(outer, inner, fill, capture.tensor_dtype_name(x))(x.reshape(outer, total, inner), cu_seqlens)
 
 
 def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k=None):
