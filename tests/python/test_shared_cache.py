@@ -10,6 +10,11 @@ import time
 
 import pytest
 
+import tilec
+import tilec.language as T
+
+from helpers import build_for_cuda
+
 PROCESSES = 4
 
 WORKER = textwrap.dedent('''
@@ -41,45 +46,43 @@ WORKER = textwrap.dedent('''
 ''')
 
 
-def nvrtc_missing_reason():
-    import tilec
-    import tilec.language as T
-
+@tilec.jit
+def probe():
     @T.prim_func
-    def probe(A: T.Tensor((1,), "float32")):
+    def main(A: T.Tensor((1,), "float32")):
         with T.Kernel(1) as bx:
             A[0] = 1.0
 
-    try:
-        tilec.compile(probe, target="cuda", arch="sm_90a")
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            return str(e)
-        raise
-    return None
+    return main
 
 
 @pytest.mark.parametrize("target", ["cpu", "cuda"])
 def test_processes_sharing_a_cache_build_each_kernel_once(tmp_path, target):
-    if target == "cuda" and nvrtc_missing_reason():
-        pytest.skip(nvrtc_missing_reason())
+    if target == "cuda":
+        build_for_cuda(probe, "sm_90a")  # skips where NVRTC can't be loaded
     worker = tmp_path / "worker.py"
     worker.write_text(WORKER)
     go = tmp_path / "go"
     env = dict(os.environ, TILEC_CACHE_DIR=str(tmp_path / "cache"), TILEC_LOG_LEVEL="debug",
                PYTHONPATH=os.pathsep.join(sys.path))
-    workers = [subprocess.Popen([sys.executable, str(worker), str(go), target], env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for _ in range(PROCESSES)]
-    time.sleep(1.0)  # past their imports
-    go.touch()
-    logs = []
-    for process in workers:
-        out, err = process.communicate(timeout=300)
-        assert process.returncode == 0 and out.strip() == "ok", err
-        logs.append(err)
     module = f"{target} module "
-    built = [line for log in logs for line in log.splitlines() if module in line and ": built " in line]
-    from_disk = [line for log in logs for line in log.splitlines() if module in line and ": from disk " in line]
+
+    def run(processes):
+        started = [subprocess.Popen([sys.executable, str(worker), str(go), target], env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+        time.sleep(1.0)  # past their imports
+        go.touch()
+        logs = []
+        for process in started:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0 and out.strip() == "ok", err
+            logs.append(err)
+        assert not any("building without" in log or "WARNING" in log for log in logs), "\n".join(logs)
+        return ([line for log in logs for line in log.splitlines() if module in line and ": built " in line],
+                [line for log in logs for line in log.splitlines() if module in line and ": from disk " in line])
+
+    built, from_disk = run(PROCESSES)
     assert len(built) == 1, "\n".join(built)
-    assert len(from_disk) == PROCESSES - 1, "\n".join(logs)
-    assert not any("building without" in log or "WARNING" in log for log in logs), "\n".join(logs)
+    assert len(from_disk) == PROCESSES - 1, "\n".join(from_disk)
+    built, from_disk = run(1)  # what they left is whole: a later process reads it and builds nothing
+    assert not built and len(from_disk) == 1, (built, from_disk)
