@@ -107,3 +107,18 @@ def test_the_context_parallel_bench_runs_on_cpu_ranks(tmp_path):
     rows = [line for line in results.read_text().splitlines() if line.startswith("| 120 |")]
     assert [row.split("|")[2].strip() for row in rows] == ["1", "2"], results.read_text()
     assert rows[0].split("|")[4].strip() == "1.00x"
+
+
+@pytest.mark.parametrize("args,env,message", [
+    ([str(EXAMPLES / "row_parallel_matmul.py")], {}, "run this under torchrun, e.g. torchrun --standalone "
+                                                     "--nproc-per-node 2 row_parallel_matmul.py"),
+    ([str(EXAMPLES / "row_parallel_matmul.py"), "--device", "tpu"],
+     {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"},
+     "--device must be auto, cuda or cpu, not 'tpu'"),
+    ([str(pathlib.Path(__file__).resolve().parents[2] / "bench" / "dsa_context_parallel.py"), "--ranks", "1"], {},
+     "--ranks must be at least 2"),
+])
+def test_misuse_of_the_distributed_scripts_says_what_is_wrong(args, env, message):
+    done = subprocess.run([sys.executable, *args], env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
