@@ -52,6 +52,7 @@ struct Value {
   enum class Kind {
     None, Bool, Int, Float, String, DType,
     Symbolic,    // a symbolic dim (T.symbolic / T.dynamic); text = its name
+    Arithmetic,  // arithmetic on symbolic dims: text = the operator (+ - * // %), items = its operands
     Tuple, List,
     Function,    // a @T.prim_func, @T.macro or plain function, as its own source
     Module,      // text = "tilec.language" (the T namespace) or "tilec"

@@ -56,6 +56,8 @@ CtValue Elaborator::from_value(const Value& value) {
     case VK::String: return CtValue::of_string(value.text);
     case VK::DType: return CtValue::of_dtype(value.dtype);
     case VK::Symbolic: return CtValue::of_expr(symbolic_var(value.text, DType::Int32));
+    case VK::Arithmetic:
+      return eval_binop(value.text, from_value(value.items.at(0)), from_value(value.items.at(1)), SourceLoc{});
     case VK::Tuple: case VK::List: {
       std::vector<CtValue> items;
       for (const auto& item : value.items) items.push_back(from_value(item));

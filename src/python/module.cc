@@ -4,6 +4,7 @@
 // (tag, payload) tuples:
 //   ("none", None) ("bool", b) ("int", i) ("float", x) ("str", s)
 //   ("dtype", name) ("symbolic", (name, dtype_name)) ("module", name)
+//   ("symbolic_arith", (operator, tagged, tagged))
 //   ("tuple", [tagged...]) ("list", [tagged...]) ("opaque", type_name)
 //   ("function", (source, filename, first_line, name, {name: tagged}))
 //   ("tensor_spec", ([dims...], dtype_name)) ("host", object)
@@ -189,6 +190,16 @@ Value to_value(nb::handle tagged, int depth) {
     auto [name, dtype] = nb::cast<std::pair<std::string, std::string>>(payload);
     Value value = Value::symbolic(name);
     value.dtype = dtype_named(dtype);
+    return value;
+  }
+  if (tag == "symbolic_arith") {
+    auto [op, left, right] = nb::cast<std::tuple<std::string, nb::handle, nb::handle>>(payload);
+    if (op != "+" && op != "-" && op != "*" && op != "//" && op != "%")
+      throw nb::value_error(("symbolic dims' arithmetic has no operator '" + op + "'").c_str());
+    Value value;
+    value.kind = Value::Kind::Arithmetic;
+    value.text = op;
+    value.items = {to_value(left, depth + 1), to_value(right, depth + 1)};
     return value;
   }
   if (tag == "tensor_spec") {

@@ -68,6 +68,13 @@ TEST(FuzzInput, ScalarBindings) {
   Value n = binding("sym(n)");
   EXPECT_EQ(n.kind, Value::Kind::Symbolic);
   EXPECT_EQ(n.text, "n");
+  Value width = binding("arith(mul, arith(add, sym(n), 1), 64)");
+  ASSERT_EQ(width.kind, Value::Kind::Arithmetic);
+  EXPECT_EQ(width.text, "*");
+  ASSERT_EQ(width.items.size(), 2u);
+  EXPECT_EQ(width.items[0].text, "+");
+  EXPECT_EQ(width.items[0].items[0].kind, Value::Kind::Symbolic);
+  EXPECT_EQ(width.items[1].int_value, 64);
   EXPECT_EQ(binding("module(tilec)").text, "tilec");
   Value opaque = binding("opaque(Generator)");
   EXPECT_EQ(opaque.kind, Value::Kind::Opaque);
@@ -111,7 +118,8 @@ TEST(FuzzInput, MalformedHeadersAreRejected) {
                              "#!bind X = \n", "#!bind X = (1, 2\n", "#!bind X = \"open\n",
                              "#!bind X = \"\\q\"\n", "#!bind X = float99\n", "#!bind X = sym()\n",
                              "#!bind X = tensor(float16, n)\n", "#!bind X = 99999999999999999999\n",
-                             "#!bind X = 1 2\n", "#!bind X = func(missing)\n", "#!unknown\n",
+                             "#!bind X = 1 2\n", "#!bind X = func(missing)\n", "#!bind X = arith(pow, 2, 3)\n",
+                             "#!bind X = arith(add, 1)\n", "#!unknown\n",
                              "#!func nowhere\n"})
     EXPECT_TRUE(rejected(header + std::string(kKernel))) << header;
   std::string deep = "#!bind X = " + std::string(40, '(') + std::string(40, ')') + "\n";

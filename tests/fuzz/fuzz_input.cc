@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <typeinfo>
@@ -84,6 +85,7 @@ class ValueReader {
       return f;
     }
     if (w == "tensor") return tensor();
+    if (w == "arith") return arithmetic(depth);
     if (auto dtype = DType::from_name(w)) return wrap(Value::of_dtype(*dtype));
     return std::nullopt;
   }
@@ -146,6 +148,27 @@ class ValueReader {
     }
     if (!eat(')')) return std::nullopt;
     return wrap(Value::tensor_spec(shape, *dtype));
+  }
+
+  // arith(OP, VALUE, VALUE), as Python's arithmetic on symbolic dims arrives
+  std::optional<ValueText> arithmetic(int depth) {
+    static const std::map<std::string, std::string> kOperators = {
+        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"floordiv", "//"}, {"mod", "%"}};
+    if (!eat('(')) return std::nullopt;
+    auto op = kOperators.find(word());
+    if (op == kOperators.end()) return std::nullopt;
+    Value arithmetic;
+    arithmetic.kind = Value::Kind::Arithmetic;
+    arithmetic.text = op->second;
+    ValueText out = wrap(std::move(arithmetic));
+    for (int i = 0; i < 2; ++i) {
+      if (!eat(',')) return std::nullopt;
+      auto operand = value(depth + 1);
+      if (!operand) return std::nullopt;
+      out.items.push_back(std::move(*operand));
+    }
+    if (!eat(')')) return std::nullopt;
+    return out;
   }
 
   // (VALUE, ...) is a tuple even with one item and no comma; [VALUE, ...] a list.

@@ -9,6 +9,8 @@
 //   #!bind M = 128              a binding, repeatable; VALUE is one of
 //                                 None True False 128 -3 1.5 "text" float16
 //                                 sym(n)                   a symbolic dim
+//                                 arith(mul, sym(n), 64)   arithmetic on it (add sub mul
+//                                                          floordiv mod), as T.symbolic's
 //                                 tensor(float16, 64, 32)  an eager call's tensor
 //                                 module(tilec.language)   the T namespace
 //                                 opaque(TypeName)         a value tilec can't use

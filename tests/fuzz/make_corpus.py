@@ -74,6 +74,10 @@ class Input:
             return word(payload)
         if tag == "symbolic":
             return f"sym({word(payload[0])})"
+        if tag == "symbolic_arith":
+            op, left, right = payload
+            name = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "%": "mod"}[op]
+            return f"arith({name}, {self.value(left)}, {self.value(right)})"
         if tag in ("module", "opaque"):
             return f"{tag}({word(payload)})"
         if tag == "host":  # a Python object the core calls into: the fuzzer has no Python

@@ -265,3 +265,56 @@ def copy_head_groups(heads, group):
 def test_slice_between_let_bound_names(rng):
     q = rand((2, 12, 16), "float32", rng)
     assert_close(copy_head_groups(12, 4)(q), 2 * q.astype(np.float64), "float32")
+
+
+# --- arithmetic on symbolic dims, computed in the factory and used in the kernel ------------
+
+@jit(out_idx=[-1])
+def pages_to_rows(page_size):
+    pages = T.symbolic("pages")
+    width = pages * page_size  # a value the kernel uses, as TileLang's factories do
+    last = width - 1
+
+    @T.prim_func
+    def main(Table: T.Tensor((pages,), "int32"), Rows: T.Tensor((width,), "int32")):
+        with T.Kernel(pages, threads=32) as p:
+            for i in T.Parallel(page_size):
+                Rows[p * page_size + i] = Table[p] * 1000 + T.min(p * page_size + i, last) + width // page_size
+
+    return main
+
+
+@pytest.mark.parametrize("pages", [1, 3, 10])
+def test_symbolic_arithmetic_as_a_free_variable(pages, rng):
+    kernel = pages_to_rows(4)
+    assert pages_to_rows(4) is kernel
+    table = rng.integers(0, 50, size=pages).astype(np.int32)
+    rows = kernel(table)
+    expected = np.repeat(table, 4) * 1000 + np.arange(pages * 4) + pages
+    np.testing.assert_array_equal(rows, expected)
+
+
+def test_symbolic_arithmetic_tags_its_operands():
+    from tilec import capture
+
+    n = T.symbolic("n")
+    assert capture.to_core_value((n + 1) * 2) == (
+        "symbolic_arith", ("*", ("symbolic_arith", ("+", ("symbolic", ("n", "int32")), ("int", 1))), ("int", 2)))
+    assert capture.to_core_value(7 // n) == ("symbolic_arith", ("//", ("int", 7), ("symbolic", ("n", "int32"))))
+    with pytest.raises(ZeroDivisionError, match=r"T.symbolic\('n'\) % 0"):
+        n % 0
+
+
+def test_symbolic_arithmetic_with_other_values_is_an_error_where_used():
+    n = T.symbolic("n")
+    scaled = n * 1.5  # text alone: fine in an annotation the core reads, not as a value
+
+    @jit
+    def bad(x):
+        x: T.Tensor((n,), "float32")
+        with T.Kernel(1) as bx:
+            x[0] = scaled
+
+    with pytest.raises(tilec.CompileError, match=r"free variable 'scaled' is a Python value of type "
+                                                 r"'symbolic expression \(T.symbolic\('n'\) \* 1.5\)'"):
+        bad(np.zeros((3,), np.float32))

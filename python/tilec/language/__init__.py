@@ -6,7 +6,9 @@ what Python itself evaluates: decorators, parameter annotations, dtypes,
 symbolic dims, and the constants a jit factory computes.
 """
 
+import builtins as _builtins  # this module's bool and int are dtypes
 import functools as _functools
+import numbers as _numbers
 import sys as _sys
 from dataclasses import dataclass as _dataclass
 
@@ -65,22 +67,35 @@ class dtype(str):
 
 
 class SymbolicExpr:
-    """Arithmetic on symbolic dims in a parameter annotation such as
-    T.Tensor((n * 2,), ...): Python evaluates annotations when the function is
-    defined, but the core reads the expression from the source text, so only
-    its text is kept here (for repr)."""
+    """Arithmetic on symbolic dims (n * 2, batch * heads, m // block): in a parameter annotation
+    such as T.Tensor((n * 2,), ...), where the core reads the expression from the source text,
+    or as a value that a kernel uses (width = pages * 64, then width in the kernel), where the
+    core rebuilds it from the operator and its operands."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "op", "operands")
 
-    def __init__(self, text):
+    def __init__(self, text, op=None, operands=()):
         self.text = text
+        self.op = op
+        self.operands = operands
 
     def __repr__(self):
         return self.text
 
+    def _tilec_value(self):
+        if self.op is None:  # an operand other than an int or a symbolic dim: text alone
+            return ("opaque", f"symbolic expression {self.text}")
+        left, right = self.operands
+        return ("symbolic_arith", (self.op, _capture.to_core_value(left), _capture.to_core_value(right)))
+
     def _binary(self, op, other, reflected=False):
         left, right = (other, self) if reflected else (self, other)
-        return SymbolicExpr(f"({left!r} {op} {right!r})")
+        text = f"({left!r} {op} {right!r})"
+        if isinstance(other, _builtins.bool) or not isinstance(other, (_numbers.Integral, SymbolicExpr)):
+            return SymbolicExpr(text)
+        if op in ("//", "%") and not reflected and not isinstance(other, SymbolicExpr) and other == 0:
+            raise ZeroDivisionError(f"symbolic dims' arithmetic: {text}")
+        return SymbolicExpr(text, op, (left, right))
 
     def __add__(self, other): return self._binary("+", other)
     def __radd__(self, other): return self._binary("+", other, reflected=True)
