@@ -85,7 +85,7 @@ def topk_rows(rows=4096, cols=131072, k=TOPK):
     print(f"reading the logits (512 threads, 8 loads each): once {time_ms(lambda: read(logits, 1)):.3f} ms, "
           f"twice {time_ms(lambda: read(logits, 2)):.3f} ms")
     for threads, candidates, unroll, margin in configs("TOPK", "512:4096:8:0,512:8192:8:2,512:8192:8:1,256:4096:16:1,256:4096:8:1"):
-        kernel = topk_kernel(rows, cols, k, threads=threads, candidates=candidates, unroll=unroll,
+        kernel = topk_kernel(k, threads=threads, candidates=candidates, unroll=unroll,
                              guess_margin=margin)
 
         def check(kernel=kernel):
@@ -108,9 +108,9 @@ def indexer_rows(fp8_rate):
         finite = torch.isfinite(ref)
         # TileLang's fp8_lighting_indexer example: 256 keys over 4 warpgroups, 3 stages
         kernels = {f"block_N={block_N} stages={stages} queries={queries} threads={threads}": (indexer_logits_kernel(
-            S, S, H, D, block_N=block_N, num_stages=stages, threads=threads, queries=queries), q)
+            H, D, block_N=block_N, num_stages=stages, threads=threads, queries=queries), q)
             for block_N, stages, queries, threads in configs("INDEXER", "128:2:1:128,128:2:2:128,256:3:2:512")}
-        kernels["warp-specialized (Hopper)"] = (indexer_logits_hopper_kernel(S, S, H, D, **INDEXER_HOPPER_CONFIG),
+        kernels["warp-specialized (Hopper)"] = (indexer_logits_hopper_kernel(H, D, **INDEXER_HOPPER_CONFIG),
                                                 q.reshape(S * H, D))
         for name, (kernel, queries) in kernels.items():
             def check(kernel=kernel, queries=queries):
@@ -133,11 +133,11 @@ def prefill_rows(bf16_rate, S=4096, S_kv=8192):
     ref = sparse_reference(q[:8], kv[:, 0], indices[:8], D_QK ** -0.5)
     valid = (indices >= 0).sum().item()
     kernels = {f"block_I={block_I} stages={stages}": sparse_mla_prefill_kernel(
-        S, S_kv, HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
+        HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
         num_stages=stages) for block_I, stages in configs("PREFILL", "64:1,64:2")}
-    kernels["warp-specialized (Hopper)"] = sparse_mla_prefill_hopper_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK,
+    kernels["warp-specialized (Hopper)"] = sparse_mla_prefill_hopper_kernel(HEADS, D_V, D_QK - D_V, TOPK,
                                                                             D_QK ** -0.5, **HOPPER_CONFIG)
-    kernels["seesaw (Hopper)"] = sparse_mla_prefill_seesaw_kernel(S, S_kv, HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5,
+    kernels["seesaw (Hopper)"] = sparse_mla_prefill_seesaw_kernel(HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5,
                                                                   **SEESAW_CONFIG)
     for name, kernel in kernels.items():
         report(f"sparse prefill {name}", lambda kernel=kernel: f"error {rel(kernel(q, kv, indices)[0][:8], ref):.1e}",
@@ -152,10 +152,10 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
     indices = torch.randint(0, slots, (batch * s_q, TOPK), device="cuda", dtype=torch.int32)
     ref = sparse_reference(q[:2], keys, indices[:2], D_QK ** -0.5)
     kernels = {f"block_I={block_I} stages={stages}": (sparse_mla_decode_kernel(
-        batch * s_q, s_q, HEADS, slots, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
+        s_q, HEADS, TOPK, D_QK ** -0.5, block_H=64, block_I=block_I, threads=256,
         num_stages=stages), (cache,)) for block_I, stages in configs("DECODE", "64:1,32:2")}
     kernels["warp-specialized (Hopper)"] = (sparse_mla_decode_hopper_kernel(
-        batch * s_q, s_q, HEADS, slots, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
+        s_q, HEADS, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
     for name, (kernel, cache_args) in kernels.items():
         report(f"FP8 decode {name}",
                lambda kernel=kernel, a=cache_args: f"error {rel(kernel(q, *a, indices)[0][:2], ref):.1e}",

@@ -219,23 +219,21 @@ def dsa_sources(arch):
     from tilec.ops.dsa import indexer, quant, sparse_mla, step, topk
 
     kernels = {
-        "act_quant": (quant.act_quant_kernel, dict(M=4096, N=7168, dtype="bfloat16", pow2_scale=True)),
-        "indexer": (indexer.indexer_logits_kernel, dict(seq=4096, seq_kv=4096, heads=64, dim=128,
+        "act_quant": (quant.act_quant_kernel, dict(N=7168, dtype="bfloat16", pow2_scale=True)),
+        "indexer": (indexer.indexer_logits_kernel, dict(heads=64, dim=128,
                                                         **indexer.AMD_CONFIG)),
-        "paged indexer": (indexer.indexer_decode_kernel, dict(batch=128, next_n=2, heads=64, dim=128, pages=8192,
-                                                              max_pages=2048)),
-        "top-k": (topk.topk_kernel, dict(rows=4096, cols=131072, k=2048, **topk.AMD_CONFIG)),
-        "physical slots": (topk.physical_slots_kernel, dict(rows=256, k=2048, next_n=2, max_pages=2048,
-                                                            page_size=64)),
+        "paged indexer": (indexer.indexer_decode_kernel, dict(next_n=2, heads=64, dim=128)),
+        "top-k": (topk.topk_kernel, dict(k=2048, **topk.AMD_CONFIG)),
+        "physical slots": (topk.physical_slots_kernel, dict(k=2048, next_n=2, page_size=64)),
         "sparse MLA prefill": (sparse_mla.sparse_mla_prefill_kernel,
-                               dict(seq=4096, seq_kv=8192, heads=128, dim=512, tail_dim=64, topk=2048,
+                               dict(heads=128, dim=512, tail_dim=64, topk=2048,
                                     sm_scale=576 ** -0.5, **sparse_mla.AMD_CONFIG)),
         "sparse MLA decode": (sparse_mla.sparse_mla_decode_kernel,
-                              dict(tokens=256, s_q=2, heads=128, slots=65536, topk=2048, sm_scale=576 ** -0.5,
+                              dict(s_q=2, heads=128, topk=2048, sm_scale=576 ** -0.5,
                                    **sparse_mla.AMD_DECODE_CONFIG)),
-        "causal ranges": (step.causal_ranges_kernel, dict(tokens=4096, sequences=3)),
-        "decode ranges": (step.decode_ranges_kernel, dict(batch=128, next_n=2, width=131072)),
-        "one sequence": (step.single_sequence_kernel, dict(tokens=4096, keys=131072)),
+        "causal ranges": (step.causal_ranges_kernel, {}),
+        "decode ranges": (step.decode_ranges_kernel, dict(next_n=2)),
+        "one sequence": (step.single_sequence_kernel, {}),
     }
     return {name: hip_source(jitted, arch, constants) for name, (jitted, constants) in kernels.items()}
 

@@ -1,6 +1,7 @@
 """tilec.ops.dsa against references in numpy, on the GPU where there is one, else on the CPU;
 and each kernel built for sm_90a through NVRTC."""
 
+import logging
 import re
 
 import ml_dtypes
@@ -86,7 +87,7 @@ def test_act_quant_errors_name_the_argument(call, message, rng):
 def test_act_quant_builds_for_sm90a(pow2_scale):
     # DeepSeek-V3.2's shape: 4096 tokens of its 7168-wide hidden state. The power-of-two scale
     # is made from the bits, with no approximate log2 to land a power of two one step low.
-    source = build_for_cuda(act_quant_kernel, "sm_90a", M=4096, N=7168, dtype="bfloat16", pow2_scale=pow2_scale)
+    source = build_for_cuda(act_quant_kernel, "sm_90a", N=7168, dtype="bfloat16", pow2_scale=pow2_scale)
     assert ("reinterpret<float>" in source) == pow2_scale and "log2" not in source
 
 
@@ -149,7 +150,7 @@ def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
     weights = rand((S, H), "float32", rng)
     ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
     ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
-    kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len, block_N=64, num_stages=1, threads=128, queries=3)
+    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=1, threads=128, queries=3)
     logits = to_numpy(kernel(*on_target(q, k, k_scale, weights, ks, ke)), "float32")
     ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
     np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
@@ -168,7 +169,7 @@ def test_the_hopper_indexer_against_float64(S, S_kv, H, D, queries, max_len, rng
     ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
     ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
     ks[0], ke[0] = 0, S_kv
-    kernel = indexer_logits_hopper_kernel(S, S_kv, H, D, max_len=max_len, block_N=64, stages=4, queries=queries)
+    kernel = indexer_logits_hopper_kernel(H, D, max_len=max_len, block_N=64, stages=4, queries=queries)
     logits = to_numpy(kernel(*on_target(q.reshape(S * H, D), k, k_scale, weights, ks, ke)), "float32")
     ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
     np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
@@ -178,7 +179,7 @@ def test_the_hopper_indexer_against_float64(S, S_kv, H, D, queries, max_len, rng
 
 def test_the_hopper_indexer_builds_for_sm90a():
     # DSA's: 64 heads of 128 dims, two queries a program
-    source = build_for_cuda(indexer_logits_hopper_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=64, dim=128,
+    source = build_for_cuda(indexer_logits_hopper_kernel, "sm_90a", heads=64, dim=128,
                             **INDEXER_HOPPER_CONFIG)
     # each consumer warpgroup's own gemm of a step's 64 keys against both queries' heads, the
     # keys and the heads loaded by TMA
@@ -214,7 +215,7 @@ def test_indexer_errors_name_the_argument(change, message, rng):
 @pytest.mark.parametrize("max_len,histogram", [(0, False), (2048, False), (0, True)])
 def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len, histogram):
     # DeepSeek-V3.2's indexer: 64 heads of 128 dims.
-    source = build_for_cuda(indexer_logits_kernel, "sm_90a", seq=4096, seq_kv=4096, heads=64, dim=128,
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
                             max_len=max_len, histogram=histogram, **INDEXER_CONFIG)
     # one gemm of both queries' heads (N = 2 x 64), each query's sum over its 64 columns chosen by
     # slot alone (the range's guard has no thread index)
@@ -282,7 +283,7 @@ def test_topk_kernel_takes_the_same_set_when_its_candidates_overflow(candidates,
         logits = rng.integers(-3, 4, size=(S, N)).astype(np.float32) * 0.5
     ks = rng.integers(-3, 100, size=S).astype(np.int32)
     ke = (ks + rng.integers(k - 20, N, size=S)).astype(np.int32)
-    kernel = topk_kernel(S, N, k, threads=threads, candidates=candidates, unroll=unroll)
+    kernel = topk_kernel(k, threads=threads, candidates=candidates, unroll=unroll)
     out = to_numpy(kernel(*on_target(logits, ks, ke)), "int32")
     for t, expected in enumerate(topk_reference(logits, k, ks, ke)):
         assert set(out[t][out[t] >= 0].tolist()) == expected
@@ -306,7 +307,7 @@ def test_topk_kernel_takes_the_same_set_whether_the_sample_guesses_well_or_not(g
                 logits[t, ks[t] + u * stride:ks[t] + u * stride + threads] += 100
     elif values == "ties":
         logits = rng.integers(-3, 4, size=(S, N)).astype(np.float32)
-    kernel = topk_kernel(S, N, k, threads=threads, candidates=1024, unroll=unroll, guess_margin=guess_margin)
+    kernel = topk_kernel(k, threads=threads, candidates=1024, unroll=unroll, guess_margin=guess_margin)
     out = to_numpy(kernel(*on_target(logits, ks, ke)), "int32")
     for t, expected in enumerate(topk_reference(logits, k, ks, ke)):
         assert set(out[t].tolist()) == expected
@@ -337,7 +338,7 @@ def test_topk_indices_and_sparse_prefill_write_into_given_outputs(rng):
 @pytest.mark.parametrize("config", [dict(threads=96), dict(guess_margin=-1)])
 def test_topk_kernel_refuses_a_config_it_cannot_take(config):
     with pytest.raises(ValueError, match="power-of-two threads >= 32.*guess_margin >= 0"):
-        topk_kernel(4, 64, 8, **config)
+        topk_kernel(8, **config)
 
 
 def indexer_inputs_and_ranges(S, S_kv, H, D, ranges, rng):
@@ -410,7 +411,7 @@ def test_topk_errors_name_the_argument(call, message, rng):
 @pytest.mark.parametrize("histogram", [False, True])
 def test_topk_builds_for_sm90a(histogram):
     # DSA's shape: k = 2048 of 128K keys.
-    source = build_for_cuda(topk_kernel, "sm_90a", rows=4096, cols=131072, k=2048, histogram=histogram,
+    source = build_for_cuda(topk_kernel, "sm_90a", k=2048, histogram=histogram,
                             **TOPK_CONFIG)
     assert "atomicAdd" in source or "atomic_add" in source
 
@@ -463,14 +464,14 @@ def test_the_warp_specialized_prefills_against_float64(kernel, S, S_kv, heads, t
     make, config = WARP_SPECIALIZED_PREFILLS[kernel]
 
     def prefill(q, kv, indices):
-        return make(S, S_kv, heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))
+        return make(heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))
 
     check_sparse_prefill(prefill, S, S_kv, heads, 576, 512, topk, rng)
 
 
 def test_the_seesaw_prefill_builds_for_sm90a():
     assert seesaw_fits(512, 64, 2048) and not seesaw_fits(512, 64, 2048 - 64) and not seesaw_fits(448, 128, 2048)
-    source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=128, dim=512,
+    source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", heads=128, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
     # each consumer: its step's scores (one chain over 576 dims), then both P's into its half of O
     assert source.count("wgmma_gemm_ss<64, 64, 576") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 4
@@ -524,7 +525,7 @@ def test_sparse_mla_errors_name_the_argument(change, message, rng):
 @pytest.mark.parametrize("heads", [64, 128])
 def test_sparse_mla_prefill_builds_for_sm90a(heads):
     # DeepSeek-V3.2's: 576 = 512 latent + 64 RoPE dims, topk 2048
-    source = build_for_cuda(sparse_mla_prefill_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
+    source = build_for_cuda(sparse_mla_prefill_kernel, "sm_90a", heads=heads, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SPARSE_PREFILL_CONFIG)
     assert source.count("wgmma_gemm") == 3  # the latent scores, the RoPE tail's, P V
     # the next step's keys are gathered while this step's are attended to, each row's index read once a copy
@@ -542,7 +543,7 @@ def test_the_hopper_prefill_takes_shapes_whose_tiles_fit():
 
 @pytest.mark.parametrize("heads", [64, 128])
 def test_sparse_mla_prefill_hopper_builds_for_sm90a(heads):
-    source = build_for_cuda(sparse_mla_prefill_hopper_kernel, "sm_90a", seq=4096, seq_kv=8192, heads=heads, dim=512,
+    source = build_for_cuda(sparse_mla_prefill_hopper_kernel, "sm_90a", heads=heads, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **HOPPER_CONFIG)
     # the scores (one chain over 576 dims), each half of P V in its own warpgroup
     assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
@@ -551,7 +552,7 @@ def test_sparse_mla_prefill_hopper_builds_for_sm90a(heads):
 
 
 def test_causal_ranges_build_for_sm90a():
-    assert "__global__" in build_for_cuda(causal_ranges_kernel, "sm_90a", tokens=4096, sequences=3)
+    assert "__global__" in build_for_cuda(causal_ranges_kernel, "sm_90a")
 
 
 @pytest.mark.parametrize("lengths,chunk", [([(37, 62)], 4096), ([(5, 5), (1, 40), (30, 71)], 16)])
@@ -656,7 +657,7 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, hea
     def decode(q, kv_cache, indices):
         B, s_q, heads, _ = q.shape
         cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_hopper_kernel(B * s_q, s_q, heads, cache.shape[0], indices.shape[-1], 576 ** -0.5,
+        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5,
                                                  **HOPPER_CONFIG)
         out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
                           indices.reshape(B * s_q, -1))
@@ -680,14 +681,14 @@ def test_sparse_mla_decode_errors_name_the_argument(change, message, rng):
 
 def test_sparse_mla_decode_builds_for_sm90a():
     # FlashMLA's benchmark shape: b = 128, s_q = 2, h_q = 128, topk 2048
-    source = build_for_cuda(sparse_mla_decode_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536, topk=2048,
+    source = build_for_cuda(sparse_mla_decode_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
                             sm_scale=576 ** -0.5, **SPARSE_MLA_CONFIG)
     assert source.count("wgmma_gemm") == 3
 
 
 def test_sparse_mla_decode_hopper_builds_for_sm90a():
-    source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", tokens=256, s_q=2, heads=128, slots=65536,
-                            topk=2048, sm_scale=576 ** -0.5, **HOPPER_CONFIG)
+    source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
+                            sm_scale=576 ** -0.5, **HOPPER_CONFIG)
     # the consumers are the prefill's: the scores (one chain over 576 dims), each half of P V
     assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
     assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
@@ -744,8 +745,7 @@ def test_indexer_decode_logits_over_pages_against_float64(B, next_n, H, D, rng):
 
 def test_indexer_decode_builds_for_sm90a():
     # DSA's decode: 64 heads of 128 dims, next_n 2, 64-token pages
-    source = build_for_cuda(indexer_decode_kernel, "sm_90a", batch=128, next_n=2, heads=64, dim=128, pages=8192,
-                            max_pages=2048)
+    source = build_for_cuda(indexer_decode_kernel, "sm_90a", next_n=2, heads=64, dim=128)
     assert "wgmma_gemm_ss" in source
 
 
@@ -811,12 +811,68 @@ def test_attention_decode_composes_the_paged_indexer_top_k_and_fp8_sparse_mla(rn
     assert 1 - 2 * np.sum(out * ref_out) / np.sum(out ** 2 + ref_out ** 2) <= 1e-5
 
 
+
+class CompileLog(logging.Handler):
+    """The names of the kernels tilec compiles while it is attached."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.compiled = []
+
+    def emit(self, record):
+        if ": compiled " in record.getMessage():
+            self.compiled.append(record.getMessage())
+
+
+def test_one_build_serves_every_length(rng):
+    """Every DSA kernel reads its lengths at the call: once a prefill and a decode have run, a
+    prefill of other lengths (one sequence or several) and a decode of another batch, cache and
+    block table compile nothing."""
+    H, D, heads, d_qk, topk = 16, 32, 16, 96, 8
+
+    def prefill(S, S_kv, cu=None):
+        sequences = {} if cu is None else dict(cu_seqlens_q=on_target(np.array(cu[0], np.int32))[0],
+                                               cu_seqlens_kv=on_target(np.array(cu[1], np.int32))[0])
+        dsa.attention_prefill(*on_target(fp8_values((S, H, D), rng), rand((S, H), "float32", rng),
+                                         fp8_values((S_kv, D), rng), np.ones(S_kv, np.float32),
+                                         rand((S, heads, d_qk), "bfloat16", rng), rand((S_kv, 1, d_qk), "bfloat16", rng)),
+                              **sequences, topk=topk, d_v=64)
+        dsa.act_quant(*on_target(rand((S, 256), "bfloat16", rng)))
+
+    def decode(B, pages, max_pages):
+        index_cache, _, _ = indexer_cache(pages, D, rng)
+        kv_cache, _ = fp8_cache(pages, 64, rng)
+        block_table = rng.integers(0, pages, size=(B, max_pages)).astype(np.int32)
+        context_lens = rng.integers(1, max_pages * 64, size=B).astype(np.int32)
+        dsa.attention_decode(*on_target(fp8_values((B, 2, H, D), rng), rand((B * 2, H), "float32", rng), index_cache,
+                                        rand((B, 2, heads, 576), "bfloat16", rng, -1, 1), kv_cache, block_table,
+                                        context_lens), topk=topk)
+
+    prefill(9, 20)
+    prefill(9, 20, ([0, 4, 9], [0, 10, 20]))
+    decode(2, 8, 3)
+    log, logger = CompileLog(), logging.getLogger("tilec")
+    level = logger.level
+    logger.addHandler(log)
+    logger.setLevel(logging.DEBUG)
+    try:
+        prefill(13, 41)
+        prefill(3, 3)
+        prefill(14, 30, ([0, 1, 5, 14], [0, 2, 10, 30]))
+        decode(3, 10, 4)
+        decode(1, 8, 2)
+    finally:
+        logger.removeHandler(log)
+        logger.setLevel(level)
+    assert log.compiled == []
+
+
 def test_the_steps_small_kernels_build_for_sm90a():
     from tilec.ops.dsa.step import decode_ranges_kernel, single_sequence_kernel
     from tilec.ops.dsa.topk import physical_slots_kernel
 
-    assert "__global__" in build_for_cuda(single_sequence_kernel, "sm_90a", tokens=4096, keys=131072)
+    assert "__global__" in build_for_cuda(single_sequence_kernel, "sm_90a")
 
-    assert "__global__" in build_for_cuda(decode_ranges_kernel, "sm_90a", batch=128, next_n=2, width=131072)
-    assert "__global__" in build_for_cuda(physical_slots_kernel, "sm_90a", rows=256, k=2048, next_n=2, max_pages=2048,
+    assert "__global__" in build_for_cuda(decode_ranges_kernel, "sm_90a", next_n=2)
+    assert "__global__" in build_for_cuda(physical_slots_kernel, "sm_90a", k=2048, next_n=2,
                                           page_size=64)

@@ -98,13 +98,13 @@ def union_range(KS, KE, t0, last, queries, seq_kv, max_len):
 
 
 @tilec.jit(out_idx=[-1])
-def indexer_logits_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1,
-                          histogram=False):
+def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
     # written): row t counts t's keys in its range by their logits' top 12 bits as top-k orders
     # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
+    seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")  # one kernel for every length
     width = max_len if max_len else seq_kv
     QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
 
@@ -170,9 +170,11 @@ PAGE_SIZE = 64
 
 
 @tilec.jit(out_idx=[-1])
-def indexer_decode_kernel(batch, next_n, heads, dim, pages, max_pages, threads=128):
+def indexer_decode_kernel(next_n, heads, dim, threads=128):
     # Logits [batch * next_n, max_pages * PAGE_SIZE]: query j of sequence b sees its context's
     # tokens s <= context_len - next_n + j, token s on page block_table[b, s // PAGE_SIZE].
+    # The batch, the cache's pages and the block table's width are read at each call.
+    batch, pages, max_pages = T.symbolic("batch"), T.symbolic("pages"), T.symbolic("max_pages")
     page_bytes = PAGE_SIZE * (dim + 4)
     width = max_pages * PAGE_SIZE
 
@@ -254,7 +256,7 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None, histogram=False
     if not isinstance(histogram, bool):
         raise ValueError(f"histogram must be True or False, not {histogram!r}")
     config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    kernel = indexer_logits_kernel(S, S_kv, H, D, max_len=max_len or 0, histogram=histogram, **config)
+    kernel = indexer_logits_kernel(H, D, max_len=max_len or 0, histogram=histogram, **config)
     if not histogram:
         return kernel(q, k, k_scale, weights, ks, ke)
     hist = allocate((S, HISTOGRAM_BINS), "int32", q, None)
@@ -287,8 +289,7 @@ def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):
         raise ValueError(f"block_table must be int32 [{B}, max_pages], not {_dtype(block_table)} of shape "
                          f"{tuple(block_table.shape)}")
     _typed(context_lens, "context_lens", "int32", (B,))
-    max_pages = tuple(block_table.shape)[1]
-    kernel = indexer_decode_kernel(B, next_n, H, D, cache_shape[0], max_pages)
+    kernel = indexer_decode_kernel(next_n, H, D)
     return kernel(q.reshape(B * next_n, H, D), kv_cache.reshape(cache_shape[0], page_bytes), weights, block_table,
                   context_lens)
 

@@ -56,10 +56,11 @@ def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready
 
 
 @tilec.jit(out_idx=[-1])
-def indexer_logits_hopper_kernel(seq, seq_kv, heads, dim, max_len=0, block_N=64, stages=4, queries=2):
+def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, queries=2):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c. Q is [seq * heads, dim]: a program's
-    # queries' heads are one TMA box.
+    # queries' heads are one TMA box. seq and seq_kv are read at each call.
+    seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     width = max_len if max_len else seq_kv
     rows = queries * heads
 

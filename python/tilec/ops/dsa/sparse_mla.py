@@ -92,9 +92,11 @@ def finish_rows(acc_o, row_max, denominator, lse, scale, block_H, dim):
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_prefill_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64,
-                              threads=256, num_stages=1):
+def sparse_mla_prefill_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64, threads=256,
+                              num_stages=1):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
+    # The query and key counts are read at each call: one kernel for every length.
+    seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     # With num_stages 2 the next step's keys are gathered (cp.async) while this step's are
     # attended to: the gathers read the indices from global memory, not index_shared, for that.
     scale = sm_scale * LOG2E
@@ -142,10 +144,11 @@ def gather_bytes(Cache, Indices, row, k, topk, part, first, block_I, count):
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_decode_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64, threads=256,
-                             num_stages=1):
+def sparse_mla_decode_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, threads=256, num_stages=1):
     # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout. With num_stages 2
     # the next step's bytes are gathered while this step's are dequantized and attended to.
+    # The token and cache slot counts are read at each call.
+    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
     dim, tail_dim, groups = FP8_DIM, FP8_TAIL, FP8_DIM // FP8_GROUP
     scale = sm_scale * LOG2E
     scales_at, tail_at = FP8_DIM, FP8_DIM + 4 * groups
@@ -231,7 +234,7 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     topk = index_shape[2]
     # sparse_mla_hopper.sparse_mla_decode_hopper_kernel takes over on Hopper once it has run
     # there: it is built and checked for sm_90a, not yet run on an H200 (docs/dsa.md).
-    kernel = sparse_mla_decode_kernel(B * s_q, s_q, heads, slots, topk, sm_scale, **config)
+    kernel = sparse_mla_decode_kernel(s_q, heads, topk, sm_scale, **config)
     out, lse = kernel(q.reshape(B * s_q, heads, d_qk), cache, indices.reshape(B * s_q, topk))
     return out.reshape(B, s_q, heads, FP8_DIM), lse
 
@@ -261,7 +264,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
     if isinstance(d_v, bool) or not isinstance(d_v, int) or not 16 <= d_v < d_qk or d_v % 16 or (d_qk - d_v) % 16:
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
-    shape = (S, S_kv, heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
+    shape = (heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
     if is_hopper(q) and hopper_fits(d_v, d_qk - d_v):
         kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
     else:

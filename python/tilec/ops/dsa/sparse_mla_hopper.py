@@ -196,8 +196,10 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_prefill_hopper_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
+def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
+    # The query and key counts are read at each call: one kernel for every length.
+    seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     scale = sm_scale * LOG2E
     steps = T.ceildiv(topk, block_I)
 
@@ -258,9 +260,11 @@ def store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stag
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def sparse_mla_decode_hopper_kernel(tokens, s_q, heads, slots, topk, sm_scale, block_H=64, block_I=64):
+def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
     # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and
-    # Rope are one cache's bytes (fp8_cache.scales_and_rope).
+    # Rope are one cache's bytes (fp8_cache.scales_and_rope). The token and cache slot counts
+    # are read at each call.
+    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
     dim, tail_dim = FP8_DIM, FP8_TAIL
     scale = sm_scale * LOG2E
     steps = T.ceildiv(topk, block_I)

@@ -99,8 +99,10 @@ def seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores, acc
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_prefill_seesaw_kernel(seq, seq_kv, heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
+def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
+    # The query and key counts are read at each call: one kernel for every length.
+    seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     scale = sm_scale * LOG2E
     width, half = dim + tail_dim, dim // 2
     pairs = topk // (2 * block_I)

@@ -18,22 +18,24 @@ from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
 from .topk import topk_indices
 
 
-@tilec.jit(out_idx=[2, 3])
-def causal_ranges_kernel(tokens, sequences, threads=128):
+@tilec.jit
+def causal_ranges_kernel(threads=128):
     # Each query token's visible keys [ks, ke) in the packed keys: sequence b's query i (of n_q)
-    # sees its keys 0 .. i + n_kv - n_q.
+    # sees its keys 0 .. i + n_kv - n_q. `offsets` is the sequences' count plus one.
+    tokens, offsets = T.symbolic("tokens"), T.symbolic("offsets")
+
     @T.prim_func
-    def main(CU_Q: T.Tensor((sequences + 1,), "int32"), CU_KV: T.Tensor((sequences + 1,), "int32"),
+    def main(CU_Q: T.Tensor((offsets,), "int32"), CU_KV: T.Tensor((offsets,), "int32"),
              KS: T.Tensor((tokens,), "int32"), KE: T.Tensor((tokens,), "int32")):
         with T.Kernel(T.ceildiv(tokens, threads), threads=threads) as bx:
             tx = T.get_thread_binding()
             t = bx * threads + tx
             if t < tokens:
                 b = T.alloc_var("int32", 0)
-                for s in T.serial(sequences):
+                for s in T.serial(offsets - 1):
                     if CU_Q[s + 1] <= t:
                         b = s + 1
-                b = T.min(b, sequences - 1)
+                b = T.min(b, offsets - 2)
                 n_q = CU_Q[b + 1] - CU_Q[b]
                 n_kv = CU_KV[b + 1] - CU_KV[b]
                 KS[t] = CU_KV[b]
@@ -66,7 +68,8 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
         raise ValueError(f"q and kv must have index_q's {S} and index_k's {S_kv} tokens, not "
                          f"{tuple(q.shape)[0]} and {tuple(kv.shape)[0]}")
     cu_q, cu_kv = _sequences(index_q, cu_seqlens_q, cu_seqlens_kv, S, S_kv)
-    ks, ke = causal_ranges_kernel(S, tuple(cu_q.shape)[0] - 1)(cu_q, cu_kv)
+    ks, ke = allocate((S,), "int32", q, None), allocate((S,), "int32", q, None)
+    causal_ranges_kernel()(cu_q, cu_kv, ks, ke)
     heads = tuple(q.shape)[1]
     out, lse, indices = (allocate(shape, dtype, q, None) for shape, dtype in (((S, heads, d_v), "bfloat16"),
                                                                       ((S, heads), "float32"), ((S, topk), "int32")))
@@ -81,11 +84,11 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
 
 
 @tilec.jit
-def single_sequence_kernel(tokens, keys):
+def single_sequence_kernel():
     # cu_seqlens of one sequence, written on the device: a copy from the host could not be
     # captured in a CUDA graph.
     @T.prim_func
-    def main(CU_Q: T.Tensor((2,), "int32"), CU_KV: T.Tensor((2,), "int32")):
+    def main(tokens: T.int32, keys: T.int32, CU_Q: T.Tensor((2,), "int32"), CU_KV: T.Tensor((2,), "int32")):
         with T.Kernel(1, threads=32) as bx:
             for i in T.Parallel(2):
                 CU_Q[i] = i * tokens
@@ -94,12 +97,14 @@ def single_sequence_kernel(tokens, keys):
     return main
 
 
-@tilec.jit(out_idx=[1])
-def decode_ranges_kernel(batch, next_n, width, threads=128):
+@tilec.jit(out_idx=[-1])
+def decode_ranges_kernel(next_n, threads=128):
     # The end of each decoding query's visible tokens: query j of sequence b sees tokens
     # s <= context_lens[b] - next_n + j (of the logits' width).
+    batch = T.symbolic("batch")
+
     @T.prim_func
-    def main(ContextLens: T.Tensor((batch,), "int32"), KE: T.Tensor((batch * next_n,), "int32")):
+    def main(ContextLens: T.Tensor((batch,), "int32"), width: T.int32, KE: T.Tensor((batch * next_n,), "int32")):
         with T.Kernel(T.ceildiv(batch * next_n, threads), threads=threads) as bx:
             for i in T.Parallel(threads):
                 row = bx * threads + i
@@ -128,7 +133,7 @@ def attention_decode(index_q, index_weights, index_cache, q, kv_cache, block_tab
         raise ValueError(f"q must have index_q's [B, next_n] = [{B}, {next_n}] leading dims, not "
                          f"{list(tuple(q.shape)[:2])}")
     logits = indexer_decode_logits(index_q, index_cache, index_weights, block_table, context_lens)
-    ke = decode_ranges_kernel(B, next_n, tuple(logits.shape)[1])(context_lens)
+    ke = decode_ranges_kernel(next_n)(context_lens, tuple(logits.shape)[1])
     slots = topk_indices(logits, topk, ke=ke, block_table=block_table, next_n=next_n, page_size=PAGE_SIZE)
     del logits
     out, lse = sparse_mla_decode(q, kv_cache, slots.reshape(B, next_n, topk), sm_scale)
@@ -141,7 +146,7 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
     if cu_seqlens_q is None:
         # on the device of `like`, which need not be the current one
         cu_q, cu_kv = allocate((2,), "int32", like, None), allocate((2,), "int32", like, None)
-        single_sequence_kernel(S, S_kv)(cu_q, cu_kv)
+        single_sequence_kernel()(S, S_kv, cu_q, cu_kv)
         return cu_q, cu_kv
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_kv", cu_seqlens_kv)):
         if capture.tensor_dtype_name(cu) != "int32" or len(tuple(cu.shape)) != 1 or tuple(cu.shape)[0] < 2:

@@ -197,11 +197,12 @@ def take(Out, row, counters, column):
 
 
 @tilec.jit(out_idx=[-1])
-def topk_kernel(rows, cols, k, threads=512, candidates=8192, unroll=8, histogram=False, guess_margin=GUESS_MARGIN):
+def topk_kernel(k, threads=512, candidates=8192, unroll=8, histogram=False, guess_margin=GUESS_MARGIN):
     # candidates: the keys that shared memory keeps; unroll: the row's keys a thread loads at
     # once. histogram: the kernel takes Hist [rows, HISTOGRAM_BINS], each row's first-round
     # histogram (indexer_logits(..., histogram=True) makes it), and reads the row once.
     # guess_margin: the sampled bin's keys, in k's (0: no sample; the row is read twice).
+    # The row and column counts are read at each call.
     if threads & (threads - 1) or threads < 32 or candidates < 1 or unroll < 1 or guess_margin < 0:
         raise ValueError(f"top-k needs a power-of-two threads >= 32, candidates >= 1, unroll >= 1 and "
                          f"guess_margin >= 0, not {threads}, {candidates}, {unroll} and {guess_margin}")
@@ -211,6 +212,7 @@ def topk_kernel(rows, cols, k, threads=512, candidates=8192, unroll=8, histogram
     column_steps = min(COLUMN_BITS, threads.bit_length() - 1)
     top_shift = 32 - FIRST_BITS
     reaching = max(round(guess_margin * k), 1)  # the row's keys that the guessed bin should reach
+    rows, cols = T.symbolic("rows"), T.symbolic("cols")
 
     @T.macro
     def select(L, KS, KE, Hist, Out):
@@ -349,10 +351,12 @@ def topk_kernel(rows, cols, k, threads=512, candidates=8192, unroll=8, histogram
 
 
 @tilec.jit(out_idx=[-1])
-def physical_slots_kernel(rows, k, next_n, max_pages, page_size, threads=128):
+def physical_slots_kernel(k, next_n, page_size, threads=128):
     # Out[r, i]: the cache slot of column Columns[r, i] of row r (sequence r // next_n): its page
     # from the block table, times the page size, plus its place in the page; -1 stays -1, and
-    # so does a column past the table.
+    # so does a column past the table. The row count and the table's width are read at each call.
+    rows, max_pages = T.symbolic("rows"), T.symbolic("max_pages")
+
     @T.prim_func
     def main(Columns: T.Tensor((rows, k), "int32"), BlockTable: T.Tensor((rows // next_n, max_pages), "int32"),
              Out: T.Tensor((rows, k), "int32")):
@@ -419,9 +423,9 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
                              f"{capture.tensor_dtype_name(histogram)} of shape {tuple(histogram.shape)}")
         inputs.append(histogram)
     config = config_for(logits, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    select = topk_kernel(S, N, k, histogram=histogram is not None, **config)
+    select = topk_kernel(k, histogram=histogram is not None, **config)
     if block_table is not None:
-        slots = physical_slots_kernel(S, k, next_n, tuple(block_table.shape)[1], page_size)
+        slots = physical_slots_kernel(k, next_n, page_size)
         if out is None:
             return slots(select(logits, *inputs), block_table)
         slots(select(logits, *inputs), block_table, out)
