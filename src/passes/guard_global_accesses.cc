@@ -1,5 +1,7 @@
 #include "passes/guard_global_accesses.h"
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "ir/bound.h"
@@ -17,6 +19,35 @@ using ir::Stmt;
 bool is_global(const ir::Buffer& b) { return b->scope == ir::MemoryScope::Global; }
 
 Expr as_int64(const Expr& e) { return ir::make_cast(DType::Int64, e); }
+
+// An integer cast's operand (the casts elaboration and this pass put around indices).
+Expr uncast(const Expr& e) {
+  const auto* cast = e.as<ir::Cast>();
+  return cast && cast->dtype.is_int() && cast->value->dtype.is_int() ? uncast(cast->value) : e;
+}
+
+// e = a // c or a >> k, with the divisor c > 0 a constant: (a, c).
+std::optional<std::pair<Expr, int64_t>> constant_quotient(const Expr& e) {
+  int64_t c;
+  if (const auto* div = e.as<ir::FloorDiv>(); div && ir::is_const_int(div->b, &c) && c > 0)
+    return std::pair(div->a, c);
+  if (const auto* shift = e.as<ir::ShiftRight>(); shift && ir::is_const_int(shift->b, &c) && c >= 0 && c < 62)
+    return std::pair(shift->a, int64_t{1} << c);
+  return std::nullopt;
+}
+
+// ceil(b / c): n for b = n * (c m) (a symbolic grid of n tokens' programs), else (b + c - 1) // c.
+Expr ceil_quotient(const Expr& b, int64_t c) {
+  Expr product = uncast(ir::simplify(b));
+  if (const auto* mul = product.as<ir::Mul>()) {
+    int64_t k;
+    for (auto [factor, other] : {std::pair(mul->b, mul->a), std::pair(mul->a, mul->b)})
+      if (ir::is_const_int(factor, &k) && k % c == 0)
+        return ir::simplify(k == c ? other : ir::make_Mul(other, ir::make_int(k / c, other->dtype)));
+  }
+  return ir::simplify(ir::make_FloorDiv(ir::make_Add(as_int64(b), ir::make_int(c - 1, DType::Int64)),
+                                        ir::make_int(c, DType::Int64)));
+}
 
 // The conjuncts of `condition` (a && b && c).
 void conjuncts(const Expr& condition, std::vector<Expr>& out) {
@@ -54,7 +85,11 @@ class Guard : public ir::IRMutator {
 
   Stmt mutate_LetStmt(const ir::LetStmt* op, const Stmt& self) override {
     if (auto range = bounds_.bound(op->value)) bounds_.bind(op->var, *range);
-    return IRMutator::mutate_LetStmt(op, self);
+    size_t facts = facts_.size();
+    for (const Expr& bound : quotient_bounds(op->value)) facts_.push_back(ir::make_LT(as_int64(op->var), as_int64(bound)));
+    Stmt result = IRMutator::mutate_LetStmt(op, self);
+    facts_.resize(facts);
+    return result;
   }
 
   Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
@@ -143,21 +178,63 @@ class Guard : public ir::IRMutator {
     }
   }
 
-  // Whether index < extent: by the intervals, or an enclosing fact a < b with a the index
-  // and b <= extent.
-  bool proven(const Expr& below, const Expr& index, const Expr& extent) const {
+  // Whether index < extent: by the intervals, or an enclosing fact a < b with a the index and
+  // b <= extent, or the index a quotient of such an a (quotient_bounds), or the min of something
+  // so (min(i, n - 1) < n).
+  bool proven(const Expr& below, const Expr& index, const Expr& extent, int depth = 0) const {
     if (bounds_.can_prove(below)) return true;
-    Expr index_s = ir::simplify(index), extent_s = ir::simplify(extent);
-    for (const Expr& fact : facts_) {
-      const auto* less = fact.as<ir::LT>();
-      if (!less) continue;
-      Expr a = ir::simplify(as_int64(less->a)), b = ir::simplify(as_int64(less->b));
-      if (ir::structural_equal(a, index_s) &&
-          (ir::structural_equal(b, extent_s) || bounds_.can_prove(ir::simplify(ir::make_LE(b, extent_s)))))
-        return true;
+    if (const auto* min = resolved(index).as<ir::Min>(); min && depth < kMaxDepth) {
+      for (const Expr& part : {min->a, min->b})
+        if (at_most(ir::make_Add(part, ir::make_int(1, part->dtype)), extent, depth + 1) ||
+            proven(ir::simplify(ir::make_LT(as_int64(part), extent)), as_int64(part), extent, depth + 1))
+          return true;
     }
+    for (const Expr& bound : fact_bounds(index))
+      if (at_most(bound, extent)) return true;
+    for (const Expr& bound : quotient_bounds(uncast(index)))
+      if (at_most(bound, extent)) return true;
     return false;
   }
+
+  // e without its integer casts, simplified.
+  Expr resolved(const Expr& e) const { return ir::simplify(uncast(e)); }
+
+  // Whether b <= extent: compared in their own type where both have one (the casts to int64
+  // around them hide n - 1 < n from the simplifier).
+  bool at_most(const Expr& b, const Expr& extent, int depth = 0) const {
+    Expr b_r = resolved(b), extent_r = resolved(extent);
+    if (b_r->dtype != extent_r->dtype) {
+      b_r = ir::simplify(as_int64(b_r));
+      extent_r = ir::simplify(as_int64(extent_r));
+    }
+    if (const auto* min = b_r.as<ir::Min>();
+        min && depth < kMaxDepth && (at_most(min->a, extent_r, depth + 1) || at_most(min->b, extent_r, depth + 1)))
+      return true;
+    return ir::structural_equal(b_r, extent_r) || bounds_.can_prove(ir::simplify(ir::make_LE(b_r, extent_r)));
+  }
+
+  // Each b of an enclosing fact e < b.
+  std::vector<Expr> fact_bounds(const Expr& e) const {
+    std::vector<Expr> bounds;
+    Expr e_s = ir::simplify(as_int64(e));
+    for (const Expr& fact : facts_) {
+      if (const auto* less = fact.as<ir::LT>(); less && ir::structural_equal(ir::simplify(as_int64(less->a)), e_s))
+        bounds.push_back(less->b);
+    }
+    return bounds;
+  }
+
+  // For e = a // c (or a >> k) and each enclosing fact a < b: e < ceil(b / c). A symbolic grid
+  // of tokens * blocks programs makes program // blocks a token, below the tokens.
+  std::vector<Expr> quotient_bounds(const Expr& e) const {
+    std::vector<Expr> bounds;
+    if (auto quotient = constant_quotient(ir::simplify(e)))
+      for (const Expr& b : fact_bounds(quotient->first)) bounds.push_back(ceil_quotient(b, quotient->second));
+    return bounds;
+  }
+
+  // How deep proven and at_most look through nested mins.
+  static constexpr int kMaxDepth = 6;
 
   ir::BoundAnalyzer bounds_;
   std::vector<Expr> facts_;  // conditions that hold where the walk is

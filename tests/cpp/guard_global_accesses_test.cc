@@ -56,6 +56,31 @@ TEST(GuardGlobalAccesses, AnEnclosingIfOrTheIntervalsProveTheIndexInside) {
   EXPECT_EQ(guarded(f), ir::to_string(f.body));
 }
 
+TEST(GuardGlobalAccesses, AProgramsTokenOfASymbolicGridIsBelowTheTokens) {
+  // T.Kernel(n * 2): program // 2 (by name or not) and program >> 1 are below n, program is not
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\ndef main(B: T.Tensor((T.symbolic(\"n\"), 2), \"float32\")):\n"
+      "    with T.Kernel(T.symbolic(\"n\") * 2, threads=32) as program:\n"
+      "        t = program // 2\n"
+      "        B[t, program % 2] = 1.0\n"
+      "        B[program // 2, 0] = B[program >> 1, 1]\n"
+      "        B[program, 0] = 2.0\n";
+  ir::PrimFunc f = frontend::elaborate(load_function(source, "k.py", "main"));
+  std::string before = ir::to_string(f.body), after = guarded(f);
+  EXPECT_EQ(after.find("if T.cast(t"), std::string::npos) << after;
+  EXPECT_EQ(after.find("if_then_else"), std::string::npos) << after;
+  EXPECT_NE(after.find("if T.cast(program, \"int64\") < T.cast(n, \"int64\"):\n"), std::string::npos) << after;
+  EXPECT_EQ(after.find("if "), after.rfind("if ")) << after;  // that store's alone
+}
+
+TEST(GuardGlobalAccesses, AMinOfSomethingInsideIsInside) {
+  // min(i, n - 1) < n; min(i, n - 1) >= 0 is still tested (n may be 0)
+  ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            B[T.min(i, T.symbolic(\"n\") - 1)] = 1.0\n");
+  std::string after = guarded(f);
+  EXPECT_EQ(after.find("< T.cast(n"), std::string::npos) << after;
+  EXPECT_NE(after.find("if T.cast(T.min(i, n - 1), \"int64\") >= T.int64(0):\n"), std::string::npos) << after;
+}
+
 TEST(GuardGlobalAccesses, ThePassConfigAndTheBoundsCheckTurnItOff) {
   ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            A[0, 0] = A[I[i], 1]\n");
   EXPECT_EQ(guarded(f, {{"tilec.safe_global_access", "false"}}), ir::to_string(f.body));
