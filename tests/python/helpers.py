@@ -19,6 +19,7 @@ Kernels are compiled with ``jit`` for the target under test, TILEC_TEST_TARGET
 (see "the target under test" below).
 """
 
+import contextlib
 import os
 import re
 
@@ -262,17 +263,24 @@ class RecordedKernel:
         return f"{os.path.basename(self.filename)}:{self.first_line} {self.name} {constants}"
 
 
+@contextlib.contextmanager
+def skip_without_nvrtc():
+    """Skips the test where a CUDA compile inside the block can't load NVRTC."""
+    try:
+        yield
+    except RuntimeError as e:
+        if str(e).startswith("cannot compile CUDA kernels:"):
+            pytest.skip(str(e))
+        raise
+
+
 def build_for_cuda(jitted, arch, **constants):
     """The CUDA source of `jitted` (a library kernel's jit function) for `arch`, with its out_idx
     and pass configs, built through NVRTC; skips where NVRTC can't be loaded."""
     retargeted = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch=arch,
                            pass_configs=jitted.pass_configs)
-    try:
+    with skip_without_nvrtc():
         return retargeted.compile(**constants).get_kernel_source()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def cpu_only(reason):

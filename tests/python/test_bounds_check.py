@@ -21,7 +21,7 @@ import tilec
 import tilec.language as T
 from tilec import _core
 
-from helpers import cpu_only, line_of, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import cpu_only, line_of, poison, rand, rng, skip_without_nvrtc  # noqa: F401  (rng is a fixture)
 
 CPU_ONLY = cpu_only("these run the C++ that the CPU backend generates")
 ARCH = "sm_90a"
@@ -138,12 +138,8 @@ def test_general_variant_is_checked_like_the_kernel(monkeypatch, rng):
 @pytest.fixture
 def nvrtc():
     """Skips where NVRTC can't be loaded."""
-    try:
+    with skip_without_nvrtc():
         shifted_store(4, checked=None, target="cuda", arch=ARCH).compile()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 @T.prim_func

@@ -11,6 +11,8 @@ import tilec.language as T
 from tilec import capture, _core
 from tilec.jit import core_pass_configs
 
+from helpers import skip_without_nvrtc
+
 ARCH = "sm_90a"
 
 # deepseek_mla/example_mla_decode_ws.py's list.
@@ -32,22 +34,14 @@ def scaled_exp2(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
 def emit(func, stage, compile_flags=(), pass_configs=None):
     source, filename, first_line, name, bindings = capture.function_value(func.func, func.source,
                                                                           func.scope)
-    try:
+    with skip_without_nvrtc():
         return _core.emit(source, filename, first_line, name, bindings, "cuda", ARCH,
                           core_pass_configs(pass_configs), stage, list(compile_flags))
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def compile_cuda(func, **kw):
-    try:
+    with skip_without_nvrtc():
         return tilec.compile(func, target="cuda", arch=ARCH, **kw)
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def run_on_cpu(kernel):

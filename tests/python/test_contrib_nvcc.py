@@ -9,6 +9,8 @@ import tilec
 from tilec.carver.arch import driver
 from tilec.contrib import nvcc
 
+from helpers import skip_without_nvrtc
+
 
 def test_compute_version_of_an_arch_or_target():
     assert nvcc.get_target_compute_version("sm_90a") == "9.0"
@@ -31,12 +33,8 @@ def test_compute_version_of_a_compiled_kernel():
             for i in T.Parallel(128):
                 A[i] = 1.0
 
-    try:
+    with skip_without_nvrtc():
         kernel = tilec.compile(fill, target="cuda", arch="sm_90a")
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
     assert nvcc.get_target_compute_version(kernel) == "9.0"
 
 

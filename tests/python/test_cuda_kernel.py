@@ -9,6 +9,8 @@ import tilec
 import tilec.language as T
 from tilec import _core
 
+from helpers import skip_without_nvrtc
+
 ARCH = "sm_90a"
 
 
@@ -33,12 +35,8 @@ scale_add = tilec.jit(_scale_add, out_idx=[2], target="cuda")
 
 
 def nvrtc_or_skip(compile_kernel):
-    try:
+    with skip_without_nvrtc():
         return compile_kernel()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 # --- no GPU needed ---------------------------------------------------------------

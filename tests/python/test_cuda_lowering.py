@@ -12,7 +12,7 @@ import tilec
 import tilec.language as T
 from tilec import _core
 
-from helpers import cpu_only, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import cpu_only, rand, rng, skip_without_nvrtc  # noqa: F401  (rng is a fixture)
 from test_tile_ops import (batched_matmul_rasterized, cumsum_kernel, matmul_operand_in_registers,
                            matmul_rasterized, matmul_shared_epilogue, rows_rasterized)
 
@@ -22,12 +22,8 @@ ARCH = "sm_90a"
 def cuda_compile(func):
     # The mma.sync / cp.async lowering: on sm_90a every gemm tile these tests use would run on
     # wgmma and TMA (test_hopper.py) unless its pass config turns it off.
-    try:
+    with skip_without_nvrtc():
         return tilec.compile(func, target="cuda", arch=ARCH, pass_configs={"tilec.wgmma": False})
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def matmul(M, N, K, dtype, stages=3, threads=128, block=64, block_k=32):

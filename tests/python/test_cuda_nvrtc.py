@@ -13,7 +13,7 @@ import tilec.language as T
 from tilec import _core
 from tilec.jit import JitFunction, core_pass_configs
 
-from helpers import RECORDED_KERNELS
+from helpers import RECORDED_KERNELS, skip_without_nvrtc
 from kernel_corpus import EXAMPLE_CONSTANTS, EXAMPLES, GOLDEN_KERNELS, example_kernel, golden_kernel, import_file
 
 ARCHS = ["sm_80", "sm_90a"]
@@ -27,12 +27,8 @@ def nvrtc():
         with T.Kernel(1) as bx:
             A[0] = 1.0
 
-    try:
+    with skip_without_nvrtc():
         tilec.compile(probe, target="cuda", arch=ARCHS[0])
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def compile_for(jitted, arch, constants):

@@ -14,6 +14,8 @@ import tilec.language as T
 from tilec import _core, capture
 from tilec.jit import core_pass_configs
 
+from helpers import skip_without_nvrtc
+
 ARCH = "sm_90a"
 LADDER = {
     "mma.sync": {"tilec.wgmma": False},
@@ -58,24 +60,16 @@ def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat1
 
 
 def compile_or_skip(func, **kw):
-    try:
+    with skip_without_nvrtc():
         return tilec.compile(func, **kw)
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def emit(func, stage, pass_configs=None):
     """`tilec compile --emit <stage>` of a prim_func for sm_90a: 'ir', 'source' or 'ptx'."""
     source, filename, first_line, name, bindings = capture.function_value(func.func, func.source, func.scope)
-    try:
+    with skip_without_nvrtc():
         return _core.emit(source, filename, first_line, name, bindings, "cuda", ARCH,
                           core_pass_configs(pass_configs), stage)
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 # --- no GPU needed: the source NVRTC built for sm_90a -----------------------------------

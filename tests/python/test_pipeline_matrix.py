@@ -21,6 +21,7 @@ import pytest
 import tilec
 import tilec.language as T
 from gpu_watchdog import Watchdog
+from helpers import skip_without_nvrtc
 
 ARCH = "sm_90a"
 CONFIGS = {"warp_specialized": {}, "thread0_issues": {"tilec.warp_specialize": False}}
@@ -257,12 +258,8 @@ def expected_pipeline(config, kind=None):
 
 
 def compile_or_skip(func, config, out_idx=None):
-    try:
+    with skip_without_nvrtc():
         return compile_kernel(func, config, out_idx, arch=ARCH)
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 @pytest.mark.parametrize("kind,threads,stages,config", list(gemm_cases()))

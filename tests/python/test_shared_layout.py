@@ -11,7 +11,7 @@ import tilec
 import tilec as tilelang
 import tilec.language as T
 
-from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, check_diagnostic, jit, poison, rand, rng, skip_without_nvrtc  # noqa: F401  (rng is a fixture)
 
 HERE = __file__
 
@@ -135,11 +135,8 @@ def nvrtc_source(func, arch, capfd=None):
         capfd.readouterr()
         tilec.set_log_level("DEBUG")
     try:
-        return tilec.compile(func, target="cuda", arch=arch).get_kernel_source()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
+        with skip_without_nvrtc():
+            return tilec.compile(func, target="cuda", arch=arch).get_kernel_source()
     finally:
         if capfd:
             tilec.set_log_level("WARNING")

@@ -12,7 +12,7 @@ import pytest
 import tilec
 import tilec.language as T
 
-from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, check_diagnostic, jit, poison, rand, rng, skip_without_nvrtc  # noqa: F401  (rng is a fixture)
 
 HERE = __file__
 
@@ -327,12 +327,8 @@ def test_what_a_tensor_layout_cannot_be_is_a_located_error(error, marker, words)
 # --- CUDA source through NVRTC (no GPU needed) ------------------------------------------
 
 def nvrtc_source(func):
-    try:
+    with skip_without_nvrtc():
         return tilec.compile(func, target="cuda", arch="sm_90a").get_kernel_source()
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
 
 
 def test_cuda_indexes_a_laid_out_tensor_through_its_layout_element_by_element():

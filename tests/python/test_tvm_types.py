@@ -14,6 +14,8 @@ import tilec.language as T
 from tilec import tvm
 from tilec.tvm import tirx
 
+from helpers import skip_without_nvrtc
+
 
 def nibble_as_float(packed: tirx.PrimExpr, position: int, dtype: str):
     # In the manner of dequantize_gemm/quantize/quantization.py's converters (which shift and
@@ -50,12 +52,8 @@ def test_tirx_helpers_in_a_kernel_on_the_cpu():
 
 
 def test_tirx_helpers_compile_for_cuda():
-    try:
+    with skip_without_nvrtc():
         kernel = tilec.compile(unpack, target="cuda", arch="sm_90a")
-    except RuntimeError as e:
-        if str(e).startswith("cannot compile CUDA kernels:"):
-            pytest.skip(str(e))
-        raise
     assert "__global__" in kernel.get_kernel_source()
 
 
