@@ -20,6 +20,7 @@ Kernels are compiled with ``jit`` for the target under test, TILEC_TEST_TARGET
 """
 
 import contextlib
+import logging
 import os
 import re
 
@@ -261,6 +262,27 @@ class RecordedKernel:
         constants = {name: value for name, (tag, value) in self.bindings.items()
                      if tag in ("int", "float", "bool", "str")}
         return f"{os.path.basename(self.filename)}:{self.first_line} {self.name} {constants}"
+
+
+@contextlib.contextmanager
+def compiled_kernels():
+    """A list of the kernels tilec compiles inside the block (its DEBUG log's "compiled" lines)."""
+    compiled = []
+
+    class Compiles(logging.Handler):
+        def emit(self, record):
+            if ": compiled " in record.getMessage():
+                compiled.append(record.getMessage())
+
+    handler, logger = Compiles(logging.DEBUG), logging.getLogger("tilec")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield compiled
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ helpers.jit (they run first and record them). The CPU backend runs the same
 kernels for results in those tests. hipcc missing skips the builds, saying so."""
 
 import functools
+import inspect
 import os
 import pathlib
 import re
@@ -187,18 +188,17 @@ def attention_sources(arch):
                                                                             num_splits=4, **config)),
             "combine": (attention.attention_combine, dict(num_splits=4, batch=2, heads=8, seq_q=1,
                                                           dtype="bfloat16")),
-            "varlen forward": (attention.attention_forward_varlen, dict(total_q=900, total_kv=1300, max_seq_q=500,
-                                                                        causal=True, **config)),
-            "preprocess": (attention.attention_backward_preprocess, dict(batch=2, heads=8, seq_q=1000,
-                                                                         dtype="bfloat16",
+            "varlen forward": (attention.attention_forward_varlen, dict(causal=True, **config)),
+            "preprocess": (attention.attention_backward_preprocess, dict(heads=8, dtype="bfloat16",
                                                                          block_M=backward["block_M"],
                                                                          threads=backward["threads"])),
             "backward": (attention.attention_backward, dict(seq_q=1000, seq_kv=1500, causal=True, **backward)),
-            "varlen backward": (attention.attention_backward_varlen, dict(total_q=900, total_kv=1300, max_seq_kv=700,
-                                                                          causal=True, **backward)),
+            "varlen backward": (attention.attention_backward_varlen, dict(causal=True, **backward)),
         }
         for name, (jitted, constants) in kernels.items():
-            constants = {**shape, **constants, "dim": dim} if "batch" not in constants else {**constants, "dim": dim}
+            # the shape's dims the kernel takes (the varlen kernels read the batch at the call)
+            taken = inspect.signature(jitted.__wrapped__).parameters
+            constants = {key: value for key, value in {**shape, **constants, "dim": dim}.items() if key in taken}
             sources[f"{name} d={dim}"] = hip_source(jitted, arch, constants)
     for fill, dtype, inner in (("zero", "bfloat16", 1024), ("-inf", "float32", 1)):
         sources[f"varlen tail {fill}"] = hip_source(attention.fill_rows_past_end, arch,

@@ -13,7 +13,7 @@ import pytest
 from tilec import ops
 from tilec.ops import attention
 
-from helpers import assert_close, build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import assert_close, build_for_cuda, compiled_kernels, rand, rng  # noqa: F401  (rng is a fixture)
 from test_ops import ON_GPU, on_target, to_numpy
 
 
@@ -246,6 +246,26 @@ def test_flash_attention_varlen_backward(causal, rng, dq_in_shared):
             assert_close(gradient[None], value, dtype, scale=magnitude, what=f"{name} of sequence {b}")
 
 
+def test_one_varlen_build_serves_every_packing(rng):
+    """The varlen kernels read the packing (token counts, sequence count, longest sequences) at
+    the call: once a forward and backward have run, other packings compile nothing."""
+    heads, heads_kv, dim, dtype = 4, 2, 64, "bfloat16"
+
+    def step(lengths_q, lengths_k):
+        cu_q, cu_k = (np.concatenate([[0], np.cumsum(n)]).astype(np.int32) for n in (lengths_q, lengths_k))
+        q, dout = (rand((cu_q[-1], heads, dim), dtype, rng) for _ in range(2))
+        k, v = (rand((cu_k[-1], heads_kv, dim), dtype, rng) for _ in range(2))
+        q, k, v, dout, cu_q, cu_k = on_target(q, k, v, dout, cu_q, cu_k)
+        out, lse = ops.flash_attention_varlen(q, k, v, cu_q, cu_k, max(lengths_q), causal=True, return_lse=True)
+        ops.flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_q, cu_k, max(lengths_q), causal=True)
+
+    step([37, 1], [50, 20])
+    with compiled_kernels() as compiled:
+        step([5, 130, 64], [7, 100, 64])
+        step([200], [300])
+    assert compiled == []
+
+
 def test_varlen_autograd_matches_flash_attention_varlen_backward(rng):
     torch = pytest.importorskip("torch", reason="torch is not installed")
     cu = torch.tensor([0, 20, 50], dtype=torch.int32)
@@ -297,16 +317,16 @@ def test_varlen_kernels_given_wrong_offsets_stay_inside_their_tensors(cu_q, cu_k
     cu_q, cu_k = np.array(cu_q, np.int32), np.array(cu_k, np.int32)
     q, dout = rand((10, 2, 64), "float16", rng), rand((10, 2, 64), "float16", rng)
     k, v = rand((12, 2, 64), "float16", rng), rand((12, 2, 64), "float16", rng)
-    out, lse = attention.attention_forward_varlen(2, 2, 2, 10, 12, 64, 64, True, 0.125, dtype="float16",
-                                                  **attention.CPU_CONFIG)(q, k, v, cu_q, cu_k)
+    out, lse = attention.attention_forward_varlen(2, 2, 64, True, 0.125, dtype="float16",
+                                                  **attention.CPU_CONFIG)(q, k, v, cu_q, cu_k, 64)
     attention._fill_past_end(out, 1, 10, 128, cu_q, "zero")
     attention._fill_past_end(lse, 2, 10, 1, cu_q, "-inf")
     around = np.full((30, 2, 64), 7.0, np.float32)
     dq = around[10:20]
     dq[:] = 0
-    attention.attention_backward_varlen(2, 2, 2, 10, 12, 12, 64, True, 0.125, dtype="float16",
+    attention.attention_backward_varlen(2, 2, 64, True, 0.125, dtype="float16",
                                         **attention.CPU_CONFIG)(q, k, v, dout, lse, np.zeros((2, 10), np.float32),
-                                                                cu_q, cu_k, dq)
+                                                                cu_q, cu_k, 12, dq)
     assert np.all(around[:10] == 7.0) and np.all(around[20:] == 7.0)
 
 
@@ -457,9 +477,8 @@ def test_overlapped_forward_takes_its_tiles_by_tma_and_one_reciprocal_a_row(caus
 @pytest.mark.parametrize("arch,configs", [("sm_90a", attention.HOPPER_CONFIGS), ("sm_80", attention.GPU_CONFIGS)])
 @pytest.mark.parametrize("dim", attention.HEAD_DIMS)
 def test_varlen_builds_for_cuda(arch, configs, dim):
-    source = build_for_cuda(attention.attention_forward_varlen, arch, batch=4, heads=8, heads_kv=2, total_q=5000,
-                            total_kv=6000, max_seq_q=2000, dim=dim, causal=True, sm_scale=0.1, dtype="float16",
-                            **configs[dim])
+    source = build_for_cuda(attention.attention_forward_varlen, arch, heads=8, heads_kv=2, dim=dim, causal=True,
+                            sm_scale=0.1, dtype="float16", **configs[dim])
     assert tensor_core_gemms(source, arch) == 2
 
 
@@ -493,9 +512,8 @@ def test_the_varlen_tail_fill_builds_for_cuda(arch, fill, dtype, inner):
                                           ("sm_80", attention.GPU_BACKWARD_CONFIGS)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_varlen_backward_builds_for_cuda(arch, configs, causal):
-    source = build_for_cuda(attention.attention_backward_varlen, arch, batch=3, heads=8, heads_kv=2, total_q=900,
-                            total_kv=1300, max_seq_kv=700, dim=128, causal=causal, sm_scale=0.1, dtype="bfloat16",
-                            **configs[128])
+    source = build_for_cuda(attention.attention_backward_varlen, arch, heads=8, heads_kv=2, dim=128, causal=causal,
+                            sm_scale=0.1, dtype="bfloat16", **configs[128])
     assert tensor_core_gemms(source, arch) == 5
 
 
@@ -514,5 +532,5 @@ def test_backward_builds_for_cuda(arch, configs, dim, causal):
         loop = loop[:loop.index("cp_async_wait_all")]
         assert loop.count("sync_threads()") == 2
         assert loop.index("sync_threads()") < loop.index("tma_reduce_add") < loop.index("wgmma_wait<1>")
-    build_for_cuda(attention.attention_backward_preprocess, arch, batch=2, heads=8, seq_q=1000, dim=dim,
-                   dtype="bfloat16", block_M=config["block_M"], threads=config["threads"])
+    build_for_cuda(attention.attention_backward_preprocess, arch, heads=8, dim=dim, dtype="bfloat16",
+                   block_M=config["block_M"], threads=config["threads"])

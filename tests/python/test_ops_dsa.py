@@ -1,7 +1,6 @@
 """tilec.ops.dsa against references in numpy, on the GPU where there is one, else on the CPU;
 and each kernel built for sm_90a through NVRTC."""
 
-import logging
 import re
 
 import ml_dtypes
@@ -23,7 +22,7 @@ from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
 
-from helpers import build_for_cuda, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import build_for_cuda, compiled_kernels, rand, rng  # noqa: F401  (rng is a fixture)
 from test_hopper import hopper_or_skip
 from test_ops import ON_GPU, on_target, to_numpy
 
@@ -812,18 +811,6 @@ def test_attention_decode_composes_the_paged_indexer_top_k_and_fp8_sparse_mla(rn
 
 
 
-class CompileLog(logging.Handler):
-    """The names of the kernels tilec compiles while it is attached."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.compiled = []
-
-    def emit(self, record):
-        if ": compiled " in record.getMessage():
-            self.compiled.append(record.getMessage())
-
-
 def test_one_build_serves_every_length(rng):
     """Every DSA kernel reads its lengths at the call: once a prefill and a decode have run, a
     prefill of other lengths (one sequence or several) and a decode of another batch, cache and
@@ -851,20 +838,13 @@ def test_one_build_serves_every_length(rng):
     prefill(9, 20)
     prefill(9, 20, ([0, 4, 9], [0, 10, 20]))
     decode(2, 8, 3)
-    log, logger = CompileLog(), logging.getLogger("tilec")
-    level = logger.level
-    logger.addHandler(log)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with compiled_kernels() as compiled:
         prefill(13, 41)
         prefill(3, 3)
         prefill(14, 30, ([0, 1, 5, 14], [0, 2, 10, 30]))
         decode(3, 10, 4)
         decode(1, 8, 2)
-    finally:
-        logger.removeHandler(log)
-        logger.setLevel(level)
-    assert log.compiled == []
+    assert compiled == []
 
 
 def test_the_steps_small_kernels_build_for_sm90a():

@@ -510,22 +510,25 @@ def attention_combine(num_splits, batch, heads, seq_q, dim, layout="bshd", dtype
     return main
 
 
-@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_q, dim, causal, sm_scale,
-                             dtype="float16", block_M=128, block_N=128, num_stages=2, threads=256):
+@tilec.jit(out_idx=[6, 7], pass_configs=FAST_MATH)
+def attention_forward_varlen(heads, heads_kv, dim, causal, sm_scale, dtype="float16", block_M=128, block_N=128,
+                             num_stages=2, threads=256):
     # Sequences packed one after another: sequence b's queries are rows cu_seqlens_q[b] ..
     # cu_seqlens_q[b + 1] - 1 of Q [total_q, heads, dim], its keys those of cu_seqlens_k in K
     # and V. A program's rows past its sequence compute masked garbage and are not written;
-    # its K and V tiles may reach into the next sequence, whose keys the mask drops.
+    # its K and V tiles may reach into the next sequence, whose keys the mask drops. The
+    # packing (total_q, total_kv, the offsets' count) and max_seq_q, the longest query
+    # sequence, are read at each call: one kernel serves every batch.
     group = heads // heads_kv
     scale = sm_scale * LOG2E
+    total_q, total_kv, offsets = T.symbolic("total_q"), T.symbolic("total_kv"), T.symbolic("offsets")
 
     @T.prim_func
     def main(Q: T.Tensor([total_q, heads, dim], dtype), K: T.Tensor([total_kv, heads_kv, dim], dtype),
-             V: T.Tensor([total_kv, heads_kv, dim], dtype), cu_seqlens_q: T.Tensor([batch + 1], "int32"),
-             cu_seqlens_k: T.Tensor([batch + 1], "int32"), O: T.Tensor([total_q, heads, dim], dtype),
+             V: T.Tensor([total_kv, heads_kv, dim], dtype), cu_seqlens_q: T.Tensor([offsets], "int32"),
+             cu_seqlens_k: T.Tensor([offsets], "int32"), max_seq_q: T.int32, O: T.Tensor([total_q, heads, dim], dtype),
              LSE: T.Tensor([heads, total_q], "float32")):
-        with T.Kernel(T.ceildiv(max_seq_q, block_M), heads, batch, threads=threads) as (bx, by, bz):
+        with T.Kernel(T.ceildiv(max_seq_q, block_M), heads, offsets - 1, threads=threads) as (bx, by, bz):
             (Q_shared, K_shared, V_shared, scores, probs, acc_o, row_max, row_max_prev, row_max_finite, rescale,
              row_sum, denominator) = forward_buffers(block_M, block_N, dim, dtype)
             head_kv = by // group
@@ -566,9 +569,10 @@ def attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_
 
 
 @tilec.jit(out_idx=[2])
-def attention_backward_preprocess(batch, heads, seq_q, dim, layout="bshd", dtype="float16", block_M=64,
-                                  threads=128):
+def attention_backward_preprocess(heads, dim, layout="bshd", dtype="float16", block_M=64, threads=128):
     # Delta[b, h, i] = sum_d O[b, i, h, d] * dO[b, i, h, d]: the row term of dS = P (dP - Delta).
+    # The batch and the sequence length are read at each call.
+    batch, seq_q = T.symbolic("batch"), T.symbolic("seq_q")
     shape = [batch, seq_q, heads, dim] if layout == "bshd" else [batch, heads, seq_q, dim]
 
     @T.prim_func
@@ -665,23 +669,25 @@ def attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, causal, sm_sc
     return main
 
 
-@tilec.jit(out_idx=[9, 10], pass_configs=BACKWARD_PASS_CONFIGS)
-def attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_kv, dim, causal, sm_scale,
-                              dtype="float16", block_M=64, block_N=64, num_stages=1, threads=128, dq_in_shared=False):
+@tilec.jit(out_idx=[10, 11], pass_configs=BACKWARD_PASS_CONFIGS)
+def attention_backward_varlen(heads, heads_kv, dim, causal, sm_scale, dtype="float16", block_M=64, block_N=64,
+                              num_stages=1, threads=128, dq_in_shared=False):
     # attention_backward over sequences packed as attention_forward_varlen's. A program's keys
     # past its sequence are masked and not written. Its query tiles may reach into the next
-    # sequence: the mask drops those rows, so their dQ shares added are exact zeros.
+    # sequence: the mask drops those rows, so their dQ shares added are exact zeros. The
+    # packing and max_seq_kv, the longest key sequence, are read at each call.
     group = heads // heads_kv
     scale = sm_scale * LOG2E
+    total_q, total_kv, offsets = T.symbolic("total_q"), T.symbolic("total_kv"), T.symbolic("offsets")
 
     @T.prim_func
     def main(Q: T.Tensor([total_q, heads, dim], dtype), K: T.Tensor([total_kv, heads_kv, dim], dtype),
              V: T.Tensor([total_kv, heads_kv, dim], dtype), dO: T.Tensor([total_q, heads, dim], dtype),
              LSE: T.Tensor([heads, total_q], "float32"), Delta: T.Tensor([heads, total_q], "float32"),
-             cu_seqlens_q: T.Tensor([batch + 1], "int32"), cu_seqlens_k: T.Tensor([batch + 1], "int32"),
-             dQ_acc: T.Tensor([total_q, heads, dim], "float32"), dK: T.Tensor([total_kv, heads_kv, dim], dtype),
-             dV: T.Tensor([total_kv, heads_kv, dim], dtype)):
-        with T.Kernel(T.ceildiv(max_seq_kv, block_M), heads_kv, batch, threads=threads) as (bx, by, bz):
+             cu_seqlens_q: T.Tensor([offsets], "int32"), cu_seqlens_k: T.Tensor([offsets], "int32"),
+             max_seq_kv: T.int32, dQ_acc: T.Tensor([total_q, heads, dim], "float32"),
+             dK: T.Tensor([total_kv, heads_kv, dim], dtype), dV: T.Tensor([total_kv, heads_kv, dim], dtype)):
+        with T.Kernel(T.ceildiv(max_seq_kv, block_M), heads_kv, offsets - 1, threads=threads) as (bx, by, bz):
             (K_shared, V_shared, Q_shared, dO_shared, dS_shared, lse, delta, probs_t, probs_t_cast, dprobs_t, dscores_t,
              dk, dv, dq) = backward_buffers(block_M, block_N, dim, dtype)
             if dq_in_shared:
@@ -912,11 +918,11 @@ def _fill_past_end(x, outer, total, inner, cu_seqlens, fill):
 
 def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k=None):
     # max_seqlen_k is only checked here (the backward pass uses it)
-    batch, heads, heads_kv, total_q, total_kv, dim, dtype, _ = _varlen_dims(
+    _, heads, heads_kv, total_q, total_kv, dim, dtype, _ = _varlen_dims(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
-    kernel = attention_forward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seqlen_q, dim, bool(causal),
-                                      softmax_scale(sm_scale, dim), dtype=dtype, **_config(q, dim))
-    out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    kernel = attention_forward_varlen(heads, heads_kv, dim, bool(causal), softmax_scale(sm_scale, dim), dtype=dtype,
+                                      **_config(q, dim))
+    out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
     # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
     _fill_past_end(out, 1, total_q, heads * dim, cu_seqlens_q, "zero")
     _fill_past_end(lse, heads, total_q, 1, cu_seqlens_q, "-inf")
@@ -949,19 +955,18 @@ def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_se
     output's gradient dout; as flash_attention_backward, packed. Rows of no sequence get 0.
     max_seqlen_k, the longest key sequence, sizes the grid: left out, it is read from host
     offsets, and bounded by total_kv for offsets on a GPU."""
-    batch, heads, heads_kv, total_q, total_kv, dim, dtype, max_seq_kv = _varlen_dims(
+    _, heads, heads_kv, total_q, total_kv, dim, dtype, max_seq_kv = _varlen_dims(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out=out, dout=dout)
     if tuple(lse.shape) != (heads, total_q) or capture.tensor_dtype_name(lse) != "float32":
         raise ValueError(f"lse must be float32 of shape {(heads, total_q)} (flash_attention_varlen's "
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
-    delta = attention_backward_preprocess(1, heads, total_q, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
+    delta = attention_backward_preprocess(heads, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
                                           threads=config["threads"])(out[None], dout[None])[0]
     dq = _float32_zeros_like(q)
-    kernel = attention_backward_varlen(batch, heads, heads_kv, total_q, total_kv, max_seq_kv, dim,
-                                       bool(causal), sm_scale, dtype=dtype, **config)
-    dk, dv = kernel(q, k, v, dout, lse, delta, cu_seqlens_q, cu_seqlens_k, dq)
+    kernel = attention_backward_varlen(heads, heads_kv, dim, bool(causal), sm_scale, dtype=dtype, **config)
+    dk, dv = kernel(q, k, v, dout, lse, delta, cu_seqlens_q, cu_seqlens_k, max_seq_kv, dq)
     for grad in (dk, dv):  # keys of no sequence: no program writes them
         _fill_past_end(grad, 1, total_kv, heads_kv * dim, cu_seqlens_k, "zero")
     return _cast_like(dq, q), dk, dv
@@ -977,8 +982,8 @@ def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=Non
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
-    delta = attention_backward_preprocess(batch, heads, seq_q, dim, layout=layout, dtype=dtype,
-                                          block_M=config["block_M"], threads=config["threads"])(out, dout)
+    delta = attention_backward_preprocess(heads, dim, layout=layout, dtype=dtype, block_M=config["block_M"],
+                                          threads=config["threads"])(out, dout)
     dq = _float32_zeros_like(q)
     dk, dv = attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), sm_scale, layout=layout,
                                 dtype=dtype, **config)(q, k, v, dout, lse, delta, dq)
