@@ -1,18 +1,22 @@
 """What ptxas makes of a library kernel for sm_90a, without a GPU: registers a thread, bytes
 spilled, and the waits ptxas injects into asynchronous wgmma code (warning C7517).
 
-    python bench/kernel_registers.py [--kernel attention_forward|attention_backward] [--causal]
-        [--dim 128] [--seq 4096] [--pass-config KEY=VALUE ...] [--source FILE]
+    python bench/kernel_registers.py [--kernel NAME] [--causal] [--dim 128] [--seq 4096]
+        [--pass-config KEY=VALUE ...] [--source FILE]
 
-The kernel is the one tilec.ops builds on Hopper (HOPPER_CONFIGS / HOPPER_BACKWARD_CONFIGS,
-the forward in FlashAttention-3's order), fp16, [B, H, S, d] with B * S = 64K tokens and H = 16;
---pass-config adds to its pass configs (tilec.warp_specialize=true, tilec.persistent=false). Its
+The kernel is the one tilec.ops builds on Hopper: attention_forward and attention_backward
+(HOPPER_CONFIGS / HOPPER_BACKWARD_CONFIGS, the forward in FlashAttention-3's order), fp16,
+[B, H, S, d] with B * S = 64K tokens and H = 16, and their varlen forms (the packing read at
+the call); tilec.ops.dsa's kernels at DeepSeek-V3.2's dims (their lengths read at the call;
+--causal, --dim and --seq don't apply). --pass-config adds to its pass configs
+(tilec.warp_specialize=true, tilec.persistent=false). Its
 CUDA source goes through nvcc -cubin with the options NVRTC gets (-use_fast_math under
 tilec.fast_math) and ptxas -v. nvcc is taken from PATH, else $CUDA_HOME/bin. --source also writes
 the generated source to FILE (cuobjdump -sass on a cubin of it shows the instructions).
 """
 
 import argparse
+import inspect
 import os
 import pathlib
 import re
@@ -23,14 +27,46 @@ import tempfile
 
 import tilec
 from tilec.ops import attention
+from tilec.ops.dsa import indexer, indexer_hopper, sparse_mla, sparse_mla_hopper, sparse_mla_seesaw, topk
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOKENS, HEADS = 64 * 1024, 16
+SPARSE_MLA = dict(heads=128, topk=2048, sm_scale=576 ** -0.5)
+
+
+def attention_constants(configs, **extra):
+    """The constants of an attention kernel for (causal, dim, seq), with its Hopper config."""
+    def constants(causal, dim, seq):
+        shape = dict(batch=TOKENS // seq, heads=HEADS, heads_kv=HEADS, seq_q=seq, seq_kv=seq, dim=dim, causal=causal,
+                     sm_scale=dim ** -0.5, layout="bhsd", dtype="float16")
+        return {**shape, **configs[dim], **extra}
+    return constants
+
+
+def fixed(**constants):
+    return lambda causal, dim, seq: constants
+
+
+# name: (the jit factory, its constants for (causal, dim, seq)); a factory takes those it names
 KERNELS = {
-    "attention_forward": (attention.attention_forward, lambda dim: {**attention.HOPPER_CONFIGS[dim], "overlap": True,
-                                                                     "dtype": "float16"}),
-    "attention_backward": (attention.attention_backward,
-                           lambda dim: {**attention.HOPPER_BACKWARD_CONFIGS[dim], "dtype": "float16"}),
+    "attention_forward": (attention.attention_forward, attention_constants(attention.HOPPER_CONFIGS, overlap=True)),
+    "attention_backward": (attention.attention_backward, attention_constants(attention.HOPPER_BACKWARD_CONFIGS)),
+    "attention_forward_varlen": (attention.attention_forward_varlen, attention_constants(attention.HOPPER_CONFIGS)),
+    "attention_backward_varlen": (attention.attention_backward_varlen,
+                                  attention_constants(attention.HOPPER_BACKWARD_CONFIGS)),
+    "dsa_indexer": (indexer.indexer_logits_kernel, fixed(heads=64, dim=128, **indexer.CONFIG)),
+    "dsa_indexer_hopper": (indexer_hopper.indexer_logits_hopper_kernel,
+                           fixed(heads=64, dim=128, **indexer_hopper.HOPPER_CONFIG)),
+    "dsa_topk": (topk.topk_kernel, fixed(k=2048, **topk.CONFIG)),
+    "dsa_prefill": (sparse_mla.sparse_mla_prefill_kernel,
+                    fixed(dim=512, tail_dim=64, **SPARSE_MLA, **sparse_mla.PREFILL_CONFIG)),
+    "dsa_prefill_hopper": (sparse_mla_hopper.sparse_mla_prefill_hopper_kernel,
+                           fixed(dim=512, tail_dim=64, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
+    "dsa_prefill_seesaw": (sparse_mla_seesaw.sparse_mla_prefill_seesaw_kernel,
+                           fixed(dim=512, tail_dim=64, **SPARSE_MLA, **sparse_mla_seesaw.SEESAW_CONFIG)),
+    "dsa_decode": (sparse_mla.sparse_mla_decode_kernel, fixed(s_q=2, **SPARSE_MLA, **sparse_mla.CONFIG)),
+    "dsa_decode_hopper": (sparse_mla_hopper.sparse_mla_decode_hopper_kernel,
+                          fixed(s_q=2, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
 }
 
 
@@ -54,12 +90,12 @@ def pass_config(text):
 
 
 def kernel_source(name, causal, dim, seq, pass_configs):
-    jitted, config = KERNELS[name]
+    jitted, constants = KERNELS[name]
     configs = {**jitted.pass_configs, **pass_configs}
     factory = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch="sm_90a",
                         pass_configs=configs)
-    kernel = factory.compile(batch=TOKENS // seq, heads=HEADS, heads_kv=HEADS, seq_q=seq, seq_kv=seq, dim=dim,
-                             causal=causal, sm_scale=dim ** -0.5, layout="bhsd", **config(dim))
+    taken = inspect.signature(jitted.__wrapped__).parameters
+    kernel = factory.compile(**{key: value for key, value in constants(causal, dim, seq).items() if key in taken})
     return kernel.get_kernel_source(), bool(configs.get("tilec.fast_math"))
 
 
@@ -97,7 +133,9 @@ def main(argv=None):
         args.source.write_text(source)
     registers, stores, loads, waits = ptxas_report(source, fast_math)
     specialized = "setmaxnreg_inc<" in source
-    print(f"{args.kernel} d={args.dim} S={args.seq} causal={args.causal}: {registers} registers at launch"
+    shape = (f"d={args.dim} S={args.seq} causal={args.causal}" if args.kernel.startswith("attention")
+             else "at DeepSeek-V3.2's dims")
+    print(f"{args.kernel} {shape}: {registers} registers at launch"
           f"{' (warp-specialized: the consumers grow past it by setmaxnreg)' if specialized else ''}, "
           f"{stores} bytes spill stores, {loads} bytes spill loads, {waits} waits ptxas injected (C7517)")
 
