@@ -59,14 +59,15 @@ FINDINGS = {"crash", "hang", "unlocated-compile-error", "core-exception", "pytho
 class Seed:
     """A corpus input turned into jit form: the kernel's source (main function
     first, then the functions it binds), the factory's parameters with their
-    values, the symbolic dims it declares, or, for a plain module file (the
-    tests/error programs), the module's text and its prim_func's name."""
+    values, the symbolic dims it declares and the arithmetic on them it binds, or, for a plain
+    module file (the tests/error programs), the module's text and its prim_func's name."""
 
-    def __init__(self, name, kernel, params, symbolic, module_text=None, func=None):
+    def __init__(self, name, kernel, params, symbolic, module_text=None, func=None, arithmetic=None):
         self.name = name
         self.kernel = kernel
         self.params = params          # {name: Python value}
         self.symbolic = symbolic      # [name]
+        self.arithmetic = arithmetic or {}  # {name: the Python expression the factory evaluates}
         self.module_text = module_text
         self.func = func
 
@@ -82,10 +83,27 @@ def header_and_body(text):
     return header, "".join(lines)
 
 
+ARITH_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}  # fuzz_input.h's arith(...)
+
+
+def arithmetic_text(node):
+    """arith(OP, VALUE, VALUE) of ints and sym(...) as the Python expression a factory evaluates."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sym":
+        return f"T.symbolic({ast.unparse(node.args[0])!r})"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "arith" \
+            and len(node.args) == 3 and isinstance(node.args[0], ast.Name) and node.args[0].id in ARITH_OPERATORS:
+        op, left, right = node.args
+        return f"({arithmetic_text(left)} {ARITH_OPERATORS[op.id]} {arithmetic_text(right)})"
+    value = python_value(node)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return repr(value)
+    raise _NotASeed(ast.unparse(node))
+
+
 def python_value(node):
     """A #!bind VALUE (parsed as a Python expression) as a Python value;
-    ("sym", name) for a symbolic dim; None as the marker of a binding the
-    factory doesn't take (module(...), func(...))."""
+    ("sym", name) for a symbolic dim, ("arith", expression) for arithmetic on symbolic dims;
+    None as the marker of a binding the factory doesn't take (module(...), func(...))."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -100,6 +118,8 @@ def python_value(node):
         kind = node.func.id
         if kind == "sym":
             return ("sym", ast.unparse(node.args[0]))
+        if kind == "arith":
+            return ("arith", arithmetic_text(node))
         if kind in ("module", "func"):
             return None
     raise _NotASeed(ast.unparse(node))  # tensor(...), opaque(...): not a factory's argument
@@ -123,14 +143,16 @@ def seed_from(path):
         raise _NotASeed("no prim_func")  # eager jit functions take tensors: not here
     if not binds:  # a module file: its own imports and constants
         return Seed(path.stem, None, {}, [], module_text=body, func=func)
-    params, symbolic = {}, []
+    params, symbolic, arithmetic = {}, [], {}
     for name, value_text in binds.items():
         value = python_value(ast.parse(value_text, mode="eval").body)
         if isinstance(value, tuple) and value[:1] == ("sym",):
             symbolic.append(name)
+        elif isinstance(value, tuple) and value[:1] == ("arith",):
+            arithmetic[name] = value[1]
         elif value is not None and name.isidentifier():
             params[name] = value
-    return Seed(path.stem, body, params, symbolic, func=func)
+    return Seed(path.stem, body, params, symbolic, func=func, arithmetic=arithmetic)
 
 
 def load_seeds(corpus):
@@ -290,6 +312,7 @@ def mutant_text(seed, kernel, params, description):
     lines = [head, "import tilec", "import tilec.language as T", "", "",
              f"def factory({', '.join(params)}):"]
     lines += [f"    {name} = T.symbolic({name!r})" for name in seed.symbolic]
+    lines += [f"    {name} = {expression}" for name, expression in seed.arithmetic.items()]
     lines.append(textwrap.indent(kernel, "    ").rstrip())
     lines += [f"    return {seed.func}", "", "",
               "KERNEL = tilec.jit(factory, target=\"cpu\")",

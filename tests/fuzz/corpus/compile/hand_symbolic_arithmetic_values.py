@@ -6,9 +6,6 @@
 #!bind width = arith(mul, sym(pages), 64)
 #!bind last = arith(sub, arith(mul, sym(pages), 64), 1)
 #!bind half = arith(floordiv, sym(rows), 2)
-import tilec.language as T
-
-
 @T.prim_func
 def main(Table: T.Tensor((T.symbolic("rows"), pages), "int32"), Rows: T.Tensor((T.symbolic("rows"), width), "int32")):
     with T.Kernel(T.symbolic("rows") * 2, threads=128) as program:
