@@ -56,6 +56,10 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   step call_overhead "$python" bench/call_overhead.py
   step elementwise "$python" bench/elementwise.py
   step attention_bench "$python" bench/attention.py ${TILEC_ATTENTION_ARGS:---quick}
+  # DSA (issue 15): each kernel and the whole step against the ceilings and dense attention, then
+  # the configs the defaults were chosen from (dsa.py's table and plot land in $LOGS/dsa.md).
+  step dsa_bench "$python" bench/dsa.py ${TILEC_DSA_ARGS:-} --append "$LOGS/dsa.md"
+  step dsa_configs "$python" bench/dsa_configs.py --only ${TILEC_DSA_CONFIGS:-decode,prefill,indexer}
   step compile_time "$python" bench/compile_time.py
   # On a machine of several GPUs: context-parallel DSA prefill against one GPU (its table and plot
   # land in $LOGS/context_parallel.md and $LOGS/plots/, for bench/RESULTS.md).
@@ -86,6 +90,8 @@ if [[ ${TILEC_BENCH:-1} == 1 ]]; then
   tail -4 "$LOGS/elementwise.log"
   echo "== call overhead"
   tail -5 "$LOGS/call_overhead.log"
+  echo "== DSA (bench/dsa.py)"
+  grep -E '^\|' "$LOGS/dsa_bench.log" | tail -14
   tail -1 "$LOGS/compile_time.log"
   [[ -f $LOGS/dsa_context_parallel.log ]] && { echo "== context-parallel DSA prefill"; tail -6 "$LOGS/dsa_context_parallel.log"; }
 fi
