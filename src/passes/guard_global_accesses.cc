@@ -20,10 +20,13 @@ bool is_global(const ir::Buffer& b) { return b->scope == ir::MemoryScope::Global
 
 Expr as_int64(const Expr& e) { return ir::make_cast(DType::Int64, e); }
 
-// An integer cast's operand (the casts elaboration and this pass put around indices).
+// A widening integer cast's operand (the casts elaboration and this pass put around indices);
+// a narrowing cast stays, since it may change the value.
 Expr uncast(const Expr& e) {
   const auto* cast = e.as<ir::Cast>();
-  return cast && cast->dtype.is_int() && cast->value->dtype.is_int() ? uncast(cast->value) : e;
+  return cast && cast->dtype.is_int() && cast->value->dtype.is_int() && cast->dtype.bits() >= cast->value->dtype.bits()
+             ? uncast(cast->value)
+             : e;
 }
 
 // e = a // c or a >> k, with the divisor c > 0 a constant: (a, c).
