@@ -394,7 +394,8 @@ SharedLayoutRef SharedLayout::from_coordinates(std::vector<int64_t> shape, std::
     int64_t elements = 1;
     for (size_t d : group.dims) {
       group_shape.push_back(shape[d]);
-      elements *= shape[d];
+      // saturated: a product past int64 (dims near 2^63) must not wrap under the limit below
+      if (__builtin_mul_overflow(elements, shape[d], &elements)) elements = INT64_MAX;
     }
     if (group.coordinates.empty()) {
       if (elements > 1)
