@@ -17,6 +17,7 @@
 #include "passes/cuda/instructions.h"
 #include "passes/cuda/lower_instructions.h"
 #include "passes/cuda/pingpong_warpgroups.h"
+#include "passes/cuda/register_moves.h"
 #include "passes/cuda/warp_specialize.h"
 #include "passes/gpu/bind_repeated_loads.h"
 #include "passes/gpu/infer_layout.h"
@@ -65,6 +66,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
     return {
         {"verify", verify},
         {"require_gpu_features", require_gpu_features},
+        {"check_register_moves", check_register_moves},
         {"guard_global_accesses", guard_global_accesses},
         {"select_instructions", select_instructions},
         {"warp_specialize", warp_specialize},

@@ -474,7 +474,7 @@ def test_the_seesaw_prefill_builds_for_sm90a():
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
     # each consumer: its step's scores (one chain over 576 dims), then both P's into its half of O
     assert source.count("wgmma_gemm_ss<64, 64, 576") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 4
-    assert source.count("setmaxnreg_inc<224>") == 2 and "setmaxnreg_dec<64>" in source
+    assert source.count("setmaxnreg_inc<216>") == 2 and "setmaxnreg_dec<72>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
 
 

@@ -10,6 +10,7 @@
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 #include "op/accesses.h"
+#include "passes/cuda/register_moves.h"
 #include "passes/cuda/tma_copies.h"
 #include "passes/gpu/pipeline_stages.h"
 #include "passes/thread_groups.h"
@@ -27,16 +28,13 @@ constexpr int kProducerThreads = 128;
 constexpr int kProducerRegisters = 24;
 
 // The registers a consumer thread grows to with setmaxnreg, or nothing when it would not grow.
-// setmaxnreg.inc waits until the block's pool holds what it asks for, so the consumers may ask
-// for no more than the producer gives back: each thread starts with what
-// __launch_bounds__(threads) leaves it (64 K registers over the block, in steps of 8, at most
-// 255), and the producer drops to kProducerRegisters. With two consumer warpgroups that is
-// 168 -> 240; with three, 128 -> 160; with one, every thread starts with 248 and there is
-// nothing to gain.
+// The consumers may ask for no more than the producer gives back (passes/cuda/register_moves.h):
+// with two consumer warpgroups that is 168 -> 240; with three, 128 -> 160; with one, every
+// thread starts with 248 and there is nothing to gain.
 std::optional<int> consumer_registers(int consumer_threads) {
-  constexpr int kRegistersPerBlock = 64 * 1024, kMostPerThread = 240;
+  constexpr int kMostPerThread = 240;
   const int threads = consumer_threads + kProducerThreads;
-  const int at_launch = std::min(255, kRegistersPerBlock / threads) / 8 * 8;
+  const int at_launch = registers_at_launch(threads);
   const int pool = at_launch * threads - kProducerRegisters * kProducerThreads;
   const int grown = std::min(kMostPerThread, pool / consumer_threads / 8 * 8);
   if (at_launch <= kProducerRegisters || grown <= at_launch) return std::nullopt;

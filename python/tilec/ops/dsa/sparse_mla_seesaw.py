@@ -138,7 +138,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             h0 = hb * block_H
 
             with T.ws(0):
-                T.set_max_nreg(224, 1)
+                T.set_max_nreg(216, 1)
                 seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores_0, acc_0, row_max_0,
                              row_max_prev_0, row_max_finite_0, rescale_0, row_sum_0, denominator_0, lse_0, q_ready,
                              keys_ready, keys_free, stats, p_ready, finished, 0, pairs, scale, block_H, block_I, dim,
@@ -146,14 +146,14 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
                 T.copy(acc_0, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse_0, LSE[t, h0:h0 + block_H])
             with T.ws(1):
-                T.set_max_nreg(224, 1)
+                T.set_max_nreg(216, 1)
                 seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores_1, acc_1, row_max_1,
                              row_max_prev_1, row_max_finite_1, rescale_1, row_sum_1, denominator_1, lse_1, q_ready,
                              keys_ready, keys_free, stats, p_ready, finished, 1, pairs, scale, block_H, block_I, dim,
                              half)
                 T.copy(acc_1, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
-                T.set_max_nreg(64, 0)
+                T.set_max_nreg(72, 0)
                 T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
                 gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,

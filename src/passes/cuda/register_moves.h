@@ -1,0 +1,21 @@
+// Registers moved between warpgroups with setmaxnreg (T.set_max_nreg; sm_90a). A block launches
+// with registers_at_launch(threads) registers a thread, and setmaxnreg.dec gives some back to the
+// block's pool, from which setmaxnreg.inc takes. An inc asks the pool, never the SM: when the
+// warpgroups' counts add up to more than the block launched with, the growing warpgroup waits
+// for registers that never come and the kernel hangs. check_register_moves refuses that kernel
+// at compile time, at the T.set_max_nreg that grows.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace tilec::passes {
+
+// Registers a thread of a block of `threads` threads has at launch: the register file's 64 K
+// over the block, in steps of 8, at most 255 (what __launch_bounds__(threads) leaves ptxas).
+int registers_at_launch(int threads);
+
+// Each thread group's T.set_max_nreg counts (a group without one keeps registers_at_launch),
+// times its threads, must fit in what the block launched with: a CompileError otherwise.
+ir::Stmt check_register_moves(const ir::Stmt& body, const PassContext& ctx);
+
+}  // namespace tilec::passes
