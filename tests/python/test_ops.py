@@ -130,3 +130,20 @@ def test_hopper_configs_go_to_nvidia_sm90_alone(hip, capability, hopper, monkeyp
     assert not device.is_hopper(np.zeros(1)) and attention._config(np.zeros(1), 128) is attention.CPU_CONFIG
     assert device.multiprocessors(tensor) == 132
 
+
+
+def test_library_kernels_compile_for_where_their_tensor_lives(monkeypatch, rng):
+    # On a machine with a GPU, "auto" is cuda; a NumPy array or CPU tensor still runs on the CPU
+    # backend (torch.ops.tilec.gemm on CPU tensors failed there: "in CPU memory but compiled for CUDA").
+    from types import SimpleNamespace
+
+    from tilec.ops import device
+    from tilec.ops.gemm import matmul
+
+    monkeypatch.setattr(device, "resolve_target", lambda target: "cuda" if target == "auto" else target)
+    on_cpu = device.for_device_of(np.zeros(1), matmul)
+    assert on_cpu.target == "cpu" and device.for_device_of(np.zeros(1), matmul) is on_cpu
+    assert device.for_device_of(SimpleNamespace(is_cuda=True), matmul) is matmul
+    a, b = rand((32, 48), "float16", rng), rand((48, 16), "float16", rng)
+    assert_close(on_cpu(32, 16, 48, dtype="float16", block_M=32, block_N=16, block_K=16)(a, b),
+                 a.astype(np.float64) @ b.astype(np.float64), "float16")

@@ -12,6 +12,7 @@ import pytest
 
 from tilec import ops
 from tilec.ops import attention
+from tilec.ops.device import for_device_of
 
 from helpers import assert_close, build_for_cuda, compiled_kernels, rand, rng  # noqa: F401  (rng is a fixture)
 from test_ops import ON_GPU, on_target, to_numpy
@@ -317,16 +318,17 @@ def test_varlen_kernels_given_wrong_offsets_stay_inside_their_tensors(cu_q, cu_k
     cu_q, cu_k = np.array(cu_q, np.int32), np.array(cu_k, np.int32)
     q, dout = rand((10, 2, 64), "float16", rng), rand((10, 2, 64), "float16", rng)
     k, v = rand((12, 2, 64), "float16", rng), rand((12, 2, 64), "float16", rng)
-    out, lse = attention.attention_forward_varlen(2, 2, 64, True, 0.125, dtype="float16",
-                                                  **attention.CPU_CONFIG)(q, k, v, cu_q, cu_k, 64)
+    # NumPy arrays: the CPU backend, on a machine with a GPU too
+    forward, backward = (for_device_of(q, f) for f in (attention.attention_forward_varlen,
+                                                        attention.attention_backward_varlen))
+    out, lse = forward(2, 2, 64, True, 0.125, dtype="float16", **attention.CPU_CONFIG)(q, k, v, cu_q, cu_k, 64)
     attention._fill_past_end(out, 1, 10, 128, cu_q, "zero")
     attention._fill_past_end(lse, 2, 10, 1, cu_q, "-inf")
     around = np.full((30, 2, 64), 7.0, np.float32)
     dq = around[10:20]
     dq[:] = 0
-    attention.attention_backward_varlen(2, 2, 64, True, 0.125, dtype="float16",
-                                        **attention.CPU_CONFIG)(q, k, v, dout, lse, np.zeros((2, 10), np.float32),
-                                                                cu_q, cu_k, 12, dq)
+    backward(2, 2, 64, True, 0.125, dtype="float16", **attention.CPU_CONFIG)(
+        q, k, v, dout, lse, np.zeros((2, 10), np.float32), cu_q, cu_k, 12, dq)
     assert np.all(around[:10] == 7.0) and np.all(around[20:] == 7.0)
 
 
@@ -361,7 +363,16 @@ def test_packed_grouped_query_attention(seq_q, seq_kv, causal, layout, num_split
 def test_short_grouped_queries_take_the_packed_kernel(rng, monkeypatch):
     calls = []
     packed = attention.attention_forward_packed
-    monkeypatch.setattr(attention, "attention_forward_packed", lambda *a, **kw: calls.append(a) or packed(*a, **kw))
+
+    class Spy:  # the factory, its calls recorded
+        def __call__(self, *a, **kw):
+            calls.append(a)
+            return packed(*a, **kw)
+
+        def __getattr__(self, name):
+            return getattr(packed, name)
+
+    monkeypatch.setattr(attention, "attention_forward_packed", Spy())
     q, k = rand((1, 2, 8, 64), "float16", rng), rand((1, 50, 2, 64), "float16", rng)
     ops.flash_attention(*on_target(q, k, k))
     assert len(calls) == 1

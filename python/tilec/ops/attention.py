@@ -27,7 +27,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from .device import is_amd, is_hopper, multiprocessors, on_gpu
+from .device import for_device_of, is_amd, is_hopper, multiprocessors, on_gpu
 
 LOG2E = 1.4426950408889634  # softmax by exp2: e^x = 2^(x log2(e))
 HEAD_DIMS = (64, 128, 256)
@@ -842,12 +842,12 @@ def _forward(q, k, v, causal, sm_scale, layout, num_splits=None):
     num_splits = min(num_splits, key_blocks)
     if not packed and num_splits == 1 and is_hopper(q) and dim in HOPPER_OVERLAP_DIMS:
         config = dict(config, overlap=True)
-    kernel = (attention_forward_packed if packed else attention_forward)(
+    kernel = for_device_of(q, attention_forward_packed if packed else attention_forward)(
         batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), softmax_scale(sm_scale, dim), layout=layout,
         dtype=dtype, num_splits=num_splits, **config)
     if num_splits == 1:
         return kernel(q, k, v)
-    combine = attention_combine(num_splits, batch, heads, seq_q, dim, layout=layout, dtype=dtype)
+    combine = for_device_of(q, attention_combine)(num_splits, batch, heads, seq_q, dim, layout=layout, dtype=dtype)
     return combine(*kernel(q, k, v))
 
 
@@ -913,14 +913,14 @@ def fill_rows_past_end(outer, inner, fill, dtype, block_rows=16, threads=128):
 def _fill_past_end(x, outer, total, inner, cu_seqlens, fill):
     """Rows of `x` (viewed as [outer, total, inner]) past the last sequence of cu_seqlens get
     `fill`, on the device: the end is not read on the host."""
-    fill_rows_past_end(outer, inner, fill, capture.tensor_dtype_name(x))(x.reshape(outer, total, inner), cu_seqlens)
+    for_device_of(x, fill_rows_past_end)(outer, inner, fill, capture.tensor_dtype_name(x))(x.reshape(outer, total, inner), cu_seqlens)
 
 
 def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, causal, sm_scale, max_seqlen_k=None):
     # max_seqlen_k is only checked here (the backward pass uses it)
     _, heads, heads_kv, total_q, total_kv, dim, dtype, _ = _varlen_dims(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
-    kernel = attention_forward_varlen(heads, heads_kv, dim, bool(causal), softmax_scale(sm_scale, dim), dtype=dtype,
+    kernel = for_device_of(q, attention_forward_varlen)(heads, heads_kv, dim, bool(causal), softmax_scale(sm_scale, dim), dtype=dtype,
                                       **_config(q, dim))
     out, lse = kernel(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q)
     # Rows after the last sequence belong to none: no keys, so 0 and a log-sum-exp of -inf.
@@ -962,10 +962,10 @@ def flash_attention_varlen_backward(q, k, v, out, lse, dout, cu_seqlens_q, cu_se
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
-    delta = attention_backward_preprocess(heads, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
+    delta = for_device_of(q, attention_backward_preprocess)(heads, dim, layout="bshd", dtype=dtype, block_M=config["block_M"],
                                           threads=config["threads"])(out[None], dout[None])[0]
     dq = _float32_zeros_like(q)
-    kernel = attention_backward_varlen(heads, heads_kv, dim, bool(causal), sm_scale, dtype=dtype, **config)
+    kernel = for_device_of(q, attention_backward_varlen)(heads, heads_kv, dim, bool(causal), sm_scale, dtype=dtype, **config)
     dk, dv = kernel(q, k, v, dout, lse, delta, cu_seqlens_q, cu_seqlens_k, max_seq_kv, dq)
     for grad in (dk, dv):  # keys of no sequence: no program writes them
         _fill_past_end(grad, 1, total_kv, heads_kv * dim, cu_seqlens_k, "zero")
@@ -982,10 +982,10 @@ def flash_attention_backward(q, k, v, out, lse, dout, causal=False, sm_scale=Non
                          f"return_lse), not {capture.tensor_dtype_name(lse)} {tuple(lse.shape)}")
     sm_scale = softmax_scale(sm_scale, dim)
     config = _config(q, dim, backward=True)
-    delta = attention_backward_preprocess(heads, dim, layout=layout, dtype=dtype, block_M=config["block_M"],
+    delta = for_device_of(q, attention_backward_preprocess)(heads, dim, layout=layout, dtype=dtype, block_M=config["block_M"],
                                           threads=config["threads"])(out, dout)
     dq = _float32_zeros_like(q)
-    dk, dv = attention_backward(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), sm_scale, layout=layout,
+    dk, dv = for_device_of(q, attention_backward)(batch, heads, heads_kv, seq_q, seq_kv, dim, bool(causal), sm_scale, layout=layout,
                                 dtype=dtype, **config)(q, k, v, dout, lse, delta, dq)
     return _cast_like(dq, q), dk, dv
 

@@ -3,6 +3,9 @@
 import functools
 from typing import NamedTuple
 
+import tilec
+from tilec.jit import resolve_target
+
 
 class GpuFacts(NamedTuple):
     hopper: bool  # NVIDIA sm_90: TMA, wgmma
@@ -43,6 +46,20 @@ def gpu_facts(index):
     amd = torch.version.hip is not None
     return GpuFacts(hopper=not amd and (properties.major, properties.minor) == (9, 0), amd=amd,
                     multiprocessors=properties.multi_processor_count)
+
+
+def for_device_of(tensor, factory):
+    """`factory` (a library kernel's jit function) compiling for where `tensor` lives: a NumPy
+    array or CPU tensor runs on the CPU backend, on a machine with a GPU too."""
+    if on_gpu(tensor) or resolve_target(factory.target) == "cpu":
+        return factory
+    return _for_cpu(factory)
+
+
+@functools.cache
+def _for_cpu(factory):
+    return tilec.jit(factory.__wrapped__, out_idx=factory.out_idx, target="cpu", pass_configs=factory.pass_configs,
+                     compile_flags=factory.compile_flags)
 
 
 def config_for(tensor, *, gpu, cpu, amd=None):

@@ -8,7 +8,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from .device import is_hopper
+from .device import for_device_of, is_hopper
 
 # The tile configuration gemm() uses (bench/gemm.py sweeps others): on Hopper, 128 x 256 tiles
 # for two consumer warpgroups on wgmma, three stages so that the C tile of the stmatrix + TMA
@@ -140,7 +140,7 @@ def gemm(a, b, **config):
     unknown = set(config) - set(DEFAULT_GEMM_CONFIG)
     if unknown:
         raise ValueError(f"unknown gemm config {sorted(unknown)}; known: {sorted(DEFAULT_GEMM_CONFIG)}")
-    return matmul(M, N, K, dtype=dtype, **{**_default_config(a), **config})(a, b)
+    return for_device_of(a, matmul)(M, N, K, dtype=dtype, **{**_default_config(a), **config})(a, b)
 
 
 def fp8_matmul_bf16(a, b):
@@ -153,7 +153,7 @@ def fp8_matmul_bf16(a, b):
         # The canonical name: torch and ml_dtypes call the type float8_e4m3fn.
         if str(T.dtype(capture.tensor_dtype_name(t))) != "float8_e4m3":
             raise ValueError(f"{name} must be float8_e4m3, not {capture.tensor_dtype_name(t)}")
-    return fp8_matmul(M, N, K)(a, b)
+    return for_device_of(a, fp8_matmul)(M, N, K)(a, b)
 
 
 def fp8_gemm(a, a_scale, b, b_scale):
@@ -173,4 +173,4 @@ def fp8_gemm(a, a_scale, b, b_scale):
             raise ValueError(f"{name} must have shape {expected[name]} (one scale per "
                              f"{'row and 128 columns' if name == 'a_scale' else '128 x 128 block'}), "
                              f"not {tuple(scale.shape)}")
-    return fp8_block_scaled_matmul(M, N, K)(a, a_scale, b, b_scale)
+    return for_device_of(a, fp8_block_scaled_matmul)(M, N, K)(a, a_scale, b, b_scale)

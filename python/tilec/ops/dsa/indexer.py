@@ -15,7 +15,7 @@ import tilec.language as T
 from tilec import capture
 from tilec.kernel import _allocate as allocate
 
-from ..device import config_for
+from ..device import config_for, for_device_of
 from .cache_bytes import float32_at
 from .topk import FIRST_BITS, HISTOGRAM_BINS, order_key
 
@@ -256,7 +256,7 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None, histogram=False
     if not isinstance(histogram, bool):
         raise ValueError(f"histogram must be True or False, not {histogram!r}")
     config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    kernel = indexer_logits_kernel(H, D, max_len=max_len or 0, histogram=histogram, **config)
+    kernel = for_device_of(q, indexer_logits_kernel)(H, D, max_len=max_len or 0, histogram=histogram, **config)
     if not histogram:
         return kernel(q, k, k_scale, weights, ks, ke)
     hist = allocate((S, HISTOGRAM_BINS), "int32", q, None)
@@ -289,7 +289,7 @@ def indexer_decode_logits(q, kv_cache, weights, block_table, context_lens):
         raise ValueError(f"block_table must be int32 [{B}, max_pages], not {_dtype(block_table)} of shape "
                          f"{tuple(block_table.shape)}")
     _typed(context_lens, "context_lens", "int32", (B,))
-    kernel = indexer_decode_kernel(next_n, H, D)
+    kernel = for_device_of(q, indexer_decode_kernel)(next_n, H, D)
     return kernel(q.reshape(B * next_n, H, D), kv_cache.reshape(cache_shape[0], page_bytes), weights, block_table,
                   context_lens)
 

@@ -9,6 +9,8 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
+from ..device import for_device_of
+
 FP8_MAX = 448.0  # float8_e4m3fn's largest finite value
 MIN_AMAX = 1e-4  # an all-zero block still gets a usable scale
 SCALE_FORMATS = (None, "ue8m0")
@@ -71,6 +73,6 @@ def act_quant(x, block_size=128, scale_fmt=None):
     M = 1
     for d in shape[:-1]:
         M *= d
-    y, s = act_quant_kernel(N, dtype, block_size=block_size, pow2_scale=scale_fmt == "ue8m0")(
+    y, s = for_device_of(x, act_quant_kernel)(N, dtype, block_size=block_size, pow2_scale=scale_fmt == "ue8m0")(
         x.reshape(M, N))
     return y.reshape(shape), s.reshape(shape[:-1] + (s.shape[-1],))

@@ -18,7 +18,7 @@ import tilec.language as T
 from tilec import capture
 
 from ..attention import FAST_MATH, LOG2E, divide_rows, online_softmax, softmax_scale
-from ..device import config_for, is_hopper
+from ..device import config_for, for_device_of, is_hopper
 from .cache_bytes import bfloat16_at, float32_at
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES, as_bytes, scales_and_rope
 from .sparse_indices import index_at, token_and_head_block
@@ -238,7 +238,8 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
         out, lse = kernel(q_rows, cache, *scales_and_rope(cache), index_rows)
     else:
         config = config_for(q, gpu=CONFIG, amd=AMD_DECODE_CONFIG, cpu=CPU_CONFIG)
-        out, lse = sparse_mla_decode_kernel(s_q, heads, topk, sm_scale, **config)(q_rows, cache, index_rows)
+        kernel = for_device_of(q, sparse_mla_decode_kernel)(s_q, heads, topk, sm_scale, **config)
+        out, lse = kernel(q_rows, cache, index_rows)
     return out.reshape(B, s_q, heads, FP8_DIM), lse
 
 
@@ -271,7 +272,7 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
     if is_hopper(q) and hopper_fits(d_v, d_qk - d_v):
         kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
     else:
-        kernel = sparse_mla_prefill_kernel(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))
+        kernel = for_device_of(q, sparse_mla_prefill_kernel)(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))
     if out is None:
         return kernel(q, kv, indices.reshape(S, index_shape[2]))
     kernel(q, kv, indices.reshape(S, index_shape[2]), *out)

@@ -13,6 +13,7 @@ import tilec.language as T
 from tilec import capture
 from tilec.kernel import _allocate as allocate
 
+from ..device import for_device_of
 from .indexer import PAGE_SIZE, indexer_decode_logits, indexer_logits
 from .sparse_mla import sparse_mla_decode, sparse_mla_prefill
 from .topk import topk_indices
@@ -69,7 +70,7 @@ def attention_prefill(index_q, index_weights, index_k, index_k_scale, q, kv, cu_
                          f"{tuple(q.shape)[0]} and {tuple(kv.shape)[0]}")
     cu_q, cu_kv = _sequences(index_q, cu_seqlens_q, cu_seqlens_kv, S, S_kv)
     ks, ke = allocate((S,), "int32", q, None), allocate((S,), "int32", q, None)
-    causal_ranges_kernel()(cu_q, cu_kv, ks, ke)
+    for_device_of(q, causal_ranges_kernel)()(cu_q, cu_kv, ks, ke)
     heads = tuple(q.shape)[1]
     out, lse, indices = (allocate(shape, dtype, q, None) for shape, dtype in (((S, heads, d_v), "bfloat16"),
                                                                       ((S, heads), "float32"), ((S, topk), "int32")))
@@ -133,7 +134,7 @@ def attention_decode(index_q, index_weights, index_cache, q, kv_cache, block_tab
         raise ValueError(f"q must have index_q's [B, next_n] = [{B}, {next_n}] leading dims, not "
                          f"{list(tuple(q.shape)[:2])}")
     logits = indexer_decode_logits(index_q, index_cache, index_weights, block_table, context_lens)
-    ke = decode_ranges_kernel(next_n)(context_lens, tuple(logits.shape)[1])
+    ke = for_device_of(logits, decode_ranges_kernel)(next_n)(context_lens, tuple(logits.shape)[1])
     slots = topk_indices(logits, topk, ke=ke, block_table=block_table, next_n=next_n, page_size=PAGE_SIZE)
     del logits
     out, lse = sparse_mla_decode(q, kv_cache, slots.reshape(B, next_n, topk), sm_scale)
@@ -146,7 +147,7 @@ def _sequences(like, cu_seqlens_q, cu_seqlens_kv, S, S_kv):
     if cu_seqlens_q is None:
         # on the device of `like`, which need not be the current one
         cu_q, cu_kv = allocate((2,), "int32", like, None), allocate((2,), "int32", like, None)
-        single_sequence_kernel()(S, S_kv, cu_q, cu_kv)
+        for_device_of(like, single_sequence_kernel)()(S, S_kv, cu_q, cu_kv)
         return cu_q, cu_kv
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_kv", cu_seqlens_kv)):
         if capture.tensor_dtype_name(cu) != "int32" or len(tuple(cu.shape)) != 1 or tuple(cu.shape)[0] < 2:

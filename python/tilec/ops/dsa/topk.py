@@ -24,7 +24,7 @@ import tilec
 import tilec.language as T
 from tilec import capture
 
-from ..device import config_for
+from ..device import config_for, for_device_of
 
 FIRST_BITS = 12  # the first round's histogram: the keys' top 12 bits
 NEXT_BITS = 10  # each later round's: 10 more bits of the key (two rounds), or 12 of a column (two)
@@ -423,9 +423,9 @@ def topk_indices(logits, k, ks=None, ke=None, block_table=None, next_n=1, page_s
                              f"{capture.tensor_dtype_name(histogram)} of shape {tuple(histogram.shape)}")
         inputs.append(histogram)
     config = config_for(logits, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
-    select = topk_kernel(k, histogram=histogram is not None, **config)
+    select = for_device_of(logits, topk_kernel)(k, histogram=histogram is not None, **config)
     if block_table is not None:
-        slots = physical_slots_kernel(k, next_n, page_size)
+        slots = for_device_of(logits, physical_slots_kernel)(k, next_n, page_size)
         if out is None:
             return slots(select(logits, *inputs), block_table)
         slots(select(logits, *inputs), block_table, out)
