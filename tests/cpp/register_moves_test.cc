@@ -1,0 +1,75 @@
+// check_register_moves: T.set_max_nreg's counts against what the block launched with.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/diagnostics.h"
+#include "frontend/elaborate.h"
+#include "passes/cuda/register_moves.h"
+#include "tilec/tilec.h"
+
+namespace tilec {
+namespace {
+
+// Three warpgroups (384 threads: 168 registers a thread at launch, 64512 in all) setting
+// `consumers` on the first two and `producer` on the third.
+ir::PrimFunc three_warpgroups(int consumers, int producer) {
+  const std::string grow = "            T.set_max_nreg(" + std::to_string(consumers) + ", 1)\n";
+  const std::string source =
+      "import tilec.language as T\n\n@T.prim_func\ndef main(A: T.Tensor((64,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=384) as bx:\n"
+      "        s = T.alloc_shared((64,), \"float32\")\n"
+      "        with T.ws(0):\n" + grow +
+      "            T.copy(A, s)\n"
+      "        with T.ws(1):\n" + grow +
+      "            T.copy(A, s)\n"
+      "        with T.ws(2):\n"
+      "            T.set_max_nreg(" + std::to_string(producer) + ", 0)\n";
+  return frontend::elaborate(load_function(source, "k.py", "main"));
+}
+
+void check(const ir::PrimFunc& f) {
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  passes::check_register_moves(f.body, ctx);
+}
+
+TEST(RegisterMoves, RegistersAtLaunchAreTheFileOverTheBlockInStepsOfEight) {
+  EXPECT_EQ(passes::registers_at_launch(384), 168);
+  EXPECT_EQ(passes::registers_at_launch(256), 248);  // 256 capped at 255, then down to a step of 8
+  EXPECT_EQ(passes::registers_at_launch(512), 128);
+  EXPECT_EQ(passes::registers_at_launch(640), 96);   // 102.4
+}
+
+TEST(RegisterMoves, CountsWithinTheLaunchPoolPass) {
+  EXPECT_NO_THROW(check(three_warpgroups(216, 72)));   // 504 x 128 = 64512, the whole pool
+  EXPECT_NO_THROW(check(three_warpgroups(240, 24)));   // FlashAttention-3's 240 + 240 + 24
+}
+
+TEST(RegisterMoves, CountsPastTheLaunchPoolAreAnErrorAtTheGrowingLine) {
+  try {
+    check(three_warpgroups(224, 64));  // 512 x 128 = 65536: the seesaw prefill that hung
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("k.py:8:13: error: T.set_max_nreg"), std::string::npos) << message;
+    EXPECT_NE(message.find("65536 registers, but a block of 384 threads launches with 168 a thread (64512)"),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(RegisterMoves, OnlyDropsNeverWait) {
+  EXPECT_NO_THROW(check(three_warpgroups(168, 24)));  // "growing" to what it has: within the pool
+  passes::PassContext ctx;
+  ctx.target = parse_target("cuda", "sm_90a");
+  const std::string source =
+      "import tilec.language as T\n\n@T.prim_func\ndef main(A: T.Tensor((64,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=256) as bx:\n"
+      "        with T.ws(1):\n"
+      "            T.set_max_nreg(24, 0)\n";
+  EXPECT_NO_THROW(passes::check_register_moves(frontend::elaborate(load_function(source, "k.py", "main")).body, ctx));
+}
+
+}  // namespace
+}  // namespace tilec
