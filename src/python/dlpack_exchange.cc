@@ -98,8 +98,8 @@ void* current_cuda_stream(const ExchangeApi* api, int device_id) {
   return stream;
 }
 
-nb::object allocate(const ExchangeApi* api, const std::vector<int64_t>& shape, DType dtype,
-                    const nb::dlpack::device& like) {
+AllocatedTensor allocate(const ExchangeApi* api, const std::vector<int64_t>& shape, DType dtype,
+                         const nb::dlpack::device& like) {
   std::vector<int64_t> dims = shape;
   nb::dlpack::dltensor prototype;
   prototype.device = like;
@@ -108,9 +108,10 @@ nb::object allocate(const ExchangeApi* api, const std::vector<int64_t>& shape, D
   prototype.shape = dims.data();
   ManagedTensor* made = nullptr;
   if (api->managed_tensor_allocator(&prototype, &made, nullptr, set_python_error) != 0) throw nb::python_error();
-  void* object = nullptr;
+  void* data = static_cast<char*>(made->dl_tensor.data) + made->dl_tensor.byte_offset;
+  void* object = nullptr;  // takes `made` over, and with it the memory
   if (api->managed_tensor_to_py_object_no_sync(made, &object) != 0) throw nb::python_error();
-  return nb::steal(static_cast<PyObject*>(object));
+  return {nb::steal(static_cast<PyObject*>(object)), data};
 }
 
 std::optional<DType> dtype_of(nb::dlpack::dtype t) {

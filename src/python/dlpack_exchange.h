@@ -47,10 +47,18 @@ class ExportedTensor {
 // launch() takes it. Throws nb::python_error.
 void* current_cuda_stream(const ExchangeApi* api, int device_id);
 
+// A tensor allocate() made: the library's object, which owns the memory, and the address of its
+// first element.
+struct AllocatedTensor {
+  nanobind::object object;
+  void* data = nullptr;
+};
+
 // A new, uninitialized tensor of the library of `api` (torch.empty), contiguous, on `like`'s
-// device. Throws nb::python_error.
-nanobind::object allocate(const ExchangeApi* api, const std::vector<int64_t>& shape, DType dtype,
-                          const nanobind::dlpack::device& like);
+// device. Its address comes with it, so that the caller need not export it again to launch on
+// it. Throws nb::python_error.
+AllocatedTensor allocate(const ExchangeApi* api, const std::vector<int64_t>& shape, DType dtype,
+                         const nanobind::dlpack::device& like);
 
 // The tilec element type of a DLPack type; nullopt for one tilec lacks.
 std::optional<DType> dtype_of(nanobind::dlpack::dtype t);

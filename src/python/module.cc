@@ -321,6 +321,23 @@ tilec::ArgValue to_arg(const tilec::Kernel& kernel, size_t index, nb::handle obj
   return to_tensor_view(kernel, index, obj, std::nullopt, keep);
 }
 
+// Where a DLPack device's memory is, for a TensorView; nullopt for devices tilec doesn't take.
+std::optional<tilec::DeviceType> memory_of(const nb::dlpack::device& device) {
+  switch (device.device_type) {
+    case nb::device::cpu::value: case nb::device::cuda_host::value: return tilec::DeviceType::CPU;
+    case nb::device::cuda::value: case nb::device::cuda_managed::value: return tilec::DeviceType::CUDA;
+    default: return std::nullopt;
+  }
+}
+
+// Row-major strides of a compact tensor of `shape`, in elements.
+std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1, stride = 1; d >= 0; stride *= shape[d], --d)
+    strides[d] = stride;
+  return strides;
+}
+
 // Kernel.__call__'s one C++ entry: `args` are the params but those in `outputs` (the ones to
 // allocate, in the order they are returned), each tensor from a library with DLPack's C exchange
 // API (dlpack_exchange.h). The outputs and workspaces are allocated in the first tensor's library
@@ -342,21 +359,17 @@ nb::object call_kernel(const tilec::Kernel& k, const nb::tuple& args, const std:
     const nb::dlpack::dltensor& t = exported.back().tensor();
     tilec::TensorView view;
     std::optional<DType> dtype = dtype_of(t.dtype);
-    if (!dtype) return std::nullopt;
+    std::optional<tilec::DeviceType> memory = memory_of(t.device);
+    if (!dtype || !memory) return std::nullopt;
     view.dtype = *dtype;
-    switch (t.device.device_type) {
-      case nb::device::cpu::value: case nb::device::cuda_host::value: view.device = tilec::DeviceType::CPU; break;
-      case nb::device::cuda::value: case nb::device::cuda_managed::value: view.device = tilec::DeviceType::CUDA; break;
-      default: return std::nullopt;
-    }
+    view.device = *memory;
     view.device_id = t.device.device_id;
     view.data = static_cast<char*>(t.data) + t.byte_offset;
     view.shape.assign(t.shape, t.shape + t.ndim);
     if (t.strides != nullptr) {
       view.strides.assign(t.strides, t.strides + t.ndim);
-    } else {  // compact row-major
-      view.strides.resize(t.ndim);
-      for (int64_t d = t.ndim - 1, stride = 1; d >= 0; stride *= view.shape[d], --d) view.strides[d] = stride;
+    } else {
+      view.strides = compact_strides(view.shape);
     }
     view.read_only = exported.back().read_only();
     if (api == nullptr) {
@@ -403,10 +416,16 @@ nb::object call_kernel(const tilec::Kernel& k, const nb::tuple& args, const std:
     size_t shape = 0;
     for (size_t i = 0; i < params.size(); ++i) {
       if (!missing[i]) continue;
-      made[i] = py::allocate(api, shapes[shape++], params[i].dtype, device);
-      std::optional<tilec::TensorView> view = view_of(made[i].ptr(), api);
-      if (!view) throw std::logic_error("call: an allocated tensor can't be viewed");
-      values[i] = std::move(*view);
+      py::AllocatedTensor allocated = py::allocate(api, shapes[shape], params[i].dtype, device);
+      made[i] = std::move(allocated.object);
+      tilec::TensorView view;  // as view_of would read it back, without exporting it again
+      view.dtype = params[i].dtype;
+      view.device = *memory_of(device);
+      view.device_id = device.device_id;
+      view.data = allocated.data;
+      view.shape = shapes[shape++];
+      view.strides = compact_strides(view.shape);
+      values[i] = std::move(view);
     }
   }
   std::vector<tilec::ArgValue> launch_args;

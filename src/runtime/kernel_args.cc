@@ -167,9 +167,16 @@ class ShapeSolver {
   }
 
   std::optional<int64_t> evaluate(const ir::Expr& e) const {
+    int64_t v;
+    // A constant or a symbol by itself (most output dims) needs no IR built: this runs each call
+    // that allocates an output.
+    if (ir::is_const_int(e, &v)) return v;
+    if (const auto* var = e.as<ir::Var>()) {
+      auto it = values_.find(var);
+      if (it != values_.end()) return it->second;
+    }
     ir::VarMap map;
     for (const auto& [var, value] : values_) map[var] = ir::make_int(value, var->dtype);
-    int64_t v;
     if (ir::is_const_int(ir::simplify(ir::substitute(e, map)), &v)) return v;
     return std::nullopt;
   }
