@@ -24,7 +24,7 @@ GROUP = 128  # threads of a warpgroup
 
 @T.macro
 def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores, weights, logits,
-                ranges, key_scales, group, t0, last, start, steps, seq_kv, max_len, block_N, stages, queries, heads):
+                ranges, key_scales, group, t0, seq, start, steps, seq_kv, max_len, block_N, stages, queries, heads):
     # Warpgroup `group`'s key blocks (steps group, group + 2, ...): each block's scores against
     # every query's heads in one gemm, read as [keys, queries, heads] (a view of the
     # accumulator), ReLU times the head weights, summed over the heads, and stored: -inf
@@ -35,7 +35,7 @@ def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready
     by_head = T.reshape(scores, (block_N, queries, heads))
     T.copy(W[t0:t0 + queries, :], weights)
     for q in T.unroll(queries):
-        ranges[q, 0], ranges[q, 1] = key_range(KS, KE, T.min(t0 + q, last), seq_kv, max_len)
+        ranges[q, 0], ranges[q, 1] = key_range(KS, KE, T.min(t0 + q, seq - 1), seq_kv, max_len)
     T.barrier_wait(q_ready, 0)
     for m in T.serial(T.ceildiv(T.max(steps - group, 0), 2)):
         n = 2 * m + group
@@ -50,7 +50,7 @@ def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready
         for i, q in T.Parallel(block_N, queries):
             key = start + n * block_N + i
             column = key - (ranges[q, 0] if max_len else 0)
-            if (t0 + q <= last) & (column >= 0) & (column < width):
+            if (t0 + q < seq) & (column >= 0) & (column < width):
                 Logits[t0 + q, column] = T.if_then_else((key >= ranges[q, 0]) & (key < ranges[q, 1]),
                                                         logits[i, q] * key_scales[i], -T.infinity("float32"))
 
@@ -88,17 +88,16 @@ def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, qu
             k_ready = T.alloc_barrier([GROUP] * stages)
             k_free = T.alloc_barrier([GROUP] * stages)
             t0 = program * queries
-            last = T.min(t0 + queries, seq) - 1
-            start, end = union_range(KS, KE, t0, last, queries, seq_kv, max_len)
+            start, end = union_range(KS, KE, t0, seq, queries, seq_kv, max_len)
             steps = T.ceildiv(end - start, block_N)
 
             with T.ws(0):
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_0,
-                            weights_0, logits_0, ranges_0, key_scales_0, 0, t0, last, start, steps, seq_kv, max_len,
+                            weights_0, logits_0, ranges_0, key_scales_0, 0, t0, seq, start, steps, seq_kv, max_len,
                             block_N, stages, queries, heads)
             with T.ws(1):
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_1,
-                            weights_1, logits_1, ranges_1, key_scales_1, 1, t0, last, start, steps, seq_kv, max_len,
+                            weights_1, logits_1, ranges_1, key_scales_1, 1, t0, seq, start, steps, seq_kv, max_len,
                             block_N, stages, queries, heads)
             with T.ws(2):
                 T.tma_copy(Q[t0 * heads:t0 * heads + rows, :], Q_shared, barrier=q_ready)
@@ -108,6 +107,6 @@ def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, qu
                     T.tma_copy(K[start + n * block_N:start + (n + 1) * block_N, :], K_shared[n % stages, :, :],
                                barrier=k_ready[n % stages])
                     T.barrier_arrive(k_ready[n % stages])
-                fill_unscored(Logits, KS, KE, t0, last, start, steps, queries, seq_kv, max_len, block_N)
+                fill_unscored(Logits, KS, KE, t0, seq, start, steps, queries, seq_kv, max_len, block_N)
 
     return main
