@@ -23,6 +23,22 @@ class IRVisitor {
 #undef TILEC_VISIT_DECL
 };
 
+// An IRVisitor that knows where it is: loc_ is the location of the innermost statement being
+// visited that has one (for an error at the user's line).
+class LocatedVisitor : public IRVisitor {
+ public:
+  void visit(const Stmt& s) override {
+    SourceLoc enclosing = loc_;
+    if (s && s->loc.valid()) loc_ = s->loc;
+    IRVisitor::visit(s);
+    loc_ = enclosing;
+  }
+  using IRVisitor::visit;
+
+ protected:
+  SourceLoc loc_;
+};
+
 // Whether `var` (a Var node) occurs anywhere in e, loads' indices included.
 bool uses_var(const Expr& e, const ExprNode* var);
 

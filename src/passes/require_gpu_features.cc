@@ -7,17 +7,9 @@
 namespace tilec::passes {
 namespace {
 
-class GpuFeatures : public ir::IRVisitor {
+class GpuFeatures : public ir::LocatedVisitor {
  public:
   explicit GpuFeatures(const Target& target) : target_(target) {}
-
-  void visit(const ir::Stmt& s) override {
-    SourceLoc enclosing = loc_;
-    if (s && s->loc.valid()) loc_ = s->loc;
-    IRVisitor::visit(s);
-    loc_ = enclosing;
-  }
-  using IRVisitor::visit;
 
  protected:
   void visit_IfThenElse(const ir::IfThenElse* op) override {
@@ -56,7 +48,6 @@ class GpuFeatures : public ir::IRVisitor {
   }
 
   const Target& target_;
-  SourceLoc loc_;
 };
 
 }  // namespace

@@ -27,16 +27,7 @@ struct RegisterMove {
   SourceLoc loc;
 };
 
-class RegisterMoves : public ir::IRVisitor {
- public:
-  void visit(const ir::Stmt& s) override {
-    SourceLoc enclosing = loc_;
-    if (s && s->loc.valid()) loc_ = s->loc;
-    IRVisitor::visit(s);
-    loc_ = enclosing;
-  }
-  using IRVisitor::visit;
-
+class RegisterMoves : public ir::LocatedVisitor {
  protected:
   void visit_KernelLaunch(const ir::KernelLaunch* op) override {
     const int threads = op->threads + op->producer_threads;
@@ -110,7 +101,6 @@ class RegisterMoves : public ir::IRVisitor {
 
   std::pair<int64_t, int64_t> group_{0, 0};
   std::vector<RegisterMove> moves_;
-  SourceLoc loc_;
 };
 
 }  // namespace
