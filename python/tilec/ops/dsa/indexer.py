@@ -121,6 +121,13 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             # guard_global_accesses then proves the KS and KE rows and the stored rows inside
             # and adds no tests of its own (2% on the H100, bench/RESULTS.md 2026-12-06).
             start, end = union_range(KS, KE, t0, seq, queries, seq_kv, max_len)
+            # Each query's key range, read once: read in each step, the guarded loads of KS and
+            # KE split the step's ReLU-times-weight products from their head sums, and nvcc
+            # stopped fusing them into FMAs (other logits, by up to 1e-4, than with the lengths
+            # as constants; the same logits again now, on the H100)
+            ranges = T.alloc_local((queries, 2), "int32")
+            for query in QUERIES:
+                ranges[query, 0], ranges[query, 1] = key_range(KS, KE, T.min(t0 + query, seq - 1), seq_kv, max_len)
             for query in QUERIES:
                 T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
             T.copy(W[t0:t0 + queries, :], W_shared)
@@ -130,7 +137,7 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                 T.copy(K_scale[start + n * block_N], K_scale_shared)
                 score_heads(K_shared, Q_shared, W_shared, scores, heads)
                 for query in QUERIES:
-                    q_start, q_end = key_range(KS, KE, T.min(t0 + query, seq - 1), seq_kv, max_len)
+                    q_start, q_end = ranges[query, 0], ranges[query, 1]
                     # key s in column s - base
                     base = q_start if max_len else 0
                     query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N,
