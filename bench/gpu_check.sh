@@ -5,6 +5,10 @@
 #
 #   bench/gpu_check.sh            # from the repository root
 #
+# Name the commit: the device machine's .git can be older than the working tree sent with
+# the call, and the tables --append writes would carry its commit (bench/provenance.py), so
+# run it as `TILEC_COMMIT=<git rev-parse --short HEAD, here> bash bench/gpu_check.sh`.
+#
 # TILEC_BENCH=0 leaves out the benchmarks. compute-sanitizer's TILEC_SANITIZE_TOOLS (default
 # memcheck racecheck synccheck) then run over the GPU tests, through bench/sanitize.sh in
 # TILEC_SANITIZE_SHARDS processes (default 8; TILEC_SANITIZE_K and TILEC_SANITIZE_SECONDS
