@@ -665,6 +665,22 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, hea
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
+def test_sparse_mla_decode_takes_the_hopper_kernel_on_hopper(rng, monkeypatch):
+    # On Hopper the warp-specialized decode is the default (1.6x the T.Pipelined one on the
+    # H200); the CPU backend runs it too, so the choice is checked here by its result.
+    from tilec.ops.dsa import sparse_mla
+
+    if ON_GPU:
+        hopper_or_skip()
+    calls = []
+    hopper = sparse_mla.sparse_mla_decode_hopper_kernel
+    monkeypatch.setattr(sparse_mla, "is_hopper", lambda tensor: True)
+    monkeypatch.setattr(sparse_mla, "sparse_mla_decode_hopper_kernel",
+                        lambda *a, **kw: calls.append(a) or hopper(*a, **kw))
+    check_sparse_decode(dsa.sparse_mla_decode, 2, 2, 16, 3, 37, 3, rng)
+    assert len(calls) == 1
+
+
 @pytest.mark.parametrize("change,message", [
     (dict(q=np.zeros((1, 1, 16, 512), ml_dtypes.bfloat16)), r"q must be \[B, s_q, h_q, 576\], not \(1, 1, 16, 512\)"),
     (dict(kv_cache=np.zeros((2, 64, 648), np.uint8)), r"kv_cache must be \[num_pages, page_size, 656\]"),
