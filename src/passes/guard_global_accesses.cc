@@ -87,7 +87,11 @@ class Guard : public ir::IRMutator {
   }
 
   Stmt mutate_LetStmt(const ir::LetStmt* op, const Stmt& self) override {
-    if (auto range = bounds_.bound(op->value)) bounds_.bind(op->var, *range);
+    // A let of a symbolic grid's program (program * 2) may wrap by the intervals, but is >= 0
+    // as non_negative takes it.
+    std::optional<ir::Interval> range = bounds_.bound(op->value);
+    if (non_negative(op->value) && (!range || range->min < 0)) range = ir::Interval{0, range ? range->max : INT64_MAX};
+    if (range) bounds_.bind(op->var, *range);
     size_t facts = facts_.size();
     for (const Expr& bound : quotient_bounds(op->value)) facts_.push_back(ir::make_LT(as_int64(op->var), as_int64(bound)));
     Stmt result = IRMutator::mutate_LetStmt(op, self);
@@ -151,7 +155,7 @@ class Guard : public ir::IRMutator {
       Expr index = as_int64(indices[d]), extent = as_int64(buffer->shape[d]);
       Expr above = ir::simplify(ir::make_GE(index, ir::make_int(0, DType::Int64)));
       Expr below = ir::simplify(ir::make_LT(index, extent));
-      if (!bounds_.can_prove(above) && !non_negative(indices[d])) add(above);
+      if (!bounds_.can_prove(above) && !non_negative(indices[d]) && !fact_non_negative(index)) add(above);
       if (!proven(below, index, extent)) add(below);
     }
     return condition;
@@ -225,6 +229,19 @@ class Guard : public ir::IRMutator {
         bounds.push_back(less->b);
     }
     return bounds;
+  }
+
+  // Whether an enclosing fact says e >= 0.
+  bool fact_non_negative(const Expr& e) const {
+    Expr e_s = ir::simplify(as_int64(e));
+    for (const Expr& fact : facts_) {
+      const auto* at_least = fact.as<ir::GE>();
+      int64_t v;
+      if (at_least && ir::is_const_int(at_least->b, &v) && v >= 0 &&
+          ir::structural_equal(ir::simplify(as_int64(at_least->a)), e_s))
+        return true;
+    }
+    return false;
   }
 
   // For e = a // c (or a >> k) and each enclosing fact a < b: e < ceil(b / c). A symbolic grid

@@ -22,6 +22,7 @@
 #include "passes/gpu/bind_repeated_loads.h"
 #include "passes/gpu/infer_layout.h"
 #include "passes/gpu/insert_barriers.h"
+#include "passes/fold_range_tests.h"
 #include "passes/guard_global_accesses.h"
 #include "passes/gpu/lower_to_threads.h"
 #include "passes/gpu/merge_cp_async_waits.h"
@@ -59,6 +60,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"plan_shared_memory", plan_shared_memory},  // as on a GPU: buffers not alive together share bytes
         {"thread_loops", thread_loops},
         {"simplify", simplify},
+        {"fold_range_tests", fold_range_tests},
         {"verify", verify},
     };
   }
@@ -82,6 +84,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"merge_cp_async_waits", merge_cp_async_waits},
         {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
+        {"fold_range_tests", fold_range_tests},
         {"bind_repeated_loads", bind_repeated_loads},
         {"verify", verify},
     };
@@ -107,6 +110,7 @@ std::vector<PassEntry> passes_for(const Target& target) {
         {"lower_to_threads", lower_to_threads},
         {"plan_shared_memory", plan_shared_memory},  // the shared buffers lowering made
         {"simplify", simplify},
+        {"fold_range_tests", fold_range_tests},
         {"bind_repeated_loads", bind_repeated_loads},
         {"verify", verify},
     };

@@ -81,6 +81,29 @@ TEST(GuardGlobalAccesses, AMinOfSomethingInsideIsInside) {
   EXPECT_NE(after.find("if T.cast(T.min(i, n - 1), \"int64\") >= T.int64(0):\n"), std::string::npos) << after;
 }
 
+TEST(GuardGlobalAccesses, ALetOfASymbolicGridsProgramIsNotNegative) {
+  // t = program * 2 wraps by the intervals (program < n * 2 has no bound), but is >= 0 as the
+  // pass takes products of non-negative parts: only t < n is tested.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\ndef main(B: T.Tensor((T.symbolic(\"n\"),), \"float32\")):\n"
+      "    with T.Kernel(T.symbolic(\"n\") * 2, threads=32) as program:\n"
+      "        t = program * 2\n"
+      "        B[t] = 1.0\n";
+  std::string after = guarded(frontend::elaborate(load_function(source, "k.py", "main")));
+  EXPECT_NE(after.find("if T.cast(t, \"int64\") < T.cast(n, \"int64\"):\n"), std::string::npos) << after;
+  EXPECT_EQ(after.find(">= T.int64(0)"), std::string::npos) << after;
+}
+
+TEST(GuardGlobalAccesses, AnEnclosingIfsTestOfZeroProvesTheIndexNotNegative) {
+  ir::PrimFunc f = elaborated(
+      "        for i in T.serial(8):\n"
+      "            if I[i] >= 0:\n"
+      "                B[I[i]] = 1.0\n");
+  std::string after = guarded(f);
+  EXPECT_EQ(after.find("\"int64\") >= T.int64(0)"), std::string::npos) << after;
+  EXPECT_NE(after.find("if T.cast(I[i], \"int64\") < T.cast(n, \"int64\"):\n"), std::string::npos) << after;
+}
+
 TEST(GuardGlobalAccesses, ThePassConfigAndTheBoundsCheckTurnItOff) {
   ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            A[0, 0] = A[I[i], 1]\n");
   EXPECT_EQ(guarded(f, {{"tilec.safe_global_access", "false"}}), ir::to_string(f.body));

@@ -84,6 +84,15 @@ def key_range(KS, KE, t, seq_kv, max_len):
 
 
 @T.macro
+def heaviest_first(program, seq, queries):
+    # The first query of `program`, the programs in reverse: under causal ranges later queries
+    # have more keys, and the GPU starts programs about in order, so the longest start first and
+    # the shortest fill in at the end (in order, the last wave was the longest programs alone).
+    # The max says to guard_global_accesses what the grid does, that the query is >= 0.
+    return T.max(T.ceildiv(seq, queries) - 1 - program, 0) * queries
+
+
+@T.macro
 def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
     # The union [start, end) of queries t0..'s key ranges (a query past the end is the last
     # again), bound once: what reads it (the pipelined copies) takes its values.
@@ -116,7 +125,7 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             if Hist is not None:
                 hist = T.alloc_shared((queries, HISTOGRAM_BINS), "int32")
                 T.fill(hist, 0)
-            t0 = program * queries
+            t0 = heaviest_first(program, seq, queries)
             # Queries are tested against seq itself, not a let of the block's last query:
             # guard_global_accesses then proves the KS and KE rows and the stored rows inside
             # and adds no tests of its own (2% on the H100, bench/RESULTS.md 2026-12-06).

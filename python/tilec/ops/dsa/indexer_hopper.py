@@ -16,7 +16,7 @@ idle while it sums. DeepGEMM's fp8 MQA logits kernel splits its work the same wa
 import tilec
 import tilec.language as T
 
-from .indexer import FP8, fill_unscored, key_range, union_range
+from .indexer import FP8, fill_unscored, heaviest_first, key_range, union_range
 
 HOPPER_CONFIG = dict(block_N=64, stages=4, queries=2)
 GROUP = 128  # threads of a warpgroup
@@ -87,7 +87,7 @@ def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, qu
             q_ready = T.alloc_barrier(GROUP)
             k_ready = T.alloc_barrier([GROUP] * stages)
             k_free = T.alloc_barrier([GROUP] * stages)
-            t0 = program * queries
+            t0 = heaviest_first(program, seq, queries)
             start, end = union_range(KS, KE, t0, seq, queries, seq_kv, max_len)
             steps = T.ceildiv(end - start, block_N)
 
