@@ -298,12 +298,10 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
-                            # the step's bytes go to registers before its stage is free, so that
-                            # their loads wait on memory under the consumers' last use of it
+                            T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
                             load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
                             step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
                                          THREADS_A_TOKEN)
-                            T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
                             store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane,
                                          rope_at)
                             # the dequantized values are the generic proxy's stores; wgmma reads
