@@ -6,7 +6,7 @@ python/tilec/ops/dsa/ were chosen (bench/RESULTS.md, twenty-fifth session).
 Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll:guess_margin
 (guess_margin 0: the row read twice; else once where the sample's bin holds the k), beside a plain
 tilec kernel that reads the logits twice (the two passes' floor); the indexer (H = 64, D = 128,
-causal) at S = 4096 and 32768 by block_N:num_stages:queries:threads; sparse MLA prefill (h_q = 128,
+causal) at S = 4096 and 32768 by block_N:num_stages:queries:threads:blocks_per_sm (0: ptxas free); sparse MLA prefill (h_q = 128,
 topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by block_I:num_stages, then the
 warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
 result is checked first (top-k as sets against torch.topk, the others against the references of
@@ -107,9 +107,10 @@ def indexer_rows(fp8_rate):
         ref = indexer_reference(q[rows], k, k_scale, w[rows], ks[rows], ke[rows])
         finite = torch.isfinite(ref)
         # TileLang's fp8_lighting_indexer example: 256 keys over 4 warpgroups, 3 stages
-        kernels = {f"block_N={block_N} stages={stages} queries={queries} threads={threads}": (indexer_logits_kernel(
-            H, D, block_N=block_N, num_stages=stages, threads=threads, queries=queries), q)
-            for block_N, stages, queries, threads in configs("INDEXER", "128:2:1:128,128:2:2:128,256:3:2:512")}
+        kernels = {f"block_N={block_N} stages={stages} queries={queries} threads={threads} blocks/SM={blocks}": (
+            indexer_logits_kernel(H, D, block_N=block_N, num_stages=stages, threads=threads, queries=queries,
+                                  blocks_per_sm=blocks), q)
+            for block_N, stages, queries, threads, blocks in configs("INDEXER", "128:2:2:128:3,128:2:2:128:0,256:3:2:512:0")}
         kernels["warp-specialized (Hopper)"] = (indexer_logits_hopper_kernel(H, D, **INDEXER_HOPPER_CONFIG),
                                                 q.reshape(S * H, D))
         for name, (kernel, queries) in kernels.items():

@@ -940,6 +940,26 @@ static const BuiltinTable& builtin_table() {
       if (el.truthy(a["enable"], a.loc("enable"))) el.use_block_swizzle(panel, order != "row", c.node->loc);
       return CtValue::none();
     };
+    t["T.annotate_min_blocks_per_sm"] = [](Elaborator& el, const EvaluatedCall& c) {
+      // An occupancy hint: ptxas keeps each thread's registers few enough for n blocks an SM.
+      // An SM of sm_80 and sm_90 holds at most 32 blocks and 2048 threads.
+      constexpr int64_t kMaxBlocksPerSm = 32, kMaxThreadsPerSm = 2048;
+      CallArgs a = el.bind(c, {"n"});
+      if (!el.kernel_) error_at(c.node->loc, "T.annotate_min_blocks_per_sm goes inside a T.Kernel block");
+      const int64_t n = el.to_int(a["n"], a.loc("n"), "n");
+      const int64_t threads = int64_t{el.kernel_->threads} * std::max<int64_t>(n, 1);
+      if (n < 1 || n > kMaxBlocksPerSm)
+        error_at(a.loc("n"), "T.annotate_min_blocks_per_sm takes 1 to " + std::to_string(kMaxBlocksPerSm) +
+                                 " blocks, not " + std::to_string(n));
+      if (threads > kMaxThreadsPerSm)
+        error_at(a.loc("n"), "T.annotate_min_blocks_per_sm(" + std::to_string(n) + ") of " +
+                                 std::to_string(el.kernel_->threads) + "-thread blocks is " + std::to_string(threads) +
+                                 " threads, more than an SM holds (" + std::to_string(kMaxThreadsPerSm) + ")");
+      if (el.kernel_->min_blocks_per_sm > 0)
+        error_at(c.node->loc, "T.annotate_min_blocks_per_sm is given twice in this T.Kernel block");
+      el.kernel_->min_blocks_per_sm = static_cast<int>(n);
+      return CtValue::none();
+    };
     // TileLang's two spellings of one hint: warp specialization keeps the registers as launched.
     for (const char* name : {"T.no_set_max_nreg", "T.disable_warp_group_reg_alloc"})
       t[name] = [](Elaborator& el, const EvaluatedCall& c) {

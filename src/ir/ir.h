@@ -336,6 +336,9 @@ struct KernelLaunch : StmtNode {
   // T.no_set_max_nreg: warp specialization leaves every thread the registers it launched with
   // (no setmaxnreg).
   bool keep_registers = false;
+  // T.annotate_min_blocks_per_sm: ptxas fits this many blocks on an SM by their registers
+  // (__launch_bounds__'s second argument); 0 leaves it free.
+  int min_blocks_per_sm = 0;
   // Persistent (passes/cuda/warp_specialize.h): the launch is one wave of blocks on a 1-D grid
   // and the body loops over the tiles of `grid` itself, binding the block vars for each; they
   // are not bound to the launch's block index.

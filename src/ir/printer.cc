@@ -427,6 +427,8 @@ class IRPrinter {
       line(indent + 1) << "T.use_swizzle(" << std::to_string(op->swizzle_panel)
                        << (op->swizzle_columns ? ", order=\"col\"" : "") << ")\n";
     if (op->keep_registers) line(indent + 1) << "T.no_set_max_nreg()\n";
+    if (op->min_blocks_per_sm > 0)
+      line(indent + 1) << "T.annotate_min_blocks_per_sm(" << std::to_string(op->min_blocks_per_sm) << ")\n";
     body(op->body, indent + 1);
   }
 

@@ -12,13 +12,15 @@ namespace tilec {
 namespace {
 
 // Three warpgroups (384 threads: 168 registers a thread at launch, 64512 in all) setting
-// `consumers` on the first two and `producer` on the third.
-ir::PrimFunc three_warpgroups(int consumers, int producer) {
+// `consumers` on the first two and `producer` on the third; with min_blocks, the kernel asks for
+// that many blocks an SM (T.annotate_min_blocks_per_sm).
+ir::PrimFunc three_warpgroups(int consumers, int producer, int min_blocks = 0) {
   const std::string grow = "            T.set_max_nreg(" + std::to_string(consumers) + ", 1)\n";
   const std::string source =
       "import tilec.language as T\n\n@T.prim_func\ndef main(A: T.Tensor((64,), \"float32\")):\n"
       "    with T.Kernel(1, threads=384) as bx:\n"
-      "        s = T.alloc_shared((64,), \"float32\")\n"
+      "        s = T.alloc_shared((64,), \"float32\")\n" +
+      (min_blocks ? "        T.annotate_min_blocks_per_sm(" + std::to_string(min_blocks) + ")\n" : std::string()) +
       "        with T.ws(0):\n" + grow +
       "            T.copy(A, s)\n"
       "        with T.ws(1):\n" + grow +
@@ -39,6 +41,30 @@ TEST(RegisterMoves, RegistersAtLaunchAreTheFileOverTheBlockInStepsOfEight) {
   EXPECT_EQ(passes::registers_at_launch(256), 248);  // 256 capped at 255, then down to a step of 8
   EXPECT_EQ(passes::registers_at_launch(512), 128);
   EXPECT_EQ(passes::registers_at_launch(640), 96);   // 102.4
+}
+
+TEST(RegisterMoves, BlocksAskedForAnSmShareItsRegisterFile) {
+  EXPECT_EQ(passes::registers_at_launch(128, 3), 168);  // 170.7
+  EXPECT_EQ(passes::registers_at_launch(384, 2), 80);   // 85.3
+  EXPECT_EQ(passes::registers_at_launch(384, 1), passes::registers_at_launch(384));
+}
+
+TEST(RegisterMoves, CountsThatFitOneBlockButNotTheBlocksAskedForAreAnError) {
+  // TileLang's warp-specialized gemm hung at launch with T.annotate_min_blocks_per_sm(2)
+  // (tile-ai/tilelang#2559): its counts were those of one block an SM.
+  EXPECT_NO_THROW(check(three_warpgroups(240, 24)));
+  EXPECT_NO_THROW(check(three_warpgroups(104, 24, 2)));  // 232 x 128 = 29696 of 80 x 384 = 30720
+  try {
+    check(three_warpgroups(240, 24, 2));
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("k.py:9:13: error: T.set_max_nreg"), std::string::npos) << message;
+    EXPECT_NE(message.find("a block of 384 threads, 2 blocks an SM (T.annotate_min_blocks_per_sm), launches with 80 "
+                           "a thread (30720)"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST(RegisterMoves, CountsWithinTheLaunchPoolPass) {

@@ -28,7 +28,7 @@ LADDER = {
 
 
 def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat16", trans_b=False,
-           shared_epilogue=False, panel=0, out_dtype="bfloat16", keep_registers=False):
+           shared_epilogue=False, panel=0, out_dtype="bfloat16", keep_registers=False, min_blocks=0):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
@@ -38,6 +38,8 @@ def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat1
                 T.use_swizzle(panel)
             if keep_registers:
                 T.no_set_max_nreg()
+            if min_blocks:
+                T.annotate_min_blocks_per_sm(min_blocks)
             A_s = T.alloc_shared((bM, bK), dtype)
             B_s = T.alloc_shared(((bN, bK) if trans_b else (bK, bN)), dtype)
             C_l = T.alloc_fragment((bM, bN), "float32")
@@ -93,6 +95,19 @@ def test_no_set_max_nreg_keeps_the_registers_of_a_warp_specialized_kernel():
     src = compile_or_skip(matmul(512, 512, 512, keep_registers=True), target="cuda", arch=ARCH).get_kernel_source()
     assert "mbarrier_arrive_per_warp" in src and "setmaxnreg_" not in src
     assert "T.no_set_max_nreg()" in emit(matmul(512, 512, 512, keep_registers=True), "ir")
+
+
+def test_min_blocks_per_sm_gives_the_consumers_what_that_many_blocks_leave():
+    # TileLang's warp-specialized gemm hung at launch with T.annotate_min_blocks_per_sm(2)
+    # (tile-ai/tilelang#2559): its consumers grew by one block's registers. Two blocks of one
+    # consumer and one producer warpgroup launch with 128 registers a thread; the producer's 24
+    # leave the consumer 232. One such block launches with 248 and nothing moves.
+    src = compile_or_skip(matmul(512, 512, 512, bM=64, bN=128, threads=128, min_blocks=2), target="cuda",
+                          arch=ARCH).get_kernel_source()
+    assert "__launch_bounds__(256, 2)" in src
+    assert "setmaxnreg_dec<24>" in src and "setmaxnreg_inc<232>" in src
+    src = compile_or_skip(matmul(512, 512, 512, bM=64, bN=128, threads=128), target="cuda", arch=ARCH).get_kernel_source()
+    assert "__launch_bounds__(256)" in src and "setmaxnreg_" not in src
 
 
 def test_disable_warp_group_reg_alloc_is_no_set_max_nreg():

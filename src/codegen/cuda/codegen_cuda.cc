@@ -56,8 +56,10 @@ class CudaPrinter final : public CFamilyPrinter {
     // Tensor maps must be read from the parameter space where they were passed.
     std::string param = abi.tensor_maps.empty() ? "const tilec_args " : "const __grid_constant__ tilec_args ";
     kernel_name_ = cuda_kernel_name(func.name);
+    const std::string min_blocks =
+        launch->min_blocks_per_sm > 0 ? ", " + std::to_string(launch->min_blocks_per_sm) : std::string();
     open_block(std::string("extern \"C\" __global__ void __launch_bounds__(") + std::to_string(block_threads) +
-               ") " + kernel_name_ + "(" + param + args + ")");
+               min_blocks + ") " + kernel_name_ + "(" + param + args + ")");
     emit_line("extern __shared__ __align__(1024) unsigned char " + shared_pool_ + "[];");
     emit_abi_prologue(func, abi, args + ".tensors", args + ".ints", args + ".floats");
     emit_stmt(func.body);

@@ -13,9 +13,9 @@
 
 namespace tilec::passes {
 
-int registers_at_launch(int threads) {
-  constexpr int kRegistersPerBlock = 64 * 1024;
-  return std::min(255, kRegistersPerBlock / std::max(threads, 1)) / 8 * 8;
+int registers_at_launch(int threads, int min_blocks) {
+  constexpr int kRegistersPerSm = 64 * 1024;
+  return std::min(255, kRegistersPerSm / std::max(threads * std::max(min_blocks, 1), 1)) / 8 * 8;
 }
 
 namespace {
@@ -38,7 +38,7 @@ class RegisterMoves : public ir::LocatedVisitor {
     IRVisitor::visit_KernelLaunch(op);
     group_ = enclosing;
     moves.swap(moves_);
-    check(threads, moves);
+    check(threads, op->min_blocks_per_sm, moves);
   }
   void visit_IfThenElse(const ir::IfThenElse* op) override {
     const auto* call = op->condition.as<ir::Call>();
@@ -64,10 +64,10 @@ class RegisterMoves : public ir::LocatedVisitor {
  private:
   // Each thread keeps the most any of its groups' moves leaves it (what it holds once the
   // growing groups have grown), or what it launched with.
-  static void check(int threads, const std::vector<RegisterMove>& moves) {
+  static void check(int threads, int min_blocks, const std::vector<RegisterMove>& moves) {
     const auto grow = std::find_if(moves.begin(), moves.end(), [](const RegisterMove& m) { return m.grows; });
     if (grow == moves.end()) return;  // only drops: nothing waits
-    const int at_launch = registers_at_launch(threads);
+    const int at_launch = registers_at_launch(threads, min_blocks);
     std::vector<int> kept(threads, 0);
     std::vector<bool> moved(threads, false);
     std::map<std::pair<int64_t, int64_t>, int> asked;  // a group's threads -> the most they keep
@@ -92,7 +92,9 @@ class RegisterMoves : public ir::LocatedVisitor {
                 ", " + std::to_string(range.second) + ")";
     if (unmoved) groups += ", " + std::to_string(at_launch) + " on the " + std::to_string(unmoved) + " others";
     error_at(grow->loc, "T.set_max_nreg: the threads ask for " + groups + ": " + std::to_string(total) +
-                            " registers, but a block of " + std::to_string(threads) + " threads launches with " +
+                            " registers, but a block of " + std::to_string(threads) + " threads" +
+                            (min_blocks > 1 ? ", " + std::to_string(min_blocks) + " blocks an SM (T.annotate_min_blocks_per_sm)," : "") +
+                            " launches with " +
                             std::to_string(at_launch) + " a thread (" + std::to_string(pool) +
                             "), and a growing warpgroup would wait forever for the other " +
                             std::to_string(total - pool) +

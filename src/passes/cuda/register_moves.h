@@ -11,8 +11,9 @@
 namespace tilec::passes {
 
 // Registers a thread of a block of `threads` threads has at launch: the register file's 64 K
-// over the block, in steps of 8, at most 255 (what __launch_bounds__(threads) leaves ptxas).
-int registers_at_launch(int threads);
+// over the block (over min_blocks blocks, T.annotate_min_blocks_per_sm), in steps of 8, at most
+// 255 (what __launch_bounds__(threads, min_blocks) leaves ptxas).
+int registers_at_launch(int threads, int min_blocks = 1);
 
 // Each thread group's T.set_max_nreg counts (a group without one keeps registers_at_launch),
 // times its threads, must fit in what the block launched with: a CompileError otherwise.

@@ -31,10 +31,10 @@ constexpr int kProducerRegisters = 24;
 // The consumers may ask for no more than the producer gives back (passes/cuda/register_moves.h):
 // with two consumer warpgroups that is 168 -> 240; with three, 128 -> 160; with one, every
 // thread starts with 248 and there is nothing to gain.
-std::optional<int> consumer_registers(int consumer_threads) {
+std::optional<int> consumer_registers(int consumer_threads, int min_blocks) {
   constexpr int kMostPerThread = 240;
   const int threads = consumer_threads + kProducerThreads;
-  const int at_launch = registers_at_launch(threads);
+  const int at_launch = registers_at_launch(threads, min_blocks);
   const int pool = at_launch * threads - kProducerRegisters * kProducerThreads;
   const int grown = std::min(kMostPerThread, pool / consumer_threads / 8 * 8);
   if (at_launch <= kProducerRegisters || grown <= at_launch) return std::nullopt;
@@ -358,7 +358,7 @@ class Specializer {
         consumer_work = ir::make_seq({no_rounds_yet, over_tiles(tile_iter, with_tile_lets(consumer_work), loc)});
       }
       const std::optional<int> grown =
-          hopper_feature(ctx_, "tilec.setmaxnreg") && !launch_.keep_registers ? consumer_registers(launch_.threads) : std::nullopt;
+          hopper_feature(ctx_, "tilec.setmaxnreg") && !launch_.keep_registers ? consumer_registers(launch_.threads, launch_.min_blocks_per_sm) : std::nullopt;
       std::vector<Stmt> producer, consumer;
       if (grown)
         producer.push_back(ir::device_call("setmaxnreg_dec<" + std::to_string(kProducerRegisters) + ">", {}, loc));

@@ -20,7 +20,9 @@ from .cache_bytes import float32_at
 from .topk import FIRST_BITS, HISTOGRAM_BINS, order_key
 
 FP8 = "float8_e4m3"
-CONFIG = dict(block_N=128, num_stages=2, threads=128, queries=2)
+# Three blocks an SM: ptxas gives the kernel 154 registers a thread where it took 182 (two
+# blocks), so one block's head sums run under another's gemm
+CONFIG = dict(block_N=128, num_stages=2, threads=128, queries=2, blocks_per_sm=3)
 CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=2)
 AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=1)  # 64 KiB of LDS a block
 
@@ -107,12 +109,14 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 
 @tilec.jit(out_idx=[-1])
-def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False):
+def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
+                          blocks_per_sm=0):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
     # written): row t counts t's keys in its range by their logits' top 12 bits as top-k orders
     # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
+    # blocks_per_sm: T.annotate_min_blocks_per_sm's n, or 0 to leave ptxas free.
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")  # one kernel for every length
     width = max_len if max_len else seq_kv
     QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
@@ -120,6 +124,8 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
     @T.macro
     def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
         with T.Kernel(T.ceildiv(seq, queries), threads=threads) as program:
+            if blocks_per_sm:
+                T.annotate_min_blocks_per_sm(blocks_per_sm)
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, queries, heads,
                                                                                            dim)
             if Hist is not None:
