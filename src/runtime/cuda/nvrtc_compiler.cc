@@ -290,7 +290,12 @@ CompileResult NvrtcCompiler::run(const std::string& source, const std::string& n
         "nvrtcCreateProgram");
   const std::vector<std::string> option_list = options(target, extra_options);
   std::vector<const char*> option_args;
-  for (const std::string& option : option_list) option_args.push_back(option.c_str());
+  std::string option_text;
+  for (const std::string& option : option_list) {
+    option_args.push_back(option.c_str());
+    option_text += " " + option;
+  }
+  log(LogLevel::Debug, "nvrtc " + name + " options:" + option_text);
   const Result compiled =
       nvrtcCompileProgram_(owner.program, static_cast<int>(option_args.size()), option_args.data());
 
