@@ -2,6 +2,7 @@
 // source -> built module, with each stage logged and timed.
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "frontend/parser.h"
 #include "ir/printer.h"
 #include "op/accesses.h"
+#include "passes/cuda/register_moves.h"
 #include "passes/pipeline.h"
 #include "passes/split_launches.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -207,6 +209,22 @@ std::vector<ParamInfo> param_infos(const ir::PrimFunc& tile) {
   return infos;
 }
 
+// What to say, at the T.Kernel block, of a build that ptxas refused because
+// T.annotate_min_blocks_per_sm left too few registers (C7602, "Insufficient registers (80) to
+// compile instruction ..."); nothing for any other build error.
+std::optional<std::string> register_shortfall(const std::runtime_error& error, const codegen::CudaLaunch& launch) {
+  const std::string what = error.what();
+  const size_t at = what.find("Insufficient registers");
+  if (launch.min_blocks_per_sm == 0 || at == std::string::npos) return std::nullopt;
+  const size_t end = what.find('\n', at);
+  const int n = launch.min_blocks_per_sm;
+  const std::string said = what.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  return "T.annotate_min_blocks_per_sm(" + std::to_string(n) + ") leaves each of this kernel's " +
+         std::to_string(launch.threads) + " threads " + std::to_string(passes::registers_at_launch(launch.threads, n)) +
+         " registers (64 K over " + std::to_string(n) + " blocks), fewer than its instructions need (ptxas: " + said +
+         "); ask for fewer blocks an SM";
+}
+
 // Generates and builds the target code of `lowered`.
 BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, const Target& target) {
   BuiltLaunch v;
@@ -239,7 +257,13 @@ BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, co
     kernel_name = std::move(generated.kernel_name);
   }
   StageTimer t("build (cuda " + target.arch + ")");
-  v.cuda_module = runtime::CudaModule::load(v.source, kernel_name, target.arch, nvrtc_options(options));
+  try {
+    v.cuda_module = runtime::CudaModule::load(v.source, kernel_name, target.arch, nvrtc_options(options));
+  } catch (const std::runtime_error& error) {
+    if (std::optional<std::string> shortfall = register_shortfall(error, v.cuda_launch))
+      error_at(v.cuda_launch.loc, *shortfall);
+    throw;
+  }
   return v;
 }
 

@@ -110,6 +110,14 @@ def test_min_blocks_per_sm_gives_the_consumers_what_that_many_blocks_leave():
     assert "__launch_bounds__(256)" in src and "setmaxnreg_" not in src
 
 
+def test_min_blocks_per_sm_that_leaves_a_wgmma_too_few_registers_is_an_error_at_the_kernel():
+    # two blocks of 384 threads: 80 registers a thread, where a wgmma of 64 x 128 needs more
+    with pytest.raises(tilec.CompileError, match=r"test_hopper.py:\d+:\d+: error: T.annotate_min_blocks_per_sm\(2\) "
+                       r"leaves each of this kernel's 384 threads 80 registers \(64 K over 2 blocks\), fewer than its "
+                       r"instructions need \(ptxas: Insufficient registers \(80\)"):
+        compile_or_skip(matmul(512, 512, 512, bN=128, min_blocks=2), target="cuda", arch=ARCH)
+
+
 def test_disable_warp_group_reg_alloc_is_no_set_max_nreg():
     @T.prim_func
     def main(A: T.Tensor((128,), "float32")):

@@ -78,6 +78,8 @@ class CudaPrinter final : public CFamilyPrinter {
     out.launch.threads = block_threads;
     out.launch.persistent = launch->persistent;
     out.launch.cooperative = launch->grid_sync;
+    out.launch.min_blocks_per_sm = launch->min_blocks_per_sm;
+    out.launch.loc = launch->loc;
     out.launch.dynamic_shared_bytes = shared_peak_;
     return out;
   }

@@ -34,6 +34,8 @@ struct CudaLaunch {
   bool persistent = false;
   // T.sync_grid: launched cooperatively (ir::KernelLaunch::grid_sync).
   bool cooperative = false;
+  int min_blocks_per_sm = 0;  // T.annotate_min_blocks_per_sm, 0 where not given
+  SourceLoc loc;              // the T.Kernel block's, for what building the source finds
 };
 
 struct CudaSource {
