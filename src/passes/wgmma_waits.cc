@@ -1,6 +1,8 @@
 #include "passes/wgmma_waits.h"
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -40,11 +42,93 @@ std::vector<ir::Buffer> in_flight_fragments(const Stmt& s) {
   return collect.fragments;
 }
 
+// The fragments one asynchronous gemm keeps in flight: its accumulator, and its A operand when
+// in registers.
+void add_fragments(const ir::Gemm& g, std::unordered_set<const ir::BufferNode*>& out) {
+  if (g.instruction.a_in_registers) out.insert(g.a.buffer.get());
+  out.insert(g.c.buffer.get());
+}
+
 bool is_wait(const Stmt& s, int64_t* n) {
   const auto* eval = s.as<ir::Evaluate>();
   const auto* call = eval ? eval->value.as<ir::Call>() : nullptr;
   return call && call->name == ir::kWaitWgmma && ir::is_const_int(call->args.at(0), n);
 }
+
+bool holds_asynchronous_gemm(const Stmt& s) {
+  struct Find : ir::IRVisitor {
+    bool found = false;
+    void visit_Gemm(const ir::Gemm* op) override { found |= asynchronous(*op); }
+  } find;
+  find.visit(s);
+  return find.found;
+}
+
+// For each T.wait_wgmma(n), n > 0: the fragments of the n asynchronous gemms issued last before
+// it, which are still in flight after it. Found walking back from the wait through the statements
+// before it, outward to the launch; the wait is left out where that can't be known (a statement
+// before it that may or may not issue an asynchronous gemm, or a loop's back edge, comes first).
+class StillInFlight : public ir::IRVisitor {
+ public:
+  std::unordered_map<const ir::StmtNode*, std::unordered_set<const ir::BufferNode*>> after_wait;
+
+  void visit(const Stmt& s) override {
+    if (!s) return;
+    frames_.push_back({s, 0});
+    IRVisitor::visit(s);
+    frames_.pop_back();
+  }
+
+ protected:
+  void visit_Seq(const ir::Seq* op) override {
+    for (size_t i = 0; i < op->stmts.size(); ++i) {
+      frames_.back().index = i;
+      visit(op->stmts[i]);
+    }
+  }
+
+  void visit_Evaluate(const ir::Evaluate* op) override {
+    int64_t n = 0;
+    const Stmt& self = frames_.back().stmt;
+    if (is_wait(self, &n) && n > 0)
+      if (auto fragments = last_issued(n)) after_wait[self.get()] = std::move(*fragments);
+    IRVisitor::visit_Evaluate(op);
+  }
+
+ private:
+  struct Frame {
+    Stmt stmt;
+    size_t index;  // in a Seq: the statement being visited
+  };
+
+  std::optional<std::unordered_set<const ir::BufferNode*>> last_issued(int64_t n) const {
+    std::unordered_set<const ir::BufferNode*> fragments;
+    int64_t issued = 0;
+    for (size_t f = frames_.size() - 1; f-- > 0;) {
+      const Stmt& enclosing = frames_[f].stmt;
+      if (enclosing.as<ir::KernelLaunch>()) return fragments;
+      if (enclosing.as<ir::For>() || enclosing.as<ir::While>()) return std::nullopt;
+      const auto* seq = enclosing.as<ir::Seq>();
+      if (!seq) continue;
+      for (size_t k = frames_[f].index; k-- > 0;) {
+        const Stmt& s = seq->stmts[k];
+        int64_t m = 0;
+        if (const auto* gemm = s.as<ir::Gemm>(); gemm && gemm->instruction.kind == ir::GemmInstructionKind::Wgmma) {
+          if (gemm->wg_wait == 0) return fragments;  // it waited for every group before it
+          add_fragments(*gemm, fragments);
+          if (++issued == n) return fragments;
+        } else if (is_wait(s, &m) && m == 0) {
+          return fragments;
+        } else if (holds_asynchronous_gemm(s)) {
+          return std::nullopt;
+        }
+      }
+    }
+    return fragments;
+  }
+
+  std::vector<Frame> frames_;
+};
 
 class InFlightCheck : public ir::IRVisitor {
  public:
@@ -148,16 +232,35 @@ class Waits : public ir::IRMutator {
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
     std::vector<ir::Buffer> saved = std::move(fragments_);
     fragments_ = in_flight_fragments(op->body);
+    StillInFlight still;
+    still.visit(self);
+    still_in_flight_ = std::move(still.after_wait);
     Stmt out = IRMutator::mutate_KernelLaunch(op, self);
     fragments_ = std::move(saved);
     return out;
+  }
+
+  // A thread group's waits fence the fragments of its own gemms: another group's fragments are
+  // registers ptxas may give the same physical registers, in flight in this group.
+  Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+    const auto* group = op->condition.as<ir::Call>();
+    if (!group || group->name != ir::kThreadGroup) return IRMutator::mutate_IfThenElse(op, self);
+    std::vector<ir::Buffer> saved = fragments_;
+    fragments_ = in_flight_fragments(op->then_case);
+    Stmt then_case = mutate(op->then_case);
+    fragments_ = op->else_case ? in_flight_fragments(op->else_case) : std::vector<ir::Buffer>();
+    Stmt else_case = op->else_case ? mutate(op->else_case) : Stmt();
+    fragments_ = std::move(saved);
+    if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return self;
+    return ir::with_loc(ir::make_if(op->condition, then_case, else_case), op->loc);
   }
 
   Stmt mutate_Evaluate(const ir::Evaluate* op, const Stmt& self) override {
     int64_t n = 0;
     if (!is_wait(self, &n)) return IRMutator::mutate_Evaluate(op, self);
     if (fragments_.empty()) return ir::make_seq({});
-    return wait(n, self->loc);
+    auto still = still_in_flight_.find(self.get());
+    return wait(n, self->loc, still == still_in_flight_.end() ? nullptr : &still->second);
   }
 
   Stmt mutate_Gemm(const ir::Gemm* op, const Stmt& self) override {
@@ -169,13 +272,21 @@ class Waits : public ir::IRMutator {
     }
     if (op->wg_wait < 0) return self;
     n->wg_wait = -1;
-    return ir::with_loc(ir::make_seq({Stmt(n), wait(op->wg_wait, op->loc)}), op->loc);
+    // the gemm itself is what its own wait leaves in flight
+    std::unordered_set<const ir::BufferNode*> own;
+    add_fragments(*op, own);
+    return ir::with_loc(ir::make_seq({Stmt(n), wait(op->wg_wait, op->loc, op->wg_wait == 1 ? &own : nullptr)}),
+                        op->loc);
   }
 
  private:
-  Stmt wait(int64_t n, const SourceLoc& loc) const {
+  // wgmma_wait<n>, then a fence of each fragment an asynchronous gemm of the launch uses, but
+  // those `still` in flight: a fence reads and writes its registers as far as ptxas knows, and
+  // ptxas then serializes every wgmma of the kernel (C7514) for the one in flight.
+  Stmt wait(int64_t n, const SourceLoc& loc, const std::unordered_set<const ir::BufferNode*>* still) const {
     std::vector<Stmt> out{ir::device_call("wgmma_wait<" + std::to_string(n) + ">", {}, loc)};
     for (const ir::Buffer& f : fragments_) {
+      if (still && still->count(f.get())) continue;
       if (!f->fragment) throw std::logic_error("wgmma_waits: a gemm's fragment " + f->name + " has no layout");
       std::vector<Expr> origin(f->shape.size(), ir::make_int(0));
       out.push_back(ir::device_call("fence_fragment<" + std::to_string(f->fragment->slots()) + ">",
@@ -185,6 +296,7 @@ class Waits : public ir::IRMutator {
   }
 
   std::vector<ir::Buffer> fragments_;
+  std::unordered_map<const ir::StmtNode*, std::unordered_set<const ir::BufferNode*>> still_in_flight_;
 };
 
 }  // namespace

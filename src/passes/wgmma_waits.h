@@ -6,13 +6,15 @@
 //
 //   T.gemm(Q_s, K_s, S, wg_wait=-1)          T.gemm(Q_s, K_s, S, wg_wait=-1)
 //   T.gemm(P, V_s, O, wg_wait=-1)      ->    T.gemm(P, V_s, O, wg_wait=-1)
-//   T.wait_wgmma(1)                          wgmma_wait<1>(); fence_fragment<64>(&S[0, 0]);
-//                                            fence_fragment<64>(&P[0, 0]); fence_fragment<64>(&O[0, 0])
+//   T.wait_wgmma(1)                          wgmma_wait<1>(); fence_fragment<64>(&S[0, 0])
 //
-// After a wait, every fragment an asynchronous gemm of the launch writes or reads is fenced:
-// the C++ compiler must not move its reads or writes above the wait (the hardware writes an
-// accumulator long after the wgmma instruction). Reading a fragment while its gemm is in
-// flight is the program's error, as in TileLang. Every other gemm (mma.sync, MFMA, FMA loops,
+// After a wait, each fragment an asynchronous gemm of the launch (of the thread group, in a
+// T.ws block) writes or reads is fenced: the C++ compiler must not move its reads or writes
+// above the wait (the hardware writes an accumulator long after the wgmma instruction). Not the
+// fragments of the n gemms issued last before a wait<n>, where the statements before it say
+// which they are (above: P V's P and O): they are still in flight, and a fence, to ptxas a read
+// and write of their registers, makes it serialize every wgmma of the kernel (C7514). Reading a
+// fragment while its gemm is in flight is the program's error, as in TileLang. Every other gemm (mma.sync, MFMA, FMA loops,
 // the CPU) finishes before the next statement: its wg_wait becomes 0 and the waits vanish.
 #pragma once
 
