@@ -190,7 +190,9 @@ class Guard : public ir::IRMutator {
   // so (min(i, n - 1) < n).
   bool proven(const Expr& below, const Expr& index, const Expr& extent, int depth = 0) const {
     if (bounds_.can_prove(below)) return true;
-    if (const auto* min = resolved(index).as<ir::Min>(); min && depth < kMaxDepth) {
+    // held here: a node simplify made lives only as long as its handle
+    const Expr index_r = resolved(index);
+    if (const auto* min = index_r.as<ir::Min>(); min && depth < kMaxDepth) {
       for (const Expr& part : {min->a, min->b})
         if (at_most(ir::make_Add(part, ir::make_int(1, part->dtype)), extent, depth + 1) ||
             proven(ir::simplify(ir::make_LT(as_int64(part), extent)), as_int64(part), extent, depth + 1))

@@ -104,6 +104,15 @@ TEST(GuardGlobalAccesses, AnEnclosingIfsTestOfZeroProvesTheIndexNotNegative) {
   EXPECT_NE(after.find("if T.cast(I[i], \"int64\") < T.cast(n, \"int64\"):\n"), std::string::npos) << after;
 }
 
+TEST(GuardGlobalAccesses, AMinTheSimplifierRebuildsIsProvenInsideToo) {
+  // i + 0 * bx simplifies to i: the min is a new node, which the proof held on to (it read a
+  // freed node before, and a DSA kernel's compile ran out of stack in a cycle it made)
+  ir::PrimFunc f =
+      elaborated("        for i in T.serial(8):\n            B[T.min(i + 0 * bx, T.symbolic(\"n\") - 1)] = 1.0\n");
+  std::string after = guarded(f);
+  EXPECT_EQ(after.find("< T.cast(n"), std::string::npos) << after;
+}
+
 TEST(GuardGlobalAccesses, ThePassConfigAndTheBoundsCheckTurnItOff) {
   ir::PrimFunc f = elaborated("        for i in T.serial(8):\n            A[0, 0] = A[I[i], 1]\n");
   EXPECT_EQ(guarded(f, {{"tilec.safe_global_access", "false"}}), ir::to_string(f.body));
