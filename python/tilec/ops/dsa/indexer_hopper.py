@@ -23,64 +23,36 @@ GROUP = 128  # threads of a warpgroup
 
 
 @T.macro
-def block_logits(scores, key_scales, weights, logits, ranges, Logits, t0, seq, first_key, max_len, block_N, queries,
-                 heads):
-    # One key block's logits from its scores (read as [keys, queries, heads], a view of the
-    # accumulator): ReLU times the head weights, summed over the heads, and stored: -inf outside
-    # a query's range, columns past the logits' width left alone.
-    width = Logits.shape[1]
-    by_head = T.reshape(scores, (block_N, queries, heads))
-    for i, q, h in T.Parallel(block_N, queries, heads):
-        by_head[i, q, h] = T.max(by_head[i, q, h], 0) * weights[q, h]
-    T.reduce_sum(by_head, logits, dim=2, clear=True)
-    for i, q in T.Parallel(block_N, queries):
-        key = first_key + i
-        column = key - (ranges[q, 0] if max_len else 0)
-        if (t0 + q < seq) & (column >= 0) & (column < width):
-            Logits[t0 + q, column] = T.if_then_else((key >= ranges[q, 0]) & (key < ranges[q, 1]),
-                                                    logits[i, q] * key_scales[i], -T.infinity("float32"))
-
-
-@T.macro
-def issue_block(K_shared, Q_shared, K_scale, k_ready, scores, key_scales, n, start, seq_kv, block_N, stages):
-    # Key block n's scales (read before its gemm, so their loads wait under it), then its gemm
-    # issued without waiting.
-    for i in T.Parallel(block_N):
-        key_scales[i] = K_scale[T.min(start + n * block_N + i, seq_kv - 1)]
-    T.barrier_wait(k_ready[n % stages], (n // stages) & 1)
-    T.gemm(K_shared[n % stages, :, :], Q_shared, scores, transpose_B=True, clear_accum=True, wg_wait=-1)
-
-
-@T.macro
 def score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores, weights, logits,
                 ranges, key_scales, group, t0, seq, start, steps, seq_kv, max_len, block_N, stages, queries, heads):
-    # Warpgroup `group`'s key blocks (steps group, group + 2, ...), its j-th in scores[j % 2]:
-    # block j + 1's gemm is issued before block j's logits are made, so the warpgroup's own
-    # tensor-core work runs under its head sums. Every path from a gemm's issue meets a wait
-    # before the accumulator is touched (ptxas serializes every wgmma of a kernel otherwise).
-    # The queries' ranges are read once (`ranges`, each thread's own).
+    # Warpgroup `group`'s key blocks (steps group, group + 2, ...): each block's scores against
+    # every query's heads in one gemm, read as [keys, queries, heads] (a view of the
+    # accumulator), ReLU times the head weights, summed over the heads, and stored: -inf
+    # outside a query's range, columns past the logits' width left alone. The queries' ranges
+    # are read once (`ranges`, each thread's own), a block's key scales before its gemm, so
+    # their loads wait under it.
+    width = Logits.shape[1]
+    by_head = T.reshape(scores, (block_N, queries, heads))
     T.copy(W[t0:t0 + queries, :], weights)
     for q in T.unroll(queries):
         ranges[q, 0], ranges[q, 1] = key_range(KS, KE, T.min(t0 + q, seq - 1), seq_kv, max_len)
-    blocks = T.ceildiv(T.max(steps - group, 0), 2)
     T.barrier_wait(q_ready, 0)
-    for pair in T.serial(T.ceildiv(blocks, 2)):
-        for half in (0, 1):  # a compile-time choice of buffer
-            j = 2 * pair + half
-            if j < blocks:
-                if (half == 0) & (j == 0):
-                    issue_block(K_shared, Q_shared, K_scale, k_ready, scores[0], key_scales[0], group, start, seq_kv,
-                                block_N, stages)
-                n = 2 * j + group
-                if j + 1 < blocks:
-                    issue_block(K_shared, Q_shared, K_scale, k_ready, scores[1 - half], key_scales[1 - half], n + 2,
-                                start, seq_kv, block_N, stages)
-                    T.wait_wgmma(1)  # block j's gemm is done; block j + 1's runs on
-                else:
-                    T.wait_wgmma(0)
-                T.barrier_arrive(k_free[n % stages])
-                block_logits(scores[half], key_scales[half], weights, logits, ranges, Logits, t0, seq,
-                             start + n * block_N, max_len, block_N, queries, heads)
+    for m in T.serial(T.ceildiv(T.max(steps - group, 0), 2)):
+        n = 2 * m + group
+        for i in T.Parallel(block_N):
+            key_scales[i] = K_scale[T.min(start + n * block_N + i, seq_kv - 1)]
+        T.barrier_wait(k_ready[n % stages], (n // stages) & 1)
+        T.gemm(K_shared[n % stages, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
+        T.barrier_arrive(k_free[n % stages])
+        for i, q, h in T.Parallel(block_N, queries, heads):
+            by_head[i, q, h] = T.max(by_head[i, q, h], 0) * weights[q, h]
+        T.reduce_sum(by_head, logits, dim=2, clear=True)
+        for i, q in T.Parallel(block_N, queries):
+            key = start + n * block_N + i
+            column = key - (ranges[q, 0] if max_len else 0)
+            if (t0 + q < seq) & (column >= 0) & (column < width):
+                Logits[t0 + q, column] = T.if_then_else((key >= ranges[q, 0]) & (key < ranges[q, 1]),
+                                                        logits[i, q] * key_scales[i], -T.infinity("float32"))
 
 
 @tilec.jit(out_idx=[-1])
@@ -99,16 +71,15 @@ def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, qu
         with T.Kernel(T.ceildiv(seq, queries), threads=3 * GROUP) as program:
             Q_shared = T.alloc_shared((rows, dim), FP8)
             K_shared = T.alloc_shared((stages, block_N, dim), FP8)
-            # each consumer warpgroup's own registers: two score buffers, one in the tensor
-            # cores while the other is summed
-            scores_0 = (T.alloc_fragment((block_N, rows), "float32"), T.alloc_fragment((block_N, rows), "float32"))
-            scores_1 = (T.alloc_fragment((block_N, rows), "float32"), T.alloc_fragment((block_N, rows), "float32"))
+            # each consumer warpgroup's own registers
+            scores_0 = T.alloc_fragment((block_N, rows), "float32")
+            scores_1 = T.alloc_fragment((block_N, rows), "float32")
             weights_0 = T.alloc_fragment((queries, heads), "float32")
             weights_1 = T.alloc_fragment((queries, heads), "float32")
             logits_0 = T.alloc_fragment((block_N, queries), "float32")
             logits_1 = T.alloc_fragment((block_N, queries), "float32")
-            key_scales_0 = (T.alloc_fragment((block_N,), "float32"), T.alloc_fragment((block_N,), "float32"))
-            key_scales_1 = (T.alloc_fragment((block_N,), "float32"), T.alloc_fragment((block_N,), "float32"))
+            key_scales_0 = T.alloc_fragment((block_N,), "float32")
+            key_scales_1 = T.alloc_fragment((block_N,), "float32")
             ranges_0 = T.alloc_local((queries, 2), "int32")
             ranges_1 = T.alloc_local((queries, 2), "int32")
             # q_ready: the heads landed; k_ready: a stage's keys landed; k_free: the warpgroup
@@ -121,17 +92,14 @@ def indexer_logits_hopper_kernel(heads, dim, max_len=0, block_N=64, stages=4, qu
             steps = T.ceildiv(end - start, block_N)
 
             with T.ws(0):
-                T.set_max_nreg(216, 1)
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_0,
                             weights_0, logits_0, ranges_0, key_scales_0, 0, t0, seq, start, steps, seq_kv, max_len,
                             block_N, stages, queries, heads)
             with T.ws(1):
-                T.set_max_nreg(216, 1)
                 score_steps(Q_shared, K_shared, W, K_scale, KS, KE, Logits, q_ready, k_ready, k_free, scores_1,
                             weights_1, logits_1, ranges_1, key_scales_1, 1, t0, seq, start, steps, seq_kv, max_len,
                             block_N, stages, queries, heads)
             with T.ws(2):
-                T.set_max_nreg(72, 0)  # (216 + 216 + 72) x 128 fit
                 T.tma_copy(Q[t0 * heads:t0 * heads + rows, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
                 for n in T.serial(steps):
