@@ -21,6 +21,7 @@
 #include "passes/cuda/register_moves.h"
 #include "passes/pipeline.h"
 #include "passes/split_launches.h"
+#include "runtime/cuda/cubin_registers.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/hip/hip_library.h"
@@ -264,6 +265,10 @@ BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, co
       error_at(v.cuda_launch.loc, *shortfall);
     throw;
   }
+  // T.set_max_nreg's counts against what ptxas gave the kernel: fewer registers than the most,
+  // a smaller pool; a grow below them an illegal instruction
+  if (std::optional<int> registers = runtime::cubin_registers(v.cuda_module->cubin(), kernel_name))
+    passes::check_compiled_register_moves(v.func.body, *registers);
   return v;
 }
 

@@ -85,6 +85,45 @@ TEST(RegisterMoves, CountsPastTheLaunchPoolAreAnErrorAtTheGrowingLine) {
   }
 }
 
+TEST(RegisterMoves, OnceCompiledAGrowBelowWhatAThreadHoldsOrADropAboveItIsAnError) {
+  // ptxas gave a 384-thread sparse MLA prefill 168 registers, and a warpgroup growing to 160 (a
+  // setmaxnreg.inc asking for fewer) stopped it with an illegal instruction on an H100
+  try {
+    passes::check_compiled_register_moves(three_warpgroups(160, 80).body, 168);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("k.py:8:13: error: T.set_max_nreg(160, 1) grows thread 0's registers to 160, but it holds "
+                           "168 (what it launched with: ptxas gave the kernel 168): setmaxnreg.inc asks for more"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("use T.set_max_nreg(160, 0)"), std::string::npos) << message;
+  }
+  // given 152, the same counts grow and fit: 400 x 128 of 152 x 384
+  EXPECT_NO_THROW(passes::check_compiled_register_moves(three_warpgroups(160, 80).body, 152));
+  try {
+    passes::check_compiled_register_moves(three_warpgroups(168, 200).body, 168);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("T.set_max_nreg(200, 0) drops thread 256's registers to 200, but it holds 168"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(RegisterMoves, OnceCompiledThePoolIsWhatPtxasGaveTheKernel) {
+  // 240 + 240 + 24 fit the most a 384-thread block may have (168), not 160 a thread
+  EXPECT_NO_THROW(passes::check_compiled_register_moves(three_warpgroups(240, 24).body, 168));
+  try {
+    passes::check_compiled_register_moves(three_warpgroups(240, 24).body, 160);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("launches with 160 a thread (what ptxas gave the kernel) (61440)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RegisterMoves, OnlyDropsNeverWait) {
   EXPECT_NO_THROW(check(three_warpgroups(168, 24)));  // "growing" to what it has: within the pool
   passes::PassContext ctx;

@@ -15,7 +15,7 @@ import tilec.language as T
 from tilec import CompileError
 from tilec import _core, capture
 from tilec.jit import core_pass_configs
-from helpers import prim_func_from_text, rand, rng  # noqa: F401  (rng is a fixture)
+from helpers import prim_func_from_text, rand, rng, skip_without_nvrtc  # noqa: F401  (rng is a fixture)
 from test_hopper import check, emit, hopper_or_skip
 
 
@@ -256,6 +256,16 @@ def kernel_source(body, folder):
 def test_mistakes_are_errors_at_their_line(body, message, tmp_path):
     with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):
         emit(kernel_source(body, tmp_path), "ir")
+
+
+def test_a_drop_above_what_ptxas_gave_the_threads_is_an_error_once_compiled(tmp_path):
+    # setmaxnreg.dec to more registers than a thread holds (ptxas gives a kernel at most 255), or
+    # .inc to fewer, is an illegal instruction on the GPU; known once ptxas has counted them
+    main = kernel_source(["with T.ws(1):", "    T.set_max_nreg(256, 0)"], tmp_path)
+    with skip_without_nvrtc(), pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: "
+                                             r"T.set_max_nreg\(256, 0\) drops thread 128's registers to 256, but it "
+                                             r"holds \d+ \(what it launched with: ptxas gave the kernel \d+\)"):
+        tilec.compile(main, target="cuda", arch="sm_90a")
 
 
 @pytest.mark.parametrize("target,arch", [("cuda", "sm_80"), ("hip", "gfx90a")])

@@ -3,7 +3,9 @@
 // block's pool, from which setmaxnreg.inc takes. An inc asks the pool, never the SM: when the
 // warpgroups' counts add up to more than the block launched with, the growing warpgroup waits
 // for registers that never come and the kernel hangs. check_register_moves refuses that kernel
-// at compile time, at the T.set_max_nreg that grows.
+// at compile time, at the T.set_max_nreg that grows; check_compiled_register_moves again once
+// ptxas has counted the kernel's registers (runtime/cuda/cubin_registers.h), and refuses a move
+// the wrong way, which the GPU stops with an illegal instruction.
 #pragma once
 
 #include "passes/pass.h"
@@ -18,5 +20,11 @@ int registers_at_launch(int threads, int min_blocks = 1);
 // Each thread group's T.set_max_nreg counts (a group without one keeps registers_at_launch),
 // times its threads, must fit in what the block launched with: a CompileError otherwise.
 ir::Stmt check_register_moves(const ir::Stmt& body, const PassContext& ctx);
+
+// The same once ptxas has compiled the kernel (lowered `body`) and given it `registers` a
+// thread, what its block launches with, maybe fewer than registers_at_launch: the counts must fit
+// that pool, and each T.set_max_nreg must move the way it says (a grow to at least what the
+// threads hold, a drop to at most; the other way is an illegal instruction on the GPU).
+void check_compiled_register_moves(const ir::Stmt& body, int registers);
 
 }  // namespace tilec::passes
