@@ -265,8 +265,8 @@ BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, co
       error_at(v.cuda_launch.loc, *shortfall);
     throw;
   }
-  // T.set_max_nreg's counts against what ptxas gave the kernel: fewer registers than the most,
-  // a smaller pool; a grow below them an illegal instruction
+  // T.set_max_nreg's moves against what ptxas gave the kernel: a grow below it (or a drop
+  // above) is an illegal instruction on the GPU
   if (std::optional<int> registers = runtime::cubin_registers(v.cuda_module->cubin(), kernel_name))
     passes::check_compiled_register_moves(v.func.body, *registers);
   return v;

@@ -111,17 +111,10 @@ TEST(RegisterMoves, OnceCompiledAGrowBelowWhatAThreadHoldsOrADropAboveItIsAnErro
   }
 }
 
-TEST(RegisterMoves, OnceCompiledThePoolIsWhatPtxasGaveTheKernel) {
-  // 240 + 240 + 24 fit the most a 384-thread block may have (168), not 160 a thread
-  EXPECT_NO_THROW(passes::check_compiled_register_moves(three_warpgroups(240, 24).body, 168));
-  try {
-    passes::check_compiled_register_moves(three_warpgroups(240, 24).body, 160);
-    FAIL() << "no error";
-  } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("launches with 160 a thread (what ptxas gave the kernel) (61440)"),
-              std::string::npos)
-        << e.what();
-  }
+TEST(RegisterMoves, OnceCompiledThePoolStaysWhatTheBoundsAllow) {
+  // On an H100 a 384-thread kernel ptxas gave 58 registers grew two warpgroups to 240: the block's
+  // pool is what its bounds allow, whatever ptxas gave
+  EXPECT_NO_THROW(passes::check_compiled_register_moves(three_warpgroups(240, 24).body, 58));
 }
 
 TEST(RegisterMoves, OnlyDropsNeverWait) {

@@ -21,10 +21,10 @@ int registers_at_launch(int threads, int min_blocks = 1);
 // times its threads, must fit in what the block launched with: a CompileError otherwise.
 ir::Stmt check_register_moves(const ir::Stmt& body, const PassContext& ctx);
 
-// The same once ptxas has compiled the kernel (lowered `body`) and given it `registers` a
-// thread, what its block launches with, maybe fewer than registers_at_launch: the counts must fit
-// that pool, and each T.set_max_nreg must move the way it says (a grow to at least what the
-// threads hold, a drop to at most; the other way is an illegal instruction on the GPU).
+// Once ptxas has compiled the kernel (lowered `body`) and given it `registers` a thread, what each
+// warp starts with: each T.set_max_nreg must move the way it says, a grow to at least what the
+// threads hold and a drop to at most (the other way is an illegal instruction on the GPU). The
+// block's pool stays what its bounds allow (registers_at_launch), whatever ptxas gave.
 void check_compiled_register_moves(const ir::Stmt& body, int registers);
 
 }  // namespace tilec::passes
