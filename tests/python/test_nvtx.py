@@ -1,7 +1,10 @@
 """NVTX ranges on request: with TILEC_NVTX=1 each compile stage and each launch is a range,
-pushed and popped in pairs; without it tilec never touches NVTX. The NVTX library here is a
-stand-in built by the test (found through TILEC_NVIDIA_LIB_DIRS) that writes each push and pop
-to a file, so the test needs no profiler and no GPU."""
+pushed and popped in pairs; without it tilec never touches NVTX. Most tests use a stand-in NVTX
+library built by the test (found through TILEC_NVIDIA_LIB_DIRS) that writes each push and pop
+to a file, so they need no profiler and no GPU. The last ones use NVIDIA's own libnvtx3interop
+with a tool attached the way a profiler attaches (NVTX_INJECTION64_PATH): a library, built
+here, that takes NVTX's push and pop callbacks and writes them down; on the CPU, and on a GPU
+with a CUDA kernel."""
 
 import os
 import shutil
@@ -117,3 +120,89 @@ def test_a_tilec_nvtx_that_is_no_switch_is_named(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert "TILEC_NVTX" in ran.stderr and "NVTX ranges stay off" in ran.stderr
+
+
+# A tool as Nsight attaches one: NVTX's loader calls InitializeInjectionNvtx2 with its export
+# table, and the tool fills the core module's push and pop slots (ids from nvtxTypes.h: module
+# CORE 1, RangePushA 9, RangePop 11; export table CALLBACKS 1).
+NVTX_TOOL = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void (*Function)(void);
+typedef struct {
+  size_t struct_size;
+  int (*GetModuleFunctionTable)(int module, Function*** table, unsigned int* size);
+} Callbacks;
+static void note(const char* what, const char* message) {
+  FILE* log = fopen(getenv("NVTX_TOOL_LOG"), "a");
+  if (log) { fprintf(log, "%s%s\n", what, message); fclose(log); }
+}
+static int push(const char* message) { note("push ", message); return 0; }
+static int pop(void) { note("pop", ""); return 0; }
+int InitializeInjectionNvtx2(const void* (*export_table)(uint32_t id)) {
+  const Callbacks* callbacks = (const Callbacks*)export_table(1);
+  Function** table = NULL;
+  unsigned int size = 0;
+  if (!callbacks || !callbacks->GetModuleFunctionTable(1, &table, &size) || size <= 11) return 0;
+  *table[9] = (Function)push;
+  *table[11] = (Function)pop;
+  note("attached", "");
+  return 1;
+}
+"""
+
+CUDA_PROGRAM = textwrap.dedent("""
+    import torch
+    import tilec
+    import tilec.language as T
+
+    @tilec.jit(out_idx=[-1], target="cuda")
+    def double(n):
+        @T.prim_func
+        def doubled(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(n):
+                    B[i] = A[i] * 2
+        return doubled
+
+    kernel = double(16)
+    a = torch.rand(16, device="cuda") + 1
+    assert torch.equal(kernel(a), 2 * a)
+    assert torch.equal(kernel(a), 2 * a)
+""")
+
+
+@pytest.fixture(scope="module")
+def nvtx_tool(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        pytest.skip("needs a C compiler to build the NVTX tool")
+    found = subprocess.run([sys.executable, "-c", "import tilec\ntilec.set_nvtx(True)"], capture_output=True,
+                           text=True, timeout=120, env=dict(os.environ, TILEC_NVIDIA_LIB_DIRS=""))
+    if found.returncode != 0:
+        pytest.skip("NVIDIA's libnvtx3interop is not installed here: " + found.stderr.strip().splitlines()[-1])
+    folder = tmp_path_factory.mktemp("nvtx_tool")
+    (folder / "tool.c").write_text(NVTX_TOOL)
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(folder / "libtool.so"), str(folder / "tool.c")],
+                   check=True)
+    return folder / "libtool.so"
+
+
+@pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_nvidia_s_nvtx_hands_each_range_to_an_attached_tool(nvtx_tool, target, tmp_path):
+    log = tmp_path / "tool.log"
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM if target == "cpu" else CUDA_PROGRAM)
+    env = dict(os.environ, TILEC_NVTX="1", NVTX_INJECTION64_PATH=str(nvtx_tool), NVTX_TOOL_LOG=str(log),
+               TILEC_CACHE_DIR=str(tmp_path / "cache"), TILEC_NVIDIA_LIB_DIRS="")
+    subprocess.run([sys.executable, str(program)], env=env, check=True, timeout=300)
+    lines = log.read_text().splitlines()
+    assert lines[0] == "attached"
+    pushes = [line[len("push "):] for line in lines if line.startswith("push ")]
+    assert "parse + elaborate 'doubled'" in pushes
+    assert any(p.startswith(f"passes ({target}") for p in pushes)
+    if target == "cuda":
+        assert any(p.startswith("nvrtc") for p in pushes)
+    assert pushes.count("doubled") == 2
+    assert lines.count("pop") == len(pushes)
