@@ -329,5 +329,43 @@ TEST(InferLayout, AViewAndItsFragmentLaidOutApartIsAConflictAtTheView) {
   }
 }
 
+
+TEST(InferLayout, ALoopThatReadsAFragmentOffItsThreadsWithNoFragmentToFollowIsAConflict) {
+  // C is the gemm's accumulator, a row's columns over 4 threads. The loop reads C[i, 2 * j]:
+  // no access says which thread runs which element, so the loop took its default layout (row i
+  // on thread i) and read another thread's registers. Found writing the DSA indexer.
+  ir::PrimFunc f = kernel("        A_s = T.alloc_shared((64, 32), \"float32\")\n"
+                          "        B_s = T.alloc_shared((32, 32), \"float32\")\n"
+                          "        C = T.alloc_fragment((64, 32), \"float32\")\n"
+                          "        T.copy(A, A_s)\n"
+                          "        T.copy(A[0:32, 0:32], B_s)\n"
+                          "        T.gemm(A_s, B_s, C, clear_accum=True)\n"
+                          "        for i, j in T.Parallel(64, 16):\n"
+                          "            B[i, j] = C[i, 2 * j] + C[i, 2 * j + 1]\n");
+  try {
+    inferred(f);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string text = e.what();
+    EXPECT_NE(text.find("k.py:12:9: error: layout conflict for fragment 'C': here it is indexed by the loop's "
+                        "dims (0, -)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("'C' got its layout here"), std::string::npos) << text;
+  }
+}
+
+TEST(InferLayout, ALoopThatReadsAFragmentAlongDimsItsThreadsHoldWhole) {
+  // Each thread of S's layout holds whole rows (the scan), so S[i, 2 * j] is on the thread
+  // that runs row i, whichever layout the loop takes.
+  std::string ir = inferred(kernel("        S = T.alloc_fragment((64, 32), \"float32\")\n"
+                                   "        T.copy(A, S)\n"
+                                   "        T.cumsum(S, dim=1)\n"
+                                   "        for i, j in T.Parallel(64, 16):\n"
+                                   "            B[i, j] = S[i, 2 * j]\n"));
+  EXPECT_NE(ir.find("s1=i1/1%32 t1=i0/1%64"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("B[i, j] = S[i, 2 * j]"), std::string::npos) << ir;
+}
+
 }  // namespace
 }  // namespace tilec

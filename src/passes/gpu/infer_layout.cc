@@ -243,16 +243,20 @@ class LayoutInference {
              first.origin, "'" + b->name + "' got its layout here");
   }
 
-  [[noreturn]] void not_owned(const FragmentAccess& a, const Fragment& loop, const SourceLoc& loc) const {
+  // `loop`: the site's layout, or null where no fragment gave it one (nothing says which thread
+  // runs which element, so none need hold what it uses).
+  [[noreturn]] void not_owned(const FragmentAccess& a, const Fragment* loop, const SourceLoc& loc) const {
     std::string dims;
     for (size_t d = 0; d < a.dims.size(); ++d)
       dims += (d ? ", " : "") + (a.dims[d] < 0 ? std::string("-") : std::to_string(a.dims[d]));
     const Assigned& first = layouts_.at(a.buffer.get());
+    const std::string runs = loop ? "the loop runs as " + loop->to_string() + "; "
+                                  : "no fragment of the loop says which thread runs which element; ";
     error_at(loc,
              "layout conflict for fragment '" + a.buffer->name + "': here it is indexed by the loop's dims (" + dims +
              "), so the thread that runs a loop element does not hold the element of '" + a.buffer->name +
-             "' it uses (the loop runs as " + loop.to_string() + "; '" + a.buffer->name + "' is spread as " +
-             first.layout.to_string() + "); copy it into a fragment of its own (or through shared memory) first",
+             "' it uses (" + runs + "'" + a.buffer->name + "' is spread as " + first.layout.to_string() +
+             "); copy it into a fragment of its own (or through shared memory) first",
              first.origin, "'" + a.buffer->name + "' got its layout here");
   }
 
@@ -403,10 +407,13 @@ class LayoutInference {
     }
     for (const Site& site : sites_) {
       auto layout = site_layout(site, [this](const ir::Buffer& b) { return layout_of(b); });
-      if (!layout) continue;
       for (const auto& a : site.accesses) {
         const Fragment* f = layout_of(a.buffer);
-        if (f && !owned_under(*f, a.dims, *layout)) not_owned(a, *layout, site.loc);
+        if (!f) continue;
+        // Without a layout of its own the site runs as its default, which no fragment's threads
+        // follow: only a fragment every thread holds whole is read where it runs.
+        if (layout ? !owned_under(*f, a.dims, *layout) : !f->replicated())
+          not_owned(a, layout ? &*layout : nullptr, site.loc);
       }
     }
     for (const op::Projection& p : projections_) {
