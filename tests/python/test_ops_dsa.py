@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tilec.ops import dsa
-from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG
+from tilec.ops.dsa.indexer import CONFIG as INDEXER_CONFIG, HOPPER_CONFIG as INDEXER_TMA_CONFIG
 from tilec.ops.dsa.indexer import indexer_decode_kernel, indexer_logits_kernel
 from tilec.ops.dsa.indexer_hopper import HOPPER_CONFIG as INDEXER_HOPPER_CONFIG, indexer_logits_hopper_kernel
 from tilec.ops.dsa.fp8_cache import FP8_TOKEN_BYTES, scales_and_rope
@@ -139,6 +139,28 @@ def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
     assert worst <= FP8_SUM_RTOL, f"error {worst:.2e} of the terms' magnitude"
 
 
+@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
+@pytest.mark.parametrize("stages", [1, 3])
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, stages, max_len, rng):
+    # The Hopper indexer's own pipeline (keys and scales by TMA on mbarriers, thread 0 issuing
+    # them stages - 1 steps ahead); one stage loads each step's keys right before it waits
+    if ON_GPU:
+        hopper_or_skip()
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
+                                   tma=True)
+    logits = to_numpy(kernel(*on_target(q, k, k_scale, weights, ks, ke)), "float32")
+    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
+    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+
+
 @pytest.mark.parametrize("max_len", [0, 50])
 def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
     # 37 queries, 3 a program (the last program has one): each query's own range masks the
@@ -223,6 +245,15 @@ def test_indexer_builds_for_sm90a_on_fp8_wgmma(max_len, histogram):
     assert re.search(r"if \(0 <= \(\(s_\d+ >> 2\) & 15\) \* 8 && \(\(s_\d+ >> 2\) & 15\) \* 8 < 64\)", source)
     # a row's logit is held by the 4 threads of a quad: one of them stores it and counts it
     assert source.count("if ((tx & 3) == 0)") == queries * (1 + histogram)
+
+
+def test_the_hopper_indexer_loads_its_keys_by_tma_from_one_thread():
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128, **INDEXER_TMA_CONFIG)
+    # a stage's keys (one 128 x 128 fp8 box) and scales (one row of 128) by TMA, in the
+    # prologue's loop and the steps'; the heads and weights, loaded once, by cp.async
+    assert source.count("tma_load(args.tensor_maps[0]") == source.count("tma_load(args.tensor_maps[1]") == 2
+    assert not re.search(r"cp_async_16\([^;]*&K(_scale)?\[", source)
+    assert source.count("wgmma_gemm_ss<128, 128, 128,") == 1
 
 
 def order_keys(x):

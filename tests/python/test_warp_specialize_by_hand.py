@@ -90,6 +90,25 @@ def split_columns(M, N, K, bM=128, bN=128, bK=64, dtype="float16"):
     return main
 
 
+def doubled_by_rows(n, block=128, stages=2):
+    """Tiles of a 1-D tensor by TMA into one row of a stage each (the DSA indexer loads its
+    keys' scales so), doubled out; the last tile past the end reads zeros."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            A_s = T.alloc_shared((stages, 1, block), "float32")
+            ready = T.alloc_barrier([128] * stages)
+            T.tma_copy(A[bx * block:(bx + 1) * block], A_s[bx % stages, :, :], barrier=ready[bx % stages])
+            T.barrier_arrive(ready[bx % stages])
+            T.barrier_wait(ready[bx % stages], 0)
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    B[bx * block + i] = A_s[bx % stages, 0, i] * 2
+
+    return main
+
+
 def thread_by_thread_pipeline(M, N, K, bM=64, bN=128, bK=64, dtype="float16"):
     """TileLang's MLA decode (example_mla_decode_ws) style: `if tx < 128:` consumers multiply on
     T.wgmma_gemm; the other threads (its else) fill two stages with T.ptx_cp_async, each thread's
@@ -206,6 +225,10 @@ def test_the_kernels_build_for_sm_90a(make):
     assert "wgmma.mma_async" in ptx
     if make is producer_consumer:
         assert "cp.async.bulk.tensor.2d" in ptx and "mbarrier.expect_tx" in ptx
+
+
+def test_a_one_dim_tile_is_one_tma_box():
+    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300), "ptx")
 
 
 def test_set_max_nreg_is_setmaxnreg():
@@ -433,7 +456,25 @@ def test_a_wait_no_thread_can_complete_is_an_error_outside_groups_too(tmp_path):
         tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
 
 
+def test_one_dim_tiles_by_tma_on_the_cpu(rng):
+    a = rand((300,), "float32", rng)
+    b = np.full(300, np.nan, np.float32)
+    tilec.compile(doubled_by_rows(300), target="cpu")(a, b)
+    np.testing.assert_array_equal(b, 2 * a)
+
+
 # --- on an sm_90 GPU ------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_one_dim_tiles_by_tma():
+    # A 1-D tensor's map has no strides: the driver refused a null array for them
+    # (CUDA_ERROR_INVALID_VALUE) until tensor_maps.cc passed one.
+    torch = hopper_or_skip()
+    a = torch.randn(300, device="cuda")
+    b = torch.full_like(a, float("nan"))
+    tilec.compile(doubled_by_rows(300))(a, b)
+    assert torch.equal(b, 2 * a)
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("M,N,K,stages,producer", [(1024, 1024, 1024, 2, 1), (512, 768, 2048, 3, 0),

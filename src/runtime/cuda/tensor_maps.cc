@@ -1,5 +1,6 @@
 #include "runtime/cuda/tensor_maps.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <variant>
 
@@ -56,6 +57,9 @@ void append_tensor_maps(const CudaDriver& driver, const codegen::KernelAbi& abi,
       if (d + 1 < rank) strides.push_back(static_cast<uint64_t>(view.strides[d] * bytes));
     }
     for (int64_t b : map.box) box.push_back(static_cast<unsigned>(b));
+    // A 1-D tensor has no strides to give, but the driver refuses a null array
+    // (CUDA_ERROR_INVALID_VALUE, seen on CUDA 13 with a 1-D tile of scales).
+    strides.resize(std::max<size_t>(strides.size(), 1), 0);
     uint64_t encoded[16] = {};
     const int result = driver.cuTensorMapEncodeTiled(
         encoded, tensor_map_type(view.dtype), static_cast<unsigned>(rank), view.data, dims.data(), strides.data(),

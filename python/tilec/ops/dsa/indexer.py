@@ -15,7 +15,7 @@ import tilec.language as T
 from tilec import capture
 from tilec.kernel import _allocate as allocate
 
-from ..device import config_for, for_device_of
+from ..device import config_for, for_device_of, is_hopper
 from .cache_bytes import float32_at
 from .topk import FIRST_BITS, HISTOGRAM_BINS, order_key
 
@@ -23,36 +23,47 @@ FP8 = "float8_e4m3"
 # Three blocks an SM: ptxas gives the kernel 154 registers a thread where it took 182 (two
 # blocks), so one block's head sums run under another's gemm
 CONFIG = dict(block_N=128, num_stages=2, threads=128, queries=2, blocks_per_sm=3)
+# On Hopper the keys come by TMA, three stages ahead: thread 0 issues each stage's two boxes
+# where every thread issued 9 cp.async copies and their addresses (about 60 instructions of a
+# step's 560): 897-915 TFLOP/s against 802-806 at S = 4096 (H100, bench/RESULTS.md 2026-12-06)
+HOPPER_CONFIG = dict(CONFIG, num_stages=3, tma=True)
 CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=2)
 AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=1)  # 64 KiB of LDS a block
 
 
-def indexer_buffers(block_N, queries, heads, dim):
+def indexer_buffers(block_N, queries, heads, dim, stages=1):
     """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights,
-    a step's block_N keys and their scales, the step's scores [keys, queries * heads] and the
+    `stages` steps' block_N keys and their scales (one row a stage, a tile TMA moves), a step's scores [keys, queries * heads] and the
     logits of one query at a time."""
     return (T.alloc_shared((queries * heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
-            T.alloc_shared((block_N, dim), FP8), T.alloc_shared((block_N,), "float32"),
+            T.alloc_shared((stages, block_N, dim), FP8), T.alloc_shared((stages, 1, block_N), "float32"),
             T.alloc_fragment((block_N, queries * heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
 
 @T.macro
-def score_heads(K_shared, Q_shared, W_shared, scores, heads):
-    # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
-    # query's head sum is a sum along part of each accumulator row), then ReLU times the weights.
-    T.gemm(K_shared, Q_shared, scores, transpose_B=True, clear_accum=True)
+def query_logits(scores, W_shared, K_scale_shared, stage, logits, q, first_key, begin, end, block_N, heads):
+    # Query q's logits of block_N keys from first_key (their scales K_scale_shared[stage, 0, :]): the
+    # sum over its heads' columns of ReLU times the head's weight, -inf outside [begin, end). The
+    # products are made here, beside their sum: nvcc fuses a product and its sum into an FMA only
+    # within one basic block, and the previous query's stores (a branch) ended the gemm's block.
     for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
-        scores[i, c] = T.max(scores[i, c], 0) * W_shared[c // heads, c % heads]
+        if c // heads == q:
+            scores[i, c] = T.max(scores[i, c], 0) * W_shared[q, c % heads]
+    T.reduce_sum(scores[:, q * heads:(q + 1) * heads], logits, dim=1)
+    for i in T.Parallel(block_N):
+        logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end),
+                                   logits[i] * K_scale_shared[stage, 0, i], -T.infinity("float32"))
 
 
 @T.macro
-def query_logits(scores, K_scale_shared, logits, q, first_key, begin, end, block_N, heads):
-    # Query q's logits of block_N keys from first_key (the sum of its heads' columns), -inf
-    # outside [begin, end).
-    T.reduce_sum(scores[:, q * heads:(q + 1) * heads], logits, dim=1)
-    for i in T.Parallel(block_N):
-        logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end), logits[i] * K_scale_shared[i],
-                                   -T.infinity("float32"))
+def load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, stages):
+    # Step m's keys and their scales into stage m % stages by TMA (rows past the keys read as
+    # zeros), k_ready[m % stages]'s phase completing when they have landed
+    stage = m % stages
+    T.tma_copy(K[start + m * block_N:start + (m + 1) * block_N, :], K_shared[stage, :, :], barrier=k_ready[stage])
+    T.tma_copy(K_scale[start + m * block_N:start + (m + 1) * block_N], K_scale_shared[stage, :, :],
+               barrier=k_ready[stage])
+    T.barrier_arrive(k_ready[stage])
 
 
 @T.macro
@@ -110,13 +121,14 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
-                          blocks_per_sm=0):
+                          blocks_per_sm=0, tma=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
     # written): row t counts t's keys in its range by their logits' top 12 bits as top-k orders
     # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
-    # blocks_per_sm: T.annotate_min_blocks_per_sm's n, or 0 to leave ptxas free.
+    # blocks_per_sm: T.annotate_min_blocks_per_sm's n, or 0 to leave ptxas free. tma: the keys
+    # and their scales by TMA on mbarriers (Hopper, and the CPU) instead of T.Pipelined's copies.
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")  # one kernel for every length
     width = max_len if max_len else seq_kv
     QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
@@ -126,8 +138,10 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
         with T.Kernel(T.ceildiv(seq, queries), threads=threads) as program:
             if blocks_per_sm:
                 T.annotate_min_blocks_per_sm(blocks_per_sm)
-            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(block_N, queries, heads,
-                                                                                           dim)
+            Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(
+                block_N, queries, heads, dim, num_stages if tma else 1)
+            if tma:
+                k_ready = T.alloc_barrier([threads] * num_stages)
             if Hist is not None:
                 hist = T.alloc_shared((queries, HISTOGRAM_BINS), "int32")
                 T.fill(hist, 0)
@@ -146,17 +160,16 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             for query in QUERIES:
                 T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
             T.copy(W[t0:t0 + queries, :], W_shared)
-            steps = T.ceildiv(end - start, block_N)
-            for n in T.Pipelined(steps, num_stages=num_stages):
-                T.copy(K[start + n * block_N, 0], K_shared)
-                T.copy(K_scale[start + n * block_N], K_scale_shared)
-                score_heads(K_shared, Q_shared, W_shared, scores, heads)
+            def score_step(K_shared, K_scale_shared, stage, n):
+                # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
+                # query's head sum is a sum along part of each accumulator row); each query's logits
+                T.gemm(K_shared[stage, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
                 for query in QUERIES:
                     q_start, q_end = ranges[query, 0], ranges[query, 1]
                     # key s in column s - base
                     base = q_start if max_len else 0
-                    query_logits(scores, K_scale_shared, logits, query, start + n * block_N, q_start, q_end, block_N,
-                                 heads)
+                    query_logits(scores, W_shared, K_scale_shared, stage, logits, query, start + n * block_N, q_start,
+                                 q_end, block_N, heads)
                     for i in T.Parallel(block_N):
                         column = start + n * block_N + i - base
                         if (t0 + query < seq) & (column >= 0) & (column < width):
@@ -164,7 +177,29 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                     if Hist is not None:
                         for i in T.Parallel(block_N):
                             if (start + n * block_N + i >= q_start) & (start + n * block_N + i < q_end):
-                                T.atomic_add(hist[query, T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))], 1)
+                                key_bin = T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))
+                                T.atomic_add(hist[query, key_bin], 1)
+
+            steps = T.ceildiv(end - start, block_N)
+            if tma:
+                # Each stage's keys and scales by TMA, issued by thread 0 num_stages - 1 steps
+                # ahead into the stage the last step read (every thread was done with it at
+                # that step's closing barrier); k_ready[s] completes when they have landed.
+                for m in T.unroll(num_stages - 1):
+                    if m < steps:
+                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, num_stages)
+                for n in T.serial(steps):
+                    if n + num_stages - 1 < steps:
+                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, n + num_stages - 1, block_N,
+                                  num_stages)
+                    T.barrier_wait(k_ready[n % num_stages], (n // num_stages) & 1)
+                    score_step(K_shared, K_scale_shared, n % num_stages, n)
+                    T.sync_threads()
+            else:
+                for n in T.Pipelined(steps, num_stages=num_stages):
+                    T.copy(K[start + n * block_N, 0], K_shared[0, :, :])
+                    T.copy(K_scale[start + n * block_N], K_scale_shared[0, 0, :])
+                    score_step(K_shared, K_scale_shared, 0, n)
             fill_unscored(Logits, KS, KE, t0, seq, start, steps, queries, seq_kv, max_len, block_N)
             if Hist is not None:
                 T.copy(hist, Hist[t0:t0 + queries, :])
@@ -218,12 +253,12 @@ def indexer_decode_kernel(next_n, heads, dim, threads=128):
                 readable = (page >= 0) & (page < pages)
                 at = T.if_then_else(readable, page, 0)
                 for i, d in T.Parallel(PAGE_SIZE, dim):
-                    K_shared[i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
+                    K_shared[0, i, d] = T.reinterpret(Cache[at, i * dim + d], FP8)
                 for i in T.Parallel(PAGE_SIZE):
-                    K_scale_shared[i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
-                score_heads(K_shared, Q_shared, W_shared, scores, heads)
-                query_logits(scores, K_scale_shared, logits, 0, p * PAGE_SIZE, 0, T.if_then_else(readable, end, 0),
-                             PAGE_SIZE, heads)
+                    K_scale_shared[0, 0, i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
+                T.gemm(K_shared[0, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
+                query_logits(scores, W_shared, K_scale_shared, 0, logits, 0, p * PAGE_SIZE, 0,
+                             T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
                 T.copy(logits, Logits[row, p * PAGE_SIZE])
             fill_minus_infinity(Logits, row, T.ceildiv(end, PAGE_SIZE) * PAGE_SIZE, width, PAGE_SIZE)
 
@@ -279,7 +314,7 @@ def indexer_logits(q, k, k_scale, weights, ks, ke, max_len=None, histogram=False
         raise ValueError(f"max_len must be a positive int or None, not {max_len!r}")
     if not isinstance(histogram, bool):
         raise ValueError(f"histogram must be True or False, not {histogram!r}")
-    config = config_for(q, gpu=CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
+    config = config_for(q, gpu=HOPPER_CONFIG if is_hopper(q) else CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG)
     kernel = for_device_of(q, indexer_logits_kernel)(H, D, max_len=max_len or 0, histogram=histogram, **config)
     if not histogram:
         return kernel(q, k, k_scale, weights, ks, ke)
