@@ -108,4 +108,16 @@ Stmt replace_buffers(const Stmt& s, const BufferMap& map) {
   return BufferReplacer(views.map).mutate(s);
 }
 
+VarMap let_values(const Stmt& body) {
+  struct Lets : IRVisitor {
+    VarMap values;
+    void visit_LetStmt(const LetStmt* op) override {
+      values[op->var.get()] = substitute(op->value, values);
+      IRVisitor::visit_LetStmt(op);
+    }
+  } lets;
+  lets.visit(body);
+  return std::move(lets.values);
+}
+
 }  // namespace tilec::ir

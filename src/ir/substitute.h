@@ -19,6 +19,10 @@ Expr substitute(const Expr& e, const VarMap& map);
 Stmt substitute(const Stmt& s, const VarMap& map);
 Expr substitute(const Expr& e, const Expr& var, const Expr& value);
 
+// Each let var of `body` -> its value, with the lets it reads (bound earlier) replaced by theirs:
+// what a name stands for, for proofs about the expressions that use it.
+VarMap let_values(const Stmt& body);
+
 // Buffer node -> the buffer that takes its place.
 using BufferMap = std::unordered_map<const BufferNode*, Buffer>;
 

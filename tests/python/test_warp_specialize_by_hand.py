@@ -90,16 +90,17 @@ def split_columns(M, N, K, bM=128, bN=128, bK=64, dtype="float16"):
     return main
 
 
-def doubled_by_rows(n, block=128, stages=2):
-    """Tiles of a 1-D tensor by TMA into one row of a stage each (the DSA indexer loads its
-    keys' scales so), doubled out; the last tile past the end reads zeros."""
+def doubled_by_rows(n, block=128, stages=2, skip=0):
+    """Tiles of a 1-D tensor from element `skip` on by TMA into one row of a stage each (the DSA
+    indexer loads its keys' scales so), doubled out; the last tile past the end reads zeros."""
 
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
         with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
             A_s = T.alloc_shared((stages, 1, block), "float32")
             ready = T.alloc_barrier([128] * stages)
-            T.tma_copy(A[bx * block:(bx + 1) * block], A_s[bx % stages, :, :], barrier=ready[bx % stages])
+            T.tma_copy(A[bx * block + skip:(bx + 1) * block + skip], A_s[bx % stages, :, :],
+                       barrier=ready[bx % stages])
             T.barrier_arrive(ready[bx % stages])
             T.barrier_wait(ready[bx % stages], 0)
             for i in T.Parallel(block):
@@ -229,6 +230,14 @@ def test_the_kernels_build_for_sm_90a(make):
 
 def test_a_one_dim_tile_is_one_tma_box():
     assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300), "ptx")
+    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300, skip=4), "ptx")
+
+
+@pytest.mark.parametrize("skip", [1, 2, 3])
+def test_a_tma_box_off_a_16_byte_boundary_is_an_error_at_its_line(skip):
+    # On an H100 such a box stopped the kernel (an illegal instruction); 4 floats are 16 bytes
+    with pytest.raises(CompileError, match=r"T.tma_copy: TMA can't move this tile.*provably a multiple of 16"):
+        emit(doubled_by_rows(300, skip=skip), "source")
 
 
 def test_set_max_nreg_is_setmaxnreg():
@@ -456,24 +465,27 @@ def test_a_wait_no_thread_can_complete_is_an_error_outside_groups_too(tmp_path):
         tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
 
 
-def test_one_dim_tiles_by_tma_on_the_cpu(rng):
+@pytest.mark.parametrize("skip", [0, 4])
+def test_one_dim_tiles_by_tma_on_the_cpu(skip, rng):
     a = rand((300,), "float32", rng)
     b = np.full(300, np.nan, np.float32)
-    tilec.compile(doubled_by_rows(300), target="cpu")(a, b)
-    np.testing.assert_array_equal(b, 2 * a)
+    tilec.compile(doubled_by_rows(300, skip=skip), target="cpu")(a, b)
+    np.testing.assert_array_equal(b[:300 - skip], 2 * a[skip:])
+    np.testing.assert_array_equal(b[300 - skip:], 0)  # past the end: zeros
 
 
 # --- on an sm_90 GPU ------------------------------------------------------------------------
 
 @pytest.mark.gpu
-def test_one_dim_tiles_by_tma():
+@pytest.mark.parametrize("skip", [0, 4])
+def test_one_dim_tiles_by_tma(skip):
     # A 1-D tensor's map has no strides: the driver refused a null array for them
     # (CUDA_ERROR_INVALID_VALUE) until tensor_maps.cc passed one.
     torch = hopper_or_skip()
     a = torch.randn(300, device="cuda")
     b = torch.full_like(a, float("nan"))
-    tilec.compile(doubled_by_rows(300))(a, b)
-    assert torch.equal(b, 2 * a)
+    tilec.compile(doubled_by_rows(300, skip=skip))(a, b)
+    assert torch.equal(b[:300 - skip], 2 * a[skip:]) and not b[300 - skip:].any()
 
 
 @pytest.mark.gpu

@@ -264,18 +264,19 @@ std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads)
 
 // Whether `copy` is a TMA store under ctx's pass configs ("tilec.tma_store", in the
 // contiguous variant, whose strides are known).
-bool is_tma_store(const ir::Copy& copy, const PassContext& ctx) {
+bool is_tma_store(const ir::Copy& copy, const PassContext& ctx, const ir::VarMap& lets) {
   return copy.allow_tma && copy.src.buffer->scope == ir::MemoryScope::Shared &&
-         copy.dst.buffer->scope == ir::MemoryScope::Global && ctx.contiguous_args && hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst).has_value();
+         copy.dst.buffer->scope == ir::MemoryScope::Global && ctx.contiguous_args &&
+         hopper_feature(ctx, "tilec.tma_store") && tma_tile(copy.src, copy.dst, lets).has_value();
 }
 
 // Whether T.atomic_add of shared tile op.src into op.dst is a TMA reduce-add
 // (cp.reduce.async.bulk.tensor .add): float32 on both sides, a tile TMA can move, in the
 // contiguous variant, where "tilec.tma" allows it.
-bool is_tma_reduce_add(const ir::AtomicAdd& op, const PassContext& ctx) {
+bool is_tma_reduce_add(const ir::AtomicAdd& op, const PassContext& ctx, const ir::VarMap& lets) {
   return op.src.buffer->scope == ir::MemoryScope::Shared && op.dst.buffer->scope == ir::MemoryScope::Global &&
          op.src.buffer->dtype == DType::Float32 && op.dst.buffer->dtype == DType::Float32 && ctx.contiguous_args &&
-         hopper_feature(ctx, "tilec.tma") && tma_tile(op.src, op.dst).has_value();
+         hopper_feature(ctx, "tilec.tma") && tma_tile(op.src, op.dst, lets).has_value();
 }
 
 ir::GemmInstruction wgmma_instruction(const ir::Gemm& op, const WarpgroupGrid& grid) {
@@ -311,7 +312,8 @@ using PanelTiles = std::unordered_set<const ir::BufferNode*>;
 // CUDA's choices for one kernel (passes/gpu/select_instructions.h).
 class CudaKernelInstructions : public KernelInstructionChoice {
  public:
-  CudaKernelInstructions(const Stmt& body, int threads, const PassContext& ctx) : threads_(threads), ctx_(ctx) {
+  CudaKernelInstructions(const Stmt& body, int threads, const PassContext& ctx)
+      : threads_(threads), ctx_(ctx), lets_(ir::let_values(body)) {
     struct Panels : ir::IRVisitor {
       CudaKernelInstructions* self;
       void visit_Gemm(const ir::Gemm* op) override {
@@ -325,7 +327,7 @@ class CudaKernelInstructions : public KernelInstructionChoice {
         if (in.kind == ir::CopyInstructionKind::TmaLoad) self->panels_.insert(op->dst.buffer.get());
       }
       void visit_AtomicAdd(const ir::AtomicAdd* op) override {
-        if (op->src.buffer && is_tma_reduce_add(*op, self->ctx_)) self->panels_.insert(op->src.buffer.get());
+        if (op->src.buffer && is_tma_reduce_add(*op, self->ctx_, self->lets_)) self->panels_.insert(op->src.buffer.get());
       }
     } panels;
     panels.self = this;
@@ -354,7 +356,7 @@ class CudaKernelInstructions : public KernelInstructionChoice {
   ir::CopyInstruction copy(const ir::Copy& op) const override { return global_copy_choice(op); }
 
   ir::CopyInstruction atomic_add(const ir::AtomicAdd& op) const override {
-    if (is_tma_reduce_add(op, ctx_))
+    if (is_tma_reduce_add(op, ctx_, lets_))
       return {.kind = ir::CopyInstructionKind::TmaReduceAdd, .panel_bytes = panel_bytes_of(*op.src.buffer)};
     return {.kind = ir::CopyInstructionKind::Loops};
   }
@@ -388,7 +390,7 @@ class CudaKernelInstructions : public KernelInstructionChoice {
   ir::CopyInstruction global_copy_choice(const ir::Copy& op) const {
     if (is_fragment(op.src.buffer) || is_fragment(op.dst.buffer)) return {};
     if (op.barrier) return tma_load_choice(op);
-    if (is_tma_store(op, ctx_))
+    if (is_tma_store(op, ctx_, lets_))
       return {.kind = ir::CopyInstructionKind::TmaStore, .panel_bytes = panel_bytes_of(*op.src.buffer)};
     return {.kind = ir::CopyInstructionKind::Loops};
   }
@@ -401,15 +403,17 @@ class CudaKernelInstructions : public KernelInstructionChoice {
     if (!ctx_.contiguous_args)
       error_at(op.loc, "T.tma_copy: TMA reads tensors whose strides are known; this kernel was compiled for "
                        "tensors of any strides");
-    if (!tma_tile(op.dst, op.src))
+    if (!tma_tile(op.dst, op.src, lets_))
       error_at(op.loc, "T.tma_copy: TMA can't move this tile: it moves a whole 2-D shared tile whose rows are "
                        "whole 16-byte chunks, from a tensor of the same dtype whose strides are multiples of 16 "
-                       "bytes, with constant extents and no T.annotate_layout on either side");
+                       "bytes, starting at a column that is provably a multiple of 16 bytes, with constant extents "
+                       "and no T.annotate_layout on either side");
     return {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = panel_bytes_of(*op.dst.buffer)};
   }
 
   int threads_;
   const PassContext& ctx_;
+  const ir::VarMap lets_;
   PanelTiles panels_;
 };
 

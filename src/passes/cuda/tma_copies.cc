@@ -1,11 +1,15 @@
 #include "passes/cuda/tma_copies.h"
 
+#include <numeric>
+
+#include "ir/linear_form.h"
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 
 namespace tilec::passes {
 
-std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global) {
+std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global,
+                                const ir::VarMap& lets) {
   const ir::Buffer& tile_buffer = shared.buffer;
   const ir::Buffer& tensor = global.buffer;
   const size_t srank = tile_buffer->shape.size();
@@ -47,6 +51,11 @@ std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::Buffer
     ir::Expr bytes = ir::make_Mul(stride, ir::make_int(tile.bytes, stride->dtype));
     if (!ir::is_zero(ir::simplify(ir::make_FloorMod(bytes, ir::make_int(16, stride->dtype))))) return std::nullopt;
   }
+  // A box whose first column is not on a 16-byte boundary stops the kernel (an illegal
+  // instruction on an H100, a 1-D box of floats from element 1): it must be provably on one.
+  const ir::Expr first = ir::simplify(ir::substitute(global.region[rank - 1].min, lets));
+  if (!ir::provably_multiple_of(first, 16 / std::gcd<int64_t>(tile.bytes, 16)))
+    return std::nullopt;
   return tile;
 }
 

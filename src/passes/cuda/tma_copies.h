@@ -2,7 +2,8 @@
 // of a 2-D shared panel tile (whole_panel_columns, panel_bytes_of below), or of one tile of a
 // stack of them (the leading dims of extent 1), and a tile of a global tensor of at most 5
 // dims with constant extents (one of them the tile's rows, the innermost its columns, the rest
-// 1) whose strides are constant multiples of 16 bytes, in the same dtype, and which no
+// 1) whose strides are constant multiples of 16 bytes and whose first column provably starts
+// on a 16-byte boundary, in the same dtype, and which no
 // T.annotate_layout laid out. Loads are made by warp_specialize and T.tma_copy; a store is a T.copy of such a
 // shared tile to global memory that select_instructions chose TMA for, issued by one thread
 // (lower_to_threads), the writers' generic stores ordered before it by a proxy fence and a
@@ -11,6 +12,7 @@
 
 #include <optional>
 
+#include "ir/substitute.h"
 #include "passes/pass.h"
 
 namespace tilec::passes {
@@ -21,7 +23,9 @@ struct TmaTile {
 };
 
 // The shape of a TMA copy between `shared` and `global`, or nullopt when TMA can't move it.
-std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global);
+// `lets` (ir::let_values of the kernel) say what the names in the global tile's corner stand for.
+std::optional<TmaTile> tma_tile(const ir::BufferRegion& shared, const ir::BufferRegion& global,
+                                const ir::VarMap& lets);
 
 // Whether `r` is whole panels of its shared buffer's panel tile: every row, and columns from a
 // panel's first to a panel's last (of one tile of a stack). Its panels are then a panel tile of

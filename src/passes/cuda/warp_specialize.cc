@@ -89,7 +89,8 @@ int count_pipelined(const Stmt& s) {
 
 class Specializer {
  public:
-  Specializer(const ir::KernelLaunch& launch, const PassContext& ctx) : launch_(launch), ctx_(ctx) {}
+  Specializer(const ir::KernelLaunch& launch, const PassContext& ctx)
+      : launch_(launch), ctx_(ctx), lets_(ir::let_values(launch.body)) {}
 
   // The launch's body rewritten, or null when its loop doesn't qualify.
   Stmt run() {
@@ -177,7 +178,7 @@ class Specializer {
         continue;
       }
       const ir::Buffer& dst = copy->dst.buffer;
-      auto tile = tma_tile(copy->dst, copy->src);
+      auto tile = tma_tile(copy->dst, copy->src, lets_);
       if (!is_producer(s) || !copy->allow_tma || !tile || uses_[dst.get()] != uses_in_loop[dst.get()] || staged_.count(dst.get()))
         return Stmt();
       producers.push_back(s);
@@ -411,7 +412,7 @@ class Specializer {
     std::vector<bool> taken(work.size(), false);
     for (size_t p = 0; p < before.size(); ++p) {
       const auto* copy = before[p].as<ir::Copy>();
-      if (!copy || !copy->allow_tma || !is_producer(before[p]) || !tma_tile(copy->dst, copy->src)) continue;
+      if (!copy || !copy->allow_tma || !is_producer(before[p]) || !tma_tile(copy->dst, copy->src, lets_)) continue;
       const ir::Buffer& dst = copy->dst.buffer;
       const ir::BufferMap just_dst{{dst.get(), dst}};
       size_t first = work.size(), last = 0;
@@ -431,7 +432,7 @@ class Specializer {
       auto tma = std::make_shared<ir::Copy>(*copy);
       tma->dst.buffer = panels;
       tma->instruction = {.kind = ir::CopyInstructionKind::TmaLoad, .panel_bytes = ir::panel_width(*panels)};
-      const TmaTile tile = *tma_tile(copy->dst, copy->src);
+      const TmaTile tile = *tma_tile(copy->dst, copy->src, lets_);
       tile_copies_.push_back({Stmt(tma), first, last, tile.rows * tile.cols * tile.bytes});
       taken[p] = true;
     }
@@ -615,6 +616,7 @@ class Specializer {
 
   const ir::KernelLaunch& launch_;
   const PassContext& ctx_;
+  const ir::VarMap lets_;  // what the kernel's names stand for (the TMA tiles' corners)
   bool warp_specialized_ = false;
   bool persistent_ = false;
   std::vector<Stmt> tile_lets_;  // the lets around the loop that use block vars (directly or not)

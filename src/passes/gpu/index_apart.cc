@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "base/stack_guard.h"
 #include "ir/equal.h"
+#include "ir/linear_form.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
 
@@ -23,41 +23,6 @@ std::optional<ir::Interval> narrow_bound(const ir::Expr& e, const ir::BoundAnaly
   return b;
 }
 
-// An integer expression as a sum of constant multiples of atoms: anything but +, -, a product
-// by a constant and a widening integer cast.
-struct LinearForm {
-  struct Term {
-    ir::Expr atom;
-    int64_t coefficient;
-  };
-  std::vector<Term> terms;
-  int64_t constant = 0;
-
-  // Adds `scale` times e; false where a coefficient would overflow.
-  bool add(const ir::Expr& e, int64_t scale) {
-    check_stack(e->loc);
-    int64_t value;
-    if (ir::is_const_int(e, &value)) {
-      int64_t product;
-      return !__builtin_mul_overflow(value, scale, &product) && !__builtin_add_overflow(constant, product, &constant);
-    }
-    if (const auto* add = e.as<ir::Add>()) return this->add(add->a, scale) && this->add(add->b, scale);
-    if (const auto* sub = e.as<ir::Sub>()) return this->add(sub->a, scale) && scale != INT64_MIN && this->add(sub->b, -scale);
-    if (const auto* mul = e.as<ir::Mul>()) {
-      int64_t factor, product;
-      if (ir::is_const_int(mul->b, &factor)) return !__builtin_mul_overflow(scale, factor, &product) && this->add(mul->a, product);
-      if (ir::is_const_int(mul->a, &factor)) return !__builtin_mul_overflow(scale, factor, &product) && this->add(mul->b, product);
-    }
-    if (const auto* cast = e.as<ir::Cast>();
-        cast && cast->dtype.is_int() && cast->value->dtype.is_integer() && cast->dtype.bits() > cast->value->dtype.bits())
-      return this->add(cast->value, scale);
-    for (Term& t : terms)
-      if (ir::structural_equal(t.atom, e)) return !__builtin_add_overflow(t.coefficient, scale, &t.coefficient);
-    terms.push_back({e, scale});
-    return true;
-  }
-};
-
 }  // namespace
 
 bool ranges_apart(const ir::Expr& x, const ir::Expr& y, const ir::BoundAnalyzer& bounds) {
@@ -71,12 +36,12 @@ bool iterations_apart(const ir::Expr& x, const ir::Expr& y, const ir::Expr& othe
       !ir::uses_var(y, var.get()) ||
       !ir::structural_equal(ir::substitute(x, originals), ir::substitute(y, originals)) || !narrow_bound(y, bounds))
     return false;
-  LinearForm form;
+  ir::LinearForm form;
   if (!form.add(y, 1)) return false;
   int64_t stride = 0;
   Wide lo = 0, hi = 0;  // the range of the rest, r
   int64_t multiple = 0;  // the gcd of r's coefficients
-  for (const LinearForm::Term& t : form.terms) {
+  for (const ir::LinearForm::Term& t : form.terms) {
     if (t.atom.get() == var.get()) {
       stride = t.coefficient;
       continue;

@@ -31,19 +31,25 @@ CPU_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=2)
 AMD_CONFIG = dict(block_N=64, num_stages=1, threads=128, queries=1)  # 64 KiB of LDS a block
 
 
-def indexer_buffers(block_N, queries, heads, dim, stages=1):
+def scale_row(block_N):
+    """The scales a TMA stage loads for block_N keys: from the 16-byte boundary at or below the
+    first key's (a box can't start elsewhere), so 3 more, in whole 128-byte lines."""
+    return ((block_N + 3) * 4 + 127) // 128 * 32
+
+
+def indexer_buffers(block_N, queries, heads, dim, stages=1, scales=None):
     """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights,
-    `stages` steps' block_N keys and their scales (one row a stage, a tile TMA moves), a step's scores [keys, queries * heads] and the
-    logits of one query at a time."""
+    `stages` steps' block_N keys and `scales` (block_N) of their scales (one row a stage, a tile
+    TMA moves), a step's scores [keys, queries * heads] and the logits of one query at a time."""
     return (T.alloc_shared((queries * heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
-            T.alloc_shared((stages, block_N, dim), FP8), T.alloc_shared((stages, 1, block_N), "float32"),
+            T.alloc_shared((stages, block_N, dim), FP8), T.alloc_shared((stages, 1, scales or block_N), "float32"),
             T.alloc_fragment((block_N, queries * heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
 
 @T.macro
-def query_logits(scores, W_shared, K_scale_shared, stage, logits, q, first_key, begin, end, block_N, heads):
-    # Query q's logits of block_N keys from first_key (their scales K_scale_shared[stage, 0, :]): the
-    # sum over its heads' columns of ReLU times the head's weight, -inf outside [begin, end). The
+def query_logits(scores, W_shared, K_scale_shared, stage, skip, logits, q, first_key, begin, end, block_N, heads):
+    # Query q's logits of block_N keys from first_key (their scales K_scale_shared[stage, 0, skip:]):
+    # the sum over its heads' columns of ReLU times the head's weight, -inf outside [begin, end). The
     # products are made here, beside their sum: nvcc fuses a product and its sum into an FMA only
     # within one basic block, and the previous query's stores (a branch) ended the gemm's block.
     for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
@@ -52,16 +58,19 @@ def query_logits(scores, W_shared, K_scale_shared, stage, logits, q, first_key, 
     T.reduce_sum(scores[:, q * heads:(q + 1) * heads], logits, dim=1)
     for i in T.Parallel(block_N):
         logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end),
-                                   logits[i] * K_scale_shared[stage, 0, i], -T.infinity("float32"))
+                                   logits[i] * K_scale_shared[stage, 0, skip + i], -T.infinity("float32"))
 
 
 @T.macro
 def load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, stages):
     # Step m's keys and their scales into stage m % stages by TMA (rows past the keys read as
-    # zeros), k_ready[m % stages]'s phase completing when they have landed
+    # zeros), k_ready[m % stages]'s phase completing when they have landed. The scales from the
+    # 16-byte boundary at or below the first key's: key start + m * block_N + i's scale is at
+    # start % 4 + i (written out in the slice, not named: TMA's check sees the expression).
     stage = m % stages
+    scales = K_scale_shared.shape[2]
     T.tma_copy(K[start + m * block_N:start + (m + 1) * block_N, :], K_shared[stage, :, :], barrier=k_ready[stage])
-    T.tma_copy(K_scale[start + m * block_N:start + (m + 1) * block_N], K_scale_shared[stage, :, :],
+    T.tma_copy(K_scale[start // 4 * 4 + m * block_N:start // 4 * 4 + m * block_N + scales], K_scale_shared[stage, :, :],
                barrier=k_ready[stage])
     T.barrier_arrive(k_ready[stage])
 
@@ -139,7 +148,7 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             if blocks_per_sm:
                 T.annotate_min_blocks_per_sm(blocks_per_sm)
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(
-                block_N, queries, heads, dim, num_stages if tma else 1)
+                block_N, queries, heads, dim, num_stages if tma else 1, scale_row(block_N) if tma else None)
             if tma:
                 k_ready = T.alloc_barrier([threads] * num_stages)
             if Hist is not None:
@@ -160,7 +169,7 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             for query in QUERIES:
                 T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
             T.copy(W[t0:t0 + queries, :], W_shared)
-            def score_step(K_shared, K_scale_shared, stage, n):
+            def score_step(K_shared, K_scale_shared, stage, skip, n):
                 # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
                 # query's head sum is a sum along part of each accumulator row); each query's logits
                 T.gemm(K_shared[stage, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
@@ -168,8 +177,8 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                     q_start, q_end = ranges[query, 0], ranges[query, 1]
                     # key s in column s - base
                     base = q_start if max_len else 0
-                    query_logits(scores, W_shared, K_scale_shared, stage, logits, query, start + n * block_N, q_start,
-                                 q_end, block_N, heads)
+                    query_logits(scores, W_shared, K_scale_shared, stage, skip, logits, query, start + n * block_N,
+                                 q_start, q_end, block_N, heads)
                     for i in T.Parallel(block_N):
                         column = start + n * block_N + i - base
                         if (t0 + query < seq) & (column >= 0) & (column < width):
@@ -193,13 +202,13 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                         load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, n + num_stages - 1, block_N,
                                   num_stages)
                     T.barrier_wait(k_ready[n % num_stages], (n // num_stages) & 1)
-                    score_step(K_shared, K_scale_shared, n % num_stages, n)
+                    score_step(K_shared, K_scale_shared, n % num_stages, start % 4, n)
                     T.sync_threads()
             else:
                 for n in T.Pipelined(steps, num_stages=num_stages):
                     T.copy(K[start + n * block_N, 0], K_shared[0, :, :])
                     T.copy(K_scale[start + n * block_N], K_scale_shared[0, 0, :])
-                    score_step(K_shared, K_scale_shared, 0, n)
+                    score_step(K_shared, K_scale_shared, 0, 0, n)
             fill_unscored(Logits, KS, KE, t0, seq, start, steps, queries, seq_kv, max_len, block_N)
             if Hist is not None:
                 T.copy(hist, Hist[t0:t0 + queries, :])
@@ -257,7 +266,7 @@ def indexer_decode_kernel(next_n, heads, dim, threads=128):
                 for i in T.Parallel(PAGE_SIZE):
                     K_scale_shared[0, 0, i] = float32_at(Cache, at, PAGE_SIZE * dim + 4 * i)
                 T.gemm(K_shared[0, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
-                query_logits(scores, W_shared, K_scale_shared, 0, logits, 0, p * PAGE_SIZE, 0,
+                query_logits(scores, W_shared, K_scale_shared, 0, 0, logits, 0, p * PAGE_SIZE, 0,
                              T.if_then_else(readable, end, 0), PAGE_SIZE, heads)
                 T.copy(logits, Logits[row, p * PAGE_SIZE])
             fill_minus_infinity(Logits, row, T.ceildiv(end, PAGE_SIZE) * PAGE_SIZE, width, PAGE_SIZE)
