@@ -90,17 +90,22 @@ def split_columns(M, N, K, bM=128, bN=128, bK=64, dtype="float16"):
     return main
 
 
-def doubled_by_rows(n, block=128, stages=2, skip=0):
+def doubled_by_rows(n, block=128, stages=2, skip=0, named=False):
     """Tiles of a 1-D tensor from element `skip` on by TMA into one row of a stage each (the DSA
-    indexer loads its keys' scales so), doubled out; the last tile past the end reads zeros."""
+    indexer loads its keys' scales so), doubled out; the last tile past the end reads zeros.
+    named: the tile's first element is given a name first."""
 
     @T.prim_func
     def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
         with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
             A_s = T.alloc_shared((stages, 1, block), "float32")
             ready = T.alloc_barrier([128] * stages)
-            T.tma_copy(A[bx * block + skip:(bx + 1) * block + skip], A_s[bx % stages, :, :],
-                       barrier=ready[bx % stages])
+            if named:
+                first = bx * block + skip
+                T.tma_copy(A[first:first + block], A_s[bx % stages, :, :], barrier=ready[bx % stages])
+            else:
+                T.tma_copy(A[bx * block + skip:(bx + 1) * block + skip], A_s[bx % stages, :, :],
+                           barrier=ready[bx % stages])
             T.barrier_arrive(ready[bx % stages])
             T.barrier_wait(ready[bx % stages], 0)
             for i in T.Parallel(block):
@@ -228,16 +233,18 @@ def test_the_kernels_build_for_sm_90a(make):
         assert "cp.async.bulk.tensor.2d" in ptx and "mbarrier.expect_tx" in ptx
 
 
-def test_a_one_dim_tile_is_one_tma_box():
-    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300), "ptx")
-    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300, skip=4), "ptx")
+@pytest.mark.parametrize("named", [False, True])
+def test_a_one_dim_tile_is_one_tma_box(named):
+    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300, named=named), "ptx")
+    assert "cp.async.bulk.tensor.1d" in emit(doubled_by_rows(300, skip=4, named=named), "ptx")
 
 
+@pytest.mark.parametrize("named", [False, True])
 @pytest.mark.parametrize("skip", [1, 2, 3])
-def test_a_tma_box_off_a_16_byte_boundary_is_an_error_at_its_line(skip):
+def test_a_tma_box_off_a_16_byte_boundary_is_an_error_at_its_line(skip, named):
     # On an H100 such a box stopped the kernel (an illegal instruction); 4 floats are 16 bytes
     with pytest.raises(CompileError, match=r"T.tma_copy: TMA can't move this tile.*provably a multiple of 16"):
-        emit(doubled_by_rows(300, skip=skip), "source")
+        emit(doubled_by_rows(300, skip=skip, named=named), "source")
 
 
 def test_set_max_nreg_is_setmaxnreg():

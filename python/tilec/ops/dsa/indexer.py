@@ -66,12 +66,12 @@ def load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, 
     # Step m's keys and their scales into stage m % stages by TMA (rows past the keys read as
     # zeros), k_ready[m % stages]'s phase completing when they have landed. The scales from the
     # 16-byte boundary at or below the first key's: key start + m * block_N + i's scale is at
-    # start % 4 + i (written out in the slice, not named: TMA's check sees the expression).
+    # start % 4 + i.
     stage = m % stages
     scales = K_scale_shared.shape[2]
+    first = start // 4 * 4 + m * block_N
     T.tma_copy(K[start + m * block_N:start + (m + 1) * block_N, :], K_shared[stage, :, :], barrier=k_ready[stage])
-    T.tma_copy(K_scale[start // 4 * 4 + m * block_N:start // 4 * 4 + m * block_N + scales], K_scale_shared[stage, :, :],
-               barrier=k_ready[stage])
+    T.tma_copy(K_scale[first:first + scales], K_scale_shared[stage, :, :], barrier=k_ready[stage])
     T.barrier_arrive(k_ready[stage])
 
 
