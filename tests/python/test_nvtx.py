@@ -35,17 +35,22 @@ PROGRAM = textwrap.dedent("""
     import tilec
     import tilec.language as T
 
-    @tilec.jit(out_idx=[-1], target="cpu")
+    TARGET = "{target}"
+
+    @tilec.jit(out_idx=[-1], target=TARGET)
     def double(n):
         @T.prim_func
         def doubled(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
             with T.Kernel(1, threads=32) as bx:
-                for i in T.serial(n):
+                for i in T.Parallel(n):
                     B[i] = A[i] * 2
         return doubled
 
     kernel = double(16)
     a = np.arange(16, dtype=np.float32) + 1
+    if TARGET == "cuda":
+        import torch
+        a = torch.from_numpy(a).cuda()
     assert (kernel(a) == 2 * a).all()
     assert (kernel(a) == 2 * a).all()
 """)
@@ -68,7 +73,7 @@ def run(fake_nvtx, tmp_path, **environment):
     env = dict(os.environ, TILEC_NVIDIA_LIB_DIRS=str(fake_nvtx), FAKE_NVTX_LOG=str(log),
                TILEC_CACHE_DIR=str(tmp_path / "cache"), **environment)
     program = tmp_path / "program.py"  # tilec reads a kernel's source from its file
-    program.write_text(PROGRAM)
+    program.write_text(PROGRAM.format(target="cpu"))
     subprocess.run([sys.executable, str(program)], env=env, check=True, timeout=300)
     return log.read_text().splitlines() if log.exists() else []
 
@@ -104,7 +109,7 @@ def test_a_library_without_nvtx_s_functions_leaves_the_ranges_off_and_says_why(t
                            timeout=120)
     assert asked.stdout.strip() == "tilec.set_nvtx: libnvtx3interop has no nvtxRangePushA or nvtxRangePop"
     program = tmp_path / "program.py"
-    program.write_text(PROGRAM)
+    program.write_text(PROGRAM.format(target="cpu"))
     ran = subprocess.run([sys.executable, str(program)], env=dict(env, TILEC_NVTX="1"), capture_output=True,
                          text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
@@ -114,7 +119,7 @@ def test_a_library_without_nvtx_s_functions_leaves_the_ranges_off_and_says_why(t
 
 def test_a_tilec_nvtx_that_is_no_switch_is_named(tmp_path):
     program = tmp_path / "program.py"
-    program.write_text(PROGRAM)
+    program.write_text(PROGRAM.format(target="cpu"))
     ran = subprocess.run([sys.executable, str(program)], env=dict(os.environ, TILEC_NVTX="sometimes",
                                                                    TILEC_CACHE_DIR=str(tmp_path / "cache")),
                          capture_output=True, text=True, timeout=300)
@@ -152,27 +157,6 @@ int InitializeInjectionNvtx2(const void* (*export_table)(uint32_t id)) {
 }
 """
 
-CUDA_PROGRAM = textwrap.dedent("""
-    import torch
-    import tilec
-    import tilec.language as T
-
-    @tilec.jit(out_idx=[-1], target="cuda")
-    def double(n):
-        @T.prim_func
-        def doubled(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
-            with T.Kernel(1, threads=32) as bx:
-                for i in T.Parallel(n):
-                    B[i] = A[i] * 2
-        return doubled
-
-    kernel = double(16)
-    a = torch.rand(16, device="cuda") + 1
-    assert torch.equal(kernel(a), 2 * a)
-    assert torch.equal(kernel(a), 2 * a)
-""")
-
-
 @pytest.fixture(scope="module")
 def nvtx_tool(tmp_path_factory):
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -193,7 +177,7 @@ def nvtx_tool(tmp_path_factory):
 def test_nvidia_s_nvtx_hands_each_range_to_an_attached_tool(nvtx_tool, target, tmp_path):
     log = tmp_path / "tool.log"
     program = tmp_path / "program.py"
-    program.write_text(PROGRAM if target == "cpu" else CUDA_PROGRAM)
+    program.write_text(PROGRAM.format(target=target))
     env = dict(os.environ, TILEC_NVTX="1", NVTX_INJECTION64_PATH=str(nvtx_tool), NVTX_TOOL_LOG=str(log),
                TILEC_CACHE_DIR=str(tmp_path / "cache"), TILEC_NVIDIA_LIB_DIRS="")
     subprocess.run([sys.executable, str(program)], env=env, check=True, timeout=300)

@@ -139,6 +139,24 @@ def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
     assert worst <= FP8_SUM_RTOL, f"error {worst:.2e} of the terms' magnitude"
 
 
+def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=False):
+    """Runs indexer `kernel` on random heads and keys over ragged ranges (reaching outside the
+    keys, empty ones, a whole one) and checks its logits against float64. flat_heads: the kernel
+    takes q as [S * H, D]."""
+    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
+    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
+    weights = rand((S, H), "float32", rng)
+    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
+    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
+    ks[0], ke[0] = 0, S_kv
+    heads = q.reshape(S * H, D) if flat_heads else q
+    logits = to_numpy(kernel(*on_target(heads, k, k_scale, weights, ks, ke)), "float32")
+    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
+    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+
+
 @pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
 @pytest.mark.parametrize("stages", [1, 3])
 @pytest.mark.parametrize("max_len", [0, 50])
@@ -147,36 +165,17 @@ def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, stages, max
     # them stages - 1 steps ahead); one stage loads each step's keys right before it waits
     if ON_GPU:
         hopper_or_skip()
-    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
-    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
-    weights = rand((S, H), "float32", rng)
-    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
-    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
     kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
                                    tma=True)
-    logits = to_numpy(kernel(*on_target(q, k, k_scale, weights, ks, ke)), "float32")
-    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
-    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
-    finite = np.isfinite(ref)
-    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
 
 
 @pytest.mark.parametrize("max_len", [0, 50])
 def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
     # 37 queries, 3 a program (the last program has one): each query's own range masks the
     # union's keys, and its own columns take them
-    S, S_kv, H, D = 37, 150, 16, 64
-    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
-    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
-    weights = rand((S, H), "float32", rng)
-    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
-    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
-    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=1, threads=128, queries=3)
-    logits = to_numpy(kernel(*on_target(q, k, k_scale, weights, ks, ke)), "float32")
-    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
-    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
-    finite = np.isfinite(ref)
-    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+    kernel = indexer_logits_kernel(16, 64, max_len=max_len, block_N=64, num_stages=1, threads=128, queries=3)
+    check_over_ragged_ranges(kernel, 37, 150, 16, 64, max_len, rng)
 
 
 @pytest.mark.parametrize("S,S_kv,H,D,queries", [(37, 150, 16, 64, 2), (62, 213, 64, 128, 2), (37, 150, 16, 64, 3)])
@@ -184,18 +183,8 @@ def test_indexer_programs_of_three_queries_over_ragged_ranges(max_len, rng):
 def test_the_hopper_indexer_against_float64(S, S_kv, H, D, queries, max_len, rng):
     if ON_GPU:
         hopper_or_skip()
-    q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
-    k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
-    weights = rand((S, H), "float32", rng)
-    ks = rng.integers(-5, S_kv, size=S).astype(np.int32)
-    ke = (ks + rng.integers(-3, S_kv + 10, size=S)).astype(np.int32)
-    ks[0], ke[0] = 0, S_kv
     kernel = indexer_logits_hopper_kernel(H, D, max_len=max_len, block_N=64, stages=4, queries=queries)
-    logits = to_numpy(kernel(*on_target(q.reshape(S * H, D), k, k_scale, weights, ks, ke)), "float32")
-    ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
-    np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
-    finite = np.isfinite(ref)
-    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=True)
 
 
 def test_the_hopper_indexer_builds_for_sm90a():
