@@ -121,6 +121,62 @@ Fragment Fragment::project(const std::vector<int>& keep) const {
   return Fragment(std::move(shape), std::move(digits));
 }
 
+namespace {
+
+// A digit of radix 2^k as its k digits of radix 2, lowest first; null for another radix.
+std::optional<std::vector<FragmentDigit>> bits_of(const FragmentDigit& d) {
+  if (d.radix & (d.radix - 1)) return std::nullopt;
+  std::vector<FragmentDigit> bits;
+  for (int64_t r = 1; r < d.radix; r *= 2) {
+    FragmentDigit bit = d;
+    bit.radix = 2;
+    bit.place = d.place * r;
+    bit.stride = d.stride * r;
+    bits.push_back(bit);
+  }
+  return bits;
+}
+
+}  // namespace
+
+std::optional<Fragment> Fragment::scattered(const std::vector<int>& keep, int reduced, int64_t warp) const {
+  std::vector<FragmentDigit> lanes;  // the reduced dim's thread bits, lowest stride first
+  for (const FragmentDigit& d : digits_) {
+    if (!d.on_thread || d.dim != reduced) continue;
+    auto bits = bits_of(d);
+    if (!bits || d.stride * d.radix > warp) return std::nullopt;
+    lanes.insert(lanes.end(), bits->begin(), bits->end());
+  }
+  if (lanes.empty()) return std::nullopt;
+  std::sort(lanes.begin(), lanes.end(), [](const auto& a, const auto& b) { return a.stride < b.stride; });
+  const Fragment projected = project(keep);
+  std::vector<FragmentDigit> slot_bits, digits;
+  for (const FragmentDigit& d : projected.digits_) {
+    if (d.on_thread) {
+      const bool lane = d.dim < 0 && std::any_of(lanes.begin(), lanes.end(), [&](const FragmentDigit& l) {
+        return l.stride >= d.stride && l.stride < d.stride * d.radix;
+      });
+      if (!lane) digits.push_back(d);
+      continue;
+    }
+    auto bits = bits_of(d);
+    if (!bits) return std::nullopt;
+    slot_bits.insert(slot_bits.end(), bits->begin(), bits->end());
+  }
+  if (slot_bits.size() < lanes.size()) return std::nullopt;
+  std::sort(slot_bits.begin(), slot_bits.end(), [](const auto& a, const auto& b) { return a.stride < b.stride; });
+  for (size_t k = 0; k < slot_bits.size(); ++k) {
+    FragmentDigit d = slot_bits[k];
+    if (k < lanes.size()) {
+      d.on_thread = true;
+      d.stride = lanes[k].stride;
+    }
+    digits.push_back(d);
+  }
+  compact_slots(digits);
+  return Fragment(projected.shape_, std::move(digits));
+}
+
 std::optional<Fragment> Fragment::reshaped(const std::vector<int64_t>& shape) const {
   // Row-major strides of the old dims and of the new.
   auto strides_of = [](const std::vector<int64_t>& dims) {

@@ -62,6 +62,14 @@ class Fragment {
   // their thread digits become replicas. The layout a reduction's result takes.
   Fragment project(const std::vector<int>& keep) const;
 
+  // project(keep) with its replicas along dim `reduced` (thread digits of powers of two within
+  // `warp` threads) holding distinct elements: the lowest slot bits of project(keep), one
+  // each, moved to those threads' bits (the lowest slot bit to the lowest thread bit). The
+  // result of a reduction that leaves each partial sum on one thread of those that made it
+  // (a reduce-scatter), so that what follows runs once an element, not on every replica.
+  // Null where dim `reduced` has other thread digits or the projection fewer slot bits.
+  std::optional<Fragment> scattered(const std::vector<int>& keep, int reduced, int64_t warp) const;
+
   // The same elements in the same slots of the same threads, indexed in `shape` as row-major
   // order reads them (a view, T.reshape). Each digit's part of the flat index, split where it
   // straddles a boundary of the new dims. Null where a split isn't whole digits (a digit of

@@ -367,5 +367,54 @@ TEST(InferLayout, ALoopThatReadsAFragmentAlongDimsItsThreadsHoldWhole) {
   EXPECT_NE(ir.find("B[i, j] = S[i, 2 * j]"), std::string::npos) << ir;
 }
 
+
+// The layout comment of fragment `name` in inferred IR.
+std::string layout_comment(const std::string& ir, const std::string& name) {
+  const size_t at = ir.find("        " + name + " = T.alloc_fragment");
+  EXPECT_NE(at, std::string::npos) << ir;
+  const size_t comment = ir.find("  # ", at);
+  return ir.substr(comment, ir.find('\n', comment) - comment);
+}
+
+TEST(InferLayout, ARowSumOnlyStoredTakesEachRowOnOneThreadOfItsQuad) {
+  // C's rows are spread over the 4 lanes of a quad (mma.sync accumulator, 4 x 1 warps, 4 slots
+  // of rows a thread); R, stored and nothing else, holds each row on one of them
+  // (ir::Fragment::scattered) rather than on all four.
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 32), \"float16\"), B: T.Tensor((32, 8), \"float16\"),\n"
+      "         R_out: T.Tensor((128,), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((128, 32), \"float16\")\n"
+      "        B_s = T.alloc_shared((32, 8), \"float16\")\n"
+      "        C = T.alloc_fragment((128, 8), \"float32\")\n"
+      "        R = T.alloc_fragment((128,), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, B_s)\n"
+      "        T.gemm(A_s, B_s, C, clear_accum=True)\n"
+      "        T.reduce_sum(C, R, dim=1)\n"
+      "        for i in T.Parallel(128):\n"
+      "            R_out[i] = R[i] * 2\n";
+  std::string ir = inferred(frontend::elaborate(load_function(source, "k.py", "main")));
+  EXPECT_NE(layout_comment(ir, "C").find("t1=i1/2%4"), std::string::npos) << ir;  // columns over the quad
+  EXPECT_NE(layout_comment(ir, "R").find("[128] over 128 threads x 1 slots"), std::string::npos) << ir;
+  EXPECT_EQ(layout_comment(ir, "R").find("replica"), std::string::npos) << ir;
+}
+
+TEST(InferLayout, ARowSumUsedBesideItsSourceStaysOnEveryThreadOfTheQuad) {
+  // The softmax's row max: read beside C itself, so every thread holding a row's elements needs it.
+  std::string ir = inferred(kernel("        A_s = T.alloc_shared((64, 32), \"float32\")\n"
+                                   "        B_s = T.alloc_shared((32, 32), \"float32\")\n"
+                                   "        C = T.alloc_fragment((64, 32), \"float32\")\n"
+                                   "        M = T.alloc_fragment((64,), \"float32\")\n"
+                                   "        T.copy(A, A_s)\n"
+                                   "        T.copy(A[0:32, 0:32], B_s)\n"
+                                   "        T.gemm(A_s, B_s, C, clear_accum=True)\n"
+                                   "        T.reduce_max(C, M, dim=1)\n"
+                                   "        for i, j in T.Parallel(64, 32):\n"
+                                   "            C[i, j] = C[i, j] - M[i]\n"
+                                   "        T.copy(C, B)\n"));
+  EXPECT_EQ(layout_comment(ir, "M").find("x 1 slots"), std::string::npos) << ir;
+}
 }  // namespace
 }  // namespace tilec

@@ -106,6 +106,33 @@ TEST(LayoutTest, DefaultFragmentKeepsVectorsInConsecutiveSlots) {
   for (int64_t s = 0; s + 1 < 4; ++s) EXPECT_EQ(t[std::make_pair(int64_t{0}, s + 1)][1], t[std::make_pair(int64_t{0}, s)][1] + 1);
 }
 
+TEST(LayoutTest, AScatteredProjectionPutsEachReplicasElementsOnOneOfThem) {
+  // The DSA indexer's scores: a wgmma accumulator of 128 keys x 128 columns over one
+  // warpgroup; a row's columns are spread over the 4 lanes of a quad, its rows over 4 slots.
+  Fragment scores = wgmma_accumulator(128, 128, 1, 1);
+  Fragment projected = scores.project({0});
+  ASSERT_EQ(projected.slots(), 4);
+  auto scattered = scores.scattered({0}, 1, 32);
+  ASSERT_TRUE(scattered);
+  EXPECT_EQ(scattered->shape(), std::vector<int64_t>{128});
+  EXPECT_EQ(scattered->slots(), 1);
+  EXPECT_FALSE(scattered->replicated());
+  // Every row on exactly one thread, and that thread one of the quad the projection gave it to;
+  // the lowest slot bit went to the lowest lane bit.
+  std::map<int64_t, int64_t> holder;
+  for (int64_t t = 0; t < 128; ++t) {
+    const int64_t row = constant(scattered->indices(make_int(t), make_int(0))[0]);
+    EXPECT_TRUE(holder.emplace(row, t).second) << "row " << row << " twice";
+    const int64_t quad = t - t % 4;
+    const int64_t slot = t % 4;  // the projection's slot this lane now holds alone
+    EXPECT_EQ(row, constant(projected.indices(make_int(quad), make_int(slot))[0])) << t;
+  }
+  EXPECT_EQ(holder.size(), 128u);
+  // Fewer slot bits than replica bits, or replicas across warps: none.
+  EXPECT_FALSE(wgmma_accumulator(64, 8, 1, 1).scattered({0}, 1, 32));  // a row's 2 slots, 4 lanes
+  EXPECT_FALSE(mma_accumulator(64, 64, 1, 4).scattered({0}, 1, 32));  // columns over 4 warps
+}
+
 TEST(LayoutTest, ProjectionReplicatesTheDroppedThreads) {
   Fragment f = mma_accumulator(16, 16, 1, 1);
   Fragment rows = f.project({0});

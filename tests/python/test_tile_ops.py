@@ -812,13 +812,16 @@ def reduce_column_ranges(M, N, K, ranges, kind):
 
 
 @pytest.mark.parametrize("kind", ["sum", "max"])
-def test_reduce_of_column_ranges_reads_each_range_alone(kind, rng):
+@pytest.mark.parametrize("M", [64, 128])
+def test_reduce_of_column_ranges_reads_each_range_alone(kind, M, rng):
     # halves (the indexer's per-query head sums), a range of whole 8-column groups, and one
-    # whose ends cut through them
+    # whose ends cut through them. At M = 128 a thread of the wgmma accumulator holds 4 rows:
+    # the result, only stored, takes each row on one thread of the quad that summed it
+    # (ir::Fragment::scattered), at 64 two rows on all four.
     ranges = ((0, 64), (64, 128), (8, 40), (5, 50))
-    a, b = rand((64, 32), "float16", rng), rand((128, 32), "float16", rng)
-    out = poison((len(ranges), 64), "float32")
-    reduce_column_ranges(64, 128, 32, ranges, kind)(a, b, out)
+    a, b = rand((M, 32), "float16", rng), rand((128, 32), "float16", rng)
+    out = poison((len(ranges), M), "float32")
+    reduce_column_ranges(M, 128, 32, ranges, kind)(a, b, out)
     full = a.astype(np.float64) @ b.astype(np.float64).T
     combine = {"sum": np.sum, "max": np.max}[kind]
     for r, (lo, hi) in enumerate(ranges):

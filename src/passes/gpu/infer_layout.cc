@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "base/log.h"
@@ -45,6 +46,7 @@ class LayoutInference {
   Stmt run(const ir::KernelLaunch& launch, const Stmt& body) {
     threads_ = launch.threads;
     collect(body);
+    find_scatterable();
     for (const ir::Gemm* gemm : tensor_core_gemms_) demand_gemm_layouts(*gemm);
     for (const auto& [buffer, loc] : scalar_uses_)
       if (!layouts_.count(buffer.get())) demand(buffer, ir::replicated_fragment(const_shape(buffer)), loc);
@@ -385,7 +387,11 @@ class LayoutInference {
       if (!from || !is_fragment(p.to)) continue;
       Fragment projected = from->project(p.keep);
       // Of another shape (a result that keeps extent-1 dims): only a replicated one fits.
-      if (projected.shape() != const_shape(p.to)) projected = ir::replicated_fragment(const_shape(p.to));
+      if (projected.shape() != const_shape(p.to)) {
+        projected = ir::replicated_fragment(const_shape(p.to));
+      } else if (scatterable_.count(p.to.get())) {
+        if (auto scattered = from->scattered(p.keep, reduced_dim(p), ctx_.target.warp_size)) projected = *scattered;
+      }
       changed |= demand(p.to, projected, p.loc);
     }
     for (const Site& site : sites_) {
@@ -397,6 +403,40 @@ class LayoutInference {
       }
     }
     return changed;
+  }
+
+  static int reduced_dim(const op::Projection& p) {
+    for (int d = 0;; ++d)
+      if (std::find(p.keep.begin(), p.keep.end(), d) == p.keep.end()) return d;
+  }
+
+  // The reductions' results that may hold each element on one of the threads that reduced it
+  // (ir::Fragment::scattered), so that what uses them runs once an element rather than on every
+  // replica: results of one source alone, used by loops and tile ops that touch no other
+  // fragment, and in no gemm, view or reduction of their own, nor as a scalar.
+  void find_scatterable() {
+    std::unordered_map<const ir::BufferNode*, const ir::BufferNode*> source;
+    std::unordered_set<const ir::BufferNode*> excluded;
+    for (const op::Projection& p : projections_) {
+      excluded.insert(p.from.get());
+      auto [it, fresh] = source.emplace(p.to.get(), p.from.get());
+      if (!fresh && it->second != p.from.get()) excluded.insert(p.to.get());
+    }
+    for (const ir::Buffer& v : views_) {
+      excluded.insert(v.get());
+      excluded.insert(v->view_of.get());
+    }
+    for (const auto& [buffer, loc] : scalar_uses_) excluded.insert(buffer.get());
+    for (const ir::Gemm* gemm : tensor_core_gemms_)
+      for (const ir::Buffer* b : {&gemm->a.buffer, &gemm->b.buffer, &gemm->c.buffer}) excluded.insert(b->get());
+    for (const Site& site : sites_) {
+      std::unordered_set<const ir::BufferNode*> fragments;
+      for (const auto& a : site.accesses)
+        if (is_fragment(a.buffer)) fragments.insert(a.buffer.get());
+      if (fragments.size() > 1) excluded.insert(fragments.begin(), fragments.end());
+    }
+    for (const auto& [to, from] : source)
+      if (!excluded.count(to)) scatterable_.insert(to);
   }
 
   void check_sites() const {
@@ -438,6 +478,7 @@ class LayoutInference {
   std::unordered_map<const ir::BufferNode*, int64_t> panels_;  // shared buffer -> its panels' bytes
   std::vector<GemmLayoutDemands::InShared> gemm_shared_layouts_;  // in the order the gemms demand them
   std::unordered_map<const ir::BufferNode*, Assigned> layouts_;
+  std::unordered_set<const ir::BufferNode*> scatterable_;  // find_scatterable
 };
 
 class KernelLayouts : public ir::IRMutator {

@@ -645,7 +645,11 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     for (size_t d = 0; d < src.shape().size(); ++d)
       if (static_cast<int>(d) != op.dim) keep.push_back(static_cast<int>(d));
     Fragment dst = src.project(keep);
-    if (!is_fragment(dst_buffer) || !dst_buffer->fragment->same_placement(dst))
+    // infer_layout may have given the result the scattered layout (each partial on one replica)
+    const std::optional<Fragment> scattered = src.scattered(keep, op.dim, ctx_.target.warp_size);
+    const bool scatter = is_fragment(dst_buffer) && scattered && !dst_buffer->fragment->same_placement(dst) &&
+                         dst_buffer->fragment->same_placement(*scattered);
+    if (!is_fragment(dst_buffer) || !(scatter || dst_buffer->fragment->same_placement(dst)))
       error_at(op.loc, "this reduction's result '" + dst_buffer->name + "' must be laid out as " + dst.to_string() +
                        " (its source without the reduced dim); reduce into a fragment of its own");
     DType t = dst_buffer->dtype;
@@ -671,6 +675,11 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     if (guard) step = ir::make_if(guard, step);
     out.push_back(ir::make_for(s, ir::make_int(0), ir::make_int(src.slots()),
                                src.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial, step));
+
+    if (scatter) {
+      out.push_back(scatter_partials(op, src, partial, dst_local, t));
+      return located(ir::make_allocate(partial, ir::make_seq(out)), op.loc);
+    }
 
     // The other threads' elements.
     std::vector<Stmt> shared_steps;
@@ -747,6 +756,42 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     Stmt body = ir::make_allocate(partial, ir::make_seq(out));
     if (scratch) body = ir::make_allocate(scratch, body);
     return located(body, op.loc);
+  }
+
+  // The rest of a reduction into ir::Fragment::scattered's layout: `partial` holds this
+  // thread's share of each of the projection's slots; lane bit k of the reduced dim (stride
+  // lane_k) takes slot bit k. Bit by bit, a thread keeps the half of the slots whose bit k is
+  // its lane bit, adding its partner's share of them (one shuffle a kept slot), and sends the
+  // other half. What is left is in the slots whose low bits are 0: slot p << bits of partial is
+  // slot p of the result.
+  Stmt scatter_partials(const ir::Reduce& op, const Fragment& src, const ir::Buffer& partial,
+                        const ir::Buffer& dst_local, DType t) {
+    std::vector<int64_t> lanes;
+    for (const auto& d : src.digits())
+      if (d.on_thread && d.dim == op.dim)
+        for (int64_t r = 1; r < d.radix; r *= 2) lanes.push_back(d.stride * r);
+    std::sort(lanes.begin(), lanes.end());
+    int64_t slots;
+    ir::is_const_int(partial->shape[0], &slots);
+    std::vector<Stmt> steps;
+    for (size_t k = 0; k < lanes.size(); ++k) {
+      const int64_t bit = int64_t{1} << k;
+      Expr upper = ir::make_EQ(ir::make_FloorMod(ir::make_FloorDiv(tid_, ir::make_int(lanes[k])), ir::make_int(2)),
+                               ir::make_int(1));
+      for (int64_t p = 0; p < slots; p += 2 * bit) {
+        Expr low = ir::make_load(partial, {ir::make_int(p)}), high = ir::make_load(partial, {ir::make_int(p + bit)});
+        Expr kept = ir::make_select(upper, high, low), sent = ir::make_select(upper, low, high);
+        steps.push_back(ir::make_store(
+            partial, {ir::make_int(p)},
+            combine(op.reduce_kind, kept, ir::device_value(t, "shfl_xor", {sent, ir::make_int(lanes[k])}))));
+      }
+    }
+    for (int64_t r = 0; r < (slots >> lanes.size()); ++r) {
+      Expr v = ir::make_load(partial, {ir::make_int(r << lanes.size())});
+      if (!op.clear) v = combine(op.reduce_kind, ir::make_load(dst_local, {ir::make_int(r)}), v);
+      steps.push_back(ir::make_store(dst_local, {ir::make_int(r)}, v));
+    }
+    return ir::make_seq(steps);
   }
 
   // A reduction of part of a fragment: whole in the kept dims (op::check), a range [lo, lo +
