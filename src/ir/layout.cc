@@ -139,22 +139,27 @@ std::optional<std::vector<FragmentDigit>> bits_of(const FragmentDigit& d) {
 
 }  // namespace
 
-std::optional<Fragment> Fragment::scattered(const std::vector<int>& keep, int reduced, int64_t warp) const {
-  std::vector<FragmentDigit> lanes;  // the reduced dim's thread bits, lowest stride first
+std::optional<std::vector<int64_t>> Fragment::thread_bits(int dim, int64_t warp) const {
+  std::vector<int64_t> strides;
   for (const FragmentDigit& d : digits_) {
-    if (!d.on_thread || d.dim != reduced) continue;
+    if (!d.on_thread || d.dim != dim) continue;
     auto bits = bits_of(d);
     if (!bits || d.stride * d.radix > warp) return std::nullopt;
-    lanes.insert(lanes.end(), bits->begin(), bits->end());
+    for (const FragmentDigit& bit : *bits) strides.push_back(bit.stride);
   }
-  if (lanes.empty()) return std::nullopt;
-  std::sort(lanes.begin(), lanes.end(), [](const auto& a, const auto& b) { return a.stride < b.stride; });
+  std::sort(strides.begin(), strides.end());
+  return strides;
+}
+
+std::optional<Fragment> Fragment::scattered(const std::vector<int>& keep, int reduced, int64_t warp) const {
+  const auto lanes = thread_bits(reduced, warp);
+  if (!lanes || lanes->empty()) return std::nullopt;
   const Fragment projected = project(keep);
   std::vector<FragmentDigit> slot_bits, digits;
   for (const FragmentDigit& d : projected.digits_) {
     if (d.on_thread) {
-      const bool lane = d.dim < 0 && std::any_of(lanes.begin(), lanes.end(), [&](const FragmentDigit& l) {
-        return l.stride >= d.stride && l.stride < d.stride * d.radix;
+      const bool lane = d.dim < 0 && std::any_of(lanes->begin(), lanes->end(), [&](int64_t stride) {
+        return stride >= d.stride && stride < d.stride * d.radix;
       });
       if (!lane) digits.push_back(d);
       continue;
@@ -163,13 +168,13 @@ std::optional<Fragment> Fragment::scattered(const std::vector<int>& keep, int re
     if (!bits) return std::nullopt;
     slot_bits.insert(slot_bits.end(), bits->begin(), bits->end());
   }
-  if (slot_bits.size() < lanes.size()) return std::nullopt;
+  if (slot_bits.size() < lanes->size()) return std::nullopt;
   std::sort(slot_bits.begin(), slot_bits.end(), [](const auto& a, const auto& b) { return a.stride < b.stride; });
   for (size_t k = 0; k < slot_bits.size(); ++k) {
     FragmentDigit d = slot_bits[k];
-    if (k < lanes.size()) {
+    if (k < lanes->size()) {
       d.on_thread = true;
-      d.stride = lanes[k].stride;
+      d.stride = (*lanes)[k];
     }
     digits.push_back(d);
   }

@@ -69,6 +69,10 @@ class Fragment {
   // (a reduce-scatter), so that what follows runs once an element, not on every replica.
   // Null where dim `reduced` has other thread digits or the projection fewer slot bits.
   std::optional<Fragment> scattered(const std::vector<int>& keep, int reduced, int64_t warp) const;
+  // The thread strides of dim `dim`'s thread digits, a bit at a time, lowest first (a digit of
+  // radix 4 at stride 1 is bits 1 and 2); null where one's radix is not a power of two or it
+  // reaches past `warp` threads. The lane bits scattered() hands slot bits to, in that order.
+  std::optional<std::vector<int64_t>> thread_bits(int dim, int64_t warp) const;
 
   // The same elements in the same slots of the same threads, indexed in `shape` as row-major
   // order reads them (a view, T.reshape). Each digit's part of the flat index, split where it

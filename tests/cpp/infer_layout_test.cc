@@ -61,6 +61,14 @@ std::string inferred(ir::PrimFunc f) {
   return ir::to_string(f);
 }
 
+// The layout comment of fragment `name` in inferred IR.
+std::string layout_comment(const std::string& ir, const std::string& name) {
+  const size_t at = ir.find("        " + name + " = T.alloc_fragment");
+  EXPECT_NE(at, std::string::npos) << ir;
+  const size_t comment = ir.find("  # ", at);
+  return ir.substr(comment, ir.find('\n', comment) - comment);
+}
+
 constexpr const char* kScanBefore =
     "@T.prim_func\n"
     "def main(A: T.Tensor((64, 32), \"float32\"), B: T.Tensor((64, 32), \"float32\")):\n"
@@ -144,14 +152,8 @@ TEST(InferLayout, AFragmentCopiedIntoAGemmOperandIsLaidOutForTheGemm) {
                           "        T.gemm(P, S, C)\n"
                           "        T.copy(C, B[0:32, 0:32])\n");
   const std::string after = inferred(f);
-  auto layout_of = [&](const std::string& name) {
-    const size_t at = after.find("        " + name + " = T.alloc_fragment");
-    EXPECT_NE(at, std::string::npos) << after;
-    const size_t comment = after.find("  # ", at);
-    return after.substr(comment, after.find('\n', comment) - comment);
-  };
-  EXPECT_EQ(layout_of("Q"), layout_of("P")) << after;
-  EXPECT_NE(layout_of("P").find("s2=i1/1%32"), std::string::npos) << after;  // each thread holds whole rows
+  EXPECT_EQ(layout_comment(after, "Q"), layout_comment(after, "P")) << after;
+  EXPECT_NE(layout_comment(after, "P").find("s2=i1/1%32"), std::string::npos) << after;  // each thread holds whole rows
 }
 
 TEST(InferLayout, AScanOfAWholeOneDimFragmentGivesEveryThreadAllOfIt) {
@@ -367,14 +369,6 @@ TEST(InferLayout, ALoopThatReadsAFragmentAlongDimsItsThreadsHoldWhole) {
   EXPECT_NE(ir.find("B[i, j] = S[i, 2 * j]"), std::string::npos) << ir;
 }
 
-
-// The layout comment of fragment `name` in inferred IR.
-std::string layout_comment(const std::string& ir, const std::string& name) {
-  const size_t at = ir.find("        " + name + " = T.alloc_fragment");
-  EXPECT_NE(at, std::string::npos) << ir;
-  const size_t comment = ir.find("  # ", at);
-  return ir.substr(comment, ir.find('\n', comment) - comment);
-}
 
 TEST(InferLayout, ARowSumOnlyStoredTakesEachRowOnOneThreadOfItsQuad) {
   // C's rows are spread over the 4 lanes of a quad (mma.sync accumulator, 4 x 1 warps, 4 slots

@@ -766,11 +766,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
   // slot p of the result.
   Stmt scatter_partials(const ir::Reduce& op, const Fragment& src, const ir::Buffer& partial,
                         const ir::Buffer& dst_local, DType t) {
-    std::vector<int64_t> lanes;
-    for (const auto& d : src.digits())
-      if (d.on_thread && d.dim == op.dim)
-        for (int64_t r = 1; r < d.radix; r *= 2) lanes.push_back(d.stride * r);
-    std::sort(lanes.begin(), lanes.end());
+    const std::vector<int64_t> lanes = *src.thread_bits(op.dim, ctx_.target.warp_size);
     int64_t slots;
     ir::is_const_int(partial->shape[0], &slots);
     std::vector<Stmt> steps;
