@@ -494,8 +494,11 @@ def test_the_seesaw_prefill_builds_for_sm90a():
     assert seesaw_fits(512, 64, 2048) and not seesaw_fits(512, 64, 2048 - 64) and not seesaw_fits(448, 128, 2048)
     source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", heads=128, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
-    # each consumer: its step's scores (one chain over 576 dims), then both P's into its half of O
-    assert source.count("wgmma_gemm_ss<64, 64, 576") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 4
+    # each consumer: its step's scores (over the stage's two parts, the value's left half and the
+    # rest, each once it has landed), its own P into its half of O from registers, the other's
+    # from shared memory
+    assert source.count("wgmma_gemm_ss<64, 64, 256") == 2 and source.count("wgmma_gemm_ss<64, 64, 320") == 2
+    assert source.count("wgmma_gemm_rs<64, 256, 64") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
     assert source.count("setmaxnreg_inc<216>") == 2 and "setmaxnreg_dec<72>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
 
@@ -566,8 +569,13 @@ def test_the_hopper_prefill_takes_shapes_whose_tiles_fit():
 def test_sparse_mla_prefill_hopper_builds_for_sm90a(heads):
     source = build_for_cuda(sparse_mla_prefill_hopper_kernel, "sm_90a", heads=heads, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **HOPPER_CONFIG)
-    # the scores (one chain over 576 dims), each half of P V in its own warpgroup
-    assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    # the scores over the stage's two parts (each gemm once its part has landed), each half of
+    # P V in its own warpgroup
+    assert source.count("wgmma_gemm_ss<64, 64, 256") == 1 and source.count("wgmma_gemm_ss<64, 64, 320") == 1
+    assert source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    # warpgroup 0 waits for each part; the producer for each to be free
+    assert source.count("mbarrier_wait_parity((&keys_ready[") == 2
+    assert source.count("mbarrier_wait_parity((&keys_free[") == 2
     assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<80>" in source
     assert "cp_async_mbarrier_arrive_noinc" in source
 
@@ -726,8 +734,9 @@ def test_sparse_mla_decode_builds_for_sm90a():
 def test_sparse_mla_decode_hopper_builds_for_sm90a():
     source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
                             sm_scale=576 ** -0.5, **HOPPER_CONFIG)
-    # the consumers are the prefill's: the scores (one chain over 576 dims), each half of P V
-    assert source.count("wgmma_gemm_ss<64, 64, 576") == 1 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    # the consumers are the prefill's: the scores over the stage's two parts, each half of P V
+    assert source.count("wgmma_gemm_ss<64, 64, 256") == 1 and source.count("wgmma_gemm_ss<64, 64, 320") == 1
+    assert source.count("wgmma_gemm_ss<64, 256, 64") == 2
     assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
     # the producer: a token's 4 scales in one load, 16 FP8 values a load, all a step's loads
     # before its stores of 8 bfloat16 each, the next step's slots read in between, and one

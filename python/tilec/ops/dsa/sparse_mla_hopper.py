@@ -74,10 +74,14 @@ def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count)
 
 
 @T.macro
-def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I):
-    # Warpgroup 2 of a prefill: each step's indexed key rows into its stage (two, in turn), once
-    # both consumers are done with the stage's last rows.
+def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I, half):
+    # Warpgroup 2 of a prefill: each step's indexed key rows into its stage (two, in turn), in
+    # two parts with a barrier each (keys_ready / keys_free[2 * stage + part]): columns 0..half,
+    # the value's left half, once the stage's last rows are done with it, then the rest. The
+    # score gemm starts on the first part while the second lands, and each part is refilled
+    # as soon as the warpgroup that multiplies it by P is done with it.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+    width = KV_shared.shape[2]
     rows_index = T.alloc_local((block_I * THREADS_A_ROW // CONSUMER_THREADS,), "int32")
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
@@ -85,11 +89,26 @@ def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps
                 # the step's indices, read before its stage is free: their loads overlap the
                 # wait (read one by one between cp.asyncs, the gathers ran 22% slower)
                 step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
-                T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
+                T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
                 mark_valid(rows_index, valid, stage, lane)
-                gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, KV_shared.shape[2])
-                T.cp_async_barrier_noinc(keys_ready[stage])
-                T.barrier_arrive(keys_ready[stage])  # releases the validity flags
+                gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, half)
+                T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                T.barrier_arrive(keys_ready[2 * stage])  # releases the validity flags
+                T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
+                gather_rows(KV, half, rows_index, KV_shared, stage, lane, half, width - half)
+                T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                T.barrier_arrive(keys_ready[2 * stage + 1])
+
+
+@T.macro
+def stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half):
+    # A step's scores over its stage's two parts, each gemm once its part has landed.
+    width = KV_shared.shape[2]
+    T.barrier_wait(keys_ready[2 * stage], phase)
+    T.gemm(Q_shared[:, 0:half], KV_shared[stage, :, 0:half], scores, transpose_B=True, clear_accum=True, wg_wait=-1)
+    T.barrier_wait(keys_ready[2 * stage + 1], phase)
+    T.gemm(Q_shared[:, half:width], KV_shared[stage, :, half:width], scores, transpose_B=True, wg_wait=-1)
+    T.wait_wgmma(0)
 
 
 @T.macro
@@ -105,8 +124,7 @@ def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, i
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
-                T.barrier_wait(keys_ready[stage], r & 1)
-                T.gemm(Q_shared, KV_shared[stage, :, :], scores, transpose_B=True, clear_accum=True)
+                stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, r & 1, half)
                 for h, i in T.Parallel(block_H, block_I):
                     scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
                 if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
@@ -120,7 +138,7 @@ def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, i
                 T.fence_proxy_async()
                 T.barrier_arrive(p_ready)
                 T.gemm(P_shared, KV_shared[stage, :, 0:half], acc_left)
-                T.barrier_arrive(keys_free[stage])
+                T.barrier_arrive(keys_free[2 * stage])
     for h in T.Parallel(block_H):
         inverse_shared[h] = T.if_then_else(denominator[h] > 0, 1 / denominator[h], 0)
         lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
@@ -144,7 +162,7 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                 for h, d in T.Parallel(block_H, half):
                     acc_right[h, d] *= rescale_shared[h]
                 T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
-                T.barrier_arrive(keys_free[stage])
+                T.barrier_arrive(keys_free[2 * stage + 1])
                 if r * 2 + stage < steps - 1:
                     T.barrier_arrive(p_free)
     T.barrier_wait(finished, 0)
@@ -153,9 +171,10 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
 
 
 def hopper_buffers(block_H, block_I, width, half):
-    # A program's tiles, fragments and mbarriers. keys_ready: a stage's rows landed (the
-    # producer's cp.asyncs) and its validity is written (the producer's arrivals); keys_free:
-    # both consumers are done with a stage; p_ready / p_free: P and the rescale factors in
+    # A program's tiles, fragments and mbarriers. keys_ready[2 * stage + part]: a part of a
+    # stage's rows landed (the producer's cp.asyncs) and, for part 0, its validity is written
+    # (the producer's arrivals); keys_free: warpgroup 0 is done with part 0 (columns 0..half),
+    # warpgroup 1 with part 1; p_ready / p_free: P and the rescale factors in
     # shared memory, handed to warpgroup 1 and back; finished: warpgroup 0's reciprocal
     # denominators are in shared memory.
     return (T.alloc_shared((block_H, width), "bfloat16"), T.alloc_shared((2, block_I, width), "bfloat16"),
@@ -166,7 +185,7 @@ def hopper_buffers(block_H, block_I, width, half):
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
-            T.alloc_barrier([2 * CONSUMER_THREADS] * 2), T.alloc_barrier([2 * CONSUMER_THREADS] * 2),
+            T.alloc_barrier([2 * CONSUMER_THREADS] * 4), T.alloc_barrier([CONSUMER_THREADS] * 4),
             T.alloc_barrier(2 * CONSUMER_THREADS), T.alloc_barrier(2 * CONSUMER_THREADS),
             T.alloc_barrier(CONSUMER_THREADS))
 
@@ -216,7 +235,8 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
                 T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(2):
                 T.set_max_nreg(80, 0)
-                gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I)
+                gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I,
+                              dim // 2)
 
     return main
 
@@ -238,25 +258,39 @@ def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
 
 
 @T.macro
-def store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane, rope_at):
-    # The loaded values times their group's scale into the stage as bfloat16 (FlashMLA rounds
-    # so too), the tokens' RoPE dims by cp.async, and their validity.
+def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk):
+    # This thread's loaded values of chunks first_chunk.. (half its chunks: one part of the
+    # stage) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too).
+    part = lane % THREADS_A_TOKEN
+    for round in T.unroll(raw.shape[0]):
+        row = filled_row(round, lane, THREADS_A_TOKEN)
+        for c in T.unroll(raw.shape[1] // 2):
+            for e in T.vectorized(16):
+                column = ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e
+                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[round, first_chunk + c, e],
+                                                                                "float8_e4m3")) * \
+                    group_scales[round, column // FP8_GROUP]
+
+
+@T.macro
+def store_validity(slot_of, valid, stage, lane):
+    for round in T.unroll(slot_of.shape[0]):
+        if lane % THREADS_A_TOKEN == 0:
+            valid[stage, filled_row(round, lane, THREADS_A_TOKEN)] = slot_of[round] >= 0
+
+
+@T.macro
+def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at):
+    # The tokens' RoPE dims by cp.async (zeros for an invalid token).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         row = filled_row(round, lane, THREADS_A_TOKEN)
         slot = slot_of[round]
-        if part == 0:
-            valid[stage, row] = slot >= 0
         for c in T.unroll(FP8_TAIL // (THREADS_A_TOKEN * CHUNK)):
             rope_column = (c * THREADS_A_TOKEN + part) * CHUNK
             T.ptx_cp_async(T.access_ptr(KV_shared[stage, row, FP8_DIM + rope_column], "w", CHUNK),
                            T.access_ptr(Rope[T.min(T.max(slot, 0), Cache.shape[0] - 1), 0, rope_at + rope_column], "r",
                                         CHUNK), CHUNK, predicate=slot >= 0)
-        for c in T.unroll(raw.shape[1]):
-            for e in T.vectorized(16):
-                column = (c * THREADS_A_TOKEN + part) * 16 + e
-                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[round, c, e], "float8_e4m3")) * \
-                    group_scales[round, column // FP8_GROUP]
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
@@ -298,17 +332,26 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                 for r in T.serial(T.ceildiv(steps, 2)):
                     for stage in T.unroll(2):
                         if r * 2 + stage < steps:
-                            T.barrier_wait(keys_free[stage], (r & 1) ^ 1)
+                            # both parts free before any load: a value held across a wait
+                            # for the second spilled at the 96 registers this warpgroup has
+                            T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                            T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
                             load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
                             step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
                                          THREADS_A_TOKEN)
-                            store_tokens(Cache, Rope, slot_of, raw, group_scales, KV_shared, valid, stage, lane,
-                                         rope_at)
-                            # the dequantized values are the generic proxy's stores; wgmma reads
-                            # them through the async proxy
+                            # each part released once written (the score gemm starts on the
+                            # first): the dequantized values are the generic proxy's stores,
+                            # and wgmma reads them through the async proxy
+                            store_validity(slot_of, valid, stage, lane)
+                            store_values(raw, group_scales, KV_shared, stage, lane, 0)
                             T.fence_proxy_async()
-                            T.cp_async_barrier_noinc(keys_ready[stage])
-                            T.barrier_arrive(keys_ready[stage])  # releases the flags and values
+                            T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                            T.barrier_arrive(keys_ready[2 * stage])  # releases the flags and values
+                            copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                            store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2)
+                            T.fence_proxy_async()
+                            T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                            T.barrier_arrive(keys_ready[2 * stage + 1])
                             for round in T.unroll(rounds):
                                 slot_of[round] = next_slot_of[round]
 

@@ -1,22 +1,27 @@
 """Sparse MLA prefill on Hopper with the steps split between two warpgroups (a "seesaw", as
-TileLang's sparse_mla_fwd_seesaw example calls it): sparse_mla.py's computation, 384 threads.
+TileLang's sparse_mla_fwd_seesaw example calls it; FlashMLA's sparse prefill orders its work the
+same way): sparse_mla.py's computation, 384 threads.
 
 sparse_mla_hopper.py's kernel leaves every score gemm and every softmax to warpgroup 0, and only
 the right half of P V to warpgroup 1: warpgroup 0 carries 6.8 of each step's 8.9 MFLOP and the
 softmax. Here each consumer warpgroup takes every other step (warpgroup 0 the even steps, in
-stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns:
+stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns, and a pair of steps goes:
 
-- each scores its own step's keys (one wgmma chain over 576 dims), takes its rows' running max
-  over them and hands it to the other through shared memory; both then have the pair's max,
-  and so the same rescale factors;
-- each writes its P over its stage's RoPE columns (whose scores are done: block_I, tail_dim
-  and block_H are all 64, and a third stage would not fit) and multiplies both P's into its
-  half of O, stage 0's first: stage 0 is free for the next pair's keys once both have, while
-  they multiply stage 1's;
-- each keeps the denominator of its own steps; the two are added at the end.
+- both score their own step's keys (over the stage's two parts, as the producer fills them);
+- warpgroup 0 takes its rows' max over its step and the last pair's (m0), hands it to
+  warpgroup 1 and, without waiting, rescales its half of O to m0 and adds its own P (at m0, from
+  registers) times its half of V;
+- warpgroup 1 takes the pair's max m over m0 and its step, hands it back, rescales its half of
+  O to m, adds its own P (at m) times its half of V, and leaves that P over its stage's RoPE
+  columns (whose scores are done: block_I, tail_dim and block_H are all 64, and a third stage
+  would not fit);
+- warpgroup 0 leaves its P, brought from m0 to m, over its own stage's RoPE columns, brings its
+  half of O to m, and each multiplies the other's P into its half of O.
 
-Warpgroup 2 gathers the keys, as in sparse_mla_hopper.py. A pair of steps needs both: the
-kernel takes an even number of steps (topk a multiple of 2 * block_I).
+So warpgroup 0's first product overlaps warpgroup 1's softmax, and neither waits for the other
+before its own step's product. Each keeps the denominator of its own steps; the two are added at
+the end. Warpgroup 2 gathers the keys, as in sparse_mla_hopper.py. A pair of steps needs both:
+the kernel takes an even number of steps (topk a multiple of 2 * block_I).
 """
 
 import tilec
@@ -24,7 +29,7 @@ import tilec.language as T
 
 from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step
 from .sparse_indices import token_and_head_block
-from .sparse_mla_hopper import CONSUMER_THREADS, gather_stages
+from .sparse_mla_hopper import CONSUMER_THREADS, gather_stages, stage_scores
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
 
@@ -37,65 +42,128 @@ def seesaw_fits(dim, tail_dim, topk, block_H=64, block_I=64):
             and 2 * (block_H + 2 * block_I) * (dim + tail_dim) + 4096 <= 227 * 1024)
 
 
-def row_vectors(block_H):
-    # A consumer warpgroup's row statistics: running max, the last one, the max used in the
-    # exponents (0 for -inf), the rescale factor, a step's row sums, the denominator, lse.
-    return tuple(T.alloc_fragment((block_H,), "float32") for _ in range(7))
+def consumer_registers(block_H, block_I, half):
+    # A consumer warpgroup's step scores, its P in bfloat16, its half of O and its row
+    # statistics: running max, the last one, the max used in the exponents (0 for -inf), the
+    # rescale factor, a step's row sums, the denominator, lse.
+    return (T.alloc_fragment((block_H, block_I), "float32"), T.alloc_fragment((block_H, block_I), "bfloat16"),
+            T.alloc_fragment((block_H, half), "float32"), *(T.alloc_fragment((block_H,), "float32") for _ in range(7)))
 
 
 @T.macro
-def seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores, acc, row_max, row_max_prev,
-                 row_max_finite, rescale, row_sum, denominator, lse, q_ready, keys_ready, keys_free, stats, p_ready,
-                 finished, own, pairs, scale, block_H, block_I, dim, half):
-    # Consumer warpgroup `own` (0 or 1): its step of each pair in stage `own`, its half of O
-    # (columns own * half ..), over the denominators when it returns; lse (the same on both).
-    peer = 1 - own
-    columns = own * half
+def masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, stage, phase, half, block_H, block_I):
+    # A step's scores over its stage's keys, -inf for an invalid key.
+    stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half)
+    for h, i in T.Parallel(block_H, block_I):
+        scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
+
+
+@T.macro
+def exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
+                block_I):
+    # The factor from the last max to row_max (0 from -inf: nothing was summed), the step's
+    # P = exp2((scores - row_max) * scale) in place and its rows' sums into the denominator. A row
+    # that has seen no key yet keeps a max of -inf: its terms use 0 instead, so that
+    # exp2(-inf - -inf) never makes a NaN.
+    for h in T.Parallel(block_H):
+        row_max_finite[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0, row_max[h])
+        rescale[h] = T.exp2((row_max_prev[h] - row_max_finite[h]) * scale)
+    row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I)
+
+
+@T.macro
+def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, block_H, half):
+    # The denominator of both warpgroups' steps; O over it, and the natural log-sum-exp: +inf
+    # (and O 0) for a row that had no valid key, as FlashMLA gives.
+    T.copy(denominator, sum_shared[own, :])
+    T.barrier_arrive(finished[own])
+    T.barrier_wait(finished[1 - own], 0)
+    for h in T.Parallel(block_H):
+        denominator[h] = denominator[h] + sum_shared[1 - own, h]
+        lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
+                                T.infinity("float32"))
+    for h, d in T.Parallel(block_H, half):
+        acc[h, d] = T.if_then_else(denominator[h] > 0, acc[h, d] / denominator[h], 0)
+
+
+@T.macro
+def even_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
+               finished, pairs, scale, block_H, block_I, dim, half):
+    # Warpgroup 0: each pair's first step (stage 0); returns the left half of O, over the
+    # denominators, and lse.
+    scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
+        consumer_registers(block_H, block_I, half)
     T.fill(acc, 0)
     T.fill(denominator, 0)
     T.fill(row_max, -T.infinity("float32"))
-    T.barrier_wait(q_ready, 0)
     for r in T.serial(pairs):
-        T.barrier_wait(keys_ready[own], r & 1)
-        T.gemm(Q_shared, KV_shared[own, :, :], scores, transpose_B=True, clear_accum=True)
-        for h, i in T.Parallel(block_H, block_I):
-            scores[h, i] = T.if_then_else(valid[own, i], scores[h, i], -T.infinity("float32"))
-        # the pair's running max: this step's, then the other's
-        T.copy(row_max, row_max_prev)
-        T.reduce_max(scores, row_max, dim=1, clear=False)
-        T.copy(row_max, max_shared[own, :])
-        T.barrier_arrive(stats[own])
-        T.barrier_wait(stats[peer], r & 1)
-        # a row that has seen no key yet keeps a max of -inf: its terms use 0 instead
-        for h in T.Parallel(block_H):
-            row_max[h] = T.max(row_max[h], max_shared[peer, h])
-            row_max_finite[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0, row_max[h])
-            rescale[h] = T.exp2((row_max_prev[h] - row_max_finite[h]) * scale)
+        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, 0, r & 1, half, block_H, block_I)
+        T.copy(row_max, row_max_prev)  # the last pair's max
+        T.reduce_max(scores, row_max, dim=1, clear=False)  # m0
+        T.copy(row_max, max_shared[0, :])
+        T.barrier_arrive(max_ready[0])
+        exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
+                    block_I)
         rescale_output(acc, rescale, block_H, half)
-        row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I)
-        # P over this stage's RoPE columns, which this warpgroup's scores were the last to read
-        T.copy(scores, KV_shared[own, :, dim:dim + block_I])
+        T.copy(scores, probs)
+        T.gemm(probs, KV_shared[0, :, 0:half], acc, wg_wait=-1)
+        # the pair's max m from warpgroup 1: this step's P, its sums and O brought from m0 to m
+        T.barrier_wait(max_ready[1], r & 1)
+        for h in T.Parallel(block_H):
+            # (with m0 -inf, nothing was summed yet)
+            rescale[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0,
+                                        T.exp2((row_max[h] - max_shared[1, h]) * scale))
+            row_max[h] = max_shared[1, h]
+            denominator[h] *= rescale[h]
+        for h, i in T.Parallel(block_H, block_I):
+            KV_shared[0, h, dim + i] = scores[h, i] * rescale[h]  # P over stage 0's RoPE columns
         T.fence_proxy_async()
-        T.barrier_arrive(p_ready[own])
-        # both warpgroups multiply stage 0's P first and free the stage, so that the producer
-        # gathers the next pair's first step while they multiply stage 1's
-        for stage in (0, 1):
-            if stage != own:
-                T.barrier_wait(keys_ready[stage], r & 1)
-                T.barrier_wait(p_ready[stage], r & 1)
-            T.gemm(KV_shared[stage, :, dim:dim + block_I], KV_shared[stage, :, columns:columns + half], acc)
-            T.barrier_arrive(keys_free[stage])
-    # the denominator of both warpgroups' steps; O over it, and the natural log-sum-exp: +inf
-    # (and O 0) for a row that had no valid key, as FlashMLA gives
-    T.copy(denominator, sum_shared[own, :])
-    T.barrier_arrive(finished[own])
-    T.barrier_wait(finished[peer], 0)
-    for h in T.Parallel(block_H):
-        row_sum[h] = denominator[h] + sum_shared[peer, h]
-        lse[h] = T.if_then_else(row_sum[h] > 0, (row_max[h] * scale + T.log2(row_sum[h])) / LOG2E,
-                                T.infinity("float32"))
-    for h, d in T.Parallel(block_H, half):
-        acc[h, d] = T.if_then_else(row_sum[h] > 0, acc[h, d] / row_sum[h], 0)
+        T.barrier_arrive(p_ready[0])
+        T.wait_wgmma(0)
+        T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
+        rescale_output(acc, rescale, block_H, half)
+        T.barrier_wait(p_ready[1], r & 1)
+        T.gemm(KV_shared[1, :, dim:dim + block_I], KV_shared[1, :, 0:half], acc)
+        T.barrier_arrive(keys_free[2])
+        T.barrier_arrive(keys_free[3])
+    finish(acc, denominator, sum_shared, row_max, lse, finished, 0, scale, block_H, half)
+    return acc, lse
+
+
+@T.macro
+def odd_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
+              finished, pairs, scale, block_H, block_I, dim, half):
+    # Warpgroup 1: each pair's second step (stage 1); returns the right half of O, over the
+    # denominators, and lse.
+    scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
+        consumer_registers(block_H, block_I, half)
+    T.fill(acc, 0)
+    T.fill(denominator, 0)
+    T.fill(row_max, -T.infinity("float32"))
+    for r in T.serial(pairs):
+        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, 1, r & 1, half, block_H, block_I)
+        T.barrier_wait(max_ready[0], r & 1)
+        for h in T.Parallel(block_H):
+            row_max_prev[h] = row_max[h]  # the last pair's max
+            row_max[h] = max_shared[0, h]  # m0, which took it in
+        T.reduce_max(scores, row_max, dim=1, clear=False)  # m
+        T.copy(row_max, max_shared[1, :])
+        T.barrier_arrive(max_ready[1])
+        exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
+                    block_I)
+        rescale_output(acc, rescale, block_H, half)
+        T.copy(scores, probs)
+        T.copy(probs, KV_shared[1, :, dim:dim + block_I])  # P over stage 1's RoPE columns
+        T.fence_proxy_async()
+        T.barrier_arrive(p_ready[1])
+        T.gemm(probs, KV_shared[1, :, half:dim], acc, wg_wait=-1)
+        T.barrier_wait(p_ready[0], r & 1)
+        T.gemm(KV_shared[0, :, dim:dim + block_I], KV_shared[0, :, half:dim], acc, wg_wait=-1)
+        T.wait_wgmma(0)
+        T.barrier_arrive(keys_free[1])
+        T.barrier_arrive(keys_free[3])
+    finish(acc, denominator, sum_shared, row_max, lse, finished, 1, scale, block_H, half)
+    return acc, lse
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -118,45 +186,39 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             valid = T.alloc_shared((2, block_I), "bool")
             max_shared = T.alloc_shared((2, block_H), "float32")
             sum_shared = T.alloc_shared((2, block_H), "float32")
-            # each consumer warpgroup's own registers
-            scores_0 = T.alloc_fragment((block_H, block_I), "float32")
-            scores_1 = T.alloc_fragment((block_H, block_I), "float32")
-            acc_0 = T.alloc_fragment((block_H, half), "float32")
-            acc_1 = T.alloc_fragment((block_H, half), "float32")
-            row_max_0, row_max_prev_0, row_max_finite_0, rescale_0, row_sum_0, denominator_0, lse_0 = row_vectors(block_H)
-            row_max_1, row_max_prev_1, row_max_finite_1, rescale_1, row_sum_1, denominator_1, lse_1 = row_vectors(block_H)
-            # q_ready: Q landed; keys_ready / keys_free: a stage's keys and validity landed /
-            # both consumers are done with them; stats: a warpgroup's running max is in
-            # max_shared; p_ready: its P is over its stage's RoPE columns; finished: its
-            # denominator is in sum_shared
+            # q_ready: Q landed; keys_ready / keys_free[2 * stage + part]: a part of a stage's
+            # keys (and with part 0, its validity) landed / the consumers that read it are done
+            # with it: stage 0's left half warpgroup 0 alone (its scores and its own product),
+            # stage 1's warpgroup 0 (the other's), stage 0's right half and P warpgroup 1, stage
+            # 1's both;
+            # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is over its
+            # stage's RoPE columns; finished[w]: its denominator is in sum_shared[w]
             q_ready = T.alloc_barrier(CONSUMER_THREADS)
-            keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 2)
-            keys_free = T.alloc_barrier([2 * CONSUMER_THREADS] * 2)
-            stats = T.alloc_barrier([CONSUMER_THREADS] * 2)
+            keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
+            keys_free = T.alloc_barrier([CONSUMER_THREADS] * 3 + [2 * CONSUMER_THREADS])
+            max_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
             p_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
             finished = T.alloc_barrier([CONSUMER_THREADS] * 2)
             h0 = hb * block_H
 
             with T.ws(0):
                 T.set_max_nreg(216, 1)
-                seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores_0, acc_0, row_max_0,
-                             row_max_prev_0, row_max_finite_0, rescale_0, row_sum_0, denominator_0, lse_0, q_ready,
-                             keys_ready, keys_free, stats, p_ready, finished, 0, pairs, scale, block_H, block_I, dim,
-                             half)
-                T.copy(acc_0, Out[t, h0:h0 + block_H, 0:half])
-                T.copy(lse_0, LSE[t, h0:h0 + block_H])
+                T.barrier_wait(q_ready, 0)
+                acc_left, lse = even_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free,
+                                           max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
+                T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+                T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(1):
                 T.set_max_nreg(216, 1)
-                seesaw_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, scores_1, acc_1, row_max_1,
-                             row_max_prev_1, row_max_finite_1, rescale_1, row_sum_1, denominator_1, lse_1, q_ready,
-                             keys_ready, keys_free, stats, p_ready, finished, 1, pairs, scale, block_H, block_I, dim,
-                             half)
-                T.copy(acc_1, Out[t, h0:h0 + block_H, half:dim])
+                T.barrier_wait(q_ready, 0)
+                acc_right, _ = odd_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free,
+                                         max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
+                T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(72, 0)
                 T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
                 gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,
-                              block_I)
+                              block_I, half)
 
     return main
