@@ -42,12 +42,20 @@ def seesaw_fits(dim, tail_dim, topk, block_H=64, block_I=64):
             and 2 * (block_H + 2 * block_I) * (dim + tail_dim) + 4096 <= 227 * 1024)
 
 
+@T.macro
 def consumer_registers(block_H, block_I, half):
-    # A consumer warpgroup's step scores, its P in bfloat16, its half of O and its row
-    # statistics: running max, the last one, the max used in the exponents (0 for -inf), the
-    # rescale factor, a step's row sums, the denominator, lse.
-    return (T.alloc_fragment((block_H, block_I), "float32"), T.alloc_fragment((block_H, block_I), "bfloat16"),
-            T.alloc_fragment((block_H, half), "float32"), *(T.alloc_fragment((block_H,), "float32") for _ in range(7)))
+    # A consumer warpgroup's step scores, its P in bfloat16, its half of O (0) and its row
+    # statistics: running max (-inf), the last one, the max used in the exponents (0 for -inf),
+    # the rescale factor, a step's row sums, the denominator (0), lse.
+    scores = T.alloc_fragment((block_H, block_I), "float32")
+    probs = T.alloc_fragment((block_H, block_I), "bfloat16")
+    acc = T.alloc_fragment((block_H, half), "float32")
+    row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
+        (T.alloc_fragment((block_H,), "float32") for _ in range(7))
+    T.fill(acc, 0)
+    T.fill(denominator, 0)
+    T.fill(row_max, -T.infinity("float32"))
+    return scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse
 
 
 @T.macro
@@ -72,6 +80,20 @@ def exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum,
 
 
 @T.macro
+def own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
+          max_ready, own, scale, block_H, block_I, half):
+    # This warpgroup's max over its step and row_max (what it took in) handed to the other, then
+    # its P at that max (probs) and its half of O and denominator brought from row_max_prev to it.
+    T.reduce_max(scores, row_max, dim=1, clear=False)
+    T.copy(row_max, max_shared[own, :])
+    T.barrier_arrive(max_ready[own])
+    exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
+                block_I)
+    rescale_output(acc, rescale, block_H, half)
+    T.copy(scores, probs)
+
+
+@T.macro
 def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, block_H, half):
     # The denominator of both warpgroups' steps; O over it, and the natural log-sum-exp: +inf
     # (and O 0) for a row that had no valid key, as FlashMLA gives.
@@ -87,82 +109,55 @@ def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, blo
 
 
 @T.macro
-def even_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
-               finished, pairs, scale, block_H, block_I, dim, half):
-    # Warpgroup 0: each pair's first step (stage 0); returns the left half of O, over the
-    # denominators, and lse.
+def seesaw_steps(own, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
+                 finished, pairs, scale, block_H, block_I, dim, half):
+    # Consumer warpgroup `own`: each pair's step in stage `own` (warpgroup 0 the first, 1 the
+    # second); returns its half of O (own 0: the left), over the denominators, and lse.
     scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
         consumer_registers(block_H, block_I, half)
-    T.fill(acc, 0)
-    T.fill(denominator, 0)
-    T.fill(row_max, -T.infinity("float32"))
     for r in T.serial(pairs):
-        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, 0, r & 1, half, block_H, block_I)
-        T.copy(row_max, row_max_prev)  # the last pair's max
-        T.reduce_max(scores, row_max, dim=1, clear=False)  # m0
-        T.copy(row_max, max_shared[0, :])
-        T.barrier_arrive(max_ready[0])
-        exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
-                    block_I)
-        rescale_output(acc, rescale, block_H, half)
-        T.copy(scores, probs)
-        T.gemm(probs, KV_shared[0, :, 0:half], acc, wg_wait=-1)
-        # the pair's max m from warpgroup 1: this step's P, its sums and O brought from m0 to m
-        T.barrier_wait(max_ready[1], r & 1)
-        for h in T.Parallel(block_H):
-            # (with m0 -inf, nothing was summed yet)
-            rescale[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0,
-                                        T.exp2((row_max[h] - max_shared[1, h]) * scale))
-            row_max[h] = max_shared[1, h]
-            denominator[h] *= rescale[h]
-        for h, i in T.Parallel(block_H, block_I):
-            KV_shared[0, h, dim + i] = scores[h, i] * rescale[h]  # P over stage 0's RoPE columns
-        T.fence_proxy_async()
-        T.barrier_arrive(p_ready[0])
-        T.wait_wgmma(0)
-        T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
-        rescale_output(acc, rescale, block_H, half)
-        T.barrier_wait(p_ready[1], r & 1)
-        T.gemm(KV_shared[1, :, dim:dim + block_I], KV_shared[1, :, 0:half], acc)
-        T.barrier_arrive(keys_free[2])
-        T.barrier_arrive(keys_free[3])
-    finish(acc, denominator, sum_shared, row_max, lse, finished, 0, scale, block_H, half)
-    return acc, lse
-
-
-@T.macro
-def odd_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
-              finished, pairs, scale, block_H, block_I, dim, half):
-    # Warpgroup 1: each pair's second step (stage 1); returns the right half of O, over the
-    # denominators, and lse.
-    scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
-        consumer_registers(block_H, block_I, half)
-    T.fill(acc, 0)
-    T.fill(denominator, 0)
-    T.fill(row_max, -T.infinity("float32"))
-    for r in T.serial(pairs):
-        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, 1, r & 1, half, block_H, block_I)
-        T.barrier_wait(max_ready[0], r & 1)
-        for h in T.Parallel(block_H):
-            row_max_prev[h] = row_max[h]  # the last pair's max
-            row_max[h] = max_shared[0, h]  # m0, which took it in
-        T.reduce_max(scores, row_max, dim=1, clear=False)  # m
-        T.copy(row_max, max_shared[1, :])
-        T.barrier_arrive(max_ready[1])
-        exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
-                    block_I)
-        rescale_output(acc, rescale, block_H, half)
-        T.copy(scores, probs)
-        T.copy(probs, KV_shared[1, :, dim:dim + block_I])  # P over stage 1's RoPE columns
-        T.fence_proxy_async()
-        T.barrier_arrive(p_ready[1])
-        T.gemm(probs, KV_shared[1, :, half:dim], acc, wg_wait=-1)
-        T.barrier_wait(p_ready[0], r & 1)
-        T.gemm(KV_shared[0, :, dim:dim + block_I], KV_shared[0, :, half:dim], acc, wg_wait=-1)
-        T.wait_wgmma(0)
-        T.barrier_arrive(keys_free[1])
-        T.barrier_arrive(keys_free[3])
-    finish(acc, denominator, sum_shared, row_max, lse, finished, 1, scale, block_H, half)
+        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, own, r & 1, half, block_H, block_I)
+        if own == 0:
+            T.copy(row_max, row_max_prev)  # the last pair's max
+            own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
+                  max_ready, own, scale, block_H, block_I, half)  # at m0
+            T.gemm(probs, KV_shared[0, :, 0:half], acc, wg_wait=-1)
+            # the pair's max m from warpgroup 1: this step's P, its sums and O brought from m0 to m
+            T.barrier_wait(max_ready[1], r & 1)
+            for h in T.Parallel(block_H):
+                # (with m0 -inf, nothing was summed yet)
+                rescale[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0,
+                                            T.exp2((row_max[h] - max_shared[1, h]) * scale))
+                row_max[h] = max_shared[1, h]
+                denominator[h] *= rescale[h]
+            for h, i in T.Parallel(block_H, block_I):
+                KV_shared[0, h, dim + i] = scores[h, i] * rescale[h]  # P over stage 0's RoPE columns
+            T.fence_proxy_async()
+            T.barrier_arrive(p_ready[0])
+            T.wait_wgmma(0)
+            T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
+            rescale_output(acc, rescale, block_H, half)
+            T.barrier_wait(p_ready[1], r & 1)
+            T.gemm(KV_shared[1, :, dim:dim + block_I], KV_shared[1, :, 0:half], acc)
+            T.barrier_arrive(keys_free[2])
+            T.barrier_arrive(keys_free[3])
+        else:
+            T.barrier_wait(max_ready[0], r & 1)
+            for h in T.Parallel(block_H):
+                row_max_prev[h] = row_max[h]  # the last pair's max
+                row_max[h] = max_shared[0, h]  # m0, which took it in
+            own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
+                  max_ready, own, scale, block_H, block_I, half)  # at m
+            T.copy(probs, KV_shared[1, :, dim:dim + block_I])  # P over stage 1's RoPE columns
+            T.fence_proxy_async()
+            T.barrier_arrive(p_ready[1])
+            T.gemm(probs, KV_shared[1, :, half:dim], acc, wg_wait=-1)
+            T.barrier_wait(p_ready[0], r & 1)
+            T.gemm(KV_shared[0, :, dim:dim + block_I], KV_shared[0, :, half:dim], acc, wg_wait=-1)
+            T.wait_wgmma(0)
+            T.barrier_arrive(keys_free[1])
+            T.barrier_arrive(keys_free[3])
+    finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, block_H, half)
     return acc, lse
 
 
@@ -204,15 +199,17 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             with T.ws(0):
                 T.set_max_nreg(216, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_left, lse = even_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free,
-                                           max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
+                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready,
+                                             keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
+                                             dim, half)
                 T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(1):
                 T.set_max_nreg(216, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_right, _ = odd_steps(Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free,
-                                         max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
+                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready,
+                                            keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
+                                            dim, half)
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(72, 0)
