@@ -503,6 +503,26 @@ def test_the_seesaw_prefill_builds_for_sm90a():
     assert source.count("tma_load(") == 9  # Q, a panel a load
 
 
+@pytest.mark.parametrize("kernel", ["hopper", "seesaw"])
+def test_the_warp_specialized_prefills_when_the_first_step_has_no_valid_key(kernel, rng):
+    # Token 0's first step (warpgroup 0's in the seesaw) has no valid key, and every score is
+    # far below 0 (q . k about -5000, -300 in exp2's units): what was summed under the max of
+    # -inf is rescaled by 0, not by exp2(300) = inf (0 * inf is NaN).
+    if ON_GPU:
+        hopper_or_skip()
+    make, config = WARP_SPECIALIZED_PREFILLS[kernel]
+    S, S_kv, heads, topk = 2, 300, 16, 128
+    q = (3 + rand((S, heads, 576), "float32", rng, -0.5, 0.5)).astype(ml_dtypes.bfloat16)
+    kv = (-3 + rand((S_kv, 1, 576), "float32", rng, -0.5, 0.5)).astype(ml_dtypes.bfloat16)
+    indices = rng.integers(0, S_kv, size=(S, 1, topk)).astype(np.int32)
+    indices[0, 0, :64] = -1
+
+    def prefill(q, kv, indices):
+        return make(heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))
+
+    compare_sparse_prefill(prefill, q, kv, indices, 512)
+
+
 def check_sparse_prefill(prefill, S, S_kv, heads, d_qk, d_v, topk, rng):
     """prefill(q, kv, indices) -> (out, lse) against float64: causal indices with invalid ones
     mixed in, the last row with none valid."""
@@ -514,13 +534,19 @@ def check_sparse_prefill(prefill, S, S_kv, heads, d_qk, d_v, topk, rng):
     bad = rng.random((S, 1, topk)) < 0.2
     indices[bad] = rng.choice(np.array([-1, -7, S_kv, S_kv + 3, 2**31 - 1], np.int32), size=bad.sum())
     indices[-1] = -1
-    sm_scale = 1 / np.sqrt(d_qk)
+    compare_sparse_prefill(prefill, q, kv, indices, d_v)
+
+
+def compare_sparse_prefill(prefill, q, kv, indices, d_v):
+    """prefill(q, kv, indices) -> (out, lse) against float64: the same +inf lse, no NaN, out 0
+    where a row has no valid index, DSA.md's judgement of bf16 outputs elsewhere."""
+    sm_scale = 1 / np.sqrt(q.shape[-1])
     out, lse = prefill(*on_target(q, kv, indices))
     out, lse = to_numpy(out, "bfloat16").astype(np.float64), to_numpy(lse, "float32")
     ref_out, ref_lse = sparse_mla_reference(q, kv, indices, sm_scale, d_v)
     assert out.shape == ref_out.shape and lse.shape == ref_lse.shape
     np.testing.assert_array_equal(np.isposinf(lse), np.isposinf(ref_lse))
-    assert np.all(out[-1] == 0) and not np.isnan(out).any()
+    assert np.all(out[np.isposinf(ref_lse)] == 0) and not np.isnan(out).any()
     finite = np.isfinite(ref_lse)
     assert np.max(np.abs(lse[finite] - ref_lse[finite]), initial=0) < 1e-4
     # DSA.md's judgement of bf16 attention outputs: 1 - 2 sum(a r) / sum(a^2 + r^2) <= 1e-5
