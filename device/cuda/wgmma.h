@@ -117,7 +117,7 @@ __device__ __forceinline__ uint64_t operand_descriptor(const T* tile, int mn, in
   // shared address under 256 KB, so the addition never carries into the fields above it, and
   // the compiler builds the tile's descriptor once and adds an immediate a wgmma (from
   // operand_descriptor_bits(tile + start) it rebuilt every field each time).
-  const int start = part.start;
+  const unsigned start = part.start;
   part.start = 0;
   return operand_descriptor_bits(shared_address(tile), part) + (start >> 4);
 }
@@ -142,8 +142,10 @@ __device__ __forceinline__ void wgmma_gemm_ss(const TA* a, const TB* b, float* c
   constexpr int width = detail::wgmma_width(WN), NI = WN / width;
   using op = wgmma_op<width, TA>;
   static_assert(WM % 64 == 0 && WN % 8 == 0 && K % op::k == 0, "tile splits into wgmma shapes");
+  // Along a dimension of one group the offset is 0 at compile time: from the warpgroup index
+  // it is a run-time value, and every wgmma's descriptor then takes a 64-bit addition of it.
   const int group = detail::warpgroup_index(tid);
-  const int m0 = (group % GroupsM) * WM, n0 = (group / GroupsM) * WN;
+  const int m0 = GroupsM == 1 ? 0 : (group % GroupsM) * WM, n0 = GroupsN == 1 ? 0 : (group / GroupsM) * WN;
   if constexpr (Clear) forget_registers<MI * WN / 2>(c);
   fence_registers<MI * WN / 2>(c);
   if constexpr (TakeTurn != 0) turn_wait(TakeTurn + detail::warpgroup_index(tid));
