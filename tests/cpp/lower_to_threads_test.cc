@@ -139,6 +139,57 @@ TEST(LowerToThreads, AReductionOfSomeRowsIsAnErrorAtItsLine) {
   }
 }
 
+// A T.Parallel over a gemm accumulator's rows and columns whose body is `if test: then` (by
+// default, the row scaled by its max).
+std::string rows_scaled_where(const std::string& test, const std::string& then = "acc[i, j] *= m[i]") {
+  std::string source =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 32), \"float16\"), B: T.Tensor((128, 32), \"float16\"),\n"
+      "         Y: T.Tensor((64, 128), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 32), \"float16\")\n"
+      "        B_s = T.alloc_shared((128, 32), \"float16\")\n"
+      "        acc = T.alloc_fragment((64, 128), \"float32\")\n"
+      "        m = T.alloc_fragment((64,), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, B_s)\n"
+      "        T.gemm(A_s, B_s, acc, transpose_B=True)\n"
+      "        T.reduce_max(acc, m, dim=1)\n"
+      "        for i, j in T.Parallel(64, 128):\n"
+      "            if " + test + ":\n"
+      "                " + then + "\n"
+      "        T.copy(acc, Y)\n";
+  return lowered(frontend::elaborate(load_function(source, "k.py", "main")), parse_target("cuda", "sm_90a"));
+}
+
+// A test of the row alone is made once a row the thread holds (2 of a wgmma accumulator's 64),
+// then the row's 32 columns in this thread's slots go without it: a branch around them, where a
+// test an element makes 64 selects.
+TEST(LowerToThreads, ATestOfTheRowAloneIsMadeOnceARowAroundItsElements) {
+  std::string ir = rows_scaled_where("m[i] != 1");
+  size_t test = ir.find("if m[");
+  ASSERT_NE(test, std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "if m["), 1u) << ir;
+  EXPECT_NE(ir.find("for s_3 in T.unroll(2):\n            if m["), std::string::npos) << ir;
+  size_t scaled = ir.find("acc[", test);
+  EXPECT_NE(ir.substr(test, scaled - test).find("for s_4 in T.unroll(2):\n                    for s_5 in T.unroll(16):"),
+            std::string::npos)
+      << ir;
+}
+
+// Not moved out: a test of the element, and a test of the row that reads what the body writes.
+TEST(LowerToThreads, ATestOfTheElementOrOfWhatTheBodyWritesStaysInside) {
+  for (const auto& [test, then] : std::vector<std::pair<std::string, std::string>>{
+           {"acc[i, j] > 0", "acc[i, j] *= m[i]"},
+           {"m[i] * j != 1", "acc[i, j] *= m[i]"},
+           {"Y[i, 0] > 0", "Y[i, j] = acc[i, j]"}}) {
+    std::string ir = rows_scaled_where(test, then);
+    size_t test_at = ir.find("            if ");
+    ASSERT_NE(test_at, std::string::npos) << ir;
+    EXPECT_NE(ir.rfind("for s_3 in T.unroll(64):", test_at), std::string::npos) << test << "\n" << ir;
+  }
+}
+
 // A histogram of a reduced fragment (a row's sum is held by every thread that reduced it): the
 // atomic add of `add` must be made once an element.
 std::string histogram_of_sums(const std::string& add) {

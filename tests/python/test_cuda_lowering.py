@@ -515,6 +515,60 @@ def test_gpu_vectorized_loops_of_a_threads_own_match_torch():
     torch.testing.assert_close(B, (A * 2).flip(0), rtol=0, atol=0)
 
 
+def rows_scaled_where_positive(M=64, N=64, K=32):
+    # C = A B^T, each row times its factor where that is positive: a T.Parallel whose body is one
+    # `if` on the row alone.
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), F: T.Tensor((M,), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            f = T.alloc_fragment((M,), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(F, f)
+            T.gemm(A_s, B_s, acc, transpose_B=True)
+            for i, j in T.Parallel(M, N):
+                if f[i] > 0:
+                    acc[i, j] *= f[i]
+            T.copy(acc, C)
+
+    return main
+
+
+def rows_scaled_where_positive_reference(A, B, F):
+    return (A.astype(np.float32) @ B.astype(np.float32).T) * np.where(F > 0, F, 1)[:, None]
+
+
+def test_a_test_of_the_row_alone_is_made_once_a_row_around_its_elements():
+    # Each thread's rows are tested once each, in a loop outside the one over the row's elements
+    # it holds: the compiler branches around them instead of selecting element by element.
+    source = cuda_compile(rows_scaled_where_positive()).get_kernel_source()
+    assert source.count("if (f[") == 1, source
+    assert re.search(r"< 2; \+\+s_\d+\) \{\s*if \(f\[[^\n]*\] > 0x0p\+0f\) \{\s*#pragma unroll\s*for", source), source
+
+
+def test_rows_scaled_where_their_test_holds_on_the_cpu(rng):
+    A, B = rand((64, 32), "float16", rng), rand((64, 32), "float16", rng)
+    F = rng.standard_normal(64).astype(np.float32)
+    C = np.full((64, 64), np.nan, np.float32)
+    tilec.compile(rows_scaled_where_positive(), target="cpu")(A, B, F, C)
+    np.testing.assert_allclose(C, rows_scaled_where_positive_reference(A, B, F), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_gpu_rows_scaled_where_their_test_holds_match_numpy(rng):
+    torch = pytest.importorskip("torch")
+    A, B = rand((64, 32), "float16", rng), rand((64, 32), "float16", rng)
+    F = rng.standard_normal(64).astype(np.float32)
+    C = torch.full((64, 64), float("nan"), device="cuda")
+    tilec.compile(rows_scaled_where_positive(), target="cuda", pass_configs={"tilec.wgmma": False})(
+        *(torch.from_numpy(x).cuda() for x in (A, B, F)), C)
+    np.testing.assert_allclose(C.cpu().numpy(), rows_scaled_where_positive_reference(A, B, F), rtol=1e-3, atol=1e-3)
+
+
 def fp8_rows_scaled(rows=64, cols=128, out="bfloat16"):
     # FP8 bytes (uint8) times a row's scale, out as bfloat16 or half: an FP8 cache's dequantization.
     @T.prim_func

@@ -12,6 +12,7 @@
 #include "ir/shared_layout.h"
 #include "ir/substitute.h"
 #include "ir/visitor.h"
+#include "op/accesses.h"
 #include "op/parallel.h"
 #include "passes/gpu/nest_vectors.h"
 #include "passes/gpu/pair_conversions.h"
@@ -298,12 +299,26 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
                  const std::function<Stmt(const std::vector<Expr>& indices, const Expr& slot)>& body_of,
                  const SourceLoc& loc, bool replicas_sit_out) {
     Expr slot = ir::make_var("s");
-    std::vector<Expr> idx = layout.indices(tid_, slot);
-    for (auto& i : idx) i = ir::simplify(i);
     ir::BoundAnalyzer saved = bounds_;
     bounds_.bind(slot, {0, layout.slots() - 1});
-    Stmt body = body_of(idx, slot);
+    Stmt body = guarded_slot(layout, extents, body_of, slot, replicas_sit_out);
     bounds_ = saved;
+    return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), slot_loop_kind(layout), body),
+                        loc);
+  }
+
+  static ir::ForKind slot_loop_kind(const Fragment& layout) {
+    return layout.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial;
+  }
+
+  // A slot's body, under the guards of an element past the extents or of a replica that sits
+  // out.
+  Stmt guarded_slot(const Fragment& layout, const std::vector<int64_t>& extents,
+                    const std::function<Stmt(const std::vector<Expr>& indices, const Expr& slot)>& body_of,
+                    const Expr& slot, bool replicas_sit_out) {
+    std::vector<Expr> idx = layout.indices(tid_, slot);
+    for (auto& i : idx) i = ir::simplify(i);
+    Stmt body = body_of(idx, slot);
     Expr guard;
     if (layout.covers_more())
       for (size_t d = 0; d < idx.size(); ++d) guard = conjoin(guard, ir::make_LT(idx[d], ir::make_int(extents[d])));
@@ -313,9 +328,69 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
         if (d.on_thread && d.dim < 0)
           guard = conjoin(guard, ir::make_EQ(layout.digit_value(d, tid_, slot), ir::make_int(0)));
     }
-    if (guard) body = ir::make_if(ir::simplify(guard), body);
-    ir::ForKind kind = layout.slots() <= kMaxUnrolledSlots ? ir::ForKind::Unrolled : ir::ForKind::Serial;
-    return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), kind, body), loc);
+    return guard ? ir::make_if(ir::simplify(guard), body) : body;
+  }
+
+  // A nest whose body is `if cond: ...` with cond reading only some of its loop variables (a
+  // row's flag in a loop over rows and columns) and nothing the body writes: the slot loop by
+  // digits, those variables' digits outside, cond tested once for each of their values, the
+  // others inside. The test is then a branch around the thread's elements of those rows, which
+  // the compiler would otherwise make a select an element. Null where the body is no such
+  // `if`, cond reads every variable the thread's slots vary, or the slots are not one dense
+  // mixed radix.
+  Stmt unswitched_slot_loop(const op::ParallelNest& nest, const Fragment& layout,
+                            const std::function<Stmt(const Stmt&, const std::vector<Expr>&, const Expr&)>& lower_at,
+                            bool replicas_sit_out) {
+    const auto* branch = nest.body.as<ir::IfThenElse>();
+    if (!branch || branch->else_case.defined()) return Stmt();
+    std::vector<bool> tested(nest.vars.size());
+    for (size_t k = 0; k < nest.vars.size(); ++k) tested[k] = ir::uses_var(branch->condition, nest.vars[k].get());
+    op::Accesses condition_reads, body_writes;
+    condition_reads.visit(branch->condition);
+    body_writes.visit(branch->then_case);
+    for (const ir::BufferNode* b : condition_reads.reads)
+      if (body_writes.writes.count(b)) return Stmt();
+    std::vector<ir::FragmentDigit> slot_digits;
+    for (const auto& d : layout.digits())
+      if (!d.on_thread) slot_digits.push_back(d);
+    std::sort(slot_digits.begin(), slot_digits.end(), [](const auto& a, const auto& b) { return a.stride < b.stride; });
+    int64_t dense = 1;
+    bool varies_untested = false;
+    for (const auto& d : slot_digits) {
+      if (d.stride != dense || d.dim < 0) return Stmt();
+      dense *= d.radix;
+      varies_untested = varies_untested || (d.radix > 1 && !tested[d.dim]);
+    }
+    if (dense != layout.slots() || !varies_untested) return Stmt();
+
+    // One variable a digit: slot = sum of digit * stride, the tested dims' part outer_slot.
+    ir::BoundAnalyzer saved = bounds_;
+    std::vector<std::pair<Expr, int64_t>> outer, inner;
+    Expr outer_slot = ir::make_int(0), slot = ir::make_int(0);
+    for (const auto& d : slot_digits) {
+      if (d.radix == 1) continue;
+      Expr v = ir::make_var("s");
+      bounds_.bind(v, {0, d.radix - 1});
+      Expr term = d.stride == 1 ? v : ir::make_Mul(v, ir::make_int(d.stride));
+      slot = ir::make_Add(slot, term);
+      if (tested[d.dim]) outer_slot = ir::make_Add(outer_slot, term);
+      (tested[d.dim] ? outer : inner).emplace_back(v, d.radix);
+    }
+    outer_slot = ir::simplify(outer_slot);
+    slot = ir::simplify(slot);
+    Stmt body = guarded_slot(
+        layout, nest.extents, [&](const auto& idx, const Expr& at) { return lower_at(branch->then_case, idx, at); },
+        slot, replicas_sit_out);
+    for (auto it = inner.rbegin(); it != inner.rend(); ++it)
+      body = ir::make_for(it->first, ir::make_int(0), ir::make_int(it->second), slot_loop_kind(layout), body);
+    std::vector<Expr> outer_idx = layout.indices(tid_, outer_slot);
+    for (auto& i : outer_idx) i = ir::simplify(i);
+    Stmt test = lower_at(ir::make_if(branch->condition, ir::make_evaluate(ir::make_int(0))), outer_idx, outer_slot);
+    body = ir::make_if(test.as<ir::IfThenElse>()->condition, body);
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it)
+      body = ir::make_for(it->first, ir::make_int(0), ir::make_int(it->second), slot_loop_kind(layout), body);
+    bounds_ = saved;
+    return ir::with_loc(body, nest.loc);
   }
 
   Stmt partition(const op::ParallelNest& nest) {
@@ -331,21 +406,24 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     inlined.body = op::inline_pure_lets(nest.body);
     if (auto vectors = nest_vectors(inlined, layout, ctx_.contiguous_args))
       return vector_slot_loop(inlined, layout, *vectors, !writes.found);
+    auto lower_at = [&](const Stmt& stmt, const std::vector<Expr>& idx, const Expr& slot) {
+      Stmt body = FragmentSlots(*this, nest.vars, layout, slot).mutate(stmt);
+      ir::VarMap map;
+      for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = idx[k];
+      ir::BoundAnalyzer saved = bounds_;
+      for (size_t k = 0; k < nest.vars.size(); ++k) bounds_.bind(nest.vars[k], {0, nest.extents[k] - 1});
+      ++nest_depth_;
+      body = mutate(body);
+      --nest_depth_;
+      bounds_ = saved;
+      return ir::substitute(body, map);
+    };
+    if (Stmt unswitched = unswitched_slot_loop(nest, layout, lower_at, !writes.found); unswitched.defined())
+      return unswitched;
     return slot_loop(
         layout, nest.extents,
-        [&](const std::vector<Expr>& idx, const Expr& slot) {
-          Stmt body = FragmentSlots(*this, nest.vars, layout, slot).mutate(nest.body);
-          ir::VarMap map;
-          for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = idx[k];
-          ir::BoundAnalyzer saved = bounds_;
-          for (size_t k = 0; k < nest.vars.size(); ++k) bounds_.bind(nest.vars[k], {0, nest.extents[k] - 1});
-          ++nest_depth_;
-          body = mutate(body);
-          --nest_depth_;
-          bounds_ = saved;
-          return ir::substitute(body, map);
-        },
-        nest.loc, !writes.found);
+        [&](const std::vector<Expr>& idx, const Expr& slot) { return lower_at(nest.body, idx, slot); }, nest.loc,
+        !writes.found);
   }
 
   // The nest's slots in groups of `v.width` consecutive elements along its last dim: the
