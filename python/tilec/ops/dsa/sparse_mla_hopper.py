@@ -55,9 +55,9 @@ def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I, thread
 
 
 @T.macro
-def mark_valid(rows_index, valid, stage, lane):
+def mark_valid(rows_index, key_bias, stage, lane):
     for j in T.unroll(rows_index.shape[0]):
-        valid[stage, filled_row(j, lane)] = rows_index[j] >= 0
+        key_bias[stage, filled_row(j, lane)] = T.if_then_else(rows_index[j] >= 0, 0, -T.infinity("float32"))
 
 
 @T.macro
@@ -74,7 +74,7 @@ def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count)
 
 
 @T.macro
-def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I, half):
+def gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, seq_kv, block_I, half):
     # Warpgroup 2 of a prefill: each step's indexed key rows into its stage (two, in turn), in
     # two parts with a barrier each (keys_ready / keys_free[2 * stage + part]): columns 0..half,
     # the value's left half, once the stage's last rows are done with it, then the rest. The
@@ -90,7 +90,7 @@ def gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps
                 # wait (read one by one between cp.asyncs, the gathers ran 22% slower)
                 step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
                 T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                mark_valid(rows_index, valid, stage, lane)
+                mark_valid(rows_index, key_bias, stage, lane)
                 gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, half)
                 T.cp_async_barrier_noinc(keys_ready[2 * stage])
                 T.barrier_arrive(keys_ready[2 * stage])  # releases the validity flags
@@ -112,7 +112,7 @@ def stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half):
 
 
 @T.macro
-def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left,
+def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                          row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
                          keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half):
     # Warpgroup 0, once Q is in Q_shared: every step's scores and softmax, and the left half of
@@ -126,7 +126,7 @@ def scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, i
             if r * 2 + stage < steps:
                 stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, r & 1, half)
                 for h, i in T.Parallel(block_H, block_I):
-                    scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
+                    scores[h, i] += key_bias[stage, i]
                 if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
                     T.barrier_arrive(p_free)
                     T.barrier_wait(p_free, (r * 2 + stage - 1) & 1)
@@ -178,7 +178,7 @@ def hopper_buffers(block_H, block_I, width, half):
     # shared memory, handed to warpgroup 1 and back; finished: warpgroup 0's reciprocal
     # denominators are in shared memory.
     return (T.alloc_shared((block_H, width), "bfloat16"), T.alloc_shared((2, block_I, width), "bfloat16"),
-            T.alloc_shared((2, block_I), "bool"), T.alloc_shared((block_H, block_I), "bfloat16"),
+            T.alloc_shared((2, block_I), "float32"), T.alloc_shared((block_H, block_I), "bfloat16"),
             T.alloc_shared((block_H,), "float32"), T.alloc_shared((block_H,), "float32"),
             T.alloc_fragment((block_H, block_I), "float32"), T.alloc_fragment((block_H, half), "float32"),
             T.alloc_fragment((block_H, half), "float32"), T.alloc_fragment((block_H,), "float32"),
@@ -196,13 +196,13 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
     # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
     # stages, their validity flags, their mbarriers) and the rows' lse, in warpgroup 0.
     half = dim // 2
-    (Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
+    (Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
      finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half)
     with T.ws(0):
         T.set_max_nreg(240, 1)
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
-        scores_and_left_half(Q_shared, KV_shared, valid, P_shared, rescale_shared, inverse_shared, scores, acc_left,
+        scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
                              keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
@@ -211,7 +211,7 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
         right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
                    finished, steps, block_H, half, dim)
         T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
-    return KV_shared, valid, keys_ready, keys_free, lse
+    return KV_shared, key_bias, keys_ready, keys_free, lse
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -229,13 +229,13 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
         with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
-            KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
+            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim)
             with T.ws(0):
                 T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(2):
                 T.set_max_nreg(80, 0)
-                gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, steps, topk, seq_kv, block_I,
+                gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, seq_kv, block_I,
                               dim // 2)
 
     return main
@@ -273,10 +273,11 @@ def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk):
 
 
 @T.macro
-def store_validity(slot_of, valid, stage, lane):
+def store_validity(slot_of, key_bias, stage, lane):
     for round in T.unroll(slot_of.shape[0]):
         if lane % THREADS_A_TOKEN == 0:
-            valid[stage, filled_row(round, lane, THREADS_A_TOKEN)] = slot_of[round] >= 0
+            key_bias[stage, filled_row(round, lane, THREADS_A_TOKEN)] = T.if_then_else(slot_of[round] >= 0, 0,
+                                                                                      -T.infinity("float32"))
 
 
 @T.macro
@@ -313,7 +314,7 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
         with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
-            KV_shared, valid, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
+            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim)
             with T.ws(0):
                 for h in T.Parallel(block_H):
@@ -342,7 +343,7 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                             # each part released once written (the score gemm starts on the
                             # first): the dequantized values are the generic proxy's stores,
                             # and wgmma reads them through the async proxy
-                            store_validity(slot_of, valid, stage, lane)
+                            store_validity(slot_of, key_bias, stage, lane)
                             store_values(raw, group_scales, KV_shared, stage, lane, 0)
                             T.fence_proxy_async()
                             T.cp_async_barrier_noinc(keys_ready[2 * stage])

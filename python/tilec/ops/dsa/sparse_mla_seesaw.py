@@ -59,11 +59,11 @@ def consumer_registers(block_H, block_I, half):
 
 
 @T.macro
-def masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, stage, phase, half, block_H, block_I):
+def masked_scores(Q_shared, KV_shared, key_bias, scores, keys_ready, stage, phase, half, block_H, block_I):
     # A step's scores over its stage's keys, -inf for an invalid key.
     stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half)
     for h, i in T.Parallel(block_H, block_I):
-        scores[h, i] = T.if_then_else(valid[stage, i], scores[h, i], -T.infinity("float32"))
+        scores[h, i] += key_bias[stage, i]
 
 
 @T.macro
@@ -109,14 +109,14 @@ def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, blo
 
 
 @T.macro
-def seesaw_steps(own, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
+def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
                  finished, pairs, scale, block_H, block_I, dim, half):
     # Consumer warpgroup `own`: each pair's step in stage `own` (warpgroup 0 the first, 1 the
     # second); returns its half of O (own 0: the left), over the denominators, and lse.
     scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
         consumer_registers(block_H, block_I, half)
     for r in T.serial(pairs):
-        masked_scores(Q_shared, KV_shared, valid, scores, keys_ready, own, r & 1, half, block_H, block_I)
+        masked_scores(Q_shared, KV_shared, key_bias, scores, keys_ready, own, r & 1, half, block_H, block_I)
         if own == 0:
             T.copy(row_max, row_max_prev)  # the last pair's max
             own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
@@ -178,7 +178,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             Q_shared = T.alloc_shared((block_H, width), "bfloat16")
             KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
-            valid = T.alloc_shared((2, block_I), "bool")
+            key_bias = T.alloc_shared((2, block_I), "float32")
             max_shared = T.alloc_shared((2, block_H), "float32")
             sum_shared = T.alloc_shared((2, block_H), "float32")
             # q_ready: Q landed; keys_ready / keys_free[2 * stage + part]: a part of a stage's
@@ -199,7 +199,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             with T.ws(0):
                 T.set_max_nreg(216, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready,
+                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
                                              keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
                                              dim, half)
                 T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
@@ -207,7 +207,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             with T.ws(1):
                 T.set_max_nreg(216, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, valid, max_shared, sum_shared, keys_ready,
+                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
                                             keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
                                             dim, half)
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
@@ -215,7 +215,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
                 T.set_max_nreg(72, 0)
                 T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
-                gather_stages(Indices, KV, KV_shared, valid, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,
+                gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,
                               block_I, half)
 
     return main
