@@ -154,6 +154,26 @@ def row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, 
         rescale[i] = T.exp2((row_max_prev[i] - row_max_finite[i]) * scale)
 
 
+# lazy_row_max_step's bound on how far (in powers of 2) a step's scores may rise above the max
+# they are taken at: their exps reach at most 2^8, which bf16 probabilities and float sums hold.
+LAZY_MAX_RISE = 8
+
+
+@T.macro
+def lazy_row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_M):
+    # row_max_step, except that a row keeps its old max unless the block's rises more than
+    # 2^LAZY_MAX_RISE above it, with rescale exactly 1: after a row's first blocks its max seldom
+    # moves that far, and rescale_moved_rows skips the rows that did not move. The softmax is the
+    # same at any max the exps don't overflow at.
+    T.copy(row_max, row_max_prev)
+    T.reduce_max(scores, row_max, dim=1, clear=False)
+    for i in T.Parallel(block_M):
+        moved = (row_max[i] - row_max_prev[i]) * scale > LAZY_MAX_RISE  # a first finite max: inf > 8
+        row_max[i] = T.if_then_else(moved, row_max[i], row_max_prev[i])
+        row_max_finite[i] = T.if_then_else(row_max[i] == -T.infinity("float32"), 0, row_max[i])
+        rescale[i] = T.if_then_else(moved, T.exp2((row_max_prev[i] - row_max_finite[i]) * scale), 1)
+
+
 @T.macro
 def row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_M, block_N):
     # scores = exp2((scores - max) * scale), and the rows' running sum rescaled and added to.
@@ -168,6 +188,15 @@ def row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, b
 def rescale_output(acc_o, rescale, block_M, dim):
     for i, j in T.Parallel(block_M, dim):
         acc_o[i, j] *= rescale[i]
+
+
+@T.macro
+def rescale_moved_rows(acc_o, rescale, block_M, dim):
+    # rescale_output for the rows whose factor is not 1: the lowering tests a row once and
+    # branches around its elements.
+    for i, j in T.Parallel(block_M, dim):
+        if rescale[i] != 1:
+            acc_o[i, j] *= rescale[i]
 
 
 @T.macro

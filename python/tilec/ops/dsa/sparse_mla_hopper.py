@@ -17,7 +17,7 @@ sparse_mla_fwd_pipelined example splits its work the same way.
 import tilec
 import tilec.language as T
 
-from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step, row_max_step
+from ..attention import FAST_MATH, LOG2E, lazy_row_max_step, rescale_moved_rows, row_exp_step
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import index_at, token_and_head_block
 
@@ -36,7 +36,7 @@ def hopper_fits(dim, tail_dim, block_H=64, block_I=64):
     64-wide swizzle panels (so each of the two value gemms reads whole panels), and Q, two
     stages of keys and P in shared memory (DeepSeek's 512 + 64 dims take 225 KiB)."""
     width = dim + tail_dim
-    shared = 2 * (block_H * width + 2 * block_I * width + block_H * block_I) + 2048  # and flags, factors, barriers
+    shared = 2 * (block_H * width + 2 * block_I * width + block_H * block_I) + 2048  # and key biases, factors, barriers
     return dim % 128 == 0 and tail_dim % 64 == 0 and shared <= SHARED_BYTES
 
 
@@ -55,7 +55,7 @@ def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I, thread
 
 
 @T.macro
-def mark_valid(rows_index, key_bias, stage, lane):
+def mark_key_bias(rows_index, key_bias, stage, lane):
     for j in T.unroll(rows_index.shape[0]):
         key_bias[stage, filled_row(j, lane)] = T.if_then_else(rows_index[j] >= 0, 0, -T.infinity("float32"))
 
@@ -90,10 +90,10 @@ def gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, st
                 # wait (read one by one between cp.asyncs, the gathers ran 22% slower)
                 step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
                 T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                mark_valid(rows_index, key_bias, stage, lane)
+                mark_key_bias(rows_index, key_bias, stage, lane)
                 gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, half)
                 T.cp_async_barrier_noinc(keys_ready[2 * stage])
-                T.barrier_arrive(keys_ready[2 * stage])  # releases the validity flags
+                T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases
                 T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
                 gather_rows(KV, half, rows_index, KV_shared, stage, lane, half, width - half)
                 T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
@@ -130,8 +130,8 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
                 if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
                     T.barrier_arrive(p_free)
                     T.barrier_wait(p_free, (r * 2 + stage - 1) & 1)
-                row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_H)
-                rescale_output(acc_left, rescale, block_H, half)
+                lazy_row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_H)
+                rescale_moved_rows(acc_left, rescale, block_H, half)
                 row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I)
                 T.copy(rescale, rescale_shared)
                 T.copy(scores, P_shared)
@@ -159,8 +159,7 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
             if r * 2 + stage < steps:
                 T.barrier_arrive(p_ready)
                 T.barrier_wait(p_ready, (r * 2 + stage) & 1)
-                for h, d in T.Parallel(block_H, half):
-                    acc_right[h, d] *= rescale_shared[h]
+                rescale_moved_rows(acc_right, rescale_shared, block_H, half)
                 T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
                 T.barrier_arrive(keys_free[2 * stage + 1])
                 if r * 2 + stage < steps - 1:
@@ -194,7 +193,7 @@ def hopper_buffers(block_H, block_I, width, half):
 def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
     # The consumer warpgroups of a program: token t's heads h0.. attend to each step's keys in
     # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
-    # stages, their validity flags, their mbarriers) and the rows' lse, in warpgroup 0.
+    # stages, their key biases (0, or -inf for an invalid key), their mbarriers) and the rows' lse, in warpgroup 0.
     half = dim // 2
     (Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
@@ -273,7 +272,7 @@ def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk):
 
 
 @T.macro
-def store_validity(slot_of, key_bias, stage, lane):
+def store_key_bias(slot_of, key_bias, stage, lane):
     for round in T.unroll(slot_of.shape[0]):
         if lane % THREADS_A_TOKEN == 0:
             key_bias[stage, filled_row(round, lane, THREADS_A_TOKEN)] = T.if_then_else(slot_of[round] >= 0, 0,
@@ -343,11 +342,11 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                             # each part released once written (the score gemm starts on the
                             # first): the dequantized values are the generic proxy's stores,
                             # and wgmma reads them through the async proxy
-                            store_validity(slot_of, key_bias, stage, lane)
+                            store_key_bias(slot_of, key_bias, stage, lane)
                             store_values(raw, group_scales, KV_shared, stage, lane, 0)
                             T.fence_proxy_async()
                             T.cp_async_barrier_noinc(keys_ready[2 * stage])
-                            T.barrier_arrive(keys_ready[2 * stage])  # releases the flags and values
+                            T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
                             copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
                             store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2)
                             T.fence_proxy_async()
