@@ -492,6 +492,8 @@ def test_the_warp_specialized_prefills_against_float64(kernel, S, S_kv, heads, t
 
 def test_the_seesaw_prefill_builds_for_sm90a():
     assert seesaw_fits(512, 64, 2048) and not seesaw_fits(512, 64, 2048 - 64) and not seesaw_fits(448, 128, 2048)
+    with pytest.raises(ValueError, match=r"topk a multiple of 2 \* block_I \(pairs of steps\), not .* topk 1984"):
+        sparse_mla_prefill_seesaw_kernel(128, 512, 64, 2048 - 64, 576 ** -0.5, **SEESAW_CONFIG)
     source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", heads=128, dim=512,
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
     # each consumer: its step's scores (over the stage's two parts, the value's left half and the
@@ -516,6 +518,28 @@ def test_the_warp_specialized_prefills_when_the_first_step_has_no_valid_key(kern
     kv = (-3 + rand((S_kv, 1, 576), "float32", rng, -0.5, 0.5)).astype(ml_dtypes.bfloat16)
     indices = rng.integers(0, S_kv, size=(S, 1, topk)).astype(np.int32)
     indices[0, 0, :64] = -1
+
+    def prefill(q, kv, indices):
+        return make(heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))
+
+    compare_sparse_prefill(prefill, q, kv, indices, 512)
+
+
+@pytest.mark.parametrize("kernel", ["hopper", "seesaw"])
+def test_the_warp_specialized_prefills_when_the_max_rises_by_steps(kernel, rng):
+    # Step n's keys are key level n's (scores near 35 c_n in exp2's units, c = 0.1, 0.12, 0.5,
+    # 0.52, 1, 1.02): the max rises by under 2^8 in steps 1, 3 and 5, which keep the old max (the
+    # Hopper kernel's lazy rescale), and far more in steps 2 and 4, which must rescale what came
+    # before by about 2^-14 and 2^-17 (skipping it makes O wrong by those factors' inverses).
+    if ON_GPU:
+        hopper_or_skip()
+    make, config = WARP_SPECIALIZED_PREFILLS[kernel]
+    levels = np.array([0.1, 0.12, 0.5, 0.52, 1.0, 1.02])
+    S, heads, topk = 2, 16, 64 * len(levels)
+    q = (1 + rand((S, heads, 576), "float32", rng, -0.1, 0.1)).astype(ml_dtypes.bfloat16)
+    kv = (np.repeat(levels, 64)[:, None, None] * (1 + rand((topk, 1, 576), "float32", rng, -0.5, 0.5)))
+    kv = kv.astype(ml_dtypes.bfloat16)
+    indices = np.broadcast_to(np.arange(topk, dtype=np.int32), (S, 1, topk)).copy()
 
     def prefill(q, kv, indices):
         return make(heads, 512, 64, topk, 576 ** -0.5, **config)(q, kv, indices.reshape(S, topk))

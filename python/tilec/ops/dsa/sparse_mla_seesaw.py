@@ -165,6 +165,10 @@ def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, key
 def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
     # The query and key counts are read at each call: one kernel for every length.
+    if not seesaw_fits(dim, tail_dim, topk, block_H, block_I):
+        raise ValueError(f"the seesaw prefill takes block_H = block_I = tail_dim, dim a multiple of 128 and topk a "
+                         f"multiple of 2 * block_I (pairs of steps), not dim {dim}, tail_dim {tail_dim}, topk {topk}, "
+                         f"block_H {block_H}, block_I {block_I} (seesaw_fits)")
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     scale = sm_scale * LOG2E
     width, half = dim + tail_dim, dim // 2
