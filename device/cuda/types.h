@@ -218,13 +218,14 @@ __device__ __forceinline__ void from_float_pair(half* at, float a, float b) {
   *reinterpret_cast<__half2*>(at) = __floats2half2_rn(a, b);
 }
 
-// Two FP8 values (in[0], in[1], bytes) as floats, exactly, in one conversion (cvt.rn.f16x2.e4m3x2).
+// Two FP8 values (in[0], in[1], bytes; `in` 2-byte aligned) as floats, exactly, in one
+// conversion (cvt.rn.f16x2.e4m3x2). Read as one 16-bit value: from bytes, the compiler took each
+// out of its register and put the two back together (5 instructions a pair).
 namespace detail {
 template <__nv_fp8_interpretation_t Format>
 __device__ __forceinline__ void fp8_pair_to_float(float* out, const void* in) {
-  const uint8_t* bytes = static_cast<const uint8_t*>(in);
-  const float2 f = __half22float2(
-      __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(bytes[0] | (bytes[1] << 8)), Format)));
+  const float2 f =
+      __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(*static_cast<const __nv_fp8x2_storage_t*>(in), Format)));
   out[0] = f.x;
   out[1] = f.y;
 }

@@ -569,6 +569,62 @@ def test_gpu_rows_scaled_where_their_test_holds_match_numpy(rng):
     np.testing.assert_allclose(C.cpu().numpy(), rows_scaled_where_positive_reference(A, B, F), rtol=1e-3, atol=1e-3)
 
 
+def fp8_bytes_dequantized(rows=64, cols=64, offset=0):
+    # Each thread loads its row's FP8 bytes (row rows - 1 - tx: none, zeros, for odd rows) into a
+    # local array at `offset`, 16 at a time, then writes them times 2 as floats.
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "uint8"), B: T.Tensor((rows, cols), "float32")):
+        with T.Kernel(1, threads=rows) as bx:
+            tx = T.get_thread_binding()
+            raw = T.alloc_local((cols + 16,), "uint8")
+            row = rows - 1 - tx
+            for c in T.unroll(cols // 16):
+                for e in T.vectorized(16):
+                    raw[offset + c * 16 + e] = T.if_then_else(row % 2 == 0, A[row, c * 16 + e], 0)
+            for c in T.unroll(cols // 16):
+                for e in T.vectorized(16):
+                    B[row, c * 16 + e] = T.Cast("float32", T.reinterpret(raw[offset + c * 16 + e], "float8_e4m3")) * 2
+
+    return main
+
+
+def fp8_bytes_dequantized_reference(A):
+    values = A.view(ml_dtypes.float8_e4m3fn).astype(np.float32) * 2
+    values[1::2] = 0
+    return values
+
+
+@pytest.mark.parametrize("offset", [0, 16, 8])
+def test_a_vector_load_fills_a_local_array_itself_where_aligned(offset):
+    # At a multiple of 16 bytes the load goes straight into the array (then read a pair of bytes
+    # at a time); 8 bytes in, each element is copied from a run of its own.
+    source = cuda_compile(fp8_bytes_dequantized(offset=offset)).get_kernel_source()
+    assert "alignas(16) uint8_t raw[80];" in source
+    direct = re.search(r"load_vector_or_zero<16>\(\(&raw\[", source) is not None
+    assert direct == (offset % 16 == 0), source
+    assert ("raw[" in source and "A_run[u" in source) == (offset % 16 != 0), source
+
+
+@pytest.mark.parametrize("offset", [0, 8])
+def test_fp8_bytes_filled_into_a_local_array_on_the_cpu(offset, rng):
+    A = rng.integers(0, 256, size=(64, 64), dtype=np.uint8)
+    A[(A & 0x7F) == 0x7F] = 0  # no NaNs
+    B = np.full((64, 64), np.nan, np.float32)
+    tilec.compile(fp8_bytes_dequantized(offset=offset), target="cpu")(A, B)
+    np.testing.assert_array_equal(B, fp8_bytes_dequantized_reference(A))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("offset", [0, 8])
+def test_gpu_fp8_bytes_filled_into_a_local_array_match_numpy(offset, rng):
+    torch = pytest.importorskip("torch")
+    A = rng.integers(0, 256, size=(64, 64), dtype=np.uint8)
+    A[(A & 0x7F) == 0x7F] = 0
+    B = torch.full((64, 64), float("nan"), device="cuda")
+    tilec.compile(fp8_bytes_dequantized(offset=offset), target="cuda")(torch.from_numpy(A).cuda(), B)
+    np.testing.assert_array_equal(B.cpu().numpy(), fp8_bytes_dequantized_reference(A))
+
+
 def fp8_rows_scaled(rows=64, cols=128, out="bfloat16"):
     # FP8 bytes (uint8) times a row's scale, out as bfloat16 or half: an FP8 cache's dequantization.
     @T.prim_func

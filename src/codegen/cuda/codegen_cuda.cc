@@ -139,11 +139,14 @@ class CudaPrinter final : public CFamilyPrinter {
                 std::to_string(offset) + ");");
       return;
     }
-    // A run of up to 16 bytes moves to and from memory as one vector (load_vector in
-    // device/cuda/memory.h): aligned to its size.
-    int64_t bytes = count * buffer->dtype.bytes();
-    bool run = bytes >= 2 && bytes <= 16 && (bytes & (bytes - 1)) == 0 && buffer->dtype.bits() >= 8;
-    emit_line((run ? "alignas(" + std::to_string(bytes) + ") " : std::string()) + type + " " + name + "[" +
+    // Runs of up to 16 bytes move to and from memory as one vector (load_vector in
+    // device/cuda/memory.h), and FP8 pairs convert from 2 bytes: an array is aligned to its
+    // largest power of two of bytes up to 16 (a run of 16 bytes, or 16 such runs, to 16).
+    const int64_t bytes = count * buffer->dtype.bytes();
+    int64_t align = 1;
+    while (align < 16 && align * 2 <= bytes) align *= 2;
+    const bool aligned = align >= 2 && buffer->dtype.bits() >= 8;
+    emit_line((aligned ? "alignas(" + std::to_string(align) + ") " : std::string()) + type + " " + name + "[" +
               std::to_string(std::max<int64_t>(count, 1)) + "];");
   }
 

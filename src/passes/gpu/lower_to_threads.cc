@@ -464,6 +464,21 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
                                         ir::device_call("cp_async_wait_all", {}, nest.loc)}),
                           nest.loc);
     }
+    // A nest that only moves a vector load into a thread's local array (a T.vectorized fill of
+    // raw bytes a thread converts later), at consecutive elements from an aligned one: the load
+    // fills the array's elements themselves, not a run copied into them element by element.
+    if (const NestVectors::Load* moved = local_fill_source(store, v)) {
+      const std::vector<Expr> at = at_first(store.indices);
+      if (fills_aligned_run(store, nest, layout, at, first_slot, lane, width)) {
+        std::vector<Expr> args = {ir::address_of(store.buffer, at),
+                                  ir::address_of(moved->load->buffer, at_first(moved->load->indices))};
+        if (moved->guard) args.push_back(at_first({moved->guard})[0]);
+        Stmt fill = ir::device_call(
+            std::string(moved->guard ? "load_vector_or_zero<" : "load_vector<") + std::to_string(width) + ">", args,
+            nest.loc);
+        return group_loop(nest, layout, nest_body, first, group, first_slot, width, fill, {}, replicas_sit_out);
+      }
+    }
     // The loads' runs, and the body with each vector load read from its run.
     std::vector<ir::Buffer> runs;
     std::vector<Stmt> prologue;
@@ -548,6 +563,42 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
       return nullptr;
     const ir::ExprNode* value = store.value.get();
     return value == only.load || (only.zero_else && value == only.zero_else) ? &only : nullptr;
+  }
+
+  // The nest's store value when it is one vector load into the thread-local array it stores
+  // (of the same type), or that load where its condition holds and zeros elsewhere; null
+  // otherwise.
+  static const NestVectors::Load* local_fill_source(const ir::BufferStore& store, const NestVectors& v) {
+    if (v.store || v.loads.size() != 1 || store.buffer->scope != ir::MemoryScope::Local) return nullptr;
+    const NestVectors::Load& only = v.loads[0];
+    if (only.load->buffer->dtype != store.buffer->dtype) return nullptr;
+    const ir::ExprNode* value = store.value.get();
+    return value == only.load || (only.zero_else && value == only.zero_else) ? &only : nullptr;
+  }
+
+  // Whether a group's stores into a local array (`at`: the first's indices) are its elements
+  // first.. first + width - 1 along the last dim, first a multiple of width, and the array a
+  // whole number of 16-byte vectors (codegen aligns it to 16): one vector access fills them.
+  bool fills_aligned_run(const ir::BufferStore& store, const op::ParallelNest& nest, const Fragment& layout,
+                         const std::vector<Expr>& at, const Expr& first_slot, const Expr& lane, int64_t width) const {
+    int64_t elements = 1;
+    for (const auto& extent : store.buffer->shape) {
+      int64_t e;
+      if (!ir::is_const_int(extent, &e)) return false;
+      elements *= e;
+    }
+    const int64_t bytes = width * store.buffer->dtype.bytes();
+    if ((elements * store.buffer->dtype.bytes()) % 16 != 0 || bytes > 16) return false;
+    std::vector<Expr> idx = layout.indices(tid_, ir::make_Add(first_slot, lane));
+    ir::VarMap map;
+    for (size_t k = 0; k < nest.vars.size(); ++k) map[nest.vars[k].get()] = ir::simplify(idx[k]);
+    Expr flat = ir::make_int(0);
+    for (size_t d = 0; d < store.indices.size(); ++d) {
+      Expr step = ir::simplify(ir::make_Sub(ir::substitute(store.indices[d], map), at[d]));
+      if (!ir::is_zero(d + 1 < store.indices.size() ? step : ir::simplify(ir::make_Sub(step, lane)))) return false;
+      flat = ir::make_Add(ir::make_Mul(flat, store.buffer->shape[d]), at[d]);
+    }
+    return ir::is_zero(ir::simplify(ir::make_FloorMod(flat, ir::make_int(width))));
   }
 
   // The loop over a vectorized nest's groups of `width` slots, each running `result` (under

@@ -20,8 +20,8 @@ extern "C" __global__ void __launch_bounds__(128) tilec_kernel_func(const tilec_
   const int32_t i_b = static_cast<int32_t>(blockIdx.x);
   const int32_t i_m = static_cast<int32_t>(blockIdx.y);
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
-  tilec_cuda::half q_frag[64];
-  tilec_cuda::half k_frag[16];
+  alignas(16) tilec_cuda::half q_frag[64];
+  alignas(16) tilec_cuda::half k_frag[16];
   alignas(16) float score_frag[4];
   // seed_dsa_index.py:21: T.copy(q[i_b, i_m, 0, 0], q_frag)
   #pragma unroll

@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_matmul_kernel(const tile
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
   float* const A_shared = reinterpret_cast<float*>(tilec_shared + 0);
   float* const B_shared = reinterpret_cast<float*>(tilec_shared + 12288);
-  float C_local[8];
+  alignas(16) float C_local[8];
   // seed_matmul.py:18: T.clear(C_local)
   #pragma unroll
   for (int32_t s = 0; s < 8; ++s) {
