@@ -529,6 +529,7 @@ def rows_scaled_where_positive(M=64, N=64, K=32):
             T.copy(A, A_s)
             T.copy(B, B_s)
             T.copy(F, f)
+            T.clear(acc)
             T.gemm(A_s, B_s, acc, transpose_B=True)
             for i, j in T.Parallel(M, N):
                 if f[i] > 0:
