@@ -501,7 +501,7 @@ def test_the_seesaw_prefill_builds_for_sm90a():
     # from shared memory
     assert source.count("wgmma_gemm_ss<64, 64, 256") == 2 and source.count("wgmma_gemm_ss<64, 64, 320") == 2
     assert source.count("wgmma_gemm_rs<64, 256, 64") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
-    assert source.count("setmaxnreg_inc<216>") == 2 and "setmaxnreg_dec<72>" in source
+    assert source.count("setmaxnreg_inc<200>") == 2 and "setmaxnreg_dec<104>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
 
 
@@ -626,7 +626,7 @@ def test_sparse_mla_prefill_hopper_builds_for_sm90a(heads):
     # warpgroup 0 waits for each part; the producer for each to be free
     assert source.count("mbarrier_wait_parity((&keys_ready[") == 2
     assert source.count("mbarrier_wait_parity((&keys_free[") == 2
-    assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<80>" in source
+    assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
     assert "cp_async_mbarrier_arrive_noinc" in source
 
 

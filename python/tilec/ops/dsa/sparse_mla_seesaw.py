@@ -201,7 +201,7 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             h0 = hb * block_H
 
             with T.ws(0):
-                T.set_max_nreg(216, 1)
+                T.set_max_nreg(200, 1)
                 T.barrier_wait(q_ready, 0)
                 acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
                                              keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
@@ -209,14 +209,14 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
                 T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(1):
-                T.set_max_nreg(216, 1)
+                T.set_max_nreg(200, 1)
                 T.barrier_wait(q_ready, 0)
                 acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
                                             keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
                                             dim, half)
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
-                T.set_max_nreg(72, 0)
+                T.set_max_nreg(104, 0)  # (200 + 200 + 104) x 128 fit; at 72 or 88 it spilled
                 T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
                 gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,
