@@ -9,19 +9,17 @@ The kernel is the one tilec.ops builds on Hopper: attention_forward and attentio
 [B, H, S, d] with B * S = 64K tokens and H = 16, and their varlen forms (the packing read at
 the call); tilec.ops.dsa's kernels at DeepSeek-V3.2's dims (their lengths read at the call;
 --causal, --dim and --seq don't apply). --pass-config adds to its pass configs
-(tilec.warp_specialize=true, tilec.persistent=false). Its
-CUDA source goes through nvcc -cubin with the options NVRTC gets (-use_fast_math under
-tilec.fast_math) and ptxas -v. nvcc is taken from PATH, else $CUDA_HOME/bin. --source also writes
-the generated source to FILE (cuobjdump -sass on a cubin of it shows the instructions).
+(tilec.warp_specialize=true, tilec.persistent=false). It is built as tilec builds it, through
+NVRTC, with `-Xptxas -v` (compile_flags) into a fresh cache, and ptxas's report is read from the
+log. --source also writes the generated source to FILE.
 """
 
 import argparse
+import contextlib
 import inspect
 import os
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -70,17 +68,6 @@ KERNELS = {
 }
 
 
-def nvcc_path():
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    candidate = pathlib.Path(home) / "bin" / "nvcc"
-    if not candidate.exists():
-        raise SystemExit("kernel_registers: nvcc is on neither PATH nor $CUDA_HOME/bin")
-    return str(candidate)
-
-
 def pass_config(text):
     key, sep, value = text.partition("=")
     if not sep:
@@ -89,34 +76,56 @@ def pass_config(text):
     return key, True if lowered == "true" else False if lowered == "false" else value
 
 
-def kernel_source(name, causal, dim, seq, pass_configs):
+def kernel_source(name, causal, dim, seq, pass_configs, compile_flags=None):
     jitted, constants = KERNELS[name]
     configs = {**jitted.pass_configs, **pass_configs}
     factory = tilec.jit(jitted.__wrapped__, out_idx=jitted.out_idx, target="cuda", arch="sm_90a",
-                        pass_configs=configs)
+                        pass_configs=configs, compile_flags=compile_flags)
     taken = inspect.signature(jitted.__wrapped__).parameters
     kernel = factory.compile(**{key: value for key, value in constants(causal, dim, seq).items() if key in taken})
-    return kernel.get_kernel_source(), bool(configs.get("tilec.fast_math"))
+    return kernel.get_kernel_source()
 
 
-def ptxas_report(source, fast_math):
-    """ptxas -v's lines for the kernel: (registers, spill stores, spill loads, injected waits)."""
+@contextlib.contextmanager
+def stderr_into(path):
+    # The core's log goes to file descriptor 2, not through sys.stderr.
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "w") as target:
+            os.dup2(target.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def ptxas_report(name, causal, dim, seq, pass_configs):
+    """ptxas -v's lines for the kernel as NVRTC builds it: (registers, spill stores, spill loads,
+    injected waits). nvcc is no stand-in: on the same source it gives shared memory 32-bit
+    addresses where NVRTC computes 64-bit ones, and the Hopper prefill's producer spilled under
+    NVRTC alone (bench/RESULTS.md, thirty-ninth session)."""
     with tempfile.TemporaryDirectory() as folder:
-        cu = pathlib.Path(folder) / "kernel.cu"
-        cu.write_text(source)
-        command = [nvcc_path(), "-arch=sm_90a", "-cubin", "-O3", "-std=c++17", "-I", str(ROOT / "device"),
-                   "-Xptxas", "-v", "-o", str(pathlib.Path(folder) / "kernel.cubin"), str(cu)]
-        if fast_math:
-            command.insert(1, "-use_fast_math")
-        done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"kernel_registers: nvcc failed:\n{done.stderr[-2000:]}")
-    registers = re.search(r"Used (\d+) registers", done.stderr)
-    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", done.stderr)
+        saved_cache = os.environ.get("TILEC_CACHE_DIR")
+        os.environ["TILEC_CACHE_DIR"] = folder  # a fresh cache, so that NVRTC and ptxas run
+        log = pathlib.Path(folder) / "log.txt"
+        try:
+            with stderr_into(log):
+                tilec.set_log_level("DEBUG")
+                kernel_source(name, causal, dim, seq, pass_configs, compile_flags=["-Xptxas", "-v"])
+        finally:
+            tilec.set_log_level(os.environ.get("TILEC_LOG_LEVEL", "WARNING"))
+            if saved_cache is None:
+                del os.environ["TILEC_CACHE_DIR"]
+            else:
+                os.environ["TILEC_CACHE_DIR"] = saved_cache
+        said = log.read_text()
+    registers = re.search(r"Used (\d+) registers", said)
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", said)
     if not registers or not spills:
-        raise SystemExit(f"kernel_registers: no ptxas -v report in nvcc's output:\n{done.stderr[-2000:]}")
-    waits = done.stderr.count("C7517")
-    return int(registers.group(1)), int(spills.group(1)), int(spills.group(2)), waits
+        raise SystemExit(f"kernel_registers: no ptxas -v report in NVRTC's log:\n{said[-2000:]}")
+    return int(registers.group(1)), int(spills.group(1)), int(spills.group(2)), said.count("C7517")
 
 
 def main(argv=None):
@@ -128,10 +137,11 @@ def main(argv=None):
     parser.add_argument("--pass-config", type=pass_config, action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--source", type=pathlib.Path, help="also write the generated CUDA source here")
     args = parser.parse_args(argv)
-    source, fast_math = kernel_source(args.kernel, args.causal, args.dim, args.seq, dict(args.pass_config))
+    source = kernel_source(args.kernel, args.causal, args.dim, args.seq, dict(args.pass_config))
     if args.source:
         args.source.write_text(source)
-    registers, stores, loads, waits = ptxas_report(source, fast_math)
+    registers, stores, loads, waits = ptxas_report(args.kernel, args.causal, args.dim, args.seq,
+                                                   dict(args.pass_config))
     specialized = "setmaxnreg_inc<" in source
     shape = (f"d={args.dim} S={args.seq} causal={args.causal}" if args.kernel.startswith("attention")
              else "at DeepSeek-V3.2's dims")
