@@ -1,5 +1,6 @@
 """What ptxas makes of a library kernel for sm_90a, without a GPU: registers a thread, bytes
-spilled, and the waits ptxas injects into asynchronous wgmma code (warning C7517).
+spilled, the waits ptxas injects into asynchronous wgmma code (warning C7517) and whether it
+serializes the wgmmas (C7514).
 
     python bench/kernel_registers.py [--kernel NAME] [--causal] [--dim 128] [--seq 4096]
         [--pass-config KEY=VALUE ...] [--source FILE]
@@ -103,7 +104,9 @@ def stderr_into(path):
 
 def ptxas_report(name, causal, dim, seq, pass_configs):
     """ptxas -v's lines for the kernel as NVRTC builds it: (registers, spill stores, spill loads,
-    injected waits). nvcc is no stand-in: on the same source it gives shared memory 32-bit
+    injected waits, serializations). ptxas injects a wait (warning C7517) where an asynchronous
+    wgmma's accumulator is used before the program waits, and serializes a function's wgmmas
+    (C7514) where other instructions read an accumulator while its wgmma may run. nvcc is no stand-in: on the same source it gives shared memory 32-bit
     addresses where NVRTC computes 64-bit ones, and the Hopper prefill's producer spilled under
     NVRTC alone (bench/RESULTS.md, thirty-ninth session)."""
     with tempfile.TemporaryDirectory() as folder:
@@ -125,7 +128,8 @@ def ptxas_report(name, causal, dim, seq, pass_configs):
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", said)
     if not registers or not spills:
         raise SystemExit(f"kernel_registers: no ptxas -v report in NVRTC's log:\n{said[-2000:]}")
-    return int(registers.group(1)), int(spills.group(1)), int(spills.group(2)), said.count("C7517")
+    return (int(registers.group(1)), int(spills.group(1)), int(spills.group(2)), said.count("C7517"),
+            said.count("C7514"))
 
 
 def main(argv=None):
@@ -140,14 +144,15 @@ def main(argv=None):
     source = kernel_source(args.kernel, args.causal, args.dim, args.seq, dict(args.pass_config))
     if args.source:
         args.source.write_text(source)
-    registers, stores, loads, waits = ptxas_report(args.kernel, args.causal, args.dim, args.seq,
-                                                   dict(args.pass_config))
+    registers, stores, loads, waits, serialized = ptxas_report(args.kernel, args.causal, args.dim, args.seq,
+                                                               dict(args.pass_config))
     specialized = "setmaxnreg_inc<" in source
     shape = (f"d={args.dim} S={args.seq} causal={args.causal}" if args.kernel.startswith("attention")
              else "at DeepSeek-V3.2's dims")
     print(f"{args.kernel} {shape}: {registers} registers at launch"
           f"{' (warp-specialized: the consumers grow past it by setmaxnreg)' if specialized else ''}, "
-          f"{stores} bytes spill stores, {loads} bytes spill loads, {waits} waits ptxas injected (C7517)")
+          f"{stores} bytes spill stores, {loads} bytes spill loads, {waits} waits ptxas injected (C7517), "
+          f"{'wgmmas serialized (C7514)' if serialized else 'wgmmas not serialized'}")
 
 
 if __name__ == "__main__":

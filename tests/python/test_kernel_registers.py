@@ -1,7 +1,8 @@
 """bench/kernel_registers.py: ptxas's report on the attention and DSA kernels tilec builds for
 sm_90a, through NVRTC as tilec builds them (no GPU needed). Asynchronous wgmma code must not
 make ptxas wait for a wgmma where the program doesn't (warning C7517: the gemm would wait for
-itself), and no kernel may spill."""
+itself) nor serialize a kernel's wgmmas (C7514: an accumulator read while its wgmma may run),
+and no kernel may spill."""
 
 import importlib.util
 import pathlib
@@ -22,10 +23,11 @@ CASES = [(name, causal) for name in kernel_registers.KERNELS for causal in (Fals
 
 
 @pytest.mark.parametrize("kernel,causal", CASES)
-def test_ptxas_neither_spills_nor_injects_a_wgmma_wait(kernel, causal):
+def test_ptxas_neither_spills_nor_waits_for_nor_serializes_a_wgmma(kernel, causal):
     with skip_without_nvrtc():
-        registers, stores, loads, waits = kernel_registers.ptxas_report(kernel, causal, 128, 4096, {})
+        registers, stores, loads, waits, serialized = kernel_registers.ptxas_report(kernel, causal, 128, 4096, {})
     assert waits == 0
+    assert serialized == 0
     assert 0 < registers <= 255
     # The backward uses nearly all 255 registers: a fragment store's addresses, one register an
     # element (panel_offset's swizzle before eda1108), spilled it. With their lengths read at the
