@@ -383,6 +383,13 @@ Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, in
   return Fragment(shape, std::move(digits));
 }
 
+std::optional<Fragment> reduced_fragment(const Fragment& from, const std::vector<int>& keep,
+                                         const std::vector<int64_t>& shape) {
+  Fragment projected = from.project(keep);
+  if (projected.shape() == shape) return projected;
+  return projected.reshaped(shape);
+}
+
 Fragment replicated_fragment(const std::vector<int64_t>& shape) {
   std::vector<FragmentDigit> digits;
   int64_t stride = 1;

@@ -117,6 +117,13 @@ Fragment default_fragment(const std::vector<int64_t>& shape, int64_t threads, in
 // Every thread holds every element, in row-major slots.
 Fragment replicated_fragment(const std::vector<int64_t>& shape);
 
+// The layout of a reduction's result of `shape`: from.project(keep), read in `shape` where that
+// keeps extent-1 dims (a (1,) result of a 1-D source, (M, 1) of (M, N) reduced along dim 1),
+// so that each element stays in its slot on its threads. Null where `shape` holds another
+// number of elements or the projection can't be read in it.
+std::optional<Fragment> reduced_fragment(const Fragment& from, const std::vector<int>& keep,
+                                         const std::vector<int64_t>& shape);
+
 // `base` (over some dims of a loop) extended to a loop of `extents`: base's dim i is loop
 // dim `dims[i]`; the other loop dims become slot digits (each thread walks all of them).
 Fragment extend_fragment(const Fragment& base, const std::vector<int>& dims,

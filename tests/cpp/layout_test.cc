@@ -150,6 +150,32 @@ TEST(LayoutTest, ProjectionReplicatesTheDroppedThreads) {
   }
 }
 
+TEST(LayoutTest, AReducedFragmentThatKeepsExtentOneDimsHoldsTheProjectionsSlots) {
+  // (64, 64) reduced along dim 1 into (64, 1): each row in the slot, on the threads, the
+  // projection to (64,) gives it.
+  Fragment acc = mma_accumulator(64, 64, 2, 2);
+  Fragment rows = acc.project({0});
+  std::optional<Fragment> kept = reduced_fragment(acc, {0}, {64, 1});
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->shape(), (std::vector<int64_t>{64, 1}));
+  EXPECT_EQ(kept->slots(), rows.slots());
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t s = 0; s < rows.slots(); ++s) {
+      std::vector<Expr> at = kept->indices(make_int(t), make_int(s));
+      EXPECT_EQ(constant(at[0]), constant(rows.indices(make_int(t), make_int(s))[0])) << t << " " << s;
+      EXPECT_EQ(constant(at[1]), 0);
+    }
+  // A 1-D source reduced to (1,): every thread holds the one element.
+  std::optional<Fragment> one = reduced_fragment(default_fragment({128}, 128, 1), {}, {1});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->shape(), std::vector<int64_t>{1});
+  EXPECT_TRUE(one->replicated());
+  EXPECT_EQ(one->slots(), 1);
+  // The projection's own shape gives the projection; another element count, nothing.
+  EXPECT_EQ(*reduced_fragment(acc, {0}, {64}), rows);
+  EXPECT_FALSE(reduced_fragment(acc, {0}, {32, 1}));
+}
+
 TEST(LayoutTest, ReplicatedFragmentHoldsEverythingEverywhere) {
   Fragment f = replicated_fragment({3, 4});
   EXPECT_TRUE(f.replicated());

@@ -709,9 +709,15 @@ def test_gemv_writes_without_accumulate(N, K, rng):
 REDUCE_KINDS = ["sum", "max", "min", "abssum", "absmax"]
 
 
+def reduced_shape(M, N, dim, keepdims=False):
+    if keepdims:
+        return (1, N) if dim == 0 else (M, 1)
+    return (N,) if dim == 0 else (M,)
+
+
 @jit
-def reduce_kernel(M, N, kind, dim, clear):
-    out_shape = (N,) if dim == 0 else (M,)
+def reduce_kernel(M, N, kind, dim, clear, keepdims=False):
+    out_shape = reduced_shape(M, N, dim, keepdims)
 
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), D0: T.Tensor(out_shape, "float32"),
@@ -744,7 +750,7 @@ def reduce_reference(a, d0, kind, dim, clear):
         "min": lambda: a.min(axis=dim),
         "abssum": lambda: np.abs(a).sum(axis=dim),
         "absmax": lambda: np.abs(a).max(axis=dim),
-    }[kind]()
+    }[kind]().reshape(d0.shape)
     if clear:
         return reduced
     combine = {"sum": np.add, "abssum": np.add, "max": np.maximum, "absmax": np.maximum,
@@ -752,20 +758,20 @@ def reduce_reference(a, d0, kind, dim, clear):
     return combine(d0.astype(np.float64), reduced)
 
 
-def check_reduce(M, N, kind, dim, clear, rng):
+def check_reduce(M, N, kind, dim, clear, rng, keepdims=False):
     a = rand((M, N), "float32", rng)
-    out_shape = (N,) if dim == 0 else (M,)
+    out_shape = reduced_shape(M, N, dim, keepdims)
     # Old values up to 1.5 in magnitude, so that without clear some of them win
     # a max/min; non-negative for the abs kinds.
     d0 = (rand(out_shape, "float32", rng) * 1.5).astype(np.float32)
     if kind.startswith("abs"):
         d0 = np.abs(d0)
     d = poison(out_shape, "float32")
-    reduce_kernel(M, N, kind, dim, clear)(a, d0, d)
+    reduce_kernel(M, N, kind, dim, clear, keepdims)(a, d0, d)
     expected = reduce_reference(a, d0, kind, dim, clear)
-    what = f"reduce_{kind} dim={dim} clear={clear}"
+    what = f"reduce_{kind} dim={dim} clear={clear} keepdims={keepdims}"
     if kind.endswith("sum"):
-        assert_close(d, expected, "float32", scale=np.abs(a).sum(axis=dim) + np.abs(d0),
+        assert_close(d, expected, "float32", scale=np.abs(a).sum(axis=dim).reshape(out_shape) + np.abs(d0),
                      what=what)
     else:  # max/min pick one of the values: exact
         assert_close(d, expected.astype(np.float32), "float32", exact=True, what=what)
@@ -782,6 +788,43 @@ def test_reduce(kind, dim, clear, rng):
 @pytest.mark.parametrize("kind,dim", [("sum", 1), ("max", 0), ("min", 1)])
 def test_reduce_shapes(M, N, kind, dim, rng):
     check_reduce(M, N, kind, dim, True, rng)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_reduce_into_a_result_that_keeps_the_reduced_dim(kind, dim, rng):
+    # TileLang's (M, 1) row statistics: on the GPU each row stays in the slot and on the threads
+    # the (M,) result would give it.
+    check_reduce(48, 64, kind, dim, True, rng, keepdims=True)
+
+
+@jit
+def reduce_1d(N, kind):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), D: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_f = T.alloc_fragment((N,), "float32")
+            D_f = T.alloc_fragment((1,), "float32")
+            T.copy(A, A_f)
+            if kind == "sum":
+                T.reduce_sum(A_f, D_f, dim=0)
+            else:
+                T.reduce_max(A_f, D_f, dim=0)
+            T.copy(D_f, D)
+
+    return main
+
+
+@pytest.mark.parametrize("N", [128, 1000])
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_reduce_a_1d_fragment_into_one_element(N, kind, rng):
+    a = rand((N,), "float32", rng)
+    d = poison((1,), "float32")
+    reduce_1d(N, kind)(a, d)
+    if kind == "sum":
+        assert_close(d, np.array([a.astype(np.float64).sum()]), "float32", scale=np.abs(a).sum(), what="sum")
+    else:
+        assert_close(d, np.array([a.max()]), "float32", exact=True, what="max")
 
 
 @jit

@@ -385,10 +385,13 @@ class LayoutInference {
     for (const op::Projection& p : projections_) {
       const Fragment* from = layout_of(p.from);
       if (!from || !is_fragment(p.to)) continue;
+      const std::vector<int64_t> shape = const_shape(p.to);
       Fragment projected = from->project(p.keep);
-      // Of another shape (a result that keeps extent-1 dims): only a replicated one fits.
-      if (projected.shape() != const_shape(p.to)) {
-        projected = ir::replicated_fragment(const_shape(p.to));
+      if (projected.shape() != shape) {
+        // A result that keeps extent-1 dims holds the projection's elements where it does;
+        // of any other shape, only a replicated one fits.
+        std::optional<Fragment> same = ir::reduced_fragment(*from, p.keep, shape);
+        projected = same ? *same : ir::replicated_fragment(shape);
       } else if (scatterable_.count(p.to.get())) {
         if (auto scattered = from->scattered(p.keep, reduced_dim(p), ctx_.target.warp_size)) projected = *scattered;
       }

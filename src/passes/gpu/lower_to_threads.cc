@@ -774,6 +774,9 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     for (size_t d = 0; d < src.shape().size(); ++d)
       if (static_cast<int>(d) != op.dim) keep.push_back(static_cast<int>(d));
     Fragment dst = src.project(keep);
+    // a result that keeps extent-1 dims holds the same slots in its own shape
+    if (is_fragment(dst_buffer) && dst_buffer->fragment->shape() != dst.shape())
+      if (std::optional<Fragment> same = ir::reduced_fragment(src, keep, dst_buffer->fragment->shape())) dst = *same;
     // infer_layout may have given the result the scattered layout (each partial on one replica)
     const std::optional<Fragment> scattered = src.scattered(keep, op.dim, ctx_.target.warp_size);
     const bool scatter = is_fragment(dst_buffer) && scattered && !dst_buffer->fragment->same_placement(dst) &&
