@@ -1113,6 +1113,9 @@ static const BuiltinTable& builtin_table() {
     t["T.Kernel"] = [](Elaborator&, const EvaluatedCall& c) {
       return no_value_here(c, "is used as 'with T.Kernel(...) as (bx, by):'");
     };
+    t["T.ClusterKernel"] = [](Elaborator&, const EvaluatedCall& c) {
+      return no_value_here(c, "is used as 'with T.ClusterKernel(..., cluster_dims=2) as bx:'");
+    };
     for (const char* loop : {"T.Parallel", "T.Pipelined", "T.serial", "T.Serial", "T.grid", "T.unroll",
                              "T.vectorized", "T.Persistent"})
       t[loop] = [](Elaborator&, const EvaluatedCall& c) {

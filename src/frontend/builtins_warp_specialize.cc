@@ -99,8 +99,8 @@ CtValue arrive(Elaborator& el, const EvaluatedCall& call) {
   const bool cluster_form = call.callee_name == "T.mbarrier_arrive";
   CallArgs a = cluster_form ? el.bind(call, {"mbarrier", "cta_id=None"}) : el.bind(call, {"mbarrier"});
   if (cluster_form && a["cta_id"].kind != K::None)
-    error_at(a.loc("cta_id"), "T.mbarrier_arrive(cta_id=...): thread block clusters are not supported; "
-                              "a block arrives at its own barriers");
+    error_at(a.loc("cta_id"), "T.mbarrier_arrive(cta_id=...): arriving at a peer block's barrier is not supported "
+                              "yet; a block arrives at its own barriers");
   el.emit(ir::device_call("mbarrier_arrive", {barrier_address(el, a, "mbarrier", call.callee_name)}, call.node->loc));
   return CtValue::none();
 }

@@ -870,6 +870,47 @@ void Elaborator::exec_if(const ast::Stmt& s) {
 
 // ---------------------------------------------------------------- kernels
 
+std::array<int64_t, 3> Elaborator::cluster_extents(const CtValue& value, const SourceLoc& loc) {
+  // CUDA's portable cluster size: a larger one needs the non-portable opt-in, and not every GPU
+  // schedules it.
+  constexpr int64_t kMaxClusterBlocks = 8;
+  std::vector<CtValue> parts = value.is_sequence() ? value.items.vector() : std::vector<CtValue>{value};
+  if (parts.empty() || parts.size() > 3)
+    error_at(loc, "cluster_dims takes 1 to 3 extents, not " + std::to_string(parts.size()));
+  std::array<int64_t, 3> dims{1, 1, 1};
+  int64_t blocks = 1;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    dims[i] = to_int(parts[i], loc, "cluster_dims");
+    if (dims[i] < 1) error_at(loc, "cluster_dims extents are at least 1, not " + std::to_string(dims[i]));
+    blocks *= dims[i];
+  }
+  if (blocks > kMaxClusterBlocks)
+    error_at(loc, "cluster_dims makes clusters of " + std::to_string(blocks) + " blocks; CUDA's portable limit is " +
+                      std::to_string(kMaxClusterBlocks));
+  return dims;
+}
+
+namespace {
+
+// A cluster tiles the grid: along each dim its extent divides the grid's (checked here where the
+// grid's is constant, at launch where it is read from the arguments).
+void check_cluster_fits_grid(const ir::KernelLaunch& launch, const SourceLoc& loc) {
+  static const char* axis[] = {"x", "y", "z"};
+  for (size_t d = 0; d < 3; ++d) {
+    const int64_t c = launch.cluster_dims[d];
+    if (c == 1) continue;
+    if (d >= launch.grid.size())
+      error_at(loc, "cluster_dims has " + std::to_string(c) + " blocks along " + axis[d] + ", but the grid has " +
+                        std::to_string(launch.grid.size()) + " dim" + (launch.grid.size() == 1 ? "" : "s"));
+    int64_t extent;
+    if (ir::is_const_int(launch.grid[d], &extent) && extent % c != 0)
+      error_at(loc, "the grid's extent along " + std::string(axis[d]) + " (" + std::to_string(extent) +
+                        ") is not a multiple of the cluster's (" + std::to_string(c) + ")");
+  }
+}
+
+}  // namespace
+
 void Elaborator::exec_with(const ast::Stmt& s) {
   if (s.with_items.size() != 1)
     error_at(s.loc, "a with statement in a kernel takes one T.Kernel(...)");
@@ -878,24 +919,32 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   CtValue callee;
   if (ctx.kind == ast::ExprKind::Call) callee = eval(*ctx.value);
   if (callee.kind == K::Builtin && callee.text == "T.ws") return exec_thread_group(s, ctx);
-  if (!(callee.kind == K::Builtin && callee.text == "T.Kernel"))
+  const bool cluster_kernel = callee.kind == K::Builtin && callee.text == "T.ClusterKernel";
+  if (!(callee.kind == K::Builtin && callee.text == "T.Kernel") && !cluster_kernel)
     error_at(ctx.loc, "only 'with T.Kernel(...)' is supported in kernels");
   if (in_kernel_) error_at(ctx.loc, "T.Kernel blocks cannot be nested");
   if (finding_dims_) return;  // the tensors are declared before the block (declared_dims)
 
   EvaluatedCall call;
   call.node = &ctx;
-  call.callee_name = "T.Kernel";
+  call.callee_name = cluster_kernel ? "T.ClusterKernel" : "T.Kernel";
   for (const auto& arg : ctx.items) {
     call.positional.push_back(eval(*arg));
     call.positional_locs.push_back(arg->loc);
   }
   int threads = 128;
   std::vector<int64_t> thread_extents{threads};
+  std::optional<std::array<int64_t, 3>> cluster_dims;
+  SourceLoc cluster_loc = ctx.loc;
   for (const auto& kw : ctx.keywords) {
+    if (kw.name == "cluster_dims") {
+      cluster_dims = cluster_extents(eval(*kw.value), kw.value->loc);
+      cluster_loc = kw.value->loc;
+      continue;
+    }
     if (kw.name != "threads")
-      error_at(kw.loc, "T.Kernel() got an unexpected keyword argument '" + kw.name +
-                           "' (it takes grid extents and threads=)");
+      error_at(kw.loc, call.callee_name + "() got an unexpected keyword argument '" + kw.name +
+                           "' (it takes grid extents, threads= and cluster_dims=)");
     CtValue t = eval(*kw.value);
     std::vector<CtValue> parts = t.is_sequence() ? t.items.vector() : std::vector<CtValue>{t};
     int64_t product = 1;
@@ -909,8 +958,10 @@ void Elaborator::exec_with(const ast::Stmt& s) {
     }
     threads = static_cast<int>(product);
   }
+  if (cluster_kernel && !cluster_dims)
+    error_at(ctx.loc, "T.ClusterKernel() missing required keyword argument 'cluster_dims'");
   if (call.positional.empty() || call.positional.size() > 3)
-    error_at(ctx.loc, "T.Kernel takes 1 to 3 grid extents, not " + std::to_string(call.positional.size()));
+    error_at(ctx.loc, call.callee_name + " takes 1 to 3 grid extents, not " + std::to_string(call.positional.size()));
   std::vector<ir::Expr> grid;
   for (size_t i = 0; i < call.positional.size(); ++i) {
     const CtValue& extent = call.positional[i];
@@ -943,6 +994,10 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   launch->grid = grid;
   launch->threads = threads;
   launch->loc = s.loc;
+  if (cluster_dims) {
+    launch->cluster_dims = *cluster_dims;
+    check_cluster_fits_grid(*launch, cluster_loc);
+  }
   for (size_t i = 0; i < grid.size(); ++i) {
     ir::Expr var = ir::make_var(names[i], DType::Int32);
     launch->block_vars.push_back(var);

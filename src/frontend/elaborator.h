@@ -1,6 +1,7 @@
 // The elaborator's internals, shared by elaborate*.cc and builtins.cc.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -126,6 +127,8 @@ class Elaborator {
   void exec_for(const ast::Stmt& s);
   CompileTimeRange compile_time_range(const EvaluatedCall& range_call);
   void exec_with(const ast::Stmt& s);
+  // T.Kernel's cluster_dims= (an int or 1 to 3 of them) as x, y, z extents, the rest 1.
+  std::array<int64_t, 3> cluster_extents(const CtValue& value, const SourceLoc& loc);
   // with T.ws(i, ...): the statements of warp groups i, ... (elaborate_stmt.cc).
   void exec_thread_group(const ast::Stmt& s, const ast::Expr& ws_call);
   // Unbinds the names of the frame that hold the finished T.Kernel block's

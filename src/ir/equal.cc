@@ -181,6 +181,7 @@ bool StructuralEqual::eq_KernelLaunch(const KernelLaunch* a, const KernelLaunch*
   if (a->thread_index.defined() != b->thread_index.defined()) return false;
   if (a->thread_index && a->thread_index.get() != a->thread_var.get() && !define(a->thread_index, b->thread_index)) return false;
   return a->threads == b->threads && a->producer_threads == b->producer_threads && a->persistent == b->persistent && a->grid_sync == b->grid_sync &&
+         a->cluster_dims == b->cluster_dims &&
          a->extern_sources == b->extern_sources &&
          a->keep_registers == b->keep_registers && a->min_blocks_per_sm == b->min_blocks_per_sm &&
          a->tensor_maps == b->tensor_maps && a->swizzle_panel == b->swizzle_panel &&

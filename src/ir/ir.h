@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <string>
 #include <utility>
@@ -349,6 +350,10 @@ struct KernelLaunch : StmtNode {
   // T.sync_grid: a barrier of the whole grid, so the launch is cooperative (every block resident
   // at once; a grid larger than the GPU holds is refused at launch, not left to hang).
   bool grid_sync = false;
+  // T.Kernel(..., cluster_dims=...): the blocks run in thread block clusters of these extents
+  // (x, y, z; CUDA sm_90 on), each cluster's blocks at once on one GPC; all 1 for none.
+  std::array<int64_t, 3> cluster_dims{1, 1, 1};
+  bool clustered() const { return cluster_dims[0] * cluster_dims[1] * cluster_dims[2] > 1; }
   // TMA copies' tensor maps, in the order the kernel's argument holds them (set by
   // lower_to_threads).
   std::vector<TensorMapSpec> tensor_maps;

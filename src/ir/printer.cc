@@ -412,6 +412,10 @@ class IRPrinter {
                        << std::to_string(op->threads) << "\n";
     if (op->persistent) line(indent + 1) << "# persistent: one wave of blocks, each looping over the grid's tiles\n";
     if (op->grid_sync) line(indent + 1) << "# cooperative: every block resident at once (T.sync_grid)\n";
+    if (op->clustered())
+      line(indent + 1) << "# clusters of " << std::to_string(op->cluster_dims[0]) << " x "
+                       << std::to_string(op->cluster_dims[1]) << " x " << std::to_string(op->cluster_dims[2])
+                       << " blocks\n";
     for (const std::string& source : op->extern_sources)
       line(indent + 1) << "# T.import_source: " << source.size() << " characters of CUDA\n";
     for (size_t i = 0; i < op->tensor_maps.size(); ++i) {

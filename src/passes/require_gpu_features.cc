@@ -12,6 +12,12 @@ class GpuFeatures : public ir::LocatedVisitor {
   explicit GpuFeatures(const Target& target) : target_(target) {}
 
  protected:
+  void visit_KernelLaunch(const ir::KernelLaunch* op) override {
+    if (op->clustered())
+      error_at(op->loc, "thread block clusters (cluster_dims) need CUDA sm_90 or later; target " + target_.name +
+                            (target_.arch.empty() ? "" : " " + target_.arch) + " has none");
+    IRVisitor::visit_KernelLaunch(op);
+  }
   void visit_IfThenElse(const ir::IfThenElse* op) override {
     const auto* call = op->condition.as<ir::Call>();
     if (call && call->name == ir::kThreadGroup && !target_.is_cuda() && !target_.is_cpu())

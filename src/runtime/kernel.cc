@@ -76,6 +76,13 @@ void launch_cuda(const Kernel::Impl& k, const BuiltLaunch& v, const std::vector<
                  const runtime::LaunchArgs& args, int device, void* stream) {
   std::optional<runtime::LaunchDims> grid = runtime::launch_grid(v.cuda_launch.grid, v.abi, args.ints, k.name);
   if (!grid) return;
+  const std::array<int64_t, 3>& cluster = v.cuda_launch.cluster_dims;
+  if (grid->x % cluster[0] != 0 || grid->y % cluster[1] != 0 || grid->z % cluster[2] != 0)
+    throw ArgumentError("kernel '" + k.name + "': its grid is " + std::to_string(grid->x) + " x " +
+                        std::to_string(grid->y) + " x " + std::to_string(grid->z) +
+                        " blocks for these arguments, not a multiple of its thread block clusters (cluster_dims " +
+                        std::to_string(cluster[0]) + " x " + std::to_string(cluster[1]) + " x " +
+                        std::to_string(cluster[2]) + ")");
   // A persistent kernel counts its grid's tiles in 32-bit integers.
   const int64_t tiles = int64_t{grid->x} * grid->y * grid->z;
   if (v.cuda_launch.persistent && tiles > std::numeric_limits<int32_t>::max())

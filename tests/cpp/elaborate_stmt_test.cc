@@ -182,6 +182,46 @@ TEST(ElaborateStmt, LaunchSizesAreCheckedBeforeTheyReachTheIR) {
                "5:30: error: threads must be between 1 and 1024, not 1048576");
 }
 
+TEST(ElaborateStmt, ClusterDimsAreCheckedBeforeTheyReachTheIR) {
+  const std::string body = kernel_text("        A[0] = 1\n");
+  auto with_kernel = [&](const std::string& kernel) { return replaced(body, "T.Kernel(1)", kernel); };
+  expect_error(with_kernel("T.Kernel(2, cluster_dims=0)"), "5:35: error: cluster_dims extents are at least 1, not 0");
+  expect_error(with_kernel("T.Kernel(16, cluster_dims=(2, 2, 4))"),
+               "5:36: error: cluster_dims makes clusters of 16 blocks; CUDA's portable limit is 8");
+  expect_error(with_kernel("T.Kernel(2, cluster_dims=(1, 1, 1, 1))"),
+               "5:35: error: cluster_dims takes 1 to 3 extents, not 4");
+  expect_error(with_kernel("T.Kernel(7, cluster_dims=2)"),
+               "5:35: error: the grid's extent along x (7) is not a multiple of the cluster's (2)");
+  expect_error(with_kernel("T.Kernel(4, cluster_dims=(1, 2))"),
+               "5:35: error: cluster_dims has 2 blocks along y, but the grid has 1 dim");
+  expect_error(with_kernel("T.ClusterKernel(4)"),
+               "5:10: error: T.ClusterKernel() missing required keyword argument 'cluster_dims'");
+  // What waits for a cluster needs one, and no barrier of another scope inside it.
+  expect_error(kernel_text("        T.cluster_sync()\n"),
+               "6:9: error: T.cluster_sync waits for the blocks of a thread block cluster; this T.Kernel has no "
+               "cluster_dims");
+  expect_error(replaced(kernel_text("        for i in T.Parallel(8):\n            T.cluster_sync()\n"), "T.Kernel(1)",
+                        "T.Kernel(2, cluster_dims=2)"),
+               "7:13: error: T.cluster_sync waits for every thread of the cluster; it goes outside T.Parallel loops");
+}
+
+TEST(ElaborateStmt, AClusterKernelCarriesItsExtentsIntoTheIR) {
+  const std::string text = replaced(
+      kernel_text("        A[bx] = T.block_rank_in_cluster()\n        T.cluster_sync()\n"), "T.Kernel(1)",
+      "T.ClusterKernel(4, 2, cluster_dims=(2, 2), threads=128)");
+  const std::string text_2d = replaced(text, "as bx", "as (bx, by)");
+  Compiled c = compile_text(text_2d, EmitStage::IR, "cuda");
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EXPECT_NE(c.text.find("# clusters of 2 x 2 x 1 blocks"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("block_rank_in_cluster()"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("cluster_sync()"), std::string::npos) << c.text;
+  // Without clusters a block's rank is 0, as CUDA's is.
+  const std::string plain = ir_of(kernel_text("        A[0] = T.block_rank_in_cluster()\n"));
+  EXPECT_EQ(plain.find("block_rank_in_cluster"), std::string::npos) << plain;
+  // The CPU and CUDA before sm_90 have no clusters.
+  expect_error(text_2d, "5:5: error: thread block clusters (cluster_dims) need CUDA sm_90 or later; target cpu");
+}
+
 TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {
   // The body is elaborated once: a tuple or string it reassigned kept one
   // elaboration's value (len(t) was 2 after 4 iterations, s was "b" whatever A[1] held).

@@ -33,6 +33,7 @@ class CudaPrinter final : public CFamilyPrinter {
     }
     if (bounds_check_) emit_line("#include \"cuda/bounds_check.h\"");
     if (launch->grid_sync) emit_line("#include \"cuda/grid_sync.h\"");
+    if (launch->clustered()) emit_line("#include \"cuda/cluster.h\"");
     if (!launch->extern_sources.empty()) {
       emit_line("// T.import_source: the program's own device code (C names nvcc's host headers give it).");
       emit_line("using uint = unsigned int;");
@@ -58,8 +59,14 @@ class CudaPrinter final : public CFamilyPrinter {
     kernel_name_ = cuda_kernel_name(func.name);
     const std::string min_blocks =
         launch->min_blocks_per_sm > 0 ? ", " + std::to_string(launch->min_blocks_per_sm) : std::string();
+    // A cluster's extents are the kernel's own: launched as any other, its grid a multiple of them.
+    const std::string cluster =
+        launch->clustered() ? " __cluster_dims__(" + std::to_string(launch->cluster_dims[0]) + ", " +
+                                  std::to_string(launch->cluster_dims[1]) + ", " +
+                                  std::to_string(launch->cluster_dims[2]) + ")"
+                            : std::string();
     open_block(std::string("extern \"C\" __global__ void __launch_bounds__(") + std::to_string(block_threads) +
-               min_blocks + ") " + kernel_name_ + "(" + param + args + ")");
+               min_blocks + ")" + cluster + " " + kernel_name_ + "(" + param + args + ")");
     emit_line("extern __shared__ __align__(1024) unsigned char " + shared_pool_ + "[];");
     emit_abi_prologue(func, abi, args + ".tensors", args + ".ints", args + ".floats");
     emit_stmt(func.body);
@@ -78,6 +85,7 @@ class CudaPrinter final : public CFamilyPrinter {
     out.launch.threads = block_threads;
     out.launch.persistent = launch->persistent;
     out.launch.cooperative = launch->grid_sync;
+    out.launch.cluster_dims = launch->cluster_dims;
     out.launch.min_blocks_per_sm = launch->min_blocks_per_sm;
     out.launch.loc = launch->loc;
     out.launch.dynamic_shared_bytes = shared_peak_;

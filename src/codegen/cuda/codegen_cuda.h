@@ -12,6 +12,7 @@
 // kernel parameter.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct CudaLaunch {
   bool persistent = false;
   // T.sync_grid: launched cooperatively (ir::KernelLaunch::grid_sync).
   bool cooperative = false;
+  // Thread block clusters (ir::KernelLaunch::cluster_dims): the grid must be a multiple.
+  std::array<int64_t, 3> cluster_dims{1, 1, 1};
   int min_blocks_per_sm = 0;  // T.annotate_min_blocks_per_sm, 0 where not given
   SourceLoc loc;              // the T.Kernel block's, for what building the source finds
 };

@@ -316,7 +316,9 @@ class Specializer {
       // each tile's loop, in a register of each thread's; it must then still read, after the
       // loop, what it read before it.
       const bool varying = uses_block_vars(n) || uses_block_vars(prelude_stmts);
-      persistent_ = hopper_feature(ctx_, "tilec.persistent") && fits_without_reuse() &&
+      // A cluster's blocks are launched together: one wave of them looping over tiles would
+      // need the tiles handed out a cluster at a time.
+      persistent_ = hopper_feature(ctx_, "tilec.persistent") && !launch_.clustered() && fits_without_reuse() &&
                     (!varying || !writes_what_it_reads(loop.body, n));
       // A persistent block's tile loop: tile_iter counts its tiles, and the pipeline's rounds
       // go on from one tile to the next: round tile_iter * n + i, or rounds_done[0] + i.
