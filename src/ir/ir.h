@@ -10,8 +10,8 @@
 // `lower_tile_ops` replaces with loops; the same IR then reaches codegen.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>

@@ -71,6 +71,30 @@ def test_the_kernel_carries_its_cluster_and_builds_for_sm90a(cluster_kernel):
     assert "%cluster_ctarank" in ptx and "barrier.cluster.arrive.release" in ptx and "barrier.cluster.wait" in ptx
 
 
+def pipelined_gemm(cluster_dims, M=512, N=512, K=512, bM=128, bN=256, bK=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=256, cluster_dims=cluster_dims) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), "bfloat16")
+            B_s = T.alloc_shared((bK, bN), "bfloat16")
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=3):
+                T.copy(A[by * bM, k * bK], A_s)
+                T.copy(B[k * bK, bx * bN], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+def test_a_cluster_kernel_is_not_made_persistent():
+    # A persistent kernel's one wave of blocks would take its tiles a block at a time.
+    assert "# persistent" in emit(pipelined_gemm(1), "ir")
+    ir = emit(pipelined_gemm((2, 1)), "ir")
+    assert "# clusters of 2 x 1 x 1 blocks" in ir and "# persistent" not in ir
+
+
 def test_targets_without_clusters_refuse_them():
     with pytest.raises(CompileError, match=r"test_clusters\.py:\d+:\d+: error: thread block clusters \(cluster_dims\) "
                                            r"need CUDA sm_90 or later; target cpu has none"):
