@@ -7,6 +7,8 @@ namespace tilec::passes {
 
 bool is_block_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "sync_threads"); }
 
+bool is_cluster_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "cluster_sync"); }
+
 bool is_mbarrier_arrival(const ir::Call& call) {
   const std::string prefix = ir::kDeviceCallPrefix;
   return call.name == prefix + "mbarrier_arrive" || call.name == prefix + "mbarrier_arrive_expect_tx" ||
@@ -44,6 +46,7 @@ void Footprint::visit_Evaluate(const ir::Evaluate* op) {
 
 void Footprint::visit_Call(const ir::Call* op) {
   thread_parts |= op->name == ir::kThreadGroup || op->name == ir::kThreadIn || is_mbarrier_arrival(*op);
+  block_rank |= op->name == std::string(ir::kDeviceCallPrefix) + "block_rank_in_cluster";
   ir::IRVisitor::visit_Call(op);
 }
 
@@ -54,22 +57,55 @@ void barrier_not_reached_by_all(const SourceLoc& loc) {
                 "conditions");
 }
 
-void ThreadValues::check_barriers(const ir::Stmt& body) const {
+namespace {
+
+// The first statement of `body` that is_barrier takes and `values` finds under control: fail(its loc).
+template <class IsBarrier, class Fail>
+void check_reached_by_all(const ThreadValues& values, const ir::Stmt& body, IsBarrier is_barrier, Fail fail) {
   struct Barriers : ir::IRVisitor {
     const ThreadValues& values;
-    explicit Barriers(const ThreadValues& v) : values(v) {}
+    IsBarrier is_barrier;
+    Fail fail;
+    Barriers(const ThreadValues& v, IsBarrier b, Fail f) : values(v), is_barrier(b), fail(f) {}
     void visit(const ir::Stmt& s) override {
-      if (s && is_block_barrier(s) && values.under_thread_control(s.get())) barrier_not_reached_by_all(s->loc);
+      if (s && is_barrier(s) && values.under_thread_control(s.get())) fail(s->loc);
       ir::IRVisitor::visit(s);
     }
     using ir::IRVisitor::visit;
-  } barriers(*this);
+  } barriers(values, is_barrier, fail);
   barriers.visit(body);
+}
+
+}  // namespace
+
+void ThreadValues::check_barriers(const ir::Stmt& body) const {
+  check_reached_by_all(*this, body, is_block_barrier, barrier_not_reached_by_all);
+}
+
+void ThreadValues::check_cluster_barriers(const ir::Stmt& body) const {
+  check_reached_by_all(*this, body, is_cluster_barrier, [](const SourceLoc& loc) {
+    error_at(loc, "T.cluster_sync under a condition or in a loop that differs from thread to thread or from block "
+                  "to block: every thread of every block of the cluster must reach it, or the others wait forever");
+  });
 }
 
 ThreadValues::ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body) {
   if (!thread_index) return;  // a kernel that reads no thread index: nothing differs
   vars_.insert(thread_index.get());
+  spread(body);
+}
+
+ThreadValues ThreadValues::across_cluster(const ir::KernelLaunch& launch) {
+  ThreadValues values;
+  if (launch.thread_index) values.vars_.insert(launch.thread_index.get());
+  for (const ir::Expr& block : launch.block_vars) values.vars_.insert(block.get());
+  values.block_rank_differs_ = true;
+  values.spread(launch.body);
+  return values;
+}
+
+// To what the seeds are computed into, until nothing more differs.
+void ThreadValues::spread(const ir::Stmt& body) {
   size_t before;
   do {
     before = vars_.size() + buffers_.size();
@@ -78,6 +114,7 @@ ThreadValues::ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body) {
 }
 
 bool ThreadValues::differs(const Footprint& f) const {
+  if (block_rank_differs_ && f.block_rank) return true;
   for (const auto* v : f.vars)
     if (vars_.count(v)) return true;
   for (const auto* b : f.buffers)

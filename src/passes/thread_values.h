@@ -15,6 +15,9 @@ namespace tilec::passes {
 // Whether `s` is T.sync_threads(): every thread of the block waits for the others.
 bool is_block_barrier(const ir::Stmt& s);
 
+// Whether `s` is T.cluster_sync(): every thread of the cluster's blocks waits for the others.
+bool is_cluster_barrier(const ir::Stmt& s);
+
 // Whether `call` is an arrival of the calling thread at an mbarrier (T.barrier_arrive,
 // T.mbarrier_arrive_expect_tx, T.cp_async_barrier_noinc).
 bool is_mbarrier_arrival(const ir::Call& call);
@@ -31,6 +34,7 @@ struct Footprint : ir::IRVisitor {
   const ir::StmtNode* barrier = nullptr;
   // holds a thread group or thread_in branch, or an mbarrier arrival (each thread's own)
   bool thread_parts = false;
+  bool block_rank = false;  // reads the block's rank in its cluster
 
   void visit_Var(const ir::Var* op) override;
   void visit_BufferLoad(const ir::BufferLoad* op) override;
@@ -54,6 +58,9 @@ class ThreadValues : ir::IRVisitor {
  public:
   // `thread_index` null: a kernel that reads none, where no value differs.
   ThreadValues(const ir::Expr& thread_index, const ir::Stmt& body);
+  // The values of a clustered kernel that differ between its threads or its blocks: those
+  // computed from the thread index (when read), the block indices or the block's rank.
+  static ThreadValues across_cluster(const ir::KernelLaunch& launch);
 
   bool differs(const Footprint& f) const;
   template <typename Node>
@@ -65,8 +72,14 @@ class ThreadValues : ir::IRVisitor {
   bool is_thread_value(const ir::Expr& var) const { return vars_.count(var.get()) > 0; }
   // A block barrier in `body` under thread control is an error (barrier_not_reached_by_all).
   void check_barriers(const ir::Stmt& body) const;
+  // Of across_cluster's values: a T.cluster_sync under a condition or in a loop that differs
+  // between threads or blocks is an error (a block that never reaches it leaves the others
+  // waiting).
+  void check_cluster_barriers(const ir::Stmt& body) const;
 
  private:
+  ThreadValues() = default;
+  void spread(const ir::Stmt& body);
   void visit(const ir::Stmt& s) override;
   using ir::IRVisitor::visit;
   void visit_LetStmt(const ir::LetStmt* op) override;
@@ -81,6 +94,7 @@ class ThreadValues : ir::IRVisitor {
   std::unordered_set<const ir::BufferNode*> buffers_;
   std::unordered_set<const ir::StmtNode*> controlled_;
   bool control_ = false;
+  bool block_rank_differs_ = false;
 };
 
 }  // namespace tilec::passes

@@ -95,6 +95,46 @@ def test_a_cluster_kernel_is_not_made_persistent():
     assert "# clusters of 2 x 1 x 1 blocks" in ir and "# persistent" not in ir
 
 
+def cluster_sync_under(condition):
+    @T.prim_func
+    def main(X: T.Tensor((8, 128), "float32"), n: T.int32):
+        with T.Kernel(8, threads=128, cluster_dims=2) as bx:
+            tx = T.get_thread_binding()
+            rank = T.block_rank_in_cluster()
+            half = bx // 2
+            if condition == "rank":
+                if rank == 0:
+                    T.cluster_sync()
+            elif condition == "block":
+                if half % 2 == 0:
+                    T.cluster_sync()
+            elif condition == "thread loop":
+                for i in T.serial(tx % 3):
+                    T.cluster_sync()
+            elif condition == "argument":
+                if n > 4:
+                    T.cluster_sync()
+            else:
+                for i in T.serial(3):
+                    T.cluster_sync()
+            X[bx, tx] = rank
+
+    return main
+
+
+@pytest.mark.parametrize("condition", ["rank", "block", "thread loop"])
+def test_a_cluster_barrier_some_blocks_or_threads_skip_is_refused(condition):
+    # On a GPU the blocks that reach it would wait forever for those that don't.
+    with pytest.raises(CompileError, match=r"test_clusters\.py:\d+:\d+: error: T.cluster_sync under a condition or "
+                                           r"in a loop that differs from thread to thread or from block to block"):
+        emit(cluster_sync_under(condition), "source")
+
+
+@pytest.mark.parametrize("condition", ["argument", "constant loop"])
+def test_a_cluster_barrier_every_thread_reaches_alike_is_taken(condition):
+    assert "tilec_cuda::cluster_sync();" in emit(cluster_sync_under(condition), "source")
+
+
 def test_targets_without_clusters_refuse_them():
     with pytest.raises(CompileError, match=r"test_clusters\.py:\d+:\d+: error: thread block clusters \(cluster_dims\) "
                                            r"need CUDA sm_90 or later; target cpu has none"):

@@ -120,6 +120,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
       thread_values_.emplace(op->thread_index, op->body);
       thread_values_->check_barriers(op->body);
     }
+    if (op->clustered()) ThreadValues::across_cluster(*op).check_cluster_barriers(op->body);
     block_tid_ = tid_;
     bounds_.bind(tid_, {0, op->threads + op->producer_threads - 1});
     tensor_maps_.clear();
