@@ -10,40 +10,36 @@ import pytest
 import tilec
 import tilec.language as T
 from tilec import CompileError
-from test_hopper import emit, hopper_or_skip
+from test_hopper import emit, hopper_or_skip, matmul
+
+
+@T.macro
+def swap_with_peer(X, Y, Ranks, bx):
+    # Y[b] = X[b's peer] * 2 + b's rank: each block writes its row of Y, then reads the row its
+    # peer wrote before the cluster's barrier.
+    tx = T.get_thread_binding()
+    rank = T.block_rank_in_cluster()
+    Y[bx, tx] = X[bx, tx] * 2
+    if tx == 0:
+        Ranks[bx] = rank
+    T.cluster_sync()
+    v = Y[bx - rank + 1 - rank, tx]
+    T.cluster_sync()
+    Y[bx, tx] = v + rank
 
 
 def swap_in_pairs(n, threads=128, cluster_kernel=False):
-    """Y[b] = X[b's peer] * 2 + its rank: each block of a pair writes its row of Y's scratch half,
-    then reads the row its peer wrote before the cluster's barrier."""
-
     @T.prim_func
     def main(X: T.Tensor((n, threads), "float32"), Y: T.Tensor((n, threads), "float32"),
              Ranks: T.Tensor((n,), "int32")):
         with T.Kernel(n, threads=threads, cluster_dims=2) as bx:
-            tx = T.get_thread_binding()
-            rank = T.block_rank_in_cluster()
-            Y[bx, tx] = X[bx, tx] * 2
-            if tx == 0:
-                Ranks[bx] = rank
-            T.cluster_sync()
-            v = Y[bx - rank + 1 - rank, tx]
-            T.cluster_sync()
-            Y[bx, tx] = v + rank
+            swap_with_peer(X, Y, Ranks, bx)
 
     @T.prim_func
     def tilelang_spelling(X: T.Tensor((n, threads), "float32"), Y: T.Tensor((n, threads), "float32"),
                           Ranks: T.Tensor((n,), "int32")):
         with T.ClusterKernel(n, threads=threads, cluster_dims=(2, 1, 1)) as bx:
-            tx = T.get_thread_binding()
-            rank = T.block_rank_in_cluster()
-            Y[bx, tx] = X[bx, tx] * 2
-            if tx == 0:
-                Ranks[bx] = rank
-            T.cluster_sync()
-            v = Y[bx - rank + 1 - rank, tx]
-            T.cluster_sync()
-            Y[bx, tx] = v + rank
+            swap_with_peer(X, Y, Ranks, bx)
 
     return tilelang_spelling if cluster_kernel else main
 
@@ -71,27 +67,10 @@ def test_the_kernel_carries_its_cluster_and_builds_for_sm90a(cluster_kernel):
     assert "%cluster_ctarank" in ptx and "barrier.cluster.arrive.release" in ptx and "barrier.cluster.wait" in ptx
 
 
-def pipelined_gemm(cluster_dims, M=512, N=512, K=512, bM=128, bN=256, bK=64):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
-        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=256, cluster_dims=cluster_dims) as (bx, by):
-            A_s = T.alloc_shared((bM, bK), "bfloat16")
-            B_s = T.alloc_shared((bK, bN), "bfloat16")
-            C_l = T.alloc_fragment((bM, bN), "float32")
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=3):
-                T.copy(A[by * bM, k * bK], A_s)
-                T.copy(B[k * bK, bx * bN], B_s)
-                T.gemm(A_s, B_s, C_l)
-            T.copy(C_l, C[by * bM, bx * bN])
-
-    return main
-
-
 def test_a_cluster_kernel_is_not_made_persistent():
     # A persistent kernel's one wave of blocks would take its tiles a block at a time.
-    assert "# persistent" in emit(pipelined_gemm(1), "ir")
-    ir = emit(pipelined_gemm((2, 1)), "ir")
+    assert "# persistent" in emit(matmul(512, 512, 512), "ir")
+    ir = emit(matmul(512, 512, 512, cluster_dims=(2, 1)), "ir")
     assert "# clusters of 2 x 1 x 1 blocks" in ir and "# persistent" not in ir
 
 

@@ -28,12 +28,12 @@ LADDER = {
 
 
 def matmul(M, N, K, bM=128, bN=256, bK=64, stages=3, threads=256, dtype="bfloat16", trans_b=False,
-           shared_epilogue=False, panel=0, out_dtype="bfloat16", keep_registers=False, min_blocks=0):
+           shared_epilogue=False, panel=0, out_dtype="bfloat16", keep_registers=False, min_blocks=0, cluster_dims=1):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), out_dtype)):
-        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads, cluster_dims=cluster_dims) as (bx, by):
             if panel:
                 T.use_swizzle(panel)
             if keep_registers:
