@@ -882,6 +882,9 @@ std::array<int64_t, 3> Elaborator::cluster_extents(const CtValue& value, const S
   for (size_t i = 0; i < parts.size(); ++i) {
     dims[i] = to_int(parts[i], loc, "cluster_dims");
     if (dims[i] < 1) error_at(loc, "cluster_dims extents are at least 1, not " + std::to_string(dims[i]));
+    if (dims[i] > kMaxClusterBlocks)  // before the product, which could overflow
+      error_at(loc, "cluster_dims has an extent of " + std::to_string(dims[i]) + "; CUDA's portable limit is " +
+                        std::to_string(kMaxClusterBlocks) + " blocks a cluster");
     blocks *= dims[i];
   }
   if (blocks > kMaxClusterBlocks)

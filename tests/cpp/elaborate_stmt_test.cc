@@ -188,6 +188,9 @@ TEST(ElaborateStmt, ClusterDimsAreCheckedBeforeTheyReachTheIR) {
   expect_error(with_kernel("T.Kernel(2, cluster_dims=0)"), "5:35: error: cluster_dims extents are at least 1, not 0");
   expect_error(with_kernel("T.Kernel(16, cluster_dims=(2, 2, 4))"),
                "5:36: error: cluster_dims makes clusters of 16 blocks; CUDA's portable limit is 8");
+  // An extent past the limit is refused before the product, which could overflow.
+  expect_error(with_kernel("T.Kernel(2, cluster_dims=(2**40, 2**40))"),
+               "5:35: error: cluster_dims has an extent of 1099511627776; CUDA's portable limit is 8 blocks a cluster");
   expect_error(with_kernel("T.Kernel(2, cluster_dims=(1, 1, 1, 1))"),
                "5:35: error: cluster_dims takes 1 to 3 extents, not 4");
   expect_error(with_kernel("T.Kernel(7, cluster_dims=2)"),
