@@ -24,6 +24,15 @@ std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const 
 // (Elaborator::exec_thread_group).
 void add_warp_specialize_builtins(BuiltinTable& table);
 
+// The rank of a block of the kernel's thread block cluster from argument `name`: an int32
+// expression, checked against the cluster's size where it is a constant.
+ir::Expr peer_rank(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn);
+// The address of the T.alloc_cluster_barrier barrier of argument `name`, which peer blocks
+// arrive at (an error for another barrier).
+ir::Expr cluster_barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn);
+// builtins_cluster.cc: thread block clusters (T.block_rank_in_cluster, T.cluster_sync,
+// T.copy_cluster).
+void add_cluster_builtins(BuiltinTable& table);
 // builtins_extern.cc: the program's own CUDA code (T.import_source, T.call_extern).
 void add_extern_builtins(BuiltinTable& table);
 

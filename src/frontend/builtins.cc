@@ -902,6 +902,7 @@ static const BuiltinTable& builtin_table() {
     BuiltinTable t;
     add_simt_builtins(t);
     add_warp_specialize_builtins(t);
+    add_cluster_builtins(t);
     add_extern_builtins(t);
     add_tirx_builtins(t);
     add_tilec_math_builtins(t);

@@ -155,26 +155,6 @@ void add_simt_builtins(BuiltinTable& t) {
     el.emit(ir::device_call("sync_grid", {}, c.node->loc));
     return CtValue::none();
   };
-  // T.block_rank_in_cluster(): the block's place in its thread block cluster (T.Kernel's
-  // cluster_dims), x fastest; 0 in a kernel without clusters, as CUDA's %cluster_ctarank is.
-  t["T.block_rank_in_cluster"] = [](Elaborator& el, const EvaluatedCall& c) {
-    no_arguments(el, c);
-    if (!el.kernel_->clustered()) return CtValue::of_int(0);
-    return CtValue::of_expr(ir::device_value(DType::Int32, "block_rank_in_cluster", {}));
-  };
-  // T.cluster_sync(): every thread of every block of the cluster waits here for the others; what
-  // each wrote before (to global or to a peer's shared memory) is seen by all after.
-  t["T.cluster_sync"] = [](Elaborator& el, const EvaluatedCall& c) {
-    no_arguments(el, c);
-    if (!el.kernel_->clustered())
-      error_at(c.node->loc, "T.cluster_sync waits for the blocks of a thread block cluster; this T.Kernel has no "
-                            "cluster_dims");
-    if (el.thread_group_ || el.parallel_depth_ > 0)
-      error_at(c.node->loc, "T.cluster_sync waits for every thread of the cluster; it goes outside T.Parallel loops "
-                            "and thread groups");
-    el.emit(ir::device_call("cluster_sync", {}, c.node->loc));
-    return CtValue::none();
-  };
   t["T.sync_threads"] = [](Elaborator& el, const EvaluatedCall& c) {
     require_kernel(el, c);
     CallArgs a = el.bind(c, {"barrier_id=None", "arrive_count=None"});

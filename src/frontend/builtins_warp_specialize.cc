@@ -26,42 +26,63 @@ void require_kernel(Elaborator& el, const EvaluatedCall& call) {
   if (el.thread_group_) el.thread_group_needed_ = true;
 }
 
-// &bars[i]: one barrier of a T.alloc_barrier buffer, written bars[i], or the buffer itself when
-// it holds one.
-ir::Expr barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+// The barrier buffer of argument `name` (T.alloc_barrier's or T.alloc_cluster_barrier's).
+TileOperand barrier_operand(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
   const SourceLoc loc = a.loc(name);
   TileOperand op = el.operand(a[name], loc, fn + "() argument '" + name + "'");
   if (!el.barrier_buffers_.count(op.buffer.get()))
     error_at(loc, fn + ": '" + name + "' is a barrier from T.alloc_barrier(...), not '" + op.buffer->name + "'");
+  return op;
+}
+
+// &bars[i]: one barrier of a T.alloc_barrier buffer, written bars[i], or the buffer itself when
+// it holds one.
+ir::Expr barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+  TileOperand op = barrier_operand(el, a, name, fn);
   std::vector<ir::Expr> at;
   for (const ir::Range& r : op.ranges) {
     if (!op.point_only && !ir::is_one(ir::simplify(r.extent)))
-      error_at(loc, fn + ": '" + op.buffer->name + "' holds several barriers; pass one of them (" + op.buffer->name +
-                        "[i])");
+      error_at(a.loc(name), fn + ": '" + op.buffer->name + "' holds several barriers; pass one of them (" +
+                                op.buffer->name + "[i])");
     at.push_back(r.min);
   }
   return ir::address_of(op.buffer, at);
+}
+
+// Whether argument `name` is a barrier of T.alloc_cluster_barrier's.
+bool is_cluster_barrier(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+  return el.cluster_barrier_buffers_.count(barrier_operand(el, a, name, fn).buffer.get()) > 0;
 }
 
 // T.alloc_barrier(arrive_count): one mbarrier, or one for each count of a list; a phase of
 // barrier i completes when arrive_count[i] threads have arrived and the bytes of the TMA loads
 // it expects have come. Thread 0 initializes them where the call is, before the block's
 // threads go on together.
+// T.alloc_cluster_barrier(arrive_count): the same, in a kernel with thread block clusters, for
+// barriers the cluster's other blocks arrive at too (T.mbarrier_arrive(bar, cta_id=...),
+// T.copy_cluster's remote_barrier): the cluster's blocks go on together after the
+// initialization, so no block arrives at a peer's barrier before it is initialized.
 CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
   require_kernel(el, call);
+  const bool in_cluster = call.callee_name == "T.alloc_cluster_barrier";
+  const std::string& fn = call.callee_name;
   CallArgs a = el.bind(call, {"arrive_count"});
   if (el.under_runtime_control() || el.thread_group_ || el.parallel_depth_ > 0)
-    error_at(call.node->loc, "T.alloc_barrier goes in the T.Kernel block itself, outside loops, branches and T.ws "
-                             "groups: every thread of the block waits there for the barriers' initialization");
+    error_at(call.node->loc, fn + " goes in the T.Kernel block itself, outside loops, branches and T.ws groups: "
+                                  "every thread of the " + (in_cluster ? "cluster" : "block") +
+                                  " waits there for the barriers' initialization");
+  if (in_cluster && !el.kernel_->clustered())
+    error_at(call.node->loc, "T.alloc_cluster_barrier makes barriers a thread block cluster's blocks share; this "
+                             "T.Kernel has no cluster_dims (T.alloc_barrier makes a block's own)");
   const CtValue& counts = a["arrive_count"];
   std::vector<CtValue> items = counts.is_sequence() ? counts.items.vector() : std::vector<CtValue>{counts};
-  if (items.empty()) error_at(a.loc("arrive_count"), "T.alloc_barrier: the list of arrival counts is empty");
+  if (items.empty()) error_at(a.loc("arrive_count"), fn + ": the list of arrival counts is empty");
   std::vector<int64_t> arrivals;
   for (const CtValue& item : items) {
-    int64_t n = el.to_int(item, a.loc("arrive_count"), "T.alloc_barrier arrive_count");
+    int64_t n = el.to_int(item, a.loc("arrive_count"), fn + " arrive_count");
     if (n < 1 || n > kMaxArrivals)
-      error_at(a.loc("arrive_count"), "T.alloc_barrier: an arrival count is between 1 and " +
-                                          std::to_string(kMaxArrivals) + ", not " + std::to_string(n));
+      error_at(a.loc("arrive_count"), fn + ": an arrival count is between 1 and " + std::to_string(kMaxArrivals) +
+                                          ", not " + std::to_string(n));
     arrivals.push_back(n);
   }
   const SourceLoc& loc = call.node->loc;
@@ -71,6 +92,7 @@ CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
   el.note_made_buffer(bars);
   el.kernel_allocs_.push_back(bars);
   el.barrier_buffers_.insert(bars.get());
+  if (in_cluster) el.cluster_barrier_buffers_.insert(bars.get());
   std::vector<ir::Stmt> init;
   for (size_t i = 0; i < arrivals.size(); ++i)
     init.push_back(ir::device_call(
@@ -78,29 +100,65 @@ CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
         loc));
   init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
   el.emit(ir::with_loc(ir::make_if(ir::thread_in(0, 1), ir::make_seq(init)), loc));
-  el.emit(ir::device_call("sync_threads", {}, loc));
+  el.emit(ir::device_call(in_cluster ? "cluster_sync" : "sync_threads", {}, loc));
   return CtValue::of_buffer(bars);
 }
 
 // T.barrier_wait(mbarrier, parity), T.mbarrier_wait_parity(mbarrier, parity): the thread waits
-// until the barrier's phase of this parity (0 first, then 1, 0, ...) has completed.
+// until the barrier's phase of this parity (0 first, then 1, 0, ...) has completed. A cluster
+// barrier's wait acquires what the peer blocks that arrived released.
 CtValue wait_parity(Elaborator& el, const EvaluatedCall& call) {
   require_kernel(el, call);
   CallArgs a = el.bind(call, {"mbarrier", "parity"});
   ir::Expr bar = barrier_address(el, a, "mbarrier", call.callee_name);
   ir::Expr parity = el.to_expr_of(a["parity"], DType::Int32, a.loc("parity"), call.callee_name + " parity");
-  el.emit(ir::device_call("mbarrier_wait_parity", {bar, parity}, call.node->loc));
+  const bool in_cluster = is_cluster_barrier(el, a, "mbarrier", call.callee_name);
+  el.emit(ir::device_call(in_cluster ? "mbarrier_wait_parity_in_cluster" : "mbarrier_wait_parity", {bar, parity},
+                          call.node->loc));
   return CtValue::none();
 }
 
-// T.barrier_arrive(mbarrier), T.mbarrier_arrive(mbarrier): this thread arrives.
+}  // namespace
+
+// The rank of a block of the kernel's cluster from argument `name`: an int32 expression, checked
+// against the cluster's size where it is a constant.
+ir::Expr peer_rank(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+  const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
+  ir::Expr rank = el.to_expr_of(a[name], DType::Int32, a.loc(name), fn + " " + name);
+  int64_t value;
+  if (ir::is_const_int(ir::simplify(rank), &value) && (value < 0 || value >= blocks))
+    error_at(a.loc(name), fn + ": " + name + " is the rank of a block of the cluster, from 0 to " +
+                              std::to_string(blocks - 1) + ", not " + std::to_string(value));
+  return rank;
+}
+
+// The address of the cluster barrier of argument `name`, for a peer block's arrival.
+ir::Expr cluster_barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn) {
+  ir::Expr bar = barrier_address(el, a, name, fn);
+  if (!is_cluster_barrier(el, a, name, fn))
+    error_at(a.loc(name), fn + ": a peer block arrives only at barriers from T.alloc_cluster_barrier(...), which "
+                              "the cluster's blocks initialize before any of them goes on");
+  return bar;
+}
+
+namespace {
+
+// T.barrier_arrive(mbarrier), T.mbarrier_arrive(mbarrier, cta_id=None): this thread arrives, at
+// the barrier of its own block or, with cta_id, at that block of the cluster's copy of it.
 CtValue arrive(Elaborator& el, const EvaluatedCall& call) {
   require_kernel(el, call);
   const bool cluster_form = call.callee_name == "T.mbarrier_arrive";
   CallArgs a = cluster_form ? el.bind(call, {"mbarrier", "cta_id=None"}) : el.bind(call, {"mbarrier"});
-  if (cluster_form && a["cta_id"].kind != K::None)
-    error_at(a.loc("cta_id"), "T.mbarrier_arrive(cta_id=...): arriving at a peer block's barrier is not supported "
-                              "yet; a block arrives at its own barriers");
+  if (cluster_form && a["cta_id"].kind != K::None) {
+    if (!el.kernel_->clustered())
+      error_at(a.loc("cta_id"), "T.mbarrier_arrive(cta_id=...) arrives at a barrier of another block of the "
+                                "thread block cluster; this T.Kernel has no cluster_dims");
+    ir::Expr bar = cluster_barrier_address(el, a, "mbarrier", call.callee_name);
+    el.reaches_peer_blocks_ = true;
+    el.emit(ir::device_call("mbarrier_arrive_in_block", {bar, peer_rank(el, a, "cta_id", call.callee_name)},
+                            call.node->loc));
+    return CtValue::none();
+  }
   el.emit(ir::device_call("mbarrier_arrive", {barrier_address(el, a, "mbarrier", call.callee_name)}, call.node->loc));
   return CtValue::none();
 }
@@ -134,8 +192,8 @@ CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
   for (const char* unsupported : {"cluster_mask", "leader_scope_threads", "annotations"})
     if (a[unsupported].kind != K::None)
       error_at(a.loc(unsupported), std::string("T.tma_copy(") + unsupported +
-                                       "=...) is not supported: tilec has no thread block clusters, and the "
-                                       "group's first thread issues the copy");
+                                       "=...) is not supported: TMA multicast to a cluster's blocks is not "
+                                       "supported yet, and the group's first thread issues the copy");
   auto node = copy_between(el, a, "T.tma_copy", loc);
   op::check(*node, a.loc("src"));
   const bool load = node->src.buffer->scope == ir::MemoryScope::Global &&
@@ -284,6 +342,7 @@ void add_warp_specialize_builtins(BuiltinTable& t) {
     return CtValue::none();
   };
   t["T.alloc_barrier"] = alloc_barrier;
+  t["T.alloc_cluster_barrier"] = alloc_barrier;
   t["T.barrier_wait"] = wait_parity;
   t["T.mbarrier_wait_parity"] = wait_parity;
   t["T.barrier_arrive"] = arrive;

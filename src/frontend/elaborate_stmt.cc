@@ -1015,6 +1015,8 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   block_atomics_with_prev_.clear();
   kernel_allocs_.clear();
   barrier_buffers_.clear();
+  cluster_barrier_buffers_.clear();
+  reaches_peer_blocks_ = false;
   unnamed_buffers_.clear();
   annotated_layouts_.clear();
   kernel_tensor_layouts_.clear();
@@ -1022,6 +1024,10 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   frame().control_depth_at_entry = runtime_control_depth_;
   ir::Stmt body = collect([&] { exec_block(s.body); });
   frame().control_depth_at_entry = saved_depth;
+  // A block's shared memory is gone once it exits: a kernel whose blocks write into their peers'
+  // (or arrive at their barriers) ends with a cluster barrier, so none leaves while a peer may
+  // still reach it.
+  if (reaches_peer_blocks_) body = ir::make_seq({body, ir::device_call("cluster_sync", {}, s.loc)});
   if (!launch->thread_index && !block_atomics_with_prev_.empty())
     error_at(block_atomics_with_prev_[0],
              "T.atomic_add(..., return_prev=True) is each thread's own call (every "

@@ -254,7 +254,10 @@ class Elaborator {
   // Set in such an if by what the group's threads do together (a T.tma_copy its first thread
   // issues, a barrier of theirs).
   bool thread_group_needed_ = false;
-  std::set<const ir::BufferNode*> barrier_buffers_;  // T.alloc_barrier's
+  std::set<const ir::BufferNode*> barrier_buffers_;  // T.alloc_barrier's and T.alloc_cluster_barrier's
+  std::set<const ir::BufferNode*> cluster_barrier_buffers_;  // T.alloc_cluster_barrier's
+  // Whether the kernel writes into a peer block's shared memory or arrives at its barriers.
+  bool reaches_peer_blocks_ = false;
   std::set<const ir::BufferNode*> viewed_tensors_;   // tensor params a T.Tensor view reads
   // Where the block's statements (outside T.Parallel) call T.atomic_add(..., return_prev=True):
   // each thread's own call, so the block must read the thread index (checked when it ends).

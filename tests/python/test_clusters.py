@@ -1,7 +1,9 @@
 """Thread block clusters (T.Kernel's cluster_dims, TileLang's T.ClusterKernel; CUDA sm_90): a
 cluster's blocks are launched together, each knows its rank in the cluster
-(T.block_rank_in_cluster) and T.cluster_sync waits for all of them. Other targets refuse
-clusters; a grid that is not a multiple of the cluster is an error before anything runs."""
+(T.block_rank_in_cluster) and T.cluster_sync waits for all of them. A block writes into a peer's
+shared memory (T.copy_cluster) and arrives at a peer's barriers (T.alloc_cluster_barrier,
+T.mbarrier_arrive(bar, cta_id=...)). Other targets refuse clusters; a grid that is not a
+multiple of the cluster is an error before anything runs."""
 
 import re
 
@@ -10,6 +12,7 @@ import pytest
 import tilec
 import tilec.language as T
 from tilec import CompileError
+from helpers import prim_func_from_text
 from test_hopper import emit, hopper_or_skip, matmul
 
 
@@ -162,3 +165,236 @@ def test_a_grid_that_is_not_a_multiple_of_the_cluster_is_refused_before_it_runs(
     torch.cuda.synchronize()
     assert torch.count_nonzero(x) == 0
     kernel(torch.zeros(6, 128, device="cuda"))
+
+
+# --- a peer block's shared memory and barriers ---------------------------------------------
+
+def copy_to_peer(n, signal):
+    """TileLang's SM-to-SM copy (testing/python/cuda/test_tma_dsmem.py): block 0 of the one
+    cluster copies A into block 1's shared memory, which writes it to B. With signal="barrier"
+    block 1 waits on its cluster barrier, which the copy arrives at; with "cluster_sync" both
+    blocks pass a cluster barrier."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.ClusterKernel(2, threads=128, cluster_dims=(2, 1, 1)) as pid:
+            s_src = T.alloc_shared((n,), "float32")
+            s_dst = T.alloc_shared((n,), "float32")
+            s_barrier = T.alloc_cluster_barrier([1])
+            T.fill(s_src, 0.0)
+            T.fill(s_dst, 0.0)
+            T.cluster_sync()
+            if pid == 0:
+                for i in T.Parallel(n):
+                    s_src[i] = A[i]
+                if signal == "barrier":
+                    T.copy_cluster(s_src, s_dst, dst_block=1, remote_barrier=s_barrier[0])
+                else:
+                    T.copy_cluster(s_src, s_dst, dst_block=1)
+            if signal == "cluster_sync":
+                T.cluster_sync()
+            if pid == 1:
+                if signal == "barrier":
+                    T.mbarrier_wait_parity(s_barrier[0], 0)
+                for i in T.Parallel(n):
+                    B[i] = s_dst[i]
+
+    return kernel
+
+
+def copy_slice_to_peer(m, n_full, n_tile):
+    """A 2-D slice whose rows are not contiguous in the buffer, each block sending its rows to
+    the other: B[r] = A[r's peer] over the [m, n_tile] corner of [m, n_full] buffers."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((4, m, n_tile), "float16"), B: T.Tensor((4, m, n_tile), "float16")):
+        with T.Kernel(4, threads=128, cluster_dims=2) as bx:
+            s_src = T.alloc_shared((m, n_full), "float16")
+            s_dst = T.alloc_shared((m, n_full), "float16")
+            arrived = T.alloc_cluster_barrier(1)
+            rank = T.block_rank_in_cluster()
+            T.copy(A[bx, :, :], s_src[0:m, 0:n_tile])
+            T.copy_cluster(s_src[0:m, 0:n_tile], s_dst[0:m, 0:n_tile], dst_block=1 - rank, remote_barrier=arrived)
+            T.mbarrier_wait_parity(arrived, 0)
+            T.copy(s_dst[0:m, 0:n_tile], B[bx, :, :])
+
+    return kernel
+
+
+def passing_round(steps, n=256):
+    """Each step, a block adds its rank + 1 to the running row and hands it to its peer's shared
+    memory, which may take it only once the peer has read the last one: a barrier each way, as a
+    pipeline's full and empty barriers are. Out[b] = X[b] + what the steps added."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((8, n), "float32"), Out: T.Tensor((8, n), "float32")):
+        with T.Kernel(8, threads=128, cluster_dims=2) as bx:
+            row = T.alloc_shared((n,), "float32")
+            mine = T.alloc_shared((n,), "float32")
+            full = T.alloc_cluster_barrier(1)
+            empty = T.alloc_cluster_barrier(128)
+            rank = T.block_rank_in_cluster()
+            peer = 1 - rank
+            T.copy(X[bx, :], mine)
+            T.copy_cluster(mine, row, dst_block=peer, remote_barrier=full)
+            for step in T.serial(steps):
+                T.mbarrier_wait_parity(full, step % 2)
+                for i in T.Parallel(n):
+                    mine[i] = row[i] + rank + 1
+                # The peer's row is free again once every thread here has read it.
+                T.mbarrier_arrive(empty, cta_id=peer)
+                T.mbarrier_wait_parity(empty, step % 2)
+                T.copy_cluster(mine, row, dst_block=peer, remote_barrier=full)
+            T.mbarrier_wait_parity(full, steps % 2)
+            T.copy(row, Out[bx, :])
+
+    return kernel
+
+
+def shared_operand_gemm(m, n, k):
+    """Each block of a cluster of 2 loads half of the rows of the B tile the two share and sends
+    them to the other, whose gemm reads the whole tile from its own shared memory (laid out as
+    wgmma wants: the copy follows both buffers' swizzle). C = A @ B."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((2 * m, k), "bfloat16"), B: T.Tensor((k, n), "bfloat16"),
+               C: T.Tensor((2 * m, n), "float32")):
+        with T.Kernel(2, threads=128, cluster_dims=2) as bx:
+            A_s = T.alloc_shared((m, k), "bfloat16")
+            B_s = T.alloc_shared((k, n), "bfloat16")
+            acc = T.alloc_fragment((m, n), "float32")
+            arrived = T.alloc_cluster_barrier(1)
+            rank = T.block_rank_in_cluster()
+            half = k // 2
+            T.copy(A[bx * m:(bx + 1) * m, :], A_s)
+            T.copy(B[rank * half:(rank + 1) * half, :], B_s[rank * half:(rank + 1) * half, :])
+            T.copy_cluster(B_s[rank * half:(rank + 1) * half, :], B_s[rank * half:(rank + 1) * half, :],
+                           dst_block=1 - rank, remote_barrier=arrived)
+            T.mbarrier_wait_parity(arrived, 0)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            T.copy(acc, C[bx * m:(bx + 1) * m, :])
+
+    return kernel
+
+
+def test_a_copy_to_a_peer_block_builds_for_sm90a():
+    ir = emit(copy_to_peer(128, "barrier"), "ir")
+    assert "T.device.store_to_block(T.address_of(s_dst[" in ir and "mbarrier_arrive_in_block" in ir
+    ptx = emit(copy_to_peer(128, "barrier"), "ptx")
+    for instruction in ["mapa.u64", "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
+                        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "fence.mbarrier_init.release.cluster"]:
+        assert instruction in ptx, instruction
+    for kernel in [copy_to_peer(128, "cluster_sync"), copy_slice_to_peer(64, 96, 64), passing_round(3),
+                   shared_operand_gemm(64, 64, 64)]:
+        assert "mapa" in emit(kernel, "ptx")
+
+
+def test_the_cluster_barriers_are_initialized_before_any_block_goes_on_and_no_block_leaves_early():
+    # A peer's arrival at a barrier not yet initialized would be lost; the cluster waits instead.
+    source = emit(passing_round(2), "source")
+    init = source.index("tilec_cuda::fence_mbarrier_init();")
+    assert source.index("tilec_cuda::cluster_sync();", init) < source.index("store_to_block", init)
+    # A block that left would take its shared memory with it while its peer may still write there.
+    body = source[source.index("__global__"):].rstrip()
+    assert body.endswith("tilec_cuda::cluster_sync();\n}")
+    assert not emit(swap_in_pairs(8), "source").rstrip().endswith("tilec_cuda::cluster_sync();\n}")
+
+
+def cluster_kernel_source(body, folder, cluster_dims=2):
+    src = (
+        "import tilec.language as T\n"
+        "@T.prim_func\n"
+        "def main(A: T.Tensor((4, 64), 'float32')):\n"
+        f"    with T.Kernel(4, threads=64, cluster_dims={cluster_dims}) as bx:\n"
+        "        s = T.alloc_shared((64,), 'float32')\n"
+        "        t = T.alloc_shared((64,), 'float32')\n"
+        "        frag = T.alloc_fragment((64,), 'float32')\n"
+        "        own = T.alloc_barrier(1)\n"
+        "        shared_bar = T.alloc_cluster_barrier([1, 2])\n"
+        + "".join("        " + line + "\n" for line in body))
+    return prim_func_from_text(src, folder)
+
+
+@pytest.mark.parametrize("body,message", [
+    (["T.copy_cluster(s, t)"], "T.copy_cluster: name the block of the cluster whose shared memory 'dst' is in"),
+    (["T.copy_cluster(s, t, dst_block=2)"], "dst_block is the rank of a block of the cluster, from 0 to 1, not 2"),
+    (["T.copy_cluster(s, t, dst_block=-1)"], "dst_block is the rank of a block of the cluster, from 0 to 1, not -1"),
+    (["T.copy_cluster(A[0, :], t, dst_block=1)"], "T.copy_cluster copies shared memory to shared memory; 'A' is global"),
+    (["T.copy_cluster(s, frag, dst_block=1)"], "'frag' is fragment"),
+    (["T.copy_cluster(s, t[0:32], dst_block=1)"],
+     "T.copy_cluster: shapes differ: source 's' is (64,) but destination 't' is (32,)"),
+    (["T.copy_cluster(s, t, dst_block=1, cluster_mask=3)"], "T.copy_cluster(cluster_mask=...) is not supported"),
+    (["T.copy_cluster(s, t, dst_block=1, remote_barrier=own)"],
+     "a peer block arrives only at barriers from T.alloc_cluster_barrier(...)"),
+    (["T.copy_cluster(s, t, dst_block=1, remote_barrier=shared_bar)"], "'shared_bar' holds several barriers"),
+    (["T.copy_cluster(s, t, dst_block=1, remote_barrier=s[0])"], "'remote_barrier' is a barrier from T.alloc_barrier"),
+    (["T.mbarrier_arrive(own, cta_id=1)"], "a peer block arrives only at barriers from T.alloc_cluster_barrier(...)"),
+    (["T.mbarrier_arrive(shared_bar[1], cta_id=bx * 0 + 5)"],
+     "cta_id is the rank of a block of the cluster, from 0 to 1, not 5"),
+    (["for i in T.Parallel(64):", "    T.copy_cluster(s, t, dst_block=1)"], "it goes outside T.Parallel loops"),
+    (["if bx == 0:", "    b = T.alloc_cluster_barrier(1)"], "T.alloc_cluster_barrier goes in the T.Kernel block itself"),
+])
+def test_cluster_copy_and_barrier_mistakes_are_errors_at_their_line(body, message, tmp_path):
+    with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):
+        emit(cluster_kernel_source(body, tmp_path), "ir")
+
+
+def test_a_copy_to_a_peer_needs_clusters(tmp_path):
+    src = ("import tilec.language as T\n"
+           "@T.prim_func\n"
+           "def main(A: T.Tensor((64,), 'float32')):\n"
+           "    with T.Kernel(4, threads=64) as bx:\n"
+           "        s = T.alloc_shared((64,), 'float32')\n"
+           "        T.copy_cluster(s, s, dst_block=0)\n")
+    with pytest.raises(CompileError, match=r"kernel.py:6:9: error: T.copy_cluster copies between the shared memory "
+                                           r"of a thread block cluster's blocks; this T.Kernel has no cluster_dims"):
+        emit(prim_func_from_text(src, tmp_path), "ir")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("signal", ["barrier", "cluster_sync"])
+@pytest.mark.parametrize("n", [128, 1000])
+def test_a_block_copies_its_shared_memory_into_its_peers(signal, n):
+    torch = hopper_or_skip()
+    a = torch.randn(n, device="cuda")
+    b = torch.full((n,), float("nan"), device="cuda")
+    tilec.compile(copy_to_peer(n, signal))(a, b)
+    torch.cuda.synchronize()
+    assert torch.equal(b, a)
+
+
+@pytest.mark.gpu
+def test_a_slice_of_rows_goes_to_the_peer_and_signals_its_barrier():
+    torch = hopper_or_skip()
+    a = torch.randn(4, 64, 40, device="cuda").half()
+    b = torch.full_like(a, float("nan"))
+    tilec.compile(copy_slice_to_peer(64, 96, 40))(a, b)
+    torch.cuda.synchronize()
+    assert torch.equal(b, a[torch.arange(4, device="cuda") ^ 1])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("steps", [1, 2, 7])
+def test_blocks_hand_rows_back_and_forth_through_each_others_barriers(steps):
+    torch = hopper_or_skip()
+    x = torch.randn(8, 256, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    tilec.compile(passing_round(steps))(x, out)
+    torch.cuda.synchronize()
+    peers = torch.arange(8, device="cuda") ^ 1
+    ranks = (torch.arange(8, device="cuda") % 2).float()
+    rows = x[peers]  # what each block's row holds at each step's wait
+    for _ in range(steps):
+        rows = (rows + ranks[:, None] + 1)[peers]
+    torch.testing.assert_close(out, rows, rtol=0, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_a_gemm_reads_a_tile_half_of_which_its_peer_sent():
+    torch = hopper_or_skip()
+    a = torch.randn(128, 64, device="cuda").bfloat16()
+    b = torch.randn(64, 64, device="cuda").bfloat16()
+    c = torch.full((128, 64), float("nan"), device="cuda")
+    tilec.compile(shared_operand_gemm(64, 64, 64))(a, b, c)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)

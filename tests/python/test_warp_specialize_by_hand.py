@@ -275,7 +275,9 @@ def kernel_source(body, folder):
     (["T.tma_copy(A[0:128, :], A_s)"], "a load into shared memory completes on a barrier"),
     (["T.tma_copy(A_s, C[0:128, :], barrier=bars[0])"], "a store to global memory completes on no barrier"),
     (["T.tma_copy(A[0:128, :], A_s, barrier=bars[0], cluster_mask=3)"], "cluster_mask=...) is not supported"),
-    (["T.mbarrier_arrive(bars[0], cta_id=1)"], "arriving at a peer block's barrier is not supported yet"),
+    (["T.mbarrier_arrive(bars[0], cta_id=1)"], "arrives at a barrier of another block of the thread block cluster; this T.Kernel has no cluster_dims"),
+    (["T.alloc_cluster_barrier([1])"], "T.alloc_cluster_barrier makes barriers a thread block cluster's blocks share; "
+                                       "this T.Kernel has no cluster_dims"),
     (["T.set_max_nreg(100, 1)"], "reg_count is a multiple of 8 from 24 to 256, not 100"),
     # setmaxnreg.inc takes from what the block launched with (256 threads: 248 a thread); asked
     # for more, the growing warpgroup waits forever (the seesaw prefill's 224 + 224 + 64 hung)
