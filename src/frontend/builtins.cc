@@ -737,6 +737,11 @@ static CtValue annotate_layout_op(Elaborator& el, const EvaluatedCall& c) {
       error_at(value.loc, "this layout is for a " + shape_text(layout.layout->shape()) + " tile; '" + name + "' is " +
                               shape_text(shape));
     const ir::BufferNode* b = buffer.buffer.get();
+    if (auto copied = el.copied_in_vectors_.find(b);
+        copied != el.copied_in_vectors_.end() && layout.layout->kind() == ir::SharedLayout::Kind::User)
+      error_at(key.loc, "T.annotate_layout: T.copy_cluster at " + copied->second.str() + " moved '" + name +
+                            "' 16 bytes at a time, which a layout of the user's may not keep together; annotate "
+                            "it before that copy");
     if (!tensor) {
       if (!el.annotated_layouts_.emplace(b, layout.layout).second)
         error_at(key.loc, "'" + name + "' has a layout already (one T.annotate_layout a buffer)");

@@ -5,6 +5,7 @@
 #include "frontend/builtin_table.h"
 #include "ir/device_calls.h"
 #include "ir/region.h"
+#include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "op/check.h"
 
@@ -14,18 +15,55 @@ using K = CtValue::Kind;
 
 namespace {
 
+// An mbarrier phase's transaction count is at most 2^20 - 1 bytes (PTX's mbarrier).
+constexpr int64_t kMaxTransactionBytes = (int64_t{1} << 20) - 1;
+
 void require_cluster(const Elaborator& el, const EvaluatedCall& call, const std::string& what) {
   if (!el.in_kernel_) error_at(call.node->loc, call.callee_name + " goes inside a T.Kernel block");
   if (!el.kernel_->clustered())
     error_at(call.node->loc, call.callee_name + " " + what + "; this T.Kernel has no cluster_dims");
 }
 
+// How many elements each of T.copy_cluster's stores moves: 16, 8 or 4 bytes of them where the
+// tile's rows are runs of whole such vectors in both buffers (same dtype, the tile's last dim the
+// buffers' last, its start, extent and the buffers' rows multiples of the vector), else 0 (an
+// element a store, of fewer than 4 bytes or converted).
+// tilec's own shared layouts (row-major, the mma swizzle, panels) keep each 16-byte run of a row
+// together; a user's (T.annotate_layout) may not, and is copied an element at a time.
+int64_t vector_elements(const Elaborator& el, const ir::Copy& copy, const std::vector<int>& src_dims,
+                        const std::vector<int>& dst_dims) {
+  const DType t = copy.dst.buffer->dtype;
+  if (copy.src.buffer->dtype != t || src_dims.empty() || dst_dims.empty()) return 0;
+  auto user_laid_out = [&](const ir::Buffer& b) {
+    auto it = el.annotated_layouts_.find(b.get());
+    return b->view_of || (it != el.annotated_layouts_.end() && it->second->kind() == ir::SharedLayout::Kind::User);
+  };
+  if (user_laid_out(copy.src.buffer) || user_laid_out(copy.dst.buffer)) return t.bytes() == 4 ? 1 : 0;
+  int64_t extent;
+  if (!ir::is_const_int(ir::simplify(copy.dst.region[dst_dims.back()].extent), &extent)) return t.bytes() == 4 ? 1 : 0;
+  for (int64_t bytes : {16, 8, 4}) {
+    const int64_t n = bytes / t.bytes();
+    if (n < 1) break;
+    auto runs_of_whole_vectors = [&](const ir::BufferRegion& r, int last) {
+      if (n == 1) return true;
+      int64_t start, row;
+      return last + 1 == static_cast<int>(r.region.size()) && ir::is_const_int(ir::simplify(r.region[last].min), &start) &&
+             ir::is_const_int(ir::simplify(r.buffer->shape.back()), &row) && start % n == 0 && row % n == 0;
+    };
+    if (extent % n == 0 && runs_of_whole_vectors(copy.src, src_dims.back()) &&
+        runs_of_whole_vectors(copy.dst, dst_dims.back()))
+      return n;
+  }
+  return 0;
+}
+
 // T.copy_cluster(src, dst, dst_block=r, remote_barrier=None): the tile `src` of this block's
 // shared memory into the tile `dst` of block r's (the cluster's block of rank r), each thread
-// storing its share of the elements. With remote_barrier (a T.alloc_cluster_barrier barrier),
-// once the copying threads are all done, one of them arrives at block r's copy of it: one arrival
-// a call, and block r's wait on it sees the tile. Without it, a T.cluster_sync does. Each thread
-// fences its stores for the async proxy, so the peer's wgmma may read the tile. TileLang's
+// storing its share of the elements, up to 16 bytes at a time where the tile allows
+// (vector_elements). With remote_barrier (a T.alloc_cluster_barrier barrier) the copy is one
+// arrival at block r's copy of it, and block r's wait on it sees the whole tile; without it a
+// T.cluster_sync does. Block r's wgmma may read the tile after either (its buffer counts as one
+// the generic proxy writes: passes/gpu/insert_barriers.h fences before such reads). TileLang's
 // cluster_mask (TMA multicast) is not supported; its hints (eviction_policy, coalesced_width)
 // are accepted.
 CtValue copy_cluster(Elaborator& el, const EvaluatedCall& call) {
@@ -61,32 +99,67 @@ CtValue copy_cluster(Elaborator& el, const EvaluatedCall& call) {
     barrier = cluster_barrier_address(el, a, "remote_barrier", "T.copy_cluster");
 
   const std::vector<int> src_dims = ir::squeezed_dims(node->src), dst_dims = ir::squeezed_dims(node->dst);
-  const std::vector<ir::Expr> extents = ir::squeezed_extents(node->dst);
-  std::vector<ir::Expr> vars, src_at, dst_at;
+  std::vector<ir::Expr> extents = ir::squeezed_extents(node->dst);
+  const int64_t vector = vector_elements(el, *node, src_dims, dst_dims);
+  if (vector > 1) extents.back() = ir::simplify(ir::make_FloorDiv(extents.back(), ir::make_int(vector)));
+  std::vector<ir::Expr> vars;
   for (size_t k = 0; k < extents.size(); ++k) vars.push_back(ir::make_var("i" + std::to_string(k), DType::Int32));
   auto at = [&](const ir::BufferRegion& r, const std::vector<int>& dims) {
     std::vector<ir::Expr> indices;
     for (const ir::Range& range : r.region) indices.push_back(range.min);
-    for (size_t k = 0; k < dims.size(); ++k)
-      indices[dims[k]] = ir::make_Add(indices[dims[k]], ir::make_cast(indices[dims[k]]->dtype, vars[k]));
+    for (size_t k = 0; k < dims.size(); ++k) {
+      ir::Expr step = vars[k];
+      if (vector > 1 && k + 1 == dims.size()) step = ir::make_Mul(step, ir::make_int(vector));
+      indices[dims[k]] = ir::make_Add(indices[dims[k]], ir::make_cast(indices[dims[k]]->dtype, step));
+    }
     return indices;
   };
-  ir::Expr value = ir::make_cast(node->dst.buffer->dtype, ir::make_load(node->src.buffer, at(node->src, src_dims)));
-  ir::Stmt body = ir::device_call("store_to_block", {ir::address_of(node->dst.buffer, at(node->dst, dst_dims)), rank, value},
-                                  loc);
+  const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
+  const std::string bytes = std::to_string(vector * node->dst.buffer->dtype.bytes());
+  const ir::Expr dst_at = ir::address_of(node->dst.buffer, at(node->dst, dst_dims));
+  // With a barrier, vectors go by st.async, whose bytes the barrier counts: its one arrival
+  // (first, adding the tile's bytes to what the phase waits for) needs no barrier of the
+  // copying threads, nor does their data a fence. Otherwise plain stores, fenced, then (with a
+  // barrier) the threads' barrier and one arrival that releases them.
+  const bool asynchronous = barrier && vector > 0;
+  ir::Stmt body;
+  if (asynchronous) {
+    ir::Expr tile_bytes = ir::make_int(node->dst.buffer->dtype.bytes());
+    for (const ir::Expr& e : ir::squeezed_extents(node->dst))
+      tile_bytes = ir::make_Mul(tile_bytes, ir::make_cast(DType::Int32, e));
+    tile_bytes = ir::simplify(tile_bytes);
+    int64_t constant_bytes;
+    if (ir::is_const_int(tile_bytes, &constant_bytes) && constant_bytes > kMaxTransactionBytes)
+      error_at(loc, "T.copy_cluster: a barrier's phase counts at most " + std::to_string(kMaxTransactionBytes) +
+                        " bytes, and this tile is " + std::to_string(constant_bytes) + "; copy it in parts");
+    el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1),
+                                     ir::device_call("mbarrier_arrive_expect_tx_in_block", {*barrier, rank, tile_bytes},
+                                                     loc)),
+                         loc));
+    body = ir::device_call("copy_to_block_async<" + bytes + ">",
+                           {dst_at, rank, ir::address_of(node->src.buffer, at(node->src, src_dims)), *barrier}, loc);
+  } else if (vector > 0) {
+    body = ir::device_call("copy_to_block<" + bytes + ">",
+                           {dst_at, rank, ir::address_of(node->src.buffer, at(node->src, src_dims))}, loc);
+  } else {
+    ir::Expr value = ir::make_cast(node->dst.buffer->dtype, ir::make_load(node->src.buffer, at(node->src, src_dims)));
+    body = ir::device_call("store_to_block", {dst_at, rank, value}, loc);
+  }
+  if (vector > 1)
+    for (const ir::BufferRegion* r : {&node->src, &node->dst}) el.copied_in_vectors_.emplace(r->buffer.get(), loc);
   for (size_t k = extents.size(); k-- > 0;)
     body = ir::with_loc(ir::make_for(vars[k], ir::make_int(0), ir::simplify(ir::make_cast(DType::Int32, extents[k])),
                                      ir::ForKind::Parallel, body),
                         loc);
   el.emit(body);
   el.reaches_peer_blocks_ = true;
+  if (asynchronous) return CtValue::none();
   el.emit(ir::device_call("fence_proxy_async_cluster", {}, loc));
   if (barrier) {
-    const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
     el.emit(ir::device_call("sync_threads", {}, loc));
-    el.emit(ir::with_loc(
-        ir::make_if(ir::thread_in(leader, leader + 1), ir::device_call("mbarrier_arrive_in_block", {*barrier, rank}, loc)),
-        loc));
+    el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1),
+                                     ir::device_call("mbarrier_arrive_release_in_block", {*barrier, rank}, loc)),
+                         loc));
   }
   return CtValue::none();
 }

@@ -1017,6 +1017,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   barrier_buffers_.clear();
   cluster_barrier_buffers_.clear();
   reaches_peer_blocks_ = false;
+  copied_in_vectors_.clear();
   unnamed_buffers_.clear();
   annotated_layouts_.clear();
   kernel_tensor_layouts_.clear();

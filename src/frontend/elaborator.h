@@ -258,6 +258,9 @@ class Elaborator {
   std::set<const ir::BufferNode*> cluster_barrier_buffers_;  // T.alloc_cluster_barrier's
   // Whether the kernel writes into a peer block's shared memory or arrives at its barriers.
   bool reaches_peer_blocks_ = false;
+  // The shared buffers T.copy_cluster moved several elements at a time, which a user's layout
+  // (T.annotate_layout) may no longer take, and where.
+  std::map<const ir::BufferNode*, SourceLoc> copied_in_vectors_;
   std::set<const ir::BufferNode*> viewed_tensors_;   // tensor params a T.Tensor view reads
   // Where the block's statements (outside T.Parallel) call T.atomic_add(..., return_prev=True):
   // each thread's own call, so the block must read the thread index (checked when it ends).

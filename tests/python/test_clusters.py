@@ -202,9 +202,10 @@ def copy_to_peer(n, signal):
     return kernel
 
 
-def copy_slice_to_peer(m, n_full, n_tile):
+def copy_slice_to_peer(m, n_full, n_tile, first=0):
     """A 2-D slice whose rows are not contiguous in the buffer, each block sending its rows to
-    the other: B[r] = A[r's peer] over the [m, n_tile] corner of [m, n_full] buffers."""
+    the other: B[r] = A[r's peer] over columns first.. first + n_tile of [m, n_full] buffers (an
+    odd `first` leaves no 16-byte runs: an element a store)."""
 
     @T.prim_func
     def kernel(A: T.Tensor((4, m, n_tile), "float16"), B: T.Tensor((4, m, n_tile), "float16")):
@@ -213,10 +214,11 @@ def copy_slice_to_peer(m, n_full, n_tile):
             s_dst = T.alloc_shared((m, n_full), "float16")
             arrived = T.alloc_cluster_barrier(1)
             rank = T.block_rank_in_cluster()
-            T.copy(A[bx, :, :], s_src[0:m, 0:n_tile])
-            T.copy_cluster(s_src[0:m, 0:n_tile], s_dst[0:m, 0:n_tile], dst_block=1 - rank, remote_barrier=arrived)
+            T.copy(A[bx, :, :], s_src[0:m, first:first + n_tile])
+            T.copy_cluster(s_src[0:m, first:first + n_tile], s_dst[0:m, first:first + n_tile], dst_block=1 - rank,
+                           remote_barrier=arrived)
             T.mbarrier_wait_parity(arrived, 0)
-            T.copy(s_dst[0:m, 0:n_tile], B[bx, :, :])
+            T.copy(s_dst[0:m, first:first + n_tile], B[bx, :, :])
 
     return kernel
 
@@ -278,12 +280,19 @@ def shared_operand_gemm(m, n, k):
 
 
 def test_a_copy_to_a_peer_block_builds_for_sm90a():
+    # With a barrier: st.async, whose bytes the peer's barrier counts, after one arrival that
+    # adds them to what its phase waits for.
     ir = emit(copy_to_peer(128, "barrier"), "ir")
-    assert "T.device.store_to_block(T.address_of(s_dst[" in ir and "mbarrier_arrive_in_block" in ir
+    assert "T.device.copy_to_block_async<16>(T.address_of(s_dst[" in ir
+    assert "mbarrier_arrive_expect_tx_in_block(T.address_of(s_barrier[0]), 1, 512)" in ir
     ptx = emit(copy_to_peer(128, "barrier"), "ptx")
-    for instruction in ["mapa.u64", "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
+    for instruction in ["mapa.shared::cluster.u32", "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32",
+                        "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64",
                         "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "fence.mbarrier_init.release.cluster"]:
         assert instruction in ptx, instruction
+    # Without: plain stores, fenced, that a cluster barrier publishes.
+    ptx = emit(copy_to_peer(128, "cluster_sync"), "ptx")
+    assert "st.shared::cluster.v4.b32" in ptx and "fence.proxy.async.shared::cluster" in ptx
     for kernel in [copy_to_peer(128, "cluster_sync"), copy_slice_to_peer(64, 96, 64), passing_round(3),
                    shared_operand_gemm(64, 64, 64)]:
         assert "mapa" in emit(kernel, "ptx")
@@ -293,11 +302,41 @@ def test_the_cluster_barriers_are_initialized_before_any_block_goes_on_and_no_bl
     # A peer's arrival at a barrier not yet initialized would be lost; the cluster waits instead.
     source = emit(passing_round(2), "source")
     init = source.index("tilec_cuda::fence_mbarrier_init();")
-    assert source.index("tilec_cuda::cluster_sync();", init) < source.index("store_to_block", init)
+    assert source.index("tilec_cuda::cluster_sync();", init) < source.index("copy_to_block", init)
     # A block that left would take its shared memory with it while its peer may still write there.
     body = source[source.index("__global__"):].rstrip()
     assert body.endswith("tilec_cuda::cluster_sync();\n}")
     assert not emit(swap_in_pairs(8), "source").rstrip().endswith("tilec_cuda::cluster_sync();\n}")
+
+
+@pytest.mark.parametrize("first,n_tile,store", [(0, 40, "copy_to_block_async<16>"), (4, 36, "copy_to_block_async<8>"),
+                                                 (2, 34, "copy_to_block_async<4>"), (1, 40, "store_to_block")])
+def test_a_copy_to_a_peer_moves_16_bytes_at_a_time_where_the_rows_allow(first, n_tile, store):
+    ir = emit(copy_slice_to_peer(64, 96, n_tile, first), "ir")
+    assert f"T.device.{store}(T.address_of(s_dst[" in ir
+    assert all(other not in ir for other in ["copy_to_block_async<16>", "copy_to_block_async<8>",
+                                             "copy_to_block_async<4>", "store_to_block"] if other != store)
+    # 2-byte elements, one a store: plain stores, then the threads' barrier and an arrival that
+    # releases them at cluster scope
+    assert ("mbarrier_arrive_release_in_block" in ir) == (store == "store_to_block")
+
+
+def test_a_user_layout_after_a_vector_copy_to_a_peer_is_an_error(tmp_path):
+    src = ("import tilec.language as T\n"
+           "@T.prim_func\n"
+           "def main(A: T.Tensor((64,), 'float16')):\n"
+           "    with T.Kernel(2, threads=64, cluster_dims=2) as bx:\n"
+           "        s = T.alloc_shared((64,), 'float16')\n"
+           "        t = T.alloc_shared((64,), 'float16')\n"
+           "        T.copy_cluster(s, t, dst_block=1 - T.block_rank_in_cluster())\n"
+           "        T.annotate_layout({t: T.Layout((64,), lambda i: 63 - i)})\n")
+    with pytest.raises(CompileError, match=r"kernel.py:8:28: error: T.annotate_layout: T.copy_cluster at "
+                                           r".*kernel.py:7:9 moved 't' 16 bytes at a time"):
+        emit(prim_func_from_text(src, tmp_path), "ir")
+    # annotated first, the copy goes an element at a time
+    lines = src.splitlines()
+    lines[6], lines[7] = lines[7], lines[6]
+    assert "store_to_block" in emit(prim_func_from_text("\n".join(lines) + "\n", tmp_path), "ir")
 
 
 def cluster_kernel_source(body, folder, cluster_dims=2):
@@ -364,11 +403,12 @@ def test_a_block_copies_its_shared_memory_into_its_peers(signal, n):
 
 
 @pytest.mark.gpu
-def test_a_slice_of_rows_goes_to_the_peer_and_signals_its_barrier():
+@pytest.mark.parametrize("first,n_tile", [(0, 40), (4, 36), (2, 34), (1, 40)])
+def test_a_slice_of_rows_goes_to_the_peer_and_signals_its_barrier(first, n_tile):
     torch = hopper_or_skip()
-    a = torch.randn(4, 64, 40, device="cuda").half()
+    a = torch.randn(4, 64, n_tile, device="cuda").half()
     b = torch.full_like(a, float("nan"))
-    tilec.compile(copy_slice_to_peer(64, 96, 40))(a, b)
+    tilec.compile(copy_slice_to_peer(64, 96, n_tile, first))(a, b)
     torch.cuda.synchronize()
     assert torch.equal(b, a[torch.arange(4, device="cuda") ^ 1])
 

@@ -870,7 +870,8 @@ class BarrierPlacer {
 };
 
 // The shared buffers a kernel writes through the generic proxy: by stores, copies other than
-// TMA loads, and cp.async (T.ptx_cp_async's destination addresses).
+// TMA loads, cp.async (T.ptx_cp_async's destination addresses), and a peer block's stores
+// (T.copy_cluster's, into this block's copy of the buffer its destination address names).
 BufferSet generic_writes(const Stmt& body) {
   struct Writes : op::Accesses {
     Writes() : op::Accesses(ir::MemoryScope::Shared) {}
@@ -880,7 +881,8 @@ BufferSet generic_writes(const Stmt& body) {
     }
     using op::Accesses::visit;
     void visit_Call(const ir::Call* op) override {
-      if (op->name.rfind(std::string(ir::kDeviceCallPrefix) + "cp_async_", 0) == 0 && !op->args.empty())
+      auto named = [&](const char* prefix) { return op->name.rfind(std::string(ir::kDeviceCallPrefix) + prefix, 0) == 0; };
+      if ((named("cp_async_") || named("store_to_block") || named("copy_to_block")) && !op->args.empty())
         if (const auto* at = op->args[0].as<ir::Call>(); at && at->name == ir::kAddressOf)
           writes.insert(at->args.at(0).as<ir::BufferLoad>()->buffer.get());
       op::Accesses::visit_Call(op);
@@ -890,13 +892,14 @@ BufferSet generic_writes(const Stmt& body) {
   return w.writes;
 }
 
-// Whether a kernel waits on mbarriers of its own (T.alloc_barrier's, T.barrier_wait).
+// Whether a kernel waits on mbarriers of its own (T.alloc_barrier's and T.alloc_cluster_barrier's,
+// T.barrier_wait).
 bool waits_on_mbarriers(const Stmt& body) {
   struct Waits : ir::IRVisitor {
     bool found = false;
     void visit_Evaluate(const ir::Evaluate* op) override {
       const auto* call = op->value.as<ir::Call>();
-      found |= call && call->name == std::string(ir::kDeviceCallPrefix) + "mbarrier_wait_parity";
+      found |= call && call->name.rfind(std::string(ir::kDeviceCallPrefix) + "mbarrier_wait_parity", 0) == 0;
     }
   } waits;
   waits.visit(body);

@@ -114,10 +114,11 @@ def stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half):
 @T.macro
 def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                          row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
-                         keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half):
+                         keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover):
     # Warpgroup 0, once Q is in Q_shared: every step's scores and softmax, and the left half of
     # O, over the denominators when it returns; lse, each row's natural log-sum-exp (+inf, with
-    # O 0, for a row that had no valid key, as FlashMLA gives).
+    # O 0, for a row that had no valid key, as FlashMLA gives). In a crossover (see
+    # sparse_mla_decode_crossover_kernel) a stage part is free once both programs are done with it.
     T.fill(acc_left, 0)
     T.fill(denominator, 0)
     T.fill(row_max, -T.infinity("float32"))
@@ -139,6 +140,8 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
                 T.barrier_arrive(p_ready)
                 T.gemm(P_shared, KV_shared[stage, :, 0:half], acc_left)
                 T.barrier_arrive(keys_free[2 * stage])
+                if crossover:
+                    T.mbarrier_arrive(keys_free[2 * stage], cta_id=1 - T.block_rank_in_cluster())
     for h in T.Parallel(block_H):
         inverse_shared[h] = T.if_then_else(denominator[h] > 0, 1 / denominator[h], 0)
         lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
@@ -150,7 +153,7 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
 
 @T.macro
 def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free, finished,
-               steps, block_H, half, dim):
+               steps, block_H, half, dim, crossover):
     # Warpgroup 1: the right half of O, from each step's P and rescale factors, over the
     # denominators when it returns.
     T.fill(acc_right, 0)
@@ -162,6 +165,8 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                 rescale_moved_rows(acc_right, rescale_shared, block_H, half)
                 T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
                 T.barrier_arrive(keys_free[2 * stage + 1])
+                if crossover:
+                    T.mbarrier_arrive(keys_free[2 * stage + 1], cta_id=1 - T.block_rank_in_cluster())
                 if r * 2 + stage < steps - 1:
                     T.barrier_arrive(p_free)
     T.barrier_wait(finished, 0)
@@ -169,13 +174,21 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
         acc_right[h, d] *= inverse_shared[h]
 
 
-def hopper_buffers(block_H, block_I, width, half):
+def hopper_buffers(block_H, block_I, width, half, crossover):
     # A program's tiles, fragments and mbarriers. keys_ready[2 * stage + part]: a part of a
     # stage's rows landed (the producer's cp.asyncs) and, for part 0, its validity is written
     # (the producer's arrivals); keys_free: warpgroup 0 is done with part 0 (columns 0..half),
     # warpgroup 1 with part 1; p_ready / p_free: P and the rescale factors in
     # shared memory, handed to warpgroup 1 and back; finished: warpgroup 0's reciprocal
-    # denominators are in shared memory.
+    # denominators are in shared memory. In a crossover keys_ready also waits for the peer
+    # program's copies of its rows (part 0: their key biases, then values), and keys_free for
+    # the peer's consumers too.
+    if crossover:
+        keys_ready = T.alloc_cluster_barrier([2 * CONSUMER_THREADS + 2, 2 * CONSUMER_THREADS + 1] * 2)
+        keys_free = T.alloc_cluster_barrier([2 * CONSUMER_THREADS] * 4)
+    else:
+        keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
+        keys_free = T.alloc_barrier([CONSUMER_THREADS] * 4)
     return (T.alloc_shared((block_H, width), "bfloat16"), T.alloc_shared((2, block_I, width), "bfloat16"),
             T.alloc_shared((2, block_I), "float32"), T.alloc_shared((block_H, block_I), "bfloat16"),
             T.alloc_shared((block_H,), "float32"), T.alloc_shared((block_H,), "float32"),
@@ -183,32 +196,31 @@ def hopper_buffers(block_H, block_I, width, half):
             T.alloc_fragment((block_H, half), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
             T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
-            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"),
-            T.alloc_barrier([2 * CONSUMER_THREADS] * 4), T.alloc_barrier([CONSUMER_THREADS] * 4),
+            T.alloc_fragment((block_H,), "float32"), T.alloc_fragment((block_H,), "float32"), keys_ready, keys_free,
             T.alloc_barrier(2 * CONSUMER_THREADS), T.alloc_barrier(2 * CONSUMER_THREADS),
             T.alloc_barrier(CONSUMER_THREADS))
 
 
 @T.macro
-def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim):
+def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, crossover=False):
     # The consumer warpgroups of a program: token t's heads h0.. attend to each step's keys in
     # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
     # stages, their key biases (0, or -inf for an invalid key), their mbarriers) and the rows' lse, in warpgroup 0.
     half = dim // 2
     (Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
-     finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half)
+     finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half, crossover)
     with T.ws(0):
         T.set_max_nreg(240, 1)
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
         scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
-                             keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half)
+                             keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
     with T.ws(1):
         T.set_max_nreg(168, 1)
         right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
-                   finished, steps, block_H, half, dim)
+                   finished, steps, block_H, half, dim, crossover)
         T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
     return KV_shared, key_bias, keys_ready, keys_free, lse
 
@@ -257,12 +269,13 @@ def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
 
 
 @T.macro
-def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk):
+def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk, first_round=0):
     # This thread's loaded values of chunks first_chunk.. (half its chunks: one part of the
-    # stage) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too).
+    # stage) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too), its
+    # rounds' rows from round first_round on.
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(raw.shape[0]):
-        row = filled_row(round, lane, THREADS_A_TOKEN)
+        row = filled_row(first_round + round, lane, THREADS_A_TOKEN)
         for c in T.unroll(raw.shape[1] // 2):
             for e in T.vectorized(16):
                 column = ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e
@@ -272,11 +285,11 @@ def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk):
 
 
 @T.macro
-def store_key_bias(slot_of, key_bias, stage, lane):
+def store_key_bias(slot_of, key_bias, stage, lane, first_round=0):
     for round in T.unroll(slot_of.shape[0]):
         if lane % THREADS_A_TOKEN == 0:
-            key_bias[stage, filled_row(round, lane, THREADS_A_TOKEN)] = T.if_then_else(slot_of[round] >= 0, 0,
-                                                                                      -T.infinity("float32"))
+            key_bias[stage, filled_row(first_round + round, lane, THREADS_A_TOKEN)] = T.if_then_else(
+                slot_of[round] >= 0, 0, -T.infinity("float32"))
 
 
 @T.macro
@@ -352,7 +365,96 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                             T.fence_proxy_async()
                             T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
                             T.barrier_arrive(keys_ready[2 * stage + 1])
-                            for round in T.unroll(rounds):
+                            for round in T.unroll(2):
+                                slot_of[round] = next_slot_of[round]
+
+    return main
+
+
+@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
+def sparse_mla_decode_crossover_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
+    """sparse_mla_decode_hopper_kernel's FP8 decode with FlashMLA's "crossover": the two
+    programs of a token's two head blocks run as a thread block cluster and share its keys. Each
+    program's producer dequantizes half of each step's tokens (rows rank * block_I / 2 on) into
+    its own stage and copies them into its peer's (T.copy_cluster, arriving at the peer's
+    keys_ready), so each producer does half the work. A stage part is refilled once the
+    consumers of both programs are done with it (they arrive at both keys_free barriers); each
+    program fills all the RoPE dims of its stage itself (cp.async). Takes heads of a whole
+    number of head-block pairs (CUDA sm_90)."""
+    head_blocks = -(-heads // block_H)
+    if head_blocks % 2 != 0:
+        raise ValueError(f"the crossover decode pairs the head blocks of a token: {heads} heads make {head_blocks} "
+                         f"blocks of {block_H}, not an even number")
+    if block_I * THREADS_A_TOKEN != 2 * CONSUMER_THREADS:
+        raise ValueError(f"the crossover decode's producers each take one round of a step's {block_I} tokens: "
+                         f"block_I is {2 * CONSUMER_THREADS // THREADS_A_TOKEN}, not {block_I}")
+    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
+    dim, tail_dim = FP8_DIM, FP8_TAIL
+    scale = sm_scale * LOG2E
+    steps = T.ceildiv(topk, block_I)
+    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
+    half_rows = block_I // 2
+
+    @T.prim_func
+    def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
+             Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"),
+             Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
+             Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
+             Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=2) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
+            h0 = hb * block_H
+            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
+                                                                         dim, tail_dim, crossover=True)
+            with T.ws(0):
+                for h in T.Parallel(block_H):
+                    if h0 + h < heads:
+                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+            with T.ws(2):
+                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
+                lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+                rank = T.block_rank_in_cluster()
+                peer = 1 - rank
+                first = rank * half_rows
+                # the slots of all this step's tokens (for their RoPE dims) and of the next
+                # step's, read a step ahead; the tokens this program dequantizes are round `rank`'s
+                slot_of = T.alloc_local((2,), "int32")
+                next_slot_of = T.alloc_local((2,), "int32")
+                my_slot = T.alloc_local((1,), "int32")
+                raw = T.alloc_local((1, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+                group_scales = T.alloc_local((1, FP8_DIM // FP8_GROUP), "float32")
+                step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+                for r in T.serial(T.ceildiv(steps, 2)):
+                    for stage in T.serial(2):
+                        if r * 2 + stage < steps:
+                            T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                            T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
+                            my_slot[0] = T.if_then_else(rank == 0, slot_of[0], slot_of[1])
+                            load_tokens(Cache, Scales, my_slot, raw, group_scales, lane)
+                            step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
+                                         THREADS_A_TOKEN)
+                            store_key_bias(my_slot, key_bias, stage, lane, rank)
+                            store_values(raw, group_scales, KV_shared, stage, lane, 0, rank)
+                            # each part released to this program's consumers once written, then
+                            # copied to the peer's (which reads it after its own copy's arrival)
+                            T.fence_proxy_async()
+                            T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                            T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
+                            T.copy_cluster(key_bias[stage, first:first + half_rows],
+                                           key_bias[stage, first:first + half_rows], dst_block=peer,
+                                           remote_barrier=keys_ready[2 * stage])
+                            T.copy_cluster(KV_shared[stage, first:first + half_rows, 0:dim // 2],
+                                           KV_shared[stage, first:first + half_rows, 0:dim // 2], dst_block=peer,
+                                           remote_barrier=keys_ready[2 * stage])
+                            copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                            store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, rank)
+                            T.fence_proxy_async()
+                            T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                            T.barrier_arrive(keys_ready[2 * stage + 1])
+                            T.copy_cluster(KV_shared[stage, first:first + half_rows, dim // 2:dim],
+                                           KV_shared[stage, first:first + half_rows, dim // 2:dim], dst_block=peer,
+                                           remote_barrier=keys_ready[2 * stage + 1])
+                            for round in T.unroll(2):
                                 slot_of[round] = next_slot_of[round]
 
     return main
