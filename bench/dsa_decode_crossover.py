@@ -42,9 +42,9 @@ def main():
     calls = {"cuBLAS bf16": lambda: a @ b}
     work = {"cuBLAS bf16": 2 * n ** 3}
     results = {}
-    for name, factory in [("Hopper", sparse_mla_hopper.sparse_mla_decode_hopper_kernel),
-                          ("crossover", sparse_mla_hopper.sparse_mla_decode_crossover_kernel)]:
-        kernel = factory(s_q, HEADS, TOPK, D_QK ** -0.5, **sparse_mla_hopper.HOPPER_CONFIG)
+    for name, crossover in [("Hopper", False), ("crossover", True)]:
+        kernel = sparse_mla_hopper.sparse_mla_decode_hopper_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, crossover=crossover,
+                                                                   **sparse_mla_hopper.HOPPER_CONFIG)
         out, lse = kernel(q, cache, *extra, indices)
         torch.cuda.synchronize()
         results[name] = (out.clone(), lse.clone())

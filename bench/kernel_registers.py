@@ -66,8 +66,8 @@ KERNELS = {
     "dsa_decode": (sparse_mla.sparse_mla_decode_kernel, fixed(s_q=2, **SPARSE_MLA, **sparse_mla.CONFIG)),
     "dsa_decode_hopper": (sparse_mla_hopper.sparse_mla_decode_hopper_kernel,
                           fixed(s_q=2, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
-    "dsa_decode_crossover": (sparse_mla_hopper.sparse_mla_decode_crossover_kernel,
-                             fixed(s_q=2, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
+    "dsa_decode_crossover": (sparse_mla_hopper.sparse_mla_decode_hopper_kernel,
+                             fixed(s_q=2, crossover=True, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
 }
 
 

@@ -11,6 +11,10 @@
 // Loads are synchronous here: a TMA load or cp.async has landed when its statement returns, so
 // the bytes a phase expects (expect_tx) are done at once and an arrival through
 // cp.async.mbarrier.arrive is an arrival now.
+//
+// In a thread block cluster (cpu/clusters.h) the cluster's blocks are fibers too: a block whose
+// groups all wait, or whose own statements wait, gives way to the cluster's other blocks, which
+// may arrive at its barriers; only when none of them can go on either would the kernel hang.
 #pragma once
 
 #include <sys/mman.h>
@@ -68,6 +72,24 @@ constexpr size_t kFiberStackBytes = size_t{8} << 20;  // reserved, not committed
 inline std::vector<void*>& free_stacks() {
   static thread_local std::vector<void*> stacks;
   return stacks;
+}
+
+// Set while a cluster's blocks run (cpu/clusters.h): the running block, every wait of which is
+// on what others do (`waits` says what), gives way to the cluster's other blocks. It returns
+// false when no block can go on (the hang is recorded): the block stops.
+struct BlockScheduler {
+  virtual bool give_way(const std::string& waits) = 0;
+};
+inline BlockScheduler*& block_scheduler() {
+  static thread_local BlockScheduler* scheduler = nullptr;
+  return scheduler;
+}
+
+// Counts what may let a waiting block go on (arrivals, a group or block that ran on): a round of
+// a cluster's blocks that leaves it unchanged, none finished, is a hang.
+inline uint64_t& progress() {
+  static thread_local uint64_t events = 0;
+  return events;
 }
 
 inline void* take_stack() {
@@ -135,10 +157,19 @@ class ThreadGroups {
         running_ = -1;
         if (failed_) break;
         moved = true;
+        ++detail::progress();
       }
       if (failed_) break;
       if (!left) break;
       if (!moved) {
+        if (detail::BlockScheduler* cluster = detail::block_scheduler()) {
+          // the other blocks run, with their own groups: this block's are theirs to resume after
+          const bool went_on = cluster->give_way(hang_message());
+          current() = this;
+          if (went_on) continue;
+          failed_ = true;
+          break;
+        }
         record_error(hang_message().c_str());
         failed_ = true;
         break;
@@ -154,9 +185,18 @@ class ThreadGroups {
     const detail::Mbarrier& b = *detail::as_mbarrier(bar);
     if (phase_done(b, static_cast<uint32_t>(parity & 1))) return;
     ThreadGroups* groups = current();
-    if (!groups || groups->running_ < 0)
+    if (!groups || groups->running_ < 0) {
+      if (detail::BlockScheduler* cluster = detail::block_scheduler()) {
+        while (!phase_done(b, static_cast<uint32_t>(parity & 1)))
+          if (!cluster->give_way(std::string("waits at ") + site + " for the phase of parity " +
+                                 std::to_string(parity & 1) + "; " + state(b)))
+            throw BlockStopped();
+        ++detail::progress();
+        return;
+      }
       stop(("the kernel would hang: " + detail::running_block() + " waits at " + site + " for a barrier phase no thread "
             "can complete (" + state(b) + ")").c_str());
+    }
     detail::Fiber& f = groups->fibers_[groups->running_];
     f.waits_on = &b;
     f.parity = static_cast<uint32_t>(parity & 1);
@@ -247,6 +287,7 @@ inline void mbarrier_arrive(void* bar, const char* site) {
   if (b.pending == 0)
     ThreadGroups::stop((std::string("at ") + site + ": a thread arrives at an mbarrier that was never initialized")
                            .c_str());
+  ++detail::progress();
   if (--b.pending == 0) {
     b.pending = b.count;
     ++b.phase;

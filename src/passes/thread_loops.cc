@@ -91,6 +91,7 @@ class BlockThreads {
     Footprint f = footprint_of(s);
     if (!values_.differs(f) && !f.barrier && !f.thread_parts) return s;
     if (is_block_barrier(s)) return ir::make_seq({});
+    if (is_cluster_barrier(s)) return s;  // once for the block, after all its threads' statements before
     if (const auto* seq = s.as<ir::Seq>()) {
       std::vector<Stmt> stmts;
       for (const auto& child : seq->stmts) stmts.push_back(split(child));
@@ -171,6 +172,7 @@ class BlockThreads {
 class LaunchThreads : public ir::IRMutator {
  protected:
   Stmt mutate_KernelLaunch(const ir::KernelLaunch* op, const Stmt& self) override {
+    if (op->clustered()) ThreadValues::across_cluster(*op).check_cluster_barriers(op->body);
     Stmt body = BlockThreads(*op).run();
     if (body.get() == op->body.get() && !op->thread_index) return self;
     auto n = std::make_shared<ir::KernelLaunch>(*op);

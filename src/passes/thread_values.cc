@@ -12,7 +12,7 @@ bool is_cluster_barrier(const ir::Stmt& s) { return ir::is_device_call(s, "clust
 bool is_mbarrier_arrival(const ir::Call& call) {
   const std::string prefix = ir::kDeviceCallPrefix;
   return call.name == prefix + "mbarrier_arrive" || call.name == prefix + "mbarrier_arrive_expect_tx" ||
-         call.name == prefix + "cp_async_mbarrier_arrive_noinc";
+         call.name == prefix + "cp_async_mbarrier_arrive_noinc" || call.name == prefix + "mbarrier_arrive_in_block";
 }
 
 const ir::BufferNode* storage_of(const ir::BufferNode* b) { return b->view_of ? b->view_of.get() : b; }
@@ -40,7 +40,10 @@ void Footprint::visit_region(const ir::BufferRegion& region) {
 
 void Footprint::visit_Evaluate(const ir::Evaluate* op) {
   const auto* call = op->value.as<ir::Call>();
-  if (!barrier && call && call->name == std::string(ir::kDeviceCallPrefix) + "sync_threads") barrier = op;
+  if (!barrier && call &&
+      (call->name == std::string(ir::kDeviceCallPrefix) + "sync_threads" ||
+       call->name == std::string(ir::kDeviceCallPrefix) + "cluster_sync"))
+    barrier = op;
   ir::IRVisitor::visit_Evaluate(op);
 }
 

@@ -26,7 +26,7 @@ bool is_mbarrier_arrival(const ir::Call& call);
 const ir::BufferNode* storage_of(const ir::BufferNode* b);
 
 // What a statement or expression reads and writes (a view's buffer for a view), and its first
-// barrier, if any.
+// barrier (of the block or of its cluster), if any.
 struct Footprint : ir::IRVisitor {
   std::unordered_set<const ir::ExprNode*> vars;
   std::unordered_set<const ir::BufferNode*> buffers;

@@ -221,8 +221,16 @@ TEST(ElaborateStmt, AClusterKernelCarriesItsExtentsIntoTheIR) {
   // Without clusters a block's rank is 0, as CUDA's is.
   const std::string plain = ir_of(kernel_text("        A[0] = T.block_rank_in_cluster()\n"));
   EXPECT_EQ(plain.find("block_rank_in_cluster"), std::string::npos) << plain;
-  // The CPU and CUDA before sm_90 have no clusters.
-  expect_error(text_2d, "5:5: error: thread block clusters (cluster_dims) need CUDA sm_90 or later; target cpu");
+  // The CPU runs a cluster's blocks as fibers of one thread (device/cpu/clusters.h), the grid
+  // loop going over clusters.
+  Compiled cpu = compile_text(text_2d, EmitStage::Source, "cpu");
+  ASSERT_TRUE(cpu.error.empty()) << cpu.error;
+  EXPECT_NE(cpu.text.find("#include \"cpu/clusters.h\""), std::string::npos) << cpu.text;
+  EXPECT_NE(cpu.text.find("tilec_rt::Cluster cluster(4, "), std::string::npos) << cpu.text;
+  EXPECT_NE(cpu.text.find("const int32_t bx = static_cast<int32_t>(cluster_0 * 2 + block_rank / 1 % 2);"),
+            std::string::npos) << cpu.text;
+  EXPECT_NE(cpu.text.find("const int32_t by = static_cast<int32_t>(cluster_1 * 2 + block_rank / 2 % 2);"),
+            std::string::npos) << cpu.text;
 }
 
 TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {

@@ -3,17 +3,32 @@ cluster's blocks are launched together, each knows its rank in the cluster
 (T.block_rank_in_cluster) and T.cluster_sync waits for all of them. A block writes into a peer's
 shared memory (T.copy_cluster) and arrives at a peer's barriers (T.alloc_cluster_barrier,
 T.mbarrier_arrive(bar, cta_id=...)). Other targets refuse clusters; a grid that is not a
-multiple of the cluster is an error before anything runs."""
+multiple of the cluster is an error before anything runs. The CPU runs a cluster's blocks as
+fibers of one thread (device/cpu/clusters.h): the tests below run there, and on an sm_90 GPU
+with TILEC_TEST_TARGET=cuda; a cluster whose blocks all wait on each other is an error there, not
+a hang."""
 
 import re
 
+import numpy as np
 import pytest
 
 import tilec
 import tilec.language as T
 from tilec import CompileError
-from helpers import prim_func_from_text
+from helpers import prim_func_from_text, rand, rng  # noqa: F401  (rng is a fixture)
 from test_hopper import emit, hopper_or_skip, matmul
+from test_ops import ON_GPU, on_target, to_numpy
+
+
+def run(func, *arrays):
+    """func compiled for the test target and run on the arrays (numpy; torch CUDA tensors on a
+    GPU, which must be sm_90); returns them as numpy arrays after the run."""
+    if ON_GPU:
+        hopper_or_skip()
+    args = on_target(*arrays)
+    tilec.compile(func)(*args)
+    return [to_numpy(arg, str(array.dtype)) for arg, array in zip(args, arrays)]
 
 
 @T.macro
@@ -119,9 +134,7 @@ def test_a_cluster_barrier_every_thread_reaches_alike_is_taken(condition):
 
 def test_targets_without_clusters_refuse_them():
     with pytest.raises(CompileError, match=r"test_clusters\.py:\d+:\d+: error: thread block clusters \(cluster_dims\) "
-                                           r"need CUDA sm_90 or later; target cpu has none"):
-        tilec.compile(swap_in_pairs(8), target="cpu")
-    with pytest.raises(CompileError, match=r"target cuda sm_80 has none"):
+                                           r"need CUDA sm_90 or later; target cuda sm_80 has none"):
         tilec.compile(swap_in_pairs(8), target="cuda", arch="sm_80")
     with pytest.raises(CompileError, match=r"target hip gfx90a has none"):
         tilec.compile(swap_in_pairs(8), target="hip", arch="gfx90a")
@@ -138,33 +151,32 @@ def test_a_grid_barrier_takes_no_clusters():
         tilec.compile(main, target="cuda", arch="sm_90a")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("n", [2, 8, 264])
 @pytest.mark.parametrize("cluster_kernel", [False, True])
-def test_each_block_sees_what_its_peer_wrote_before_the_cluster_barrier(n, cluster_kernel):
-    torch = hopper_or_skip()
-    x = torch.randn(n, 128, device="cuda")
-    y = torch.full((n, 128), float("nan"), device="cuda")
-    ranks = torch.full((n,), -1, dtype=torch.int32, device="cuda")
-    tilec.compile(swap_in_pairs(n, cluster_kernel=cluster_kernel))(x, y, ranks)
-    torch.cuda.synchronize()
-    expected_ranks = torch.arange(n, device="cuda", dtype=torch.int32) % 2
-    assert torch.equal(ranks, expected_ranks)
-    peers = torch.arange(n, device="cuda") ^ 1
-    assert torch.equal(y, x[peers] * 2 + expected_ranks[:, None].float())
+def test_each_block_sees_what_its_peer_wrote_before_the_cluster_barrier(n, cluster_kernel, rng):
+    x = rand((n, 128), "float32", rng)
+    y = np.full((n, 128), np.nan, np.float32)
+    ranks = np.full((n,), -1, np.int32)
+    _, y, ranks = run(swap_in_pairs(n, cluster_kernel=cluster_kernel), x, y, ranks)
+    expected_ranks = np.arange(n, dtype=np.int32) % 2
+    np.testing.assert_array_equal(ranks, expected_ranks)
+    np.testing.assert_array_equal(y, x[np.arange(n) ^ 1] * 2 + expected_ranks[:, None].astype(np.float32))
 
 
-@pytest.mark.gpu
 def test_a_grid_that_is_not_a_multiple_of_the_cluster_is_refused_before_it_runs():
-    torch = hopper_or_skip()
+    # a ValueError before the launch on a GPU; on the CPU the kernel's first check (RuntimeError)
+    if ON_GPU:
+        hopper_or_skip()
     kernel = tilec.compile(symbolic_pairs())
-    x = torch.zeros(7, 128, device="cuda")
-    with pytest.raises(ValueError, match=r"its grid is 7 x 1 x 1 blocks for these arguments, not a multiple of its "
-                                         r"thread block clusters \(cluster_dims 2 x 1 x 1\)"):
+    (x,) = on_target(np.zeros((7, 128), np.float32))
+    with pytest.raises(ValueError if ON_GPU else RuntimeError,
+                       match=r"its grid is 7 x 1 x 1 blocks for these arguments, not a multiple of its "
+                             r"thread block clusters \(cluster_dims 2 x 1 x 1\)"):
         kernel(x)
-    torch.cuda.synchronize()
-    assert torch.count_nonzero(x) == 0
-    kernel(torch.zeros(6, 128, device="cuda"))
+    assert not to_numpy(x, "float32").any()
+    (y,) = on_target(np.zeros((6, 128), np.float32))
+    kernel(y)
+    np.testing.assert_array_equal(to_numpy(y, "float32"), np.tile(np.arange(6) % 2, (128, 1)).T)
 
 
 # --- a peer block's shared memory and barriers ---------------------------------------------
@@ -390,51 +402,66 @@ def test_a_copy_to_a_peer_needs_clusters(tmp_path):
         emit(prim_func_from_text(src, tmp_path), "ir")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("signal", ["barrier", "cluster_sync"])
 @pytest.mark.parametrize("n", [128, 1000])
-def test_a_block_copies_its_shared_memory_into_its_peers(signal, n):
-    torch = hopper_or_skip()
-    a = torch.randn(n, device="cuda")
-    b = torch.full((n,), float("nan"), device="cuda")
-    tilec.compile(copy_to_peer(n, signal))(a, b)
-    torch.cuda.synchronize()
-    assert torch.equal(b, a)
+def test_a_block_copies_its_shared_memory_into_its_peers(signal, n, rng):
+    a = rand((n,), "float32", rng)
+    _, b = run(copy_to_peer(n, signal), a, np.full((n,), np.nan, np.float32))
+    np.testing.assert_array_equal(b, a)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("first,n_tile", [(0, 40), (4, 36), (2, 34), (1, 40)])
-def test_a_slice_of_rows_goes_to_the_peer_and_signals_its_barrier(first, n_tile):
-    torch = hopper_or_skip()
-    a = torch.randn(4, 64, n_tile, device="cuda").half()
-    b = torch.full_like(a, float("nan"))
-    tilec.compile(copy_slice_to_peer(64, 96, n_tile, first))(a, b)
-    torch.cuda.synchronize()
-    assert torch.equal(b, a[torch.arange(4, device="cuda") ^ 1])
+def test_a_slice_of_rows_goes_to_the_peer_and_signals_its_barrier(first, n_tile, rng):
+    a = rand((4, 64, n_tile), "float16", rng)
+    _, b = run(copy_slice_to_peer(64, 96, n_tile, first), a, np.full_like(a, np.nan))
+    np.testing.assert_array_equal(b, a[np.arange(4) ^ 1])
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("steps", [1, 2, 7])
-def test_blocks_hand_rows_back_and_forth_through_each_others_barriers(steps):
-    torch = hopper_or_skip()
-    x = torch.randn(8, 256, device="cuda")
-    out = torch.full_like(x, float("nan"))
-    tilec.compile(passing_round(steps))(x, out)
-    torch.cuda.synchronize()
-    peers = torch.arange(8, device="cuda") ^ 1
-    ranks = (torch.arange(8, device="cuda") % 2).float()
+def test_blocks_hand_rows_back_and_forth_through_each_others_barriers(steps, rng):
+    x = rand((8, 256), "float32", rng)
+    _, out = run(passing_round(steps), x, np.full_like(x, np.nan))
+    peers = np.arange(8) ^ 1
+    ranks = (np.arange(8) % 2).astype(np.float32)
     rows = x[peers]  # what each block's row holds at each step's wait
     for _ in range(steps):
         rows = (rows + ranks[:, None] + 1)[peers]
-    torch.testing.assert_close(out, rows, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(out, rows, rtol=0, atol=1e-5)
 
 
-@pytest.mark.gpu
-def test_a_gemm_reads_a_tile_half_of_which_its_peer_sent():
-    torch = hopper_or_skip()
-    a = torch.randn(128, 64, device="cuda").bfloat16()
-    b = torch.randn(64, 64, device="cuda").bfloat16()
-    c = torch.full((128, 64), float("nan"), device="cuda")
-    tilec.compile(shared_operand_gemm(64, 64, 64))(a, b, c)
-    torch.cuda.synchronize()
-    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+def test_a_gemm_reads_a_tile_half_of_which_its_peer_sent(rng):
+    a, b = rand((128, 64), "bfloat16", rng), rand((64, 64), "bfloat16", rng)
+    _, _, c = run(shared_operand_gemm(64, 64, 64), a, b, np.full((128, 64), np.nan, np.float32))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def waits_on_each_other(how):
+    """A cluster whose blocks can't all go on: with how="barrier", block 1 waits on a cluster
+    barrier no block arrives at; with "both", each block waits for an arrival the other makes only
+    after its own wait."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((2, 64), "float32")):
+        with T.Kernel(2, threads=64, cluster_dims=2) as bx:
+            bar = T.alloc_cluster_barrier(1)
+            rank = T.block_rank_in_cluster()
+            if how == "barrier":
+                if rank == 1:
+                    T.mbarrier_wait_parity(bar, 0)
+            else:
+                T.mbarrier_wait_parity(bar, 0)
+                tx = T.get_thread_binding()
+                if tx == 0:
+                    T.mbarrier_arrive(bar, cta_id=1 - rank)
+            for i in T.Parallel(64):
+                A[bx, i] = rank
+
+    return kernel
+
+
+@pytest.mark.parametrize("how", ["barrier", "both"])
+def test_on_the_cpu_a_cluster_whose_blocks_all_wait_is_an_error_not_a_hang(how):
+    with pytest.raises(RuntimeError, match=r"the kernel would hang: in cluster \(0\), every block left waits for what "
+                                           r"no block can do:\n  block rank [01]: waits at .*test_clusters\.py:\d+: "
+                                           r"T.mbarrier_wait_parity\(bar, 0\) for the phase of parity 0"):
+        tilec.compile(waits_on_each_other(how), target="cpu")(np.zeros((2, 64), np.float32))

@@ -15,8 +15,8 @@ from tilec.ops.dsa.fp8_cache import FP8_TOKEN_BYTES, scales_and_rope
 from tilec.ops.dsa.quant import act_quant_kernel
 from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG as SPARSE_PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
-from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_crossover_kernel,
-                                             sparse_mla_decode_hopper_kernel, sparse_mla_prefill_hopper_kernel)
+from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
+                                             sparse_mla_prefill_hopper_kernel)
 from tilec.ops.dsa.sparse_mla_seesaw import SEESAW_CONFIG, seesaw_fits, sparse_mla_prefill_seesaw_kernel
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
@@ -728,35 +728,24 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     check_sparse_decode(dsa.sparse_mla_decode, B, s_q, heads, pages, topk, cache_dims, rng)
 
 
-@pytest.mark.parametrize("B,s_q,heads,pages,topk", DECODE_SHAPES + [(1, 2, 128, 130, 2048)])  # and DeepSeek's
-def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
+# The crossover pairs a token's two head blocks: heads of a whole number of pairs of 64.
+CROSSOVER_SHAPES = [(1, 2, 128, 9, 130), (3, 1, 128, 5, 37), (2, 2, 100, 7, 200), (2, 1, 256, 3, 64)]
+
+
+@pytest.mark.parametrize("crossover,B,s_q,heads,pages,topk",
+                         [(False, *shape) for shape in DECODE_SHAPES] + [(True, *shape) for shape in CROSSOVER_SHAPES] +
+                         [(crossover, 1, 2, 128, 130, 2048) for crossover in (False, True)])  # and DeepSeek's
+def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(crossover, B, s_q, heads, pages, topk, rng):
+    # crossover: a cluster of a token's two head blocks, each dequantizing half of every step's
+    # tokens into both programs' shared memory (the CPU runs the cluster's programs as fibers)
     if ON_GPU:
         hopper_or_skip()
 
     def decode(q, kv_cache, indices):
         B, s_q, heads, _ = q.shape
         cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5,
+        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, crossover=crossover,
                                                  **HOPPER_CONFIG)
-        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
-                          indices.reshape(B * s_q, -1))
-        return out.reshape(B, s_q, heads, 512), lse
-
-    check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(1, 2, 128, 9, 130), (3, 1, 128, 5, 37), (2, 2, 100, 7, 200),
-                                                    (2, 1, 256, 3, 64), (1, 2, 128, 130, 2048)])
-def test_the_crossover_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
-    # A cluster of a token's two head blocks, each dequantizing half of every step's tokens into
-    # both programs' shared memory (clusters run on CUDA alone).
-    hopper_or_skip()
-
-    def decode(q, kv_cache, indices):
-        B, s_q, heads, _ = q.shape
-        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_crossover_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, **HOPPER_CONFIG)
         out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
                           indices.reshape(B * s_q, -1))
         return out.reshape(B, s_q, heads, 512), lse
@@ -766,12 +755,12 @@ def test_the_crossover_sparse_decode_over_the_fp8_cache_against_float64(B, s_q, 
 
 def test_the_crossover_decode_takes_pairs_of_head_blocks():
     with pytest.raises(ValueError, match="64 heads make 1 blocks of 64, not an even number"):
-        sparse_mla_decode_crossover_kernel(2, 64, 2048, 576 ** -0.5, **HOPPER_CONFIG)
+        sparse_mla_decode_hopper_kernel(2, 64, 2048, 576 ** -0.5, crossover=True, **HOPPER_CONFIG)
 
 
 def test_sparse_mla_decode_crossover_builds_for_sm90a():
-    source = build_for_cuda(sparse_mla_decode_crossover_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
-                            sm_scale=576 ** -0.5, **HOPPER_CONFIG)
+    source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
+                            sm_scale=576 ** -0.5, crossover=True, **HOPPER_CONFIG)
     assert "__cluster_dims__(2, 1, 1)" in source
     producer = source[source.index("setmaxnreg_dec<96>"):]
     # half a step's tokens a program: one load of 16 FP8 values a chunk, 8 chunks

@@ -118,7 +118,7 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
     # Warpgroup 0, once Q is in Q_shared: every step's scores and softmax, and the left half of
     # O, over the denominators when it returns; lse, each row's natural log-sum-exp (+inf, with
     # O 0, for a row that had no valid key, as FlashMLA gives). In a crossover (see
-    # sparse_mla_decode_crossover_kernel) a stage part is free once both programs are done with it.
+    # sparse_mla_decode_hopper_kernel) a stage part is free once both programs are done with it.
     T.fill(acc_left, 0)
     T.fill(denominator, 0)
     T.fill(row_max, -T.infinity("float32"))
@@ -306,94 +306,126 @@ def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at):
                                         CHUNK), CHUNK, predicate=slot >= 0)
 
 
-@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
-    # tokens = B * s_q query tokens; LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and
-    # Rope are one cache's bytes (fp8_cache.scales_and_rope). The token and cache slot counts
-    # are read at each call.
-    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
-    dim, tail_dim = FP8_DIM, FP8_TAIL
-    scale = sm_scale * LOG2E
-    steps = T.ceildiv(topk, block_I)
-    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
-
-    @T.prim_func
-    def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
-             Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"),
-             Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
-             Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
-             Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
-            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
-            h0 = hb * block_H
-            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
-                                                                         dim, tail_dim)
-            with T.ws(0):
-                for h in T.Parallel(block_H):
-                    if h0 + h < heads:
-                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
-            with T.ws(2):
-                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
-                lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-                rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
-                # the slots of this step's tokens and of the next step's, read a step ahead
-                slot_of = T.alloc_local((rounds,), "int32")
-                next_slot_of = T.alloc_local((rounds,), "int32")
-                raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
-                group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "float32")
-                step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
-                for r in T.serial(T.ceildiv(steps, 2)):
-                    for stage in T.unroll(2):
-                        if r * 2 + stage < steps:
-                            # both parts free before any load: a value held across a wait
-                            # for the second spilled at the 96 registers this warpgroup has
-                            T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                            T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
-                            load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
-                            step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
-                                         THREADS_A_TOKEN)
-                            # each part released once written (the score gemm starts on the
-                            # first): the dequantized values are the generic proxy's stores,
-                            # and wgmma reads them through the async proxy
-                            store_key_bias(slot_of, key_bias, stage, lane)
-                            store_values(raw, group_scales, KV_shared, stage, lane, 0)
-                            T.fence_proxy_async()
-                            T.cp_async_barrier_noinc(keys_ready[2 * stage])
-                            T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
-                            copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
-                            store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2)
-                            T.fence_proxy_async()
-                            T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
-                            T.barrier_arrive(keys_ready[2 * stage + 1])
-                            for round in T.unroll(2):
-                                slot_of[round] = next_slot_of[round]
-
-    return main
+@T.macro
+def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
+                      block_I, rope_at):
+    # Warpgroup 2 of the FP8 decode: each step's tokens loaded, dequantized and stored into its
+    # stage (two, in turn), each part released to the consumers once written.
+    lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+    rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
+    # the slots of this step's tokens and of the next step's, read a step ahead
+    slot_of = T.alloc_local((rounds,), "int32")
+    next_slot_of = T.alloc_local((rounds,), "int32")
+    raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+    group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "float32")
+    step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+    for r in T.serial(T.ceildiv(steps, 2)):
+        for stage in T.unroll(2):
+            if r * 2 + stage < steps:
+                # both parts free before any load: a value held across a wait
+                # for the second spilled at the 96 registers this warpgroup has
+                T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
+                load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
+                step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
+                             THREADS_A_TOKEN)
+                # each part released once written (the score gemm starts on the
+                # first): the dequantized values are the generic proxy's stores,
+                # and wgmma reads them through the async proxy
+                store_key_bias(slot_of, key_bias, stage, lane)
+                store_values(raw, group_scales, KV_shared, stage, lane, 0)
+                T.fence_proxy_async()
+                T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
+                copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2)
+                T.fence_proxy_async()
+                T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                T.barrier_arrive(keys_ready[2 * stage + 1])
+                for round in T.unroll(2):
+                    slot_of[round] = next_slot_of[round]
 
 
-@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def sparse_mla_decode_crossover_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
-    """sparse_mla_decode_hopper_kernel's FP8 decode with FlashMLA's "crossover": the two
-    programs of a token's two head blocks run as a thread block cluster and share its keys. Each
-    program's producer dequantizes half of each step's tokens (rows rank * block_I / 2 on) into
-    its own stage and copies them into its peer's (T.copy_cluster, arriving at the peer's
-    keys_ready), so each producer does half the work. A stage part is refilled once the
-    consumers of both programs are done with it (they arrive at both keys_free barriers); each
-    program fills all the RoPE dims of its stage itself (cp.async). Takes heads of a whole
-    number of head-block pairs (CUDA sm_90)."""
-    head_blocks = -(-heads // block_H)
-    if head_blocks % 2 != 0:
-        raise ValueError(f"the crossover decode pairs the head blocks of a token: {heads} heads make {head_blocks} "
-                         f"blocks of {block_H}, not an even number")
-    if block_I * THREADS_A_TOKEN != 2 * CONSUMER_THREADS:
-        raise ValueError(f"the crossover decode's producers each take one round of a step's {block_I} tokens: "
-                         f"block_I is {2 * CONSUMER_THREADS // THREADS_A_TOKEN}, not {block_I}")
-    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
-    dim, tail_dim = FP8_DIM, FP8_TAIL
-    scale = sm_scale * LOG2E
-    steps = T.ceildiv(topk, block_I)
-    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
+@T.macro
+def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
+                      block_I, rope_at, dim):
+    # Warpgroup 2 of the crossover decode: half of each step's tokens (round `rank`'s rows)
+    # loaded and dequantized into this program's stage, then copied into the peer's.
+    lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     half_rows = block_I // 2
+    rank = T.block_rank_in_cluster()
+    peer = 1 - rank
+    first = rank * half_rows
+    # the slots of all this step's tokens (for their RoPE dims) and of the next
+    # step's, read a step ahead; the tokens this program dequantizes are round `rank`'s
+    slot_of = T.alloc_local((2,), "int32")
+    next_slot_of = T.alloc_local((2,), "int32")
+    my_slot = T.alloc_local((1,), "int32")
+    raw = T.alloc_local((1, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+    group_scales = T.alloc_local((1, FP8_DIM // FP8_GROUP), "float32")
+    step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+    for r in T.serial(T.ceildiv(steps, 2)):
+        for stage in T.serial(2):
+            if r * 2 + stage < steps:
+                T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
+                my_slot[0] = T.if_then_else(rank == 0, slot_of[0], slot_of[1])
+                load_tokens(Cache, Scales, my_slot, raw, group_scales, lane)
+                step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
+                             THREADS_A_TOKEN)
+                store_key_bias(my_slot, key_bias, stage, lane, rank)
+                store_values(raw, group_scales, KV_shared, stage, lane, 0, rank)
+                # each part released to this program's consumers once written, then
+                # copied to the peer's (which reads it after its own copy's arrival)
+                T.fence_proxy_async()
+                T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
+                T.copy_cluster(key_bias[stage, first:first + half_rows],
+                               key_bias[stage, first:first + half_rows], dst_block=peer,
+                               remote_barrier=keys_ready[2 * stage])
+                T.copy_cluster(KV_shared[stage, first:first + half_rows, 0:dim // 2],
+                               KV_shared[stage, first:first + half_rows, 0:dim // 2], dst_block=peer,
+                               remote_barrier=keys_ready[2 * stage])
+                copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, rank)
+                T.fence_proxy_async()
+                T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                T.barrier_arrive(keys_ready[2 * stage + 1])
+                T.copy_cluster(KV_shared[stage, first:first + half_rows, dim // 2:dim],
+                               KV_shared[stage, first:first + half_rows, dim // 2:dim], dst_block=peer,
+                               remote_barrier=keys_ready[2 * stage + 1])
+                for round in T.unroll(2):
+                    slot_of[round] = next_slot_of[round]
+
+
+@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
+def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, crossover=False):
+    """The FP8 sparse decode (sparse_mla.py's), warp-specialized. tokens = B * s_q query tokens;
+    LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and Rope are one cache's bytes
+    (fp8_cache.scales_and_rope). The token and cache slot counts are read at each call.
+
+    crossover: FlashMLA's "crossover": the two programs of a token's two head blocks run as a
+    thread block cluster and share its keys. Each program's producer dequantizes half of each
+    step's tokens (rows rank * block_I / 2 on) into its own stage and copies them into its peer's
+    (T.copy_cluster, counted on the peer's keys_ready), so each producer does half the work; a
+    stage part is refilled once the consumers of both programs are done with it (they arrive at
+    both keys_free barriers); each program fills all the RoPE dims of its stage itself
+    (cp.async). It takes heads of a whole number of head-block pairs and block_I 64 (CUDA
+    sm_90; the CPU runs it too). Slower than without, so far (docs/dsa.md)."""
+    if crossover:
+        head_blocks = -(-heads // block_H)
+        if head_blocks % 2 != 0:
+            raise ValueError(f"the crossover decode pairs the head blocks of a token: {heads} heads make {head_blocks} "
+                             f"blocks of {block_H}, not an even number")
+        if block_I * THREADS_A_TOKEN != 2 * CONSUMER_THREADS:
+            raise ValueError(f"the crossover decode's producers each take one round of a step's {block_I} tokens: "
+                             f"block_I is {2 * CONSUMER_THREADS // THREADS_A_TOKEN}, not {block_I}")
+    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
+    dim, tail_dim = FP8_DIM, FP8_TAIL
+    scale = sm_scale * LOG2E
+    steps = T.ceildiv(topk, block_I)
+    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
+    cluster = 2 if crossover else 1
 
     @T.prim_func
     def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
@@ -401,60 +433,22 @@ def sparse_mla_decode_crossover_kernel(s_q, heads, topk, sm_scale, block_H=64, b
              Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=2) as program:
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=cluster) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
             KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
-                                                                         dim, tail_dim, crossover=True)
+                                                                         dim, tail_dim, crossover)
             with T.ws(0):
                 for h in T.Parallel(block_H):
                     if h0 + h < heads:
                         LSE[t // s_q, h0 + h, t % s_q] = lse[h]
             with T.ws(2):
                 T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
-                lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-                rank = T.block_rank_in_cluster()
-                peer = 1 - rank
-                first = rank * half_rows
-                # the slots of all this step's tokens (for their RoPE dims) and of the next
-                # step's, read a step ahead; the tokens this program dequantizes are round `rank`'s
-                slot_of = T.alloc_local((2,), "int32")
-                next_slot_of = T.alloc_local((2,), "int32")
-                my_slot = T.alloc_local((1,), "int32")
-                raw = T.alloc_local((1, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
-                group_scales = T.alloc_local((1, FP8_DIM // FP8_GROUP), "float32")
-                step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
-                for r in T.serial(T.ceildiv(steps, 2)):
-                    for stage in T.serial(2):
-                        if r * 2 + stage < steps:
-                            T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                            T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
-                            my_slot[0] = T.if_then_else(rank == 0, slot_of[0], slot_of[1])
-                            load_tokens(Cache, Scales, my_slot, raw, group_scales, lane)
-                            step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
-                                         THREADS_A_TOKEN)
-                            store_key_bias(my_slot, key_bias, stage, lane, rank)
-                            store_values(raw, group_scales, KV_shared, stage, lane, 0, rank)
-                            # each part released to this program's consumers once written, then
-                            # copied to the peer's (which reads it after its own copy's arrival)
-                            T.fence_proxy_async()
-                            T.cp_async_barrier_noinc(keys_ready[2 * stage])
-                            T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
-                            T.copy_cluster(key_bias[stage, first:first + half_rows],
-                                           key_bias[stage, first:first + half_rows], dst_block=peer,
-                                           remote_barrier=keys_ready[2 * stage])
-                            T.copy_cluster(KV_shared[stage, first:first + half_rows, 0:dim // 2],
-                                           KV_shared[stage, first:first + half_rows, 0:dim // 2], dst_block=peer,
-                                           remote_barrier=keys_ready[2 * stage])
-                            copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
-                            store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, rank)
-                            T.fence_proxy_async()
-                            T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
-                            T.barrier_arrive(keys_ready[2 * stage + 1])
-                            T.copy_cluster(KV_shared[stage, first:first + half_rows, dim // 2:dim],
-                                           KV_shared[stage, first:first + half_rows, dim // 2:dim], dst_block=peer,
-                                           remote_barrier=keys_ready[2 * stage + 1])
-                            for round in T.unroll(2):
-                                slot_of[round] = next_slot_of[round]
+                if crossover:
+                    dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
+                                      topk, slots, block_I, rope_at, dim)
+                else:
+                    dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
+                                      topk, slots, block_I, rope_at)
 
     return main
