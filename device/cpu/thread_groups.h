@@ -163,7 +163,8 @@ class ThreadGroups {
       if (!left) break;
       if (!moved) {
         if (detail::BlockScheduler* cluster = detail::block_scheduler()) {
-          // the other blocks run, with their own groups: this block's are theirs to resume after
+          // the other blocks run, with groups of their own: none of them sees this block's
+          current() = nullptr;
           const bool went_on = cluster->give_way(hang_message());
           current() = this;
           if (went_on) continue;
