@@ -465,3 +465,27 @@ def test_on_the_cpu_a_cluster_whose_blocks_all_wait_is_an_error_not_a_hang(how):
                                            r"no block can do:\n  block rank [01]: waits at .*test_clusters\.py:\d+: "
                                            r"T.mbarrier_wait_parity\(bar, 0\) for the phase of parity 0"):
         tilec.compile(waits_on_each_other(how), target="cpu")(np.zeros((2, 64), np.float32))
+
+
+def copy_to_rank(n):
+    @T.prim_func
+    def kernel(A: T.Tensor((2, n), "float32"), rank: T.int32):
+        with T.Kernel(2, threads=64, cluster_dims=2) as bx:
+            s = T.alloc_shared((n,), "float32")
+            T.copy(A[bx, :], s)
+            T.copy_cluster(s, s, dst_block=rank)
+            T.cluster_sync()
+            T.copy(s, A[bx, :])
+
+    return kernel
+
+
+def test_on_the_cpu_a_peer_rank_outside_the_cluster_is_an_error(rng):
+    # On a GPU a rank past the cluster's blocks would reach another SM's memory, or fault.
+    a = rand((2, 64), "float32", rng)
+    kernel = tilec.compile(copy_to_rank(64), target="cpu")
+    with pytest.raises(RuntimeError, match=r"T.copy_cluster: block rank 2 is not in the cluster of 2 blocks"):
+        kernel(a.copy(), 2)
+    out = a.copy()
+    kernel(out, 0)  # both blocks copy into block 0's shared memory; block 1's keeps its own row
+    np.testing.assert_array_equal(out[1], a[1])
