@@ -13,7 +13,8 @@
 // statements run whole, thread after thread. A program without data races gives the results
 // it gives on a GPU. T.sync_threads is dropped (the loops are its barrier); one under a
 // condition or in a loop that differs from thread to thread is an error, as on a GPU it
-// would hang.
+// would hang. T.cluster_sync splits the statements the same way and stays, once for the block
+// (device/cpu/clusters.h runs a cluster's blocks as fibers); it is checked as on a GPU.
 //
 // A thread group (T.ws; passes/thread_groups.h) keeps its branch, which the CPU runs as a fiber
 // (device/cpu/thread_groups.h); its statements loop over its own threads. A thread_in(lo, hi)
