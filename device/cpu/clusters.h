@@ -49,11 +49,7 @@ class Cluster final : public detail::BlockScheduler {
         running() = outer_cluster;
         return;
       }
-      getcontext(&b.context);
-      b.context.uc_stack.ss_sp = b.stack;
-      b.context.uc_stack.ss_size = detail::kFiberStackBytes;
-      b.context.uc_link = nullptr;
-      makecontext(&b.context, &Cluster::start, 0);
+      detail::make_fiber(b.context, b.stack, &Cluster::start);
     }
     for (;;) {
       const uint64_t before = detail::progress();

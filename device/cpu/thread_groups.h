@@ -106,6 +106,15 @@ inline void* take_stack() {
   return stack;
 }
 
+// `context` set to start `entry` on `stack` (take_stack's), when first switched to.
+inline void make_fiber(ucontext_t& context, void* stack, void (*entry)()) {
+  getcontext(&context);
+  context.uc_stack.ss_sp = stack;
+  context.uc_stack.ss_size = kFiberStackBytes;
+  context.uc_link = nullptr;
+  makecontext(&context, entry, 0);
+}
+
 }  // namespace detail
 
 // One run of a block's thread groups: add each group, then run them to their ends.
@@ -138,11 +147,7 @@ class ThreadGroups {
     for (detail::Fiber& f : fibers_) {
       f.stack = detail::take_stack();
       if (!f.stack) stop("tilec_rt: no memory for a thread group's stack");
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = f.stack;
-      f.context.uc_stack.ss_size = detail::kFiberStackBytes;
-      f.context.uc_link = nullptr;
-      makecontext(&f.context, &ThreadGroups::start, 0);
+      detail::make_fiber(f.context, f.stack, &ThreadGroups::start);
     }
     for (;;) {
       bool moved = false, left = false;
