@@ -384,6 +384,9 @@ def cluster_kernel_source(body, folder, cluster_dims=2):
      "cta_id is the rank of a block of the cluster, from 0 to 1, not 5"),
     (["for i in T.Parallel(64):", "    T.copy_cluster(s, t, dst_block=1)"], "it goes outside T.Parallel loops"),
     (["if bx == 0:", "    b = T.alloc_cluster_barrier(1)"], "T.alloc_cluster_barrier goes in the T.Kernel block itself"),
+    (["big = T.alloc_shared((1 << 18,), 'float32')",
+      "T.copy_cluster(big, big, dst_block=1, remote_barrier=shared_bar[0])"],
+     "T.copy_cluster: a barrier's phase counts at most 1048575 bytes, and this tile is 1048576; copy it in parts"),
 ])
 def test_cluster_copy_and_barrier_mistakes_are_errors_at_their_line(body, message, tmp_path):
     with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):
