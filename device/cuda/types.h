@@ -218,6 +218,16 @@ __device__ __forceinline__ void from_float_pair(half* at, float a, float b) {
   *reinterpret_cast<__half2*>(at) = __floats2half2_rn(a, b);
 }
 
+// from_float_pair(at, max(a, floor), max(b, floor)) as the pair's conversion, then its max
+// (rounding keeps order, so the max of the rounded values is the rounded max, NaN included: both
+// give the other operand): two instructions a pair where max, max and the conversion took three.
+__device__ __forceinline__ void from_float_pair_max(bfloat16* at, float a, float b, float floor) {
+  *reinterpret_cast<__nv_bfloat162*>(at) = __hmax2(__floats2bfloat162_rn(a, b), __float2bfloat162_rn(floor));
+}
+__device__ __forceinline__ void from_float_pair_max(half* at, float a, float b, float floor) {
+  *reinterpret_cast<__half2*>(at) = __hmax2(__floats2half2_rn(a, b), __float2half2_rn(floor));
+}
+
 // Two FP8 values (in[0], in[1], bytes; `in` 2-byte aligned) as floats, exactly, in one
 // conversion (cvt.rn.f16x2.e4m3x2). Read as one 16-bit value: from bytes, the compiler took each
 // out of its register and put the two back together (5 instructions a pair).

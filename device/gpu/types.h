@@ -166,4 +166,11 @@ __device__ __forceinline__ void from_float_pair(T* at, float a, float b) {
   at[1] = from_float<T>(b);
 }
 
+// from_float_pair(at, max(a, floor), max(b, floor)) (a backend's types.h takes the max after
+// converting the pair, in one instruction).
+template <class T>
+__device__ __forceinline__ void from_float_pair_max(T* at, float a, float b, float floor) {
+  from_float_pair(at, fmaxf(a, floor), fmaxf(b, floor));
+}
+
 }  // namespace TILEC_GPU_NAMESPACE

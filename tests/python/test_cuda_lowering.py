@@ -1033,3 +1033,64 @@ def test_copy_keywords_choose_what_a_copy_runs_on(keywords, tma, cp_async):
         after = source[source.index("T.copy(A[by * 128, k * 64], A_s, disable_tma"):]
         a_copy = after[after.index("\n"):after.index("// ", after.index("\n"))]
         assert "cp_async" not in a_copy, a_copy
+
+
+def relu_into_register_gemm(dtype, M=128, N=64, K=64):
+    # S = A B^T; R = max(S, 0) in `dtype` (a 16-bit fragment, the A of a gemm from registers);
+    # D = R W^T: a ReLU'd score's weighted sum on the tensor cores, as the DSA indexer's head sum.
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), W: T.Tensor((8, N), dtype),
+             S: T.Tensor((M, N), "float32"), R: T.Tensor((M, N), dtype), D: T.Tensor((M, 8), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            W_s = T.alloc_shared((8, N), dtype)
+            S_f = T.alloc_fragment((M, N), "float32")
+            R_f = T.alloc_fragment((M, N), dtype)
+            D_f = T.alloc_fragment((M, 8), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(W, W_s)
+            T.gemm(A_s, B_s, S_f, transpose_B=True, clear_accum=True)
+            for i, j in T.Parallel(M, N):
+                R_f[i, j] = T.max(S_f[i, j], 0)
+            T.gemm(R_f, W_s, D_f, transpose_B=True, clear_accum=True)
+            T.copy(S_f, S)
+            T.copy(R_f, R)
+            T.copy(D_f, D)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_relu_into_a_16_bit_fragment_converts_a_pair_then_takes_its_max(dtype):
+    # On Hopper (wgmma, R from registers): each pair of R's slots is one conversion of two floats
+    # and one max of the pair (from_float_pair_max), not a max a float and then the conversion.
+    with skip_without_nvrtc():
+        source = tilec.compile(relu_into_register_gemm(dtype), target="cuda", arch=ARCH).get_kernel_source()
+    assert "wgmma_gemm_rs<" in source
+    assert re.search(r"for \(int32_t (p\w*) = 0; \1 < 32; \+\+\1\) \{\s*//[^\n]*\n\s*"
+                     r"tilec_cuda::from_float_pair_max\(\(&R_f\[", source), source
+    assert "tilec_cuda::max(S_f" not in source
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_gpu_a_relu_into_a_16_bit_fragment_is_the_rounded_max(dtype, rng):
+    # R is max(S, 0) rounded, NaN included: T.max gives the other operand, 0, for a row of S that
+    # a NaN in A makes NaN (the pair's max after its conversion gives the same); -inf gives 0 too.
+    torch = pytest.importorskip("torch")
+    torch_dtype = getattr(torch, dtype)
+    A = torch.randn(128, 64, dtype=torch.float16)
+    A[3, 5], A[9, 0] = float("nan"), float("-inf")
+    B, W = torch.randn(64, 64, dtype=torch.float16), torch.randn(8, 64).to(torch_dtype)
+    S = torch.full((128, 64), float("nan"), device="cuda")
+    R = torch.full((128, 64), float("nan"), device="cuda", dtype=torch_dtype)
+    D = torch.full((128, 8), float("nan"), device="cuda")
+    tilec.compile(relu_into_register_gemm(dtype), target="cuda")(A.cuda(), B.cuda(), W.cuda(), S, R, D)
+    S, R, D = S.cpu(), R.cpu(), D.cpu()
+    assert torch.isnan(S[3]).all() and not torch.isnan(S[9]).any()
+    expected = torch.where(torch.isnan(S), 0.0, S.clamp(min=0)).to(torch_dtype)
+    torch.testing.assert_close(R, expected, rtol=0, atol=0)
+    reference = R.double() @ W.double().T
+    assert (D.double() - reference).abs().max() <= 1e-5 * reference.abs().max()

@@ -304,6 +304,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     bounds_.bind(slot, {0, layout.slots() - 1});
     Stmt body = guarded_slot(layout, extents, body_of, slot, replicas_sit_out);
     bounds_ = saved;
+    if (slot_loop_kind(layout) == ir::ForKind::Unrolled)
+      if (Stmt pairs = pair_max_conversions(body, slot, layout.slots()); pairs.defined()) return ir::with_loc(pairs, loc);
     return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), slot_loop_kind(layout), body),
                         loc);
   }

@@ -100,4 +100,36 @@ Stmt pair_conversions(const Stmt& element, const Expr& lane, int64_t width, std:
                       element->loc);
 }
 
+Stmt pair_max_conversions(const Stmt& body, const Expr& slot, int64_t slots) {
+  const auto* store = body.as<ir::BufferStore>();
+  if (!store || slots < 2 || slots % 2 || store->indices.size() != 1 || store->buffer->scope != ir::MemoryScope::Local)
+    return Stmt();
+  const DType t = store->buffer->dtype;
+  const auto* cast = store->value.as<ir::Cast>();
+  if ((t != DType::BFloat16 && t != DType::Float16) || !cast || cast->value->dtype != DType::Float32) return Stmt();
+  const auto* max = cast->value.as<ir::Max>();
+  if (!max) return Stmt();
+  const bool a_varies = ir::uses_var(max->a, slot.get()), b_varies = ir::uses_var(max->b, slot.get());
+  if (a_varies == b_varies) return Stmt();
+  const Expr& x = a_varies ? max->a : max->b;
+  const Expr& floor = a_varies ? max->b : max->a;
+  Expr pair = ir::make_var("p", slot->dtype);
+  Expr first = ir::make_Mul(pair, ir::make_int(2, slot->dtype));
+  Expr second = ir::make_Add(first, ir::make_int(1, slot->dtype));
+  auto at = [&](const Expr& e, const Expr& which) { return ir::simplify(ir::substitute(e, slot, which)); };
+  // Slot 2p + 1 stores the element after slot 2p's, an even one: checked slot by slot (the
+  // layout's index of a slot, digits of it, is one the simplifier can't subtract).
+  const Expr& index = store->indices[0];
+  for (int64_t p = 0; p < slots / 2; ++p) {
+    int64_t even, odd;
+    if (!ir::is_const_int(at(index, ir::make_int(2 * p, slot->dtype)), &even) ||
+        !ir::is_const_int(at(index, ir::make_int(2 * p + 1, slot->dtype)), &odd) || even % 2 || odd != even + 1)
+      return Stmt();
+  }
+  Stmt call = ir::device_call("from_float_pair_max",
+                              {ir::address_of(store->buffer, {at(index, first)}), at(x, first), at(x, second), floor}, body->loc);
+  return ir::with_loc(ir::make_for(pair, ir::make_int(0), ir::make_int(slots / 2), ir::ForKind::Unrolled, call),
+                      body->loc);
+}
+
 }  // namespace tilec::passes

@@ -22,4 +22,13 @@ namespace tilec::passes {
 ir::Stmt pair_conversions(const ir::Stmt& element, const ir::Expr& lane, int64_t width,
                           std::vector<ir::Buffer>& locals);
 
+// A slot loop's body `run[i(s)] = T(max(x(s), floor))` (T half or bfloat16 from float32, run a
+// thread's local array, floor not varying with s) as a loop over pairs of slots where slots 2p
+// and 2p + 1 are neighbouring elements from an even one: from_float_pair_max(&run[i(2p)], x(2p),
+// x(2p + 1), floor), the pair converted, then its max in one instruction (a ReLU into a 16-bit
+// gemm operand: one instruction an element where max and half a paired conversion took one and
+// a half). Null where `body` is no such store or `slots` is odd; the conversion alone, ptxas
+// pairs itself.
+ir::Stmt pair_max_conversions(const ir::Stmt& body, const ir::Expr& slot, int64_t slots);
+
 }  // namespace tilec::passes
