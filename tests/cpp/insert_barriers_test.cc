@@ -1,7 +1,7 @@
-// insert_barriers puts a proxy fence (fence_proxy_async) before the barrier of a tile op only
-// when the op's instruction reads shared memory through the async proxy (wgmma, a TMA store),
-// whatever the layout of the tiles it reads: a gemm on hip, which has no async proxy, reading a
-// tile in make_swizzled_layout's panels gets the barrier alone.
+// insert_barriers puts a proxy fence (fence_proxy_async) before a barrier only when writes it
+// separates are read after it through the async proxy (by wgmma, a TMA store), whatever
+// statement it was placed for and whatever the layout of the tiles: a gemm on hip, which has no
+// async proxy, reading a tile in make_swizzled_layout's panels gets the barrier alone.
 #include "passes/gpu/insert_barriers.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +89,33 @@ std::string barriers_of_source(const std::string& text) {
   f.body = passes::select_instructions(f.body, ctx);
   f.body = passes::insert_barriers(f.body, ctx);
   return ir::to_string(f);
+}
+
+// A wgmma gemm reading tiles whose writes a barrier placed for another statement (a nest that
+// reads A_s) already separated: the fence goes before that barrier, or the gemm could read what
+// the generic proxy wrote without seeing it. Before: a barrier alone (the gemm needed none).
+constexpr const char* kGemmAfterAnotherReader =
+    "import tilec.language as T\n\n@T.prim_func\n"
+    "def main(A: T.Tensor((64, 64), \"bfloat16\"), B: T.Tensor((64, 64), \"bfloat16\"),\n"
+    "         C: T.Tensor((64, 64), \"float32\"), D: T.Tensor((64, 64), \"bfloat16\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        A_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+    "        B_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+    "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
+    "        T.copy(A, A_s)\n"
+    "        T.copy(B, B_s)\n"
+    "        for i, j in T.Parallel(64, 64):\n"
+    "            D[i, j] = A_s[j, i]\n"
+    "        T.gemm(A_s, B_s, C_f, clear_accum=True)\n"
+    "        T.copy(C_f, C)\n";
+
+TEST(InsertBarriers, AWgmmaGemmAfterABarrierPlacedForAnotherReaderTakesItsFenceThere) {
+  std::string ir = barriers_of_source(kGemmAfterAnotherReader);
+  EXPECT_NE(ir.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
+                    "        for i in T.Parallel(64):"),
+            std::string::npos)
+      << ir;
+  EXPECT_EQ(ir.find("sync_threads", ir.find("T.Parallel(64)")), std::string::npos) << ir;  // no second barrier
 }
 
 // A kernel written thread by thread: a branch on the thread index is one unit, its barrier

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "ir/device_calls.h"
 #include "ir/shared_layout.h"
@@ -426,6 +427,8 @@ class KeepTmaWaits : public ir::IRMutator {
   const std::set<int>& kept_;
 };
 
+BufferSet async_proxy_reads(const BufferSet& written, const Stmt& body);
+
 class BarrierPlacer {
  public:
   // `consumer_threads` > 0: the launch is warp-specialized (warp_specialize.h), and the
@@ -435,10 +438,11 @@ class BarrierPlacer {
   // `thread_index`: the thread index the kernel reads (null if none), in [0, threads).
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
                 const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes,
-                Claims claims, const ir::Expr& thread_index, int64_t threads)
+                BufferSet async_proxy_reads, Claims claims, const ir::Expr& thread_index, int64_t threads)
       : async_(async),
         overlap_(std::move(async), thread_values, bounds_, iterations_, originals_),
         generic_writes_(std::move(generic_writes)),
+        async_proxy_reads_(std::move(async_proxy_reads)),
         claims_(std::move(claims)),
         consumer_threads_(consumer_threads),
         thread_values_(thread_values),
@@ -500,7 +504,9 @@ class BarrierPlacer {
       group_ = span;
       const ir::BoundAnalyzer outside = bounds_;
       if (thread_index_) bounds_.bind(thread_index_, {span.lo, span.hi - 1});
+      const BufferSet all_reads = std::exchange(async_proxy_reads_, async_proxy_reads(generic_writes_, branch.then_case));
       n->then_case = place(branch.then_case, inside);
+      async_proxy_reads_ = all_reads;
       bounds_ = outside;
       group_.reset();
       divergent_depth_ = divergent;
@@ -552,7 +558,11 @@ class BarrierPlacer {
       if (branch->else_case) {
         const bool saved = in_consumers_;
         in_consumers_ = in_consumers_ || split;
+        const BufferSet all_reads =
+            split ? std::exchange(async_proxy_reads_, async_proxy_reads(generic_writes_, branch->else_case))
+                  : async_proxy_reads_;
         n->else_case = place(branch->else_case, else_pending);
+        async_proxy_reads_ = all_reads;
         in_consumers_ = saved;
       }
       pending = then_pending;
@@ -580,15 +590,10 @@ class BarrierPlacer {
     SharedAccesses acc(&claims_, &lets_);
     acc.visit(s);
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
-    // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async proxy: the
-    // writers' generic stores are ordered before them by their proxy fence, then the barrier.
-    // Only those instructions need it (a target that has none never makes the call).
-    if (barrier && reads_through_async_proxy(s))
-      barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
     // In a group of a kernel that orders its groups with mbarriers, the generic writes of
     // other threads (stores, cp.async) reach this thread through the barrier it waited on; its
     // proxy fence makes them seen by the async proxy it reads them through.
-    else if (!barrier && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
+    if (!barrier && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
              SharedAccesses::any(acc.reads, [&](const ir::BufferNode* b) { return generic_writes_.count(b) > 0; }))
       barrier = ir::device_call("fence_proxy_async", {}, s->loc);
     pending.add(acc);
@@ -671,8 +676,6 @@ class BarrierPlacer {
       Stmt hoisted = place_iterations(body, after_hoisted, var);
       if (barriers_in(hoisted) < lazy_barriers) {
         before = reset(pending, body->loc, body.get());
-        if (contains(body, reads_through_async_proxy))
-          before = ir::make_seq({ir::device_call("fence_proxy_async", {}, body->loc), before});
         pending = after_hoisted;
         return hoisted;
       }
@@ -803,16 +806,23 @@ class BarrierPlacer {
   Stmt reset(Pending& pending, const SourceLoc& loc, const void* key) {
     if (divergent_depth_ > 0) barrier_not_reached_by_all(loc);
     if (in_producer_) throw std::logic_error("insert_barriers: a barrier in a producer warpgroup's code");
+    // wgmma, TMA stores and reduce-adds (tma_copies.h) read shared memory through the async
+    // proxy: generic writes that the barrier's threads may read so after it, whatever it was
+    // placed for, are ordered before them by the writers' proxy fence, then the barrier. (A
+    // target without those instructions reads nothing so.)
+    Stmt fence = SharedAccesses::any(pending.writes, [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; })
+                     ? ir::device_call("fence_proxy_async", {}, loc)
+                     : Stmt();
     if (group_) {
       pending = Pending();
-      return ir::device_call(group_barriers_.barrier(*group_), {}, loc);
+      return ir::make_seq({fence, ir::device_call(group_barriers_.barrier(*group_), {}, loc)});
     }
     if (in_consumers_) {
       pending = Pending();
-      return ir::device_call(partial_barrier(), {}, loc);
+      return ir::make_seq({fence, ir::device_call(partial_barrier(), {}, loc)});
     }
     Stmt wait = separate(pending, key, loc);
-    return ir::make_seq({wait, ir::device_call("sync_threads", {}, loc)});
+    return ir::make_seq({fence, wait, ir::device_call("sync_threads", {}, loc)});
   }
 
   // pending after a barrier of the whole block before `key`: no access unseparated, and each
@@ -846,6 +856,9 @@ class BarrierPlacer {
   ir::VarMap originals_;  // each var made for another iteration's or any value: the var it stands for
   Overlap overlap_;
   BufferSet generic_writes_;  // shared buffers the kernel writes through the generic proxy
+  // Those of them that the threads being placed (the kernel's, a T.ws group's, the consumers')
+  // read through the async proxy
+  BufferSet async_proxy_reads_;
   Claims claims_;
   int consumer_threads_;
   const ThreadValues& thread_values_;
@@ -892,6 +905,27 @@ BufferSet generic_writes(const Stmt& body) {
   return w.writes;
 }
 
+// Of `written` (the kernel's generic writes), the shared buffers it reads through the async proxy
+// (wgmma operands, TMA stores' and reduce-adds' sources).
+BufferSet async_proxy_reads(const BufferSet& written, const Stmt& body) {
+  struct Reads : ir::IRVisitor {
+    BufferSet found;
+    void visit(const Stmt& st) override {
+      if (!st.defined()) return;
+      if (!reads_through_async_proxy(st)) return ir::IRVisitor::visit(st);
+      op::Accesses accesses(ir::MemoryScope::Shared);
+      accesses.visit(st);
+      found.insert(accesses.reads.begin(), accesses.reads.end());
+    }
+    using ir::IRVisitor::visit;
+  } reads;
+  reads.visit(body);
+  BufferSet out;
+  for (const ir::BufferNode* b : reads.found)
+    if (written.count(b)) out.insert(b);
+  return out;
+}
+
 // Whether a kernel waits on mbarriers of its own (T.alloc_barrier's and T.alloc_cluster_barrier's,
 // T.barrier_wait).
 bool waits_on_mbarriers(const Stmt& body) {
@@ -915,9 +949,11 @@ class KernelBarriers : public ir::IRMutator {
     ThreadValues thread_values(op->thread_index, op->body);
     GroupBarriers group_barriers(op->body, op->loc);
     const bool groups = has_thread_groups(op->body);
+    const BufferSet written = generic_writes(op->body);
     n->body = BarrierPlacer(async.buffers, op->producer_threads > 0 ? op->threads : 0, thread_values, group_barriers,
-                            groups, groups && waits_on_mbarriers(op->body), generic_writes(op->body),
-                            claimed_slots(op->body), op->thread_index, op->threads)
+                            groups, groups && waits_on_mbarriers(op->body), written,
+                            async_proxy_reads(written, op->body), claimed_slots(op->body), op->thread_index,
+                            op->threads)
                   .place_kernel(op->body);
     return Stmt(n);
   }
