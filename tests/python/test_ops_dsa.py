@@ -139,10 +139,10 @@ def test_indexer_logits_against_float64(S, S_kv, H, D, ranges, max_len, rng):
     assert worst <= FP8_SUM_RTOL, f"error {worst:.2e} of the terms' magnitude"
 
 
-def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=False):
+def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=False, rtol=FP8_SUM_RTOL):
     """Runs indexer `kernel` on random heads and keys over ragged ranges (reaching outside the
-    keys, empty ones, a whole one) and checks its logits against float64. flat_heads: the kernel
-    takes q as [S * H, D]."""
+    keys, empty ones, a whole one) and checks its logits against float64, to `rtol` of the
+    magnitude of their terms. flat_heads: the kernel takes q as [S * H, D]."""
     q, k = fp8_values((S, H, D), rng), fp8_values((S_kv, D), rng)
     k_scale = rng.uniform(0.5, 2, size=S_kv).astype(np.float32)
     weights = rand((S, H), "float32", rng)
@@ -154,7 +154,7 @@ def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=Fal
     ref, scale = indexer_reference(q, k, k_scale, weights, ks, ke, max_len or None)
     np.testing.assert_array_equal(np.isneginf(logits), np.isneginf(ref))
     finite = np.isfinite(ref)
-    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= FP8_SUM_RTOL
+    assert np.max(np.abs(logits[finite] - ref[finite]) / (scale[finite] + 1e-30), initial=0) <= rtol
 
 
 @pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
@@ -168,6 +168,33 @@ def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, stages, max
     kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
                                    tma=True)
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
+
+
+# ReLU(q . k) rounded to bfloat16 (the weights exact to 2^-16): an error of at most 2^-9 of each
+# term, and the sum's own rounding
+TENSOR_HEAD_SUM_RTOL = 2.0 ** -8
+
+
+@pytest.mark.parametrize("S,S_kv,H,D,queries", [(1, 62, 16, 32, 2), (62, 213, 64, 128, 2), (37, 150, 16, 64, 3)])
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_indexer_head_sums_on_the_tensor_cores_against_float64(S, S_kv, H, D, queries, max_len, rng):
+    # tensor_head_sum: ReLU(scores) in bfloat16 times each query's weights (bfloat16 and what
+    # rounding left) in one gemm from registers, query q's logits in its two columns
+    if ON_GPU:
+        hopper_or_skip()
+    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=2, threads=128, queries=queries,
+                                   tma=True, tensor_head_sum=True)
+    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, rtol=TENSOR_HEAD_SUM_RTOL)
+
+
+def test_indexer_head_sums_on_the_tensor_cores_build_for_sm90a():
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
+                            **dict(INDEXER_TMA_CONFIG, tensor_head_sum=True))
+    # the scores' fp8 gemm, then the head sums' bf16 gemm from registers over both queries' 128
+    # columns into 8 (two a query), the ReLU two scores an instruction pair
+    assert source.count("wgmma_gemm_ss<128, 128, 128,") == 1
+    assert source.count("wgmma_gemm_rs<128, 8, 128,") == 1
+    assert "from_float_pair_max((&relu[" in source
 
 
 @pytest.mark.parametrize("max_len", [0, 50])

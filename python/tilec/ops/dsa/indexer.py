@@ -37,11 +37,13 @@ def scale_row(block_N):
     return ((block_N + 3) * 4 + 127) // 128 * 32
 
 
-def indexer_buffers(block_N, queries, heads, dim, stages=1, scales=None):
-    """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights,
-    `stages` steps' block_N keys and `scales` (block_N) of their scales (one row a stage, a tile
-    TMA moves), a step's scores [keys, queries * heads] and the logits of one query at a time."""
-    return (T.alloc_shared((queries * heads, dim), FP8), T.alloc_shared((queries, heads), "float32"),
+def indexer_buffers(block_N, queries, heads, dim, stages=1, scales=None, weights=True):
+    """A program's tiles: its queries' heads (query q's are rows q * heads ..) and their weights
+    (None without `weights`), `stages` steps' block_N keys and `scales` (block_N) of their scales
+    (one row a stage, a tile TMA moves), a step's scores [keys, queries * heads] and the logits of
+    one query at a time."""
+    return (T.alloc_shared((queries * heads, dim), FP8),
+            T.alloc_shared((queries, heads), "float32") if weights else None,
             T.alloc_shared((stages, block_N, dim), FP8), T.alloc_shared((stages, 1, scales or block_N), "float32"),
             T.alloc_fragment((block_N, queries * heads), "float32"), T.alloc_fragment((block_N,), "float32"))
 
@@ -56,9 +58,38 @@ def query_logits(scores, W_shared, K_scale_shared, stage, skip, logits, q, first
         if c // heads == q:
             scores[i, c] = T.max(scores[i, c], 0) * W_shared[q, c % heads]
     T.reduce_sum(scores[:, q * heads:(q + 1) * heads], logits, dim=1)
+    masked_and_scaled(logits, K_scale_shared, stage, skip, first_key, begin, end, block_N)
+
+
+@T.macro
+def masked_and_scaled(logits, K_scale_shared, stage, skip, first_key, begin, end, block_N):
+    # block_N keys' head sums from first_key times their scales (K_scale_shared[stage, 0, skip:]),
+    # -inf outside [begin, end)
     for i in T.Parallel(block_N):
         logits[i] = T.if_then_else((first_key + i >= begin) & (first_key + i < end),
                                    logits[i] * K_scale_shared[stage, 0, skip + i], -T.infinity("float32"))
+
+
+@T.macro
+def split_weights(W, W_split, t0, seq, queries, heads):
+    # W_split [8, queries * heads] bfloat16, the B of the head sums' gemm: row 2q holds query q's
+    # weights rounded to bfloat16 in its heads' columns, row 2q + 1 what that rounding left (so
+    # their sum is the weight to 2^-16), every other element 0.
+    for n, c in T.Parallel(W_split.shape[0], W_split.shape[1]):
+        w = W[T.min(t0 + c // heads, seq - 1), c % heads]
+        high = T.Cast("float32", T.Cast("bfloat16", w))
+        W_split[n, c] = T.if_then_else(n // 2 == c // heads, T.if_then_else(n % 2 == 0, high, w - high), 0)
+
+
+@T.macro
+def head_sums_on_tensor_cores(scores, relu, W_split, sums):
+    # Every query's head sums of a step at once, as a gemm from registers: ReLU(scores) rounded to
+    # bfloat16 (one instruction a score: a pair's conversion, then its max) against W_split, so
+    # that query q's logits are sums[:, 2q] + sums[:, 2q + 1]. The CUDA cores' way takes a max and
+    # an FMA a score; this one rounds each score to 8 bits, an error of at most 2^-9 of each term.
+    for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
+        relu[i, c] = T.max(scores[i, c], 0)
+    T.gemm(relu, W_split, sums, transpose_B=True, clear_accum=True)
 
 
 @T.macro
@@ -130,7 +161,7 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
-                          blocks_per_sm=0, tma=False):
+                          blocks_per_sm=0, tma=False, tensor_head_sum=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
@@ -138,6 +169,10 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
     # them, top-k's first round (topk_kernel(..., histogram=True) then reads the logits once).
     # blocks_per_sm: T.annotate_min_blocks_per_sm's n, or 0 to leave ptxas free. tma: the keys
     # and their scales by TMA on mbarriers (Hopper, and the CPU) instead of T.Pipelined's copies.
+    # tensor_head_sum: the head sums as a bfloat16 gemm (head_sums_on_tensor_cores; up to 4 queries).
+    if tensor_head_sum and queries > 4:
+        raise ValueError(f"tensor_head_sum takes up to 4 queries a program (two columns each of the gemm's 8), "
+                         f"not {queries}")
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")  # one kernel for every length
     width = max_len if max_len else seq_kv
     QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
@@ -148,7 +183,8 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             if blocks_per_sm:
                 T.annotate_min_blocks_per_sm(blocks_per_sm)
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(
-                block_N, queries, heads, dim, num_stages if tma else 1, scale_row(block_N) if tma else None)
+                block_N, queries, heads, dim, num_stages if tma else 1, scale_row(block_N) if tma else None,
+                weights=not tensor_head_sum)
             if tma:
                 k_ready = T.alloc_barrier([threads] * num_stages)
             if Hist is not None:
@@ -168,17 +204,30 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                 ranges[query, 0], ranges[query, 1] = key_range(KS, KE, T.min(t0 + query, seq - 1), seq_kv, max_len)
             for query in QUERIES:
                 T.copy(Q[t0 + query, :, :], Q_shared[query * heads:(query + 1) * heads, :])
-            T.copy(W[t0:t0 + queries, :], W_shared)
+            if tensor_head_sum:
+                W_split = T.alloc_shared((8, queries * heads), "bfloat16")
+                relu = T.alloc_fragment((block_N, queries * heads), "bfloat16")
+                sums = T.alloc_fragment((block_N, 8), "float32")
+                split_weights(W, W_split, t0, seq, queries, heads)
+            else:
+                T.copy(W[t0:t0 + queries, :], W_shared)
             def score_step(K_shared, K_scale_shared, stage, skip, n):
                 # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
                 # query's head sum is a sum along part of each accumulator row); each query's logits
                 T.gemm(K_shared[stage, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
+                if tensor_head_sum:
+                    head_sums_on_tensor_cores(scores, relu, W_split, sums)
                 for query in QUERIES:
                     q_start, q_end = ranges[query, 0], ranges[query, 1]
                     # key s in column s - base
                     base = q_start if max_len else 0
-                    query_logits(scores, W_shared, K_scale_shared, stage, skip, logits, query, start + n * block_N,
-                                 q_start, q_end, block_N, heads)
+                    if tensor_head_sum:
+                        T.reduce_sum(sums[:, 2 * query:2 * query + 2], logits, dim=1)
+                        masked_and_scaled(logits, K_scale_shared, stage, skip, start + n * block_N, q_start, q_end,
+                                          block_N)
+                    else:
+                        query_logits(scores, W_shared, K_scale_shared, stage, skip, logits, query, start + n * block_N,
+                                     q_start, q_end, block_N, heads)
                     for i in T.Parallel(block_N):
                         column = start + n * block_N + i - base
                         if (t0 + query < seq) & (column >= 0) & (column < width):
