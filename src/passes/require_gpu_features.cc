@@ -14,7 +14,7 @@ class GpuFeatures : public ir::LocatedVisitor {
  protected:
   void visit_KernelLaunch(const ir::KernelLaunch* op) override {
     if (op->clustered() && !target_.is_cpu())
-      error_at(op->loc, "thread block clusters (cluster_dims) need CUDA sm_90 or later; target " + target_.name +
+      error_at(op->loc, "thread block clusters (cluster_dims) need CUDA sm_90 or later, or the CPU; target " + target_.name +
                             (target_.arch.empty() ? "" : " " + target_.arch) + " has none");
     IRVisitor::visit_KernelLaunch(op);
   }
