@@ -228,6 +228,19 @@ __device__ __forceinline__ void from_float_pair_max(half* at, float a, float b, 
   *reinterpret_cast<__half2*>(at) = __hmax2(__floats2half2_rn(a, b), __float2half2_rn(floor));
 }
 
+// at[0] = from_float(a < 0 ? 0 : a), at[1] likewise of b, in one conversion
+// (cvt.rn.relu.bf16x2.f32: negatives to 0, NaN stays NaN).
+__device__ __forceinline__ void from_float_pair_relu(bfloat16* at, float a, float b) {
+  unsigned pair;
+  asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(b), "f"(a));
+  *reinterpret_cast<unsigned*>(at) = pair;
+}
+__device__ __forceinline__ void from_float_pair_relu(half* at, float a, float b) {
+  unsigned pair;
+  asm("cvt.rn.relu.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(b), "f"(a));
+  *reinterpret_cast<unsigned*>(at) = pair;
+}
+
 // Two FP8 values (in[0], in[1], bytes; `in` 2-byte aligned) as floats, exactly, in one
 // conversion (cvt.rn.f16x2.e4m3x2). Read as one 16-bit value: from bytes, the compiler took each
 // out of its register and put the two back together (5 instructions a pair).

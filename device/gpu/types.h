@@ -173,4 +173,10 @@ __device__ __forceinline__ void from_float_pair_max(T* at, float a, float b, flo
   from_float_pair(at, fmaxf(a, floor), fmaxf(b, floor));
 }
 
+// at[0] = from_float<T>(a < 0 ? 0 : a), at[1] likewise of b (a ReLU that keeps NaN).
+template <class T>
+__device__ __forceinline__ void from_float_pair_relu(T* at, float a, float b) {
+  from_float_pair(at, a < 0.0f ? 0.0f : a, b < 0.0f ? 0.0f : b);
+}
+
 }  // namespace TILEC_GPU_NAMESPACE

@@ -1,6 +1,7 @@
 // pair_conversions, IR before and after: a vector group's element loop over pairs where the
 // run's store converts from float32 and its FP8 reads sit at even offsets of a local run; and
-// pair_max_conversions: a slot loop's ReLU into a 16-bit fragment over pairs of slots.
+// pair_max_conversions: a slot loop's ReLU into a 16-bit fragment (a max, or a select that keeps
+// NaN) over pairs of slots.
 #include "passes/gpu/pair_conversions.h"
 
 #include <gtest/gtest.h>
@@ -66,7 +67,8 @@ TEST(PairConversions, NothingForOtherStores) {
 // digits, s % 2 + s // 2 % 2 * 2 + s // 4 * 4 (the slot itself), or with its two lowest digits
 // swapped (slot 1 stores element 2: no pairs).
 ir::Stmt slot_relu(DType dtype, const Expr& s, bool swapped, const Expr& floor) {
-  Expr low = ir::make_FloorMod(s, ir::make_int(2)), next = ir::make_FloorMod(ir::make_FloorDiv(s, ir::make_int(2)), ir::make_int(2));
+  Expr low = ir::make_FloorMod(s, ir::make_int(2));
+  Expr next = ir::make_FloorMod(ir::make_FloorDiv(s, ir::make_int(2)), ir::make_int(2));
   Expr index = swapped ? ir::make_Add(ir::make_Mul(low, ir::make_int(2)), next)
                        : ir::make_Add(low, ir::make_Mul(next, ir::make_int(2)));
   index = ir::make_Add(index, ir::make_Mul(ir::make_FloorDiv(s, ir::make_int(4)), ir::make_int(4)));
@@ -76,13 +78,35 @@ ir::Stmt slot_relu(DType dtype, const Expr& s, bool swapped, const Expr& floor) 
 
 TEST(PairMaxConversions, AReluIntoBfloat16TwoSlotsAtATime) {
   Expr s = ir::make_var("s");
-  ir::Stmt pairs = pair_max_conversions(slot_relu(DType::BFloat16, s, false, ir::make_float(0.0, DType::Float32)), s, 16);
+  const Expr zero = ir::make_float(0.0, DType::Float32);
+  ir::Stmt pairs = pair_max_conversions(slot_relu(DType::BFloat16, s, false, zero), s, 16);
   ASSERT_TRUE(pairs);
   const std::string text = ir::to_string(pairs);
   EXPECT_EQ(text.rfind("for p in T.unroll(8):\n    T.evaluate(T.device.from_float_pair_max(T.address_of(relu[", 0), 0u)
       << text;
   EXPECT_NE(text.find("0.0))"), std::string::npos) << text;  // the floor, once a pair
   EXPECT_EQ(text.find("T.max("), std::string::npos) << text;
+}
+
+// relu[s] = cast(dtype, scores[s] < 0 ? 0 : scores[s]): a ReLU that keeps NaN
+ir::Stmt slot_select_relu(DType dtype, const Expr& s, const Expr& bound) {
+  Expr score = ir::make_load(local("scores", DType::Float32, 16), {s});
+  Expr zero = ir::make_float(0.0, DType::Float32);
+  return ir::make_store(local("relu", dtype, 16), {s},
+                        ir::make_cast(dtype, ir::make_select(ir::make_LT(score, bound), zero, score)));
+}
+
+TEST(PairMaxConversions, AReluThatKeepsNanIsOneClampingConversionOfAPair) {
+  Expr s = ir::make_var("s");
+  const Expr zero = ir::make_float(0.0, DType::Float32);
+  ir::Stmt pairs = pair_max_conversions(slot_select_relu(DType::Float16, s, zero), s, 16);
+  ASSERT_TRUE(pairs);
+  EXPECT_EQ(ir::to_string(pairs),
+            "for p in T.unroll(8):\n"
+            "    T.evaluate(T.device.from_float_pair_relu(T.address_of(relu[p * 2]), scores[p * 2], "
+            "scores[p * 2 + 1]))\n");
+  // x < 1 ? 0 : x is no ReLU
+  EXPECT_FALSE(pair_max_conversions(slot_select_relu(DType::Float16, s, ir::make_float(1.0, DType::Float32)), s, 16));
 }
 
 TEST(PairMaxConversions, NothingWhereSlotsAreNoPairsOrTheStoreIsNoMax) {
@@ -94,8 +118,8 @@ TEST(PairMaxConversions, NothingWhereSlotsAreNoPairsOrTheStoreIsNoMax) {
   Expr varying = ir::make_cast(DType::Float32, s);
   EXPECT_FALSE(pair_max_conversions(slot_relu(DType::BFloat16, s, false, varying), s, 16));
   EXPECT_FALSE(pair_max_conversions(slot_relu(DType::Float32, s, false, zero), s, 16));
-  ir::Stmt plain = ir::make_store(local("relu", DType::BFloat16, 16), {s},
-                                  ir::make_cast(DType::BFloat16, ir::make_load(local("scores", DType::Float32, 16), {s})));
+  Expr score = ir::make_load(local("scores", DType::Float32, 16), {s});
+  ir::Stmt plain = ir::make_store(local("relu", DType::BFloat16, 16), {s}, ir::make_cast(DType::BFloat16, score));
   EXPECT_FALSE(pair_max_conversions(plain, s, 16));
 }
 

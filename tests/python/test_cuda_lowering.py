@@ -1035,9 +1035,10 @@ def test_copy_keywords_choose_what_a_copy_runs_on(keywords, tma, cp_async):
         assert "cp_async" not in a_copy, a_copy
 
 
-def relu_into_register_gemm(dtype, M=128, N=64, K=64):
-    # S = A B^T; R = max(S, 0) in `dtype` (a 16-bit fragment, the A of a gemm from registers);
-    # D = R W^T: a ReLU'd score's weighted sum on the tensor cores, as the DSA indexer's head sum.
+def relu_into_register_gemm(dtype, form="max", M=128, N=64, K=64):
+    # S = A B^T; R = ReLU(S) in `dtype` (a 16-bit fragment, the A of a gemm from registers), as
+    # max(S, 0) (form "max") or S < 0 ? 0 : S ("select", NaN stays NaN); D = R W^T: a ReLU'd
+    # score's weighted sum on the tensor cores, as the DSA indexer's head sum.
     @T.prim_func
     def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), W: T.Tensor((8, N), dtype),
              S: T.Tensor((M, N), "float32"), R: T.Tensor((M, N), dtype), D: T.Tensor((M, 8), "float32")):
@@ -1053,7 +1054,10 @@ def relu_into_register_gemm(dtype, M=128, N=64, K=64):
             T.copy(W, W_s)
             T.gemm(A_s, B_s, S_f, transpose_B=True, clear_accum=True)
             for i, j in T.Parallel(M, N):
-                R_f[i, j] = T.max(S_f[i, j], 0)
+                if form == "max":
+                    R_f[i, j] = T.max(S_f[i, j], 0)
+                else:
+                    R_f[i, j] = T.if_then_else(S_f[i, j] < 0, 0, S_f[i, j])
             T.gemm(R_f, W_s, D_f, transpose_B=True, clear_accum=True)
             T.copy(S_f, S)
             T.copy(R_f, R)
@@ -1063,22 +1067,26 @@ def relu_into_register_gemm(dtype, M=128, N=64, K=64):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_a_relu_into_a_16_bit_fragment_converts_a_pair_then_takes_its_max(dtype):
+@pytest.mark.parametrize("form,call", [("max", "from_float_pair_max"), ("select", "from_float_pair_relu")])
+def test_a_relu_into_a_16_bit_fragment_converts_two_slots_at_once(dtype, form, call):
     # On Hopper (wgmma, R from registers): each pair of R's slots is one conversion of two floats
-    # and one max of the pair (from_float_pair_max), not a max a float and then the conversion.
+    # and one max of the pair (from_float_pair_max), or one conversion that clamps negatives
+    # (from_float_pair_relu), not a max or a select a float and then the conversion.
     with skip_without_nvrtc():
-        source = tilec.compile(relu_into_register_gemm(dtype), target="cuda", arch=ARCH).get_kernel_source()
+        source = tilec.compile(relu_into_register_gemm(dtype, form), target="cuda", arch=ARCH).get_kernel_source()
     assert "wgmma_gemm_rs<" in source
     assert re.search(r"for \(int32_t (p\w*) = 0; \1 < 32; \+\+\1\) \{\s*//[^\n]*\n\s*"
-                     r"tilec_cuda::from_float_pair_max\(\(&R_f\[", source), source
-    assert "tilec_cuda::max(S_f" not in source
+                     rf"tilec_cuda::{call}\(\(&R_f\[", source), source
+    assert "tilec_cuda::max(S_f" not in source and "< 0x0p+0f ?" not in source
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_gpu_a_relu_into_a_16_bit_fragment_is_the_rounded_max(dtype, rng):
-    # R is max(S, 0) rounded, NaN included: T.max gives the other operand, 0, for a row of S that
-    # a NaN in A makes NaN (the pair's max after its conversion gives the same); -inf gives 0 too.
+@pytest.mark.parametrize("form", ["max", "select"])
+def test_gpu_a_relu_into_a_16_bit_fragment_is_the_rounded_relu(dtype, form, rng):
+    # R is ReLU(S) rounded. A NaN in A makes a row of S NaN: T.max gives the other operand, 0 (so
+    # does the pair's max after its conversion), the select NaN (so does the clamping
+    # conversion); -inf in A gives a row of -inf and NaN.
     torch = pytest.importorskip("torch")
     torch_dtype = getattr(torch, dtype)
     A = torch.randn(128, 64, dtype=torch.float16)
@@ -1087,10 +1095,12 @@ def test_gpu_a_relu_into_a_16_bit_fragment_is_the_rounded_max(dtype, rng):
     S = torch.full((128, 64), float("nan"), device="cuda")
     R = torch.full((128, 64), float("nan"), device="cuda", dtype=torch_dtype)
     D = torch.full((128, 8), float("nan"), device="cuda")
-    tilec.compile(relu_into_register_gemm(dtype), target="cuda")(A.cuda(), B.cuda(), W.cuda(), S, R, D)
+    tilec.compile(relu_into_register_gemm(dtype, form), target="cuda")(A.cuda(), B.cuda(), W.cuda(), S, R, D)
     S, R, D = S.cpu(), R.cpu(), D.cpu()
-    assert torch.isnan(S[3]).all() and not torch.isnan(S[9]).any()
-    expected = torch.where(torch.isnan(S), 0.0, S.clamp(min=0)).to(torch_dtype)
-    torch.testing.assert_close(R, expected, rtol=0, atol=0)
-    reference = R.double() @ W.double().T
-    assert (D.double() - reference).abs().max() <= 1e-5 * reference.abs().max()
+    assert torch.isnan(S[3]).all() and torch.isinf(S[9]).any()
+    expected = torch.where(torch.isnan(S), 0.0 if form == "max" else float("nan"), S.clamp(min=0)).to(torch_dtype)
+    torch.testing.assert_close(R, expected, rtol=0, atol=0, equal_nan=True)
+    finite = torch.isfinite(R.double() @ W.double().T).all(dim=1)
+    assert finite.sum() >= 126
+    reference = R[finite].double() @ W.double().T
+    assert (D[finite].double() - reference).abs().max() <= 1e-5 * reference.abs().max()

@@ -191,10 +191,10 @@ def test_indexer_head_sums_on_the_tensor_cores_build_for_sm90a():
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
                             **dict(INDEXER_TMA_CONFIG, tensor_head_sum=True))
     # the scores' fp8 gemm, then the head sums' bf16 gemm from registers over both queries' 128
-    # columns into 8 (two a query), the ReLU two scores an instruction pair
+    # columns into 8 (two a query), the ReLU and rounding one conversion a pair of scores
     assert source.count("wgmma_gemm_ss<128, 128, 128,") == 1
     assert source.count("wgmma_gemm_rs<128, 8, 128,") == 1
-    assert "from_float_pair_max((&relu[" in source
+    assert "from_float_pair_relu((&relu[" in source
 
 
 @pytest.mark.parametrize("max_len", [0, 50])

@@ -810,9 +810,9 @@ class BarrierPlacer {
     // proxy: generic writes that the barrier's threads may read so after it, whatever it was
     // placed for, are ordered before them by the writers' proxy fence, then the barrier. (A
     // target without those instructions reads nothing so.)
-    Stmt fence = SharedAccesses::any(pending.writes, [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; })
-                     ? ir::device_call("fence_proxy_async", {}, loc)
-                     : Stmt();
+    const bool read_async = SharedAccesses::any(
+        pending.writes, [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; });
+    Stmt fence = read_async ? ir::device_call("fence_proxy_async", {}, loc) : Stmt();
     if (group_) {
       pending = Pending();
       return ir::make_seq({fence, ir::device_call(group_barriers_.barrier(*group_), {}, loc)});

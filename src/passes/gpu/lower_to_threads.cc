@@ -305,7 +305,8 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     Stmt body = guarded_slot(layout, extents, body_of, slot, replicas_sit_out);
     bounds_ = saved;
     if (slot_loop_kind(layout) == ir::ForKind::Unrolled)
-      if (Stmt pairs = pair_max_conversions(body, slot, layout.slots()); pairs.defined()) return ir::with_loc(pairs, loc);
+      if (Stmt pairs = pair_max_conversions(body, slot, layout.slots()); pairs.defined())
+        return ir::with_loc(pairs, loc);
     return ir::with_loc(ir::make_for(slot, ir::make_int(0), ir::make_int(layout.slots()), slot_loop_kind(layout), body),
                         loc);
   }

@@ -77,6 +77,13 @@ class PairFp8Reads : public ir::IRMutator {
   std::vector<Stmt>& conversions_;
 };
 
+// Whether `e` is a constant 0 (integer or float, either sign).
+bool zero_constant(const Expr& e) {
+  const Expr value = ir::simplify(e);
+  const auto* f = value.as<ir::FloatImm>();
+  return f ? f->value == 0.0 : ir::is_zero(value);
+}
+
 }  // namespace
 
 Stmt pair_conversions(const Stmt& element, const Expr& lane, int64_t width, std::vector<ir::Buffer>& locals) {
@@ -107,12 +114,22 @@ Stmt pair_max_conversions(const Stmt& body, const Expr& slot, int64_t slots) {
   const DType t = store->buffer->dtype;
   const auto* cast = store->value.as<ir::Cast>();
   if ((t != DType::BFloat16 && t != DType::Float16) || !cast || cast->value->dtype != DType::Float32) return Stmt();
-  const auto* max = cast->value.as<ir::Max>();
-  if (!max) return Stmt();
-  const bool a_varies = ir::uses_var(max->a, slot.get()), b_varies = ir::uses_var(max->b, slot.get());
-  if (a_varies == b_varies) return Stmt();
-  const Expr& x = a_varies ? max->a : max->b;
-  const Expr& floor = a_varies ? max->b : max->a;
+  // max(x, floor) with floor the same in every slot; or x < 0 ? 0 : x, a ReLU that keeps NaN
+  Expr x, floor;
+  if (const auto* max = cast->value.as<ir::Max>()) {
+    const bool a_varies = ir::uses_var(max->a, slot.get()), b_varies = ir::uses_var(max->b, slot.get());
+    if (a_varies == b_varies) return Stmt();
+    x = a_varies ? max->a : max->b;
+    floor = a_varies ? max->b : max->a;
+  } else if (const auto* select = cast->value.as<ir::Select>()) {
+    const auto* negative = select->condition.as<ir::LT>();
+    if (!negative || !zero_constant(negative->b) || !zero_constant(select->true_value) ||
+        !ir::structural_equal(negative->a, select->false_value))
+      return Stmt();
+    x = select->false_value;
+  } else {
+    return Stmt();
+  }
   Expr pair = ir::make_var("p", slot->dtype);
   Expr first = ir::make_Mul(pair, ir::make_int(2, slot->dtype));
   Expr second = ir::make_Add(first, ir::make_int(1, slot->dtype));
@@ -126,8 +143,9 @@ Stmt pair_max_conversions(const Stmt& body, const Expr& slot, int64_t slots) {
         !ir::is_const_int(at(index, ir::make_int(2 * p + 1, slot->dtype)), &odd) || even % 2 || odd != even + 1)
       return Stmt();
   }
-  Stmt call = ir::device_call("from_float_pair_max",
-                              {ir::address_of(store->buffer, {at(index, first)}), at(x, first), at(x, second), floor}, body->loc);
+  std::vector<Expr> args = {ir::address_of(store->buffer, {at(index, first)}), at(x, first), at(x, second)};
+  if (floor.defined()) args.push_back(floor);
+  Stmt call = ir::device_call(floor.defined() ? "from_float_pair_max" : "from_float_pair_relu", args, body->loc);
   return ir::with_loc(ir::make_for(pair, ir::make_int(0), ir::make_int(slots / 2), ir::ForKind::Unrolled, call),
                       body->loc);
 }

@@ -27,7 +27,9 @@ ir::Stmt pair_conversions(const ir::Stmt& element, const ir::Expr& lane, int64_t
 // and 2p + 1 are neighbouring elements from an even one: from_float_pair_max(&run[i(2p)], x(2p),
 // x(2p + 1), floor), the pair converted, then its max in one instruction (a ReLU into a 16-bit
 // gemm operand: one instruction an element where max and half a paired conversion took one and
-// a half). Null where `body` is no such store or `slots` is odd; the conversion alone, ptxas
+// a half). `run[i(s)] = T(x(s) < 0 ? 0 : x(s))`, a ReLU that keeps NaN (max(NaN, 0) is 0), is
+// from_float_pair_relu: one conversion of the pair that clamps negatives, half an instruction
+// an element. Null where `body` is no such store or `slots` is odd; the conversion alone, ptxas
 // pairs itself.
 ir::Stmt pair_max_conversions(const ir::Stmt& body, const ir::Expr& slot, int64_t slots);
 

@@ -84,11 +84,12 @@ def split_weights(W, W_split, t0, seq, queries, heads):
 @T.macro
 def head_sums_on_tensor_cores(scores, relu, W_split, sums):
     # Every query's head sums of a step at once, as a gemm from registers: ReLU(scores) rounded to
-    # bfloat16 (one instruction a score: a pair's conversion, then its max) against W_split, so
-    # that query q's logits are sums[:, 2q] + sums[:, 2q + 1]. The CUDA cores' way takes a max and
-    # an FMA a score; this one rounds each score to 8 bits, an error of at most 2^-9 of each term.
+    # bfloat16 (a ReLU that keeps NaN, as torch's: one conversion of a pair of scores that clamps
+    # negatives) against W_split, so that query q's logits are sums[:, 2q] + sums[:, 2q + 1]. The
+    # CUDA cores' way takes a max and an FMA a score; this one rounds each score to 8 bits, an
+    # error of at most 2^-9 of each term.
     for i, c in T.Parallel(scores.shape[0], scores.shape[1]):
-        relu[i, c] = T.max(scores[i, c], 0)
+        relu[i, c] = T.if_then_else(scores[i, c] < 0, 0, scores[i, c])
     T.gemm(relu, W_split, sums, transpose_B=True, clear_accum=True)
 
 
