@@ -83,7 +83,11 @@ class TileLowering : public ir::IRMutator {
   static Expr identity_of(ir::ReduceKind kind, DType t) {
     double inf = std::numeric_limits<double>::infinity();
     switch (kind) {
-      case ir::ReduceKind::Sum: case ir::ReduceKind::AbsSum: case ir::ReduceKind::AbsMax:
+      // -0.0 + x is x for every float x (+0.0 + -0.0 is +0.0), so compilers drop the addition of a
+      // partial sum's first element to it
+      case ir::ReduceKind::Sum: case ir::ReduceKind::AbsSum:
+        return t.is_float() ? ir::make_float(-0.0, t) : zero_of(t);
+      case ir::ReduceKind::AbsMax:
         return zero_of(t);
       case ir::ReduceKind::Max:
         if (t.is_float()) return ir::make_float(t == DType::Float8E4M3 ? -448.0 : -inf, t);

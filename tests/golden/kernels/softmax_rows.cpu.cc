@@ -53,7 +53,7 @@ extern "C" void tilec_kernel_entry(void* const* tensors, const int64_t* ints, co
     for (int32_t i0_2 = 0; i0_2 < 4; ++i0_2) {
       alignas(64) float acc_1[1];
       std::memset(acc_1, 0, sizeof acc_1);
-      acc_1[0] = 0x0p+0f;
+      acc_1[0] = -0x0p+0f;
       for (int32_t r_1 = 0; r_1 < 64; ++r_1) {
         acc_1[0] = acc_1[0] + x[i0_2 * 64 + r_1];
       }

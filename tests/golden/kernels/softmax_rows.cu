@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(128) tilec_main(const tilec_args ar
   }
   // softmax_rows.py:21: T.reduce_sum(x, row_sum, dim=1)
   alignas(4) float row_sum_partial[1];
-  row_sum_partial[0] = 0x0p+0f;
+  row_sum_partial[0] = -0x0p+0f;
   #pragma unroll
   for (int32_t s_3 = 0; s_3 < 2; ++s_3) {
     row_sum_partial[0] = row_sum_partial[0] + x[s_3];
