@@ -128,6 +128,15 @@ __device__ __forceinline__ bool in_bounds(Index index, Extent extent, Rest... re
 
 }  // namespace detail
 
+// `rank`, a block of the cluster of `blocks` that the caller reaches (T.copy_cluster, an arrival
+// at a peer's barrier), once it lies in [0, blocks); else the kernel stops as for an index out
+// of bounds. `site` is "the peer block rank at file:line: text".
+__device__ __forceinline__ int32_t checked_block_rank(int32_t rank, int32_t blocks, const char* kernel,
+                                                     const char* site) {
+  if (rank < 0 || rank >= blocks) detail::bounds_failure(kernel, site, detail::dim_values<2>{{rank, blocks}});
+  return rank;
+}
+
 // *element, once each index lies in [0, extent) (`dims`: index, extent, for each dim); else
 // the kernel stops (see above). `kernel` is the kernel's name, `site` "'B' at file:line: text".
 template <class T, class... Dims>

@@ -10,6 +10,7 @@ source it generates and NVRTC compiling it for sm_90a."""
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -170,6 +171,31 @@ def test_cuda_kernel_is_unchecked_by_default(nvrtc):
     assert "bounds_check.h" not in source and "tilec_cuda::checked" not in source
 
 
+@T.prim_func
+def copy_to_rank(A: T.Tensor((2, 64), "float32"), rank: T.int32):
+    with T.Kernel(2, threads=64, cluster_dims=2) as bx:
+        s = T.alloc_shared((64,), "float32")
+        bar = T.alloc_cluster_barrier([1])
+        T.copy(A[bx, :], s)
+        T.copy_cluster(s, s, dst_block=rank)  # the rank a thread reaches
+        T.mbarrier_arrive(bar[0], cta_id=rank)
+        T.cluster_sync()
+        T.copy(s, A[bx, :])
+
+
+def test_cuda_kernel_checks_the_peer_block_ranks_it_reaches(nvrtc):
+    # A rank read at run time, outside the cluster, would reach another SM's shared memory: each
+    # store to a peer and each arrival at a peer's barrier checks it against the cluster's blocks
+    source = tilec.compile(copy_to_rank, target="cuda", arch=ARCH,
+                           pass_configs={"tilec.bounds_check": True}).get_kernel_source()
+    site = f"the peer block rank at {__file__}:{line_of('# the rank a thread reaches', __file__)}:"
+    assert f'tilec_cuda::checked_block_rank(rank, 2, "copy_to_rank", "{site}' in source, source
+    assert re.search(r"copy_to_block<16>\([^;]*tilec_cuda::checked_block_rank\(rank, 2,", source), source
+    assert re.search(r"mbarrier_arrive_in_block\([^;]*tilec_cuda::checked_block_rank\(rank, 2,", source), source
+    unchecked = tilec.compile(copy_to_rank, target="cuda", arch=ARCH).get_kernel_source()
+    assert "checked_block_rank" not in unchecked
+
+
 # Tile operations predicate their own accesses, and a predicated-off cp.async may carry an
 # address past the end of its tensor: the addresses they pass to device calls stay unchecked.
 def test_cuda_tile_operation_addresses_are_not_checked(nvrtc):
@@ -277,6 +303,17 @@ GPU_PRELUDE = textwrap.dedent("""\
                 for i in T.Parallel(128):
                     B[i] = s[i + 1]  # SHARED OUT OF BOUNDS
         return tilec.compile(main, target="cuda", pass_configs={"tilec.bounds_check": True})
+
+    def copy_to_rank():
+        @T.prim_func
+        def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+            with T.Kernel(2, threads=64, cluster_dims=2) as bx:
+                s = T.alloc_shared((64,), "float32")
+                T.copy(A[bx * 64:bx * 64 + 64], s)
+                T.copy_cluster(s, s, dst_block=T.Cast("int32", A[0]) + 1)  # PEER OUT OF BOUNDS
+                T.cluster_sync()
+                T.copy(s, B[bx * 64:bx * 64 + 64])
+        return tilec.compile(main, target="cuda", pass_configs={"tilec.bounds_check": True})
     """)
 
 
@@ -298,6 +335,8 @@ def run_on_gpu(tmp_path, body):
      "index [8] is out of bounds for shape (8) of 'B'"),
     ("shifted_shared_read()", 128, "# SHARED OUT OF BOUNDS",
      "index [128] is out of bounds for shape (128) of 's'"),
+    ("copy_to_rank()", 128, "# PEER OUT OF BOUNDS",
+     "index [2] is out of bounds for shape (2) of the peer block rank"),
 ])
 def test_gpu_access_out_of_bounds_fails_the_call_with_its_description(tmp_path, make, size, marker,
                                                                      description):

@@ -41,6 +41,7 @@ class CudaPrinter final : public CFamilyPrinter {
     }
     emit_line("");
     kernel_name_literal_ = string_literal(func.name);
+    cluster_blocks_ = launch->cluster_dims[0] * launch->cluster_dims[1] * launch->cluster_dims[2];
     auto words = [](size_t n) { return std::to_string(std::max<size_t>(n, 1)); };
     open_block("struct tilec_args");
     emit_line("void* tensors[" + words(abi.tensor_params.size()) + "];");
@@ -208,8 +209,15 @@ class CudaPrinter final : public CFamilyPrinter {
       return {text + ")"};
     }
     if (op.name.rfind(prefix, 0) != 0) return CFamilyPrinter::print_call(op);
-    std::string text = ns_ + op.name.substr(prefix.size()) + "(";
-    for (size_t i = 0; i < op.args.size(); ++i) text += (i ? ", " : "") + print_expr(op.args[i]);
+    const std::string name = op.name.substr(prefix.size());
+    std::string text = ns_ + name + "(";
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      std::string arg = print_expr(op.args[i]);
+      if (i == 1 && bounds_check_ && reaches_peer_block(name))
+        arg = ns_ + "checked_block_rank(" + arg + ", " + std::to_string(cluster_blocks_) + ", " + kernel_name_literal_ +
+              ", " + string_literal("the peer block rank at " + current_source_line()) + ")";
+      text += (i ? ", " : "") + arg;
+    }
     return {text + ")"};
   }
 
@@ -246,6 +254,15 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
  private:
+  // Whether device call `name` reaches the shared memory of the cluster's block its second
+  // argument ranks (device/cuda/cluster.h): a rank outside the cluster would reach another SM's.
+  static bool reaches_peer_block(const std::string& name) {
+    for (const char* peer : {"copy_to_block", "store_to_block", "mbarrier_arrive_in_block",
+                             "mbarrier_arrive_release_in_block", "mbarrier_arrive_expect_tx_in_block"})
+      if (name.rfind(peer, 0) == 0) return true;
+    return false;
+  }
+
   static const ir::KernelLaunch* find_launch(const ir::Stmt& s) {
     if (!s) return nullptr;
     if (const auto* k = s.as<ir::KernelLaunch>()) return k;
@@ -292,6 +309,7 @@ class CudaPrinter final : public CFamilyPrinter {
   const GpuDialect& dialect_;
   const std::string ns_;  // "tilec_cuda::"
   std::string kernel_name_literal_;  // the kernel's name as a C++ string literal
+  int64_t cluster_blocks_ = 1;       // the blocks of the launch's thread block clusters
   std::string kernel_name_;          // its __global__ symbol
   std::string tensor_maps_;
   std::string shared_pool_;
