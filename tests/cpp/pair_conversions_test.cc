@@ -121,6 +121,12 @@ TEST(PairMaxConversions, NothingWhereSlotsAreNoPairsOrTheStoreIsNoMax) {
   Expr score = ir::make_load(local("scores", DType::Float32, 16), {s});
   ir::Stmt plain = ir::make_store(local("relu", DType::BFloat16, 16), {s}, ir::make_cast(DType::BFloat16, score));
   EXPECT_FALSE(pair_max_conversions(plain, s, 16));
+  // a value that reads the run it stores (slot 2p + 1 could read what slot 2p stored)
+  ir::Buffer run = local("relu", DType::BFloat16, 16);
+  Expr before = ir::make_FloorMod(ir::make_Add(s, ir::make_int(15)), ir::make_int(16));
+  Expr neighbour = ir::make_cast(DType::Float32, ir::make_load(run, {before}));
+  EXPECT_FALSE(pair_max_conversions(
+      ir::make_store(run, {s}, ir::make_cast(DType::BFloat16, ir::make_Max(neighbour, zero))), s, 16));
 }
 
 }  // namespace

@@ -77,6 +77,21 @@ class PairFp8Reads : public ir::IRMutator {
   std::vector<Stmt>& conversions_;
 };
 
+// Whether `e` reads `buffer`.
+bool reads(const Expr& e, const ir::Buffer& buffer) {
+  struct Reads : ir::IRVisitor {
+    const ir::BufferNode* buffer;
+    bool found = false;
+    void visit_BufferLoad(const ir::BufferLoad* op) override {
+      found = found || op->buffer.get() == buffer;
+      ir::IRVisitor::visit_BufferLoad(op);
+    }
+  } r;
+  r.buffer = buffer.get();
+  r.visit(e);
+  return r.found;
+}
+
 // Whether `e` is a constant 0 (integer or float, either sign).
 bool zero_constant(const Expr& e) {
   const Expr value = ir::simplify(e);
@@ -130,6 +145,8 @@ Stmt pair_max_conversions(const Stmt& body, const Expr& slot, int64_t slots) {
   } else {
     return Stmt();
   }
+  // A value that reads the run itself may read what the slot before it stored
+  if (reads(x, store->buffer) || (floor.defined() && reads(floor, store->buffer))) return Stmt();
   Expr pair = ir::make_var("p", slot->dtype);
   Expr first = ir::make_Mul(pair, ir::make_int(2, slot->dtype));
   Expr second = ir::make_Add(first, ir::make_int(1, slot->dtype));
