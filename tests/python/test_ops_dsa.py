@@ -187,6 +187,12 @@ def test_indexer_head_sums_on_the_tensor_cores_against_float64(S, S_kv, H, D, qu
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, rtol=TENSOR_HEAD_SUM_RTOL)
 
 
+def test_indexer_head_sums_on_the_tensor_cores_take_up_to_4_queries():
+    with pytest.raises(ValueError, match=r"tensor_head_sum takes up to 4 queries a program \(two columns each of the "
+                                         r"gemm's 8\), not 5"):
+        indexer_logits_kernel(16, 64, queries=5, tma=True, tensor_head_sum=True)
+
+
 def test_indexer_head_sums_on_the_tensor_cores_build_for_sm90a():
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
                             **dict(INDEXER_TMA_CONFIG, tensor_head_sum=True))
