@@ -173,21 +173,29 @@ template <int Bytes>
 inline void copy_to_block(void* local, int32_t rank, const void* src) {
   std::memcpy(Cluster::running()->peer(local, rank, "T.copy_cluster"), src, Bytes);
 }
+// By st.async: the bytes land on block `rank`'s copy of the barrier.
 template <int Bytes>
-inline void copy_to_block_async(void* local, int32_t rank, const void* src, void*) {
+inline void copy_to_block_async(void* local, int32_t rank, const void* src, void* bar) {
   copy_to_block<Bytes>(local, rank, src);
+  mbarrier_complete_tx(Cluster::running()->peer(bar, rank, "T.copy_cluster"), Bytes, "T.copy_cluster");
 }
 
 // Arrivals at block `rank`'s copy of a barrier (T.mbarrier_arrive(bar, cta_id=rank), and
-// T.copy_cluster's, whose bytes have landed already).
+// T.copy_cluster's, which expects the bytes its stores bring).
 inline void mbarrier_arrive_in_block(void* bar, int32_t rank, const char* site) {
   mbarrier_arrive(Cluster::running()->peer(bar, rank, site), site);
 }
 inline void mbarrier_arrive_release_in_block(void* bar, int32_t rank, const char* site) {
   mbarrier_arrive_in_block(bar, rank, site);
 }
-inline void mbarrier_arrive_expect_tx_in_block(void* bar, int32_t rank, int64_t, const char* site) {
-  mbarrier_arrive_in_block(bar, rank, site);
+inline void mbarrier_arrive_expect_tx_in_block(void* bar, int32_t rank, int64_t bytes, const char* site) {
+  mbarrier_arrive_expect_tx(Cluster::running()->peer(bar, rank, site), bytes, site);
+}
+
+// The bytes of a multicast TMA load (T.tma_copy(cluster_mask=...)) landing on block `rank`'s
+// copy of the barrier.
+inline void mbarrier_complete_tx_in_block(void* bar, int32_t rank, int64_t bytes, const char* site) {
+  mbarrier_complete_tx(Cluster::running()->peer(bar, rank, site), bytes, site);
 }
 
 inline void mbarrier_wait_parity_in_cluster(void* bar, int64_t parity, const char* site) {

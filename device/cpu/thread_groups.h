@@ -8,9 +8,11 @@
 // every group left waits and none can go on, the kernel would hang on a GPU: the block stops,
 // and the error names each group's wait (threads, source line, the barrier's state).
 //
-// Loads are synchronous here: a TMA load or cp.async has landed when its statement returns, so
-// the bytes a phase expects (expect_tx) are done at once and an arrival through
-// cp.async.mbarrier.arrive is an arrival now.
+// Loads are synchronous here: a TMA load or cp.async has landed when its statement returns, and
+// an arrival through cp.async.mbarrier.arrive is an arrival now. A phase counts the bytes it
+// expects (expect_tx) against those that land (complete_tx), as on a GPU: it completes once its
+// arrivals have come and the count is back at 0, so a multicast load from another block of the
+// cluster, or a load the program never issues, shows here as it would there.
 //
 // In a thread block cluster (cpu/clusters.h) the cluster's blocks are fibers too: a block whose
 // groups all wait, or whose own statements wait, gives way to the cluster's other blocks, which
@@ -35,12 +37,15 @@ struct BlockStopped {};
 
 namespace detail {
 
-// An mbarrier in its 8 bytes of shared memory: the arrivals a phase needs, the arrivals its
-// current phase still waits for, and the number of phases completed (its low bit the parity).
+// An mbarrier in its 8 bytes of shared memory: the arrivals a phase needs (0: never
+// initialized), the arrivals its current phase still waits for, the bytes it expects that have
+// not landed (below 0 where they landed first), and the number of phases completed, modulo 8
+// (its low bit the parity). A GPU's counts are 20 bits.
 struct Mbarrier {
-  uint32_t count;
-  uint32_t pending : 24;
-  uint32_t phase : 8;
+  uint64_t count : 20;
+  uint64_t pending : 20;
+  int64_t tx : 21;
+  uint64_t phase : 3;
 };
 static_assert(sizeof(Mbarrier) == sizeof(uint64_t), "an mbarrier is 8 bytes");
 
@@ -232,8 +237,11 @@ class ThreadGroups {
   static bool phase_done(const detail::Mbarrier& b, uint32_t parity) { return (b.phase & 1u) != parity; }
 
   static std::string state(const detail::Mbarrier& b) {
-    return "the barrier is in phase " + std::to_string(b.phase) + ", with " + std::to_string(b.pending) +
-           " of its " + std::to_string(b.count) + " arrivals to come";
+    std::string text = "the barrier is in phase " + std::to_string(b.phase) + ", with " + std::to_string(b.pending) +
+                       " of its " + std::to_string(b.count) + " arrivals";
+    if (b.tx > 0) return text + " and " + std::to_string(b.tx) + " bytes it expects to come";
+    if (b.tx < 0) return text + " to come, and " + std::to_string(-b.tx) + " bytes landed that it did not expect";
+    return text + " to come";
   }
 
  private:
@@ -281,33 +289,64 @@ inline void mbarrier_init(void* bar, int64_t count) {
   detail::Mbarrier& b = *detail::as_mbarrier(bar);
   b.count = static_cast<uint32_t>(count);
   b.pending = static_cast<uint32_t>(count);
+  b.tx = 0;
   b.phase = 0;
 }
 
-// A thread arrives (a statement of a group's threads runs once for each of them). The arrival
-// that completes a phase lets the groups waiting for it run before its own group goes on: a
-// program that signals before it has finished with what the barrier guards (a stage its group
-// still reads) then sees it overwritten, here as it could on a GPU.
+namespace detail {
+
+// The phase completes if its arrivals have come and its bytes landed. The one that completes it
+// lets the groups waiting for it run before its own group goes on: a program that signals
+// before it has finished with what the barrier guards (a stage its group still reads) then sees
+// it overwritten, here as it could on a GPU.
+inline void complete_if_done(Mbarrier& b) {
+  if (b.pending != 0 || b.tx != 0) return;
+  b.pending = b.count;
+  ++b.phase;
+  ThreadGroups::pause();
+}
+
+inline Mbarrier& initialized(void* bar, const char* site) {
+  Mbarrier& b = *as_mbarrier(bar);
+  if (b.count == 0)
+    ThreadGroups::stop((std::string("at ") + site + ": an mbarrier that was never initialized").c_str());
+  return b;
+}
+
+}  // namespace detail
+
+// A thread arrives (a statement of a group's threads runs once for each of them).
 inline void mbarrier_arrive(void* bar, const char* site) {
-  detail::Mbarrier& b = *detail::as_mbarrier(bar);
+  detail::Mbarrier& b = detail::initialized(bar, site);
   if (b.pending == 0)
-    ThreadGroups::stop((std::string("at ") + site + ": a thread arrives at an mbarrier that was never initialized")
+    ThreadGroups::stop((std::string("at ") + site + ": a thread arrives at an mbarrier whose phase has all its " +
+                        std::to_string(b.count) + " arrivals and waits for " + std::to_string(b.tx) +
+                        " bytes it expects")
                            .c_str());
   ++detail::progress();
-  if (--b.pending == 0) {
-    b.pending = b.count;
-    ++b.phase;
-    ThreadGroups::pause();
-  }
+  --b.pending;
+  detail::complete_if_done(b);
 }
 
 inline void mbarrier_wait_parity(void* bar, int64_t parity, const char* site) {
   ThreadGroups::wait(bar, parity, site);
 }
 
-// The TMA bytes a phase waits for have landed when the load's statement returned.
-inline void mbarrier_expect_tx(void*, int64_t) {}
-inline void mbarrier_arrive_expect_tx(void* bar, int64_t, const char* site) { mbarrier_arrive(bar, site); }
+// The bytes of loads the current phase waits for, and their landing.
+inline void mbarrier_expect_tx(void* bar, int64_t bytes, const char* site) {
+  detail::Mbarrier& b = detail::initialized(bar, site);
+  b.tx += bytes;
+  detail::complete_if_done(b);
+}
+inline void mbarrier_arrive_expect_tx(void* bar, int64_t bytes, const char* site) {
+  detail::initialized(bar, site).tx += bytes;
+  mbarrier_arrive(bar, site);
+}
+inline void mbarrier_complete_tx(void* bar, int64_t bytes, const char* site) {
+  detail::Mbarrier& b = detail::initialized(bar, site);
+  b.tx -= bytes;
+  detail::complete_if_done(b);
+}
 inline void cp_async_mbarrier_arrive_noinc(void* bar, const char* site) { mbarrier_arrive(bar, site); }
 
 inline void fence_mbarrier_init() {}

@@ -58,6 +58,50 @@ __device__ __forceinline__ void tma_load(const tensor_map& map, void* smem, uint
       : "memory");
 }
 
+// The same load multicast: the box lands at `smem`'s offset in the shared memory of each block
+// of the cluster whose rank's bit `ranks` sets, and its bytes count on each one's barrier at
+// `bar`'s offset (the issuing block need not be one of them).
+__device__ __forceinline__ void tma_load_multicast(const tensor_map& map, void* smem, uint64_t* bar, uint16_t ranks,
+                                                   int c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4}], [%2], %3;\n" ::"r"(shared_address(smem)),
+      "l"(&map), "r"(shared_address(bar)), "h"(ranks), "r"(c0)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const tensor_map& map, void* smem, uint64_t* bar, uint16_t ranks,
+                                                   int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5}], [%2], %3;\n" ::"r"(shared_address(smem)),
+      "l"(&map), "r"(shared_address(bar)), "h"(ranks), "r"(c0), "r"(c1)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const tensor_map& map, void* smem, uint64_t* bar, uint16_t ranks,
+                                                   int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6}], [%2], %3;\n" ::"r"(shared_address(smem)),
+      "l"(&map), "r"(shared_address(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const tensor_map& map, void* smem, uint64_t* bar, uint16_t ranks,
+                                                   int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;\n" ::"r"(shared_address(smem)),
+      "l"(&map), "r"(shared_address(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const tensor_map& map, void* smem, uint64_t* bar, uint16_t ranks,
+                                                   int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;\n" ::"r"(shared_address(smem)),
+      "l"(&map), "r"(shared_address(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
 // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group: the box at (c0 innermost, c1,
 // ...) of `map`'s tensor from shared memory at `smem` (laid out as for tma_load). Elements
 // outside the tensor are not written. The calling thread's earlier shared writes, and other

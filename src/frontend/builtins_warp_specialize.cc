@@ -178,22 +178,42 @@ CtValue expect_tx(Elaborator& el, const EvaluatedCall& call, bool and_arrive) {
   return CtValue::none();
 }
 
+// T.tma_copy(cluster_mask=m)'s mask: a constant naming blocks of the kernel's cluster, at least
+// one, by their ranks' bits.
+int64_t multicast_mask(Elaborator& el, const CallArgs& a) {
+  if (!el.kernel_->clustered())
+    error_at(a.loc("cluster_mask"), "T.tma_copy(cluster_mask=...) multicasts a tile to blocks of the thread block "
+                                    "cluster; this T.Kernel has no cluster_dims");
+  const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
+  const int64_t mask = el.to_int(a["cluster_mask"], a.loc("cluster_mask"), "T.tma_copy cluster_mask");
+  if (mask <= 0 || mask >= (int64_t{1} << blocks))
+    error_at(a.loc("cluster_mask"), "T.tma_copy: cluster_mask sets the bits of ranks of the cluster's " +
+                                        std::to_string(blocks) + " blocks (from 1 to " +
+                                        std::to_string((int64_t{1} << blocks) - 1) + "), not " + std::to_string(mask));
+  return mask;
+}
+
 // T.tma_copy(src, dst, barrier=...): a load of a global tile into a shared one by the Tensor
 // Memory Accelerator, issued by the first thread of the T.ws group (of the block outside one),
 // which first adds the tile's bytes to what the barrier's phase waits for; nothing waits here.
 // The group's threads arrive at the barrier themselves (T.barrier_arrive), and a wait for its
 // phase (T.barrier_wait) sees the tile. A store (shared to global) is T.copy's, which TMA makes
 // when it can and which is complete when the call returns.
+// With cluster_mask (TileLang's multicast), of the blocks whose ranks the mask sets, the lowest
+// loads the tile into every one's dst, counting its bytes on every one's copy of the barrier (a
+// cluster barrier: the cluster's blocks initialize theirs before any goes on); each of them
+// adds the bytes to its own barrier's phase. A block outside the mask loads its own tile. That
+// the other blocks are done with what the load overwrites is the program's to ensure (as a
+// block's own loads are).
 CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
   require_kernel(el, call);
   CallArgs a = el.bind(call, {"src", "dst", "barrier=None", "cluster_mask=None", "leader_scope_threads=None",
                               "eviction_policy=None", "annotations=None"});
   const SourceLoc& loc = call.node->loc;
-  for (const char* unsupported : {"cluster_mask", "leader_scope_threads", "annotations"})
+  for (const char* unsupported : {"leader_scope_threads", "annotations"})
     if (a[unsupported].kind != K::None)
       error_at(a.loc(unsupported), std::string("T.tma_copy(") + unsupported +
-                                       "=...) is not supported: TMA multicast to a cluster's blocks is not "
-                                       "supported yet, and the group's first thread issues the copy");
+                                       "=...) is not supported: the group's first thread issues the copy");
   auto node = copy_between(el, a, "T.tma_copy", loc);
   op::check(*node, a.loc("src"));
   const bool load = node->src.buffer->scope == ir::MemoryScope::Global &&
@@ -207,11 +227,15 @@ CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
   if (store) {
     if (a["barrier"].kind != K::None)
       error_at(a.loc("barrier"), "T.tma_copy: a store to global memory completes on no barrier");
+    if (a["cluster_mask"].kind != K::None)
+      error_at(a.loc("cluster_mask"), "T.tma_copy: a store to global memory is not multicast (cluster_mask is for "
+                                      "loads into the shared memory of a cluster's blocks)");
     el.emit(ir::Stmt(node));
     return CtValue::none();
   }
   if (a["barrier"].kind == K::None)
     error_at(loc, "T.tma_copy: a load into shared memory completes on a barrier; pass barrier=bars[i]");
+  const int64_t mask = a["cluster_mask"].kind == K::None ? 0 : multicast_mask(el, a);
   int64_t bytes = node->dst.buffer->dtype.bytes();
   for (const ir::Range& r : node->dst.region) {
     int64_t extent;
@@ -219,10 +243,25 @@ CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
       error_at(loc, "T.tma_copy: the tile's extents are constants (a TMA box), not " + ir::to_string(r.extent));
     bytes *= extent;
   }
-  node->barrier = barrier_address(el, a, "barrier", "T.tma_copy");
+  node->barrier = mask ? cluster_barrier_address(el, a, "barrier", "T.tma_copy(cluster_mask=...)")
+                       : barrier_address(el, a, "barrier", "T.tma_copy");
+  ir::Stmt issued(node);
+  if (mask) {
+    // the lowest masked rank multicasts; the others of the mask take their tiles from it
+    auto multicast = std::make_shared<ir::Copy>(*node);
+    multicast->multicast = mask;
+    const ir::Expr rank = ir::device_value(DType::Int32, "block_rank_in_cluster", {});
+    const std::vector<int> ranks = ir::ranks_in_mask(mask);
+    const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
+    const bool all = static_cast<int64_t>(ranks.size()) == blocks;
+    const ir::Expr outside_mask =
+        ir::make_EQ(ir::make_BitAnd(ir::make_ShiftRight(ir::make_int(mask), rank), ir::make_int(1)), ir::make_int(0));
+    issued = ir::make_if(ir::make_EQ(rank, ir::make_int(ranks.front())), ir::Stmt(multicast),
+                         all ? ir::Stmt() : ir::make_if(outside_mask, issued));
+    el.reaches_peer_blocks_ = true;
+  }
   const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
-  ir::Stmt issue = ir::make_seq(
-      {ir::device_call("mbarrier_expect_tx", {node->barrier, ir::make_int(bytes)}, loc), ir::Stmt(node)});
+  ir::Stmt issue = ir::make_seq({ir::device_call("mbarrier_expect_tx", {node->barrier, ir::make_int(bytes)}, loc), issued});
   el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1), issue), loc));
   return CtValue::none();
 }

@@ -244,4 +244,11 @@ bool is_zero(const Expr& e) {
   return is_const_int(e, &v) && v == 0;
 }
 
+std::vector<int> ranks_in_mask(int64_t mask) {
+  std::vector<int> ranks;
+  for (int r = 0; r < 63; ++r)
+    if ((mask >> r) & 1) ranks.push_back(r);
+  return ranks;
+}
+
 }  // namespace tilec::ir

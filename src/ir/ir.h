@@ -385,8 +385,15 @@ struct Copy : StmtNode {
   // rules out TMA, prefer_instruction="sync" cp.async too (the threads' own loads and stores).
   bool allow_tma = true;
   bool allow_async = true;
+  // T.tma_copy(cluster_mask=m): one TMA load lands in the tile of each block of the cluster whose
+  // rank's bit is set in m, at the same offset, and counts its bytes on each one's copy of
+  // `barrier` (0: this block's tile alone).
+  int64_t multicast = 0;
   Copy() : StmtNode(static_kind) {}
 };
+
+// The block ranks a cluster_mask names, lowest first.
+std::vector<int> ranks_in_mask(int64_t mask);
 
 // How a GPU target splits a gemm's M x N tile over the block's warps:
 // Square picks the squarest per-warp tiles; FullRow gives each warp whole rows

@@ -441,6 +441,10 @@ class IRPrinter {
     std::string dst = region(op->dst);
     std::string note = op->instruction.selected() ? "  # via " + to_string(op->instruction) : "";
     if (op->barrier) note += ", completes on " + expr(op->barrier);
+    if (op->multicast) {
+      note += ", multicast to the blocks of ranks";
+      for (int r : ranks_in_mask(op->multicast)) note += " " + std::to_string(r);
+    }
     if (!op->allow_async) note += "  # synchronous, as written";
     else if (!op->allow_tma) note += "  # no TMA, as written";
     line(indent) << "T.copy(" << src << ", " << dst << ")" << note << "\n";

@@ -291,6 +291,67 @@ def shared_operand_gemm(m, n, k):
     return kernel
 
 
+def multicast_ring(steps, slots, cluster, mask, m=64, n=32):
+    """TileLang's TMA multicast (T.tma_copy(cluster_mask=...)) through a ring of stages: each
+    step's tile of A lands in a stage of every block of the cluster whose rank `mask` sets,
+    loaded once by the lowest of them (the issuer); a block outside the mask loads its own.
+    Out[b, step] = the tile + b's rank, read from the stage. The issuer reloads a stage only once
+    every masked block has arrived at its copy of `free` (done with the stage's last tile), so
+    each stage is reused under both parities."""
+    masked = bin(mask).count("1")
+    issuer = (mask & -mask).bit_length() - 1
+
+    @T.prim_func
+    def kernel(A: T.Tensor((steps, m, n), "float32"), Out: T.Tensor((2 * cluster, steps, m, n), "float32")):
+        with T.Kernel(2 * cluster, threads=128, cluster_dims=cluster) as bx:
+            stages = T.alloc_shared((slots, m, n), "float32")
+            full = T.alloc_cluster_barrier([128] * slots)
+            free = T.alloc_cluster_barrier([masked] * slots)
+            rank = T.block_rank_in_cluster()
+            tx = T.get_thread_binding()
+            for step in T.serial(steps):
+                slot = step % slots
+                if (rank == issuer) & (step >= slots):
+                    T.mbarrier_wait_parity(free[slot], (step // slots - 1) % 2)
+                T.tma_copy(A[step, :, :], stages[slot, :, :], barrier=full[slot], cluster_mask=mask)
+                T.barrier_arrive(full[slot])
+                T.barrier_wait(full[slot], (step // slots) % 2)
+                for i, j in T.Parallel(m, n):
+                    Out[bx, step, i, j] = stages[slot, i, j] + rank
+                T.sync_threads()
+                if (tx == 0) & (((mask >> rank) & 1) == 1):
+                    T.mbarrier_arrive(free[slot], cta_id=issuer)
+
+    return kernel
+
+
+def test_a_multicast_load_builds_for_sm90a():
+    # The lowest rank of the mask multicasts; in a cluster of 4 with ranks 1 and 2 masked, ranks
+    # 0 and 3 load their own tiles. Each masked block adds the tile's bytes to its own barrier.
+    ir = emit(multicast_ring(3, 2, 4, 0b0110), "ir")
+    assert re.search(r"T.device.mbarrier_expect_tx\(T.address_of\(full\[slot\]\), 8192\)\)\n"
+                     r"\s+if T.device.block_rank_in_cluster\(\) == 1:\n"
+                     r"\s+T.evaluate\(T.device.tma_load_multicast\(T.tensor_map\(0\), T.address_of\(stages\[slot, 0, 0\]\), "
+                     r"T.address_of\(full\[slot\]\), T.uint16\(6\), 0, 0, step\)\)\n"
+                     r"\s+elif 6 >> T.device.block_rank_in_cluster\(\) & 1 == 0:\n"
+                     r"\s+T.evaluate\(T.device.tma_load\(T.tensor_map\(0\), T.address_of\(stages\[slot, 0, 0\]\), "
+                     r"T.address_of\(full\[slot\]\), 0, 0, step\)\)", ir), ir
+    cuda = emit(multicast_ring(3, 2, 2, 0b11), "source")
+    assert re.search(r"tma_load_multicast\(.*, static_cast<uint16_t>\(3\), 0, 0, step\);", cuda), cuda
+    ptx = emit(multicast_ring(3, 2, 2, 0b11), "ptx")
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" in ptx
+
+
+@pytest.mark.parametrize("cluster,mask", [(2, 0b11), (4, 0b0110), (4, 0b1111)])
+@pytest.mark.parametrize("steps,slots", [(1, 2), (7, 2), (8, 3)])
+def test_a_multicast_fills_the_stages_of_every_masked_block(cluster, mask, steps, slots, rng):
+    a = rand((steps, 64, 32), "float32", rng)
+    _, out = run(multicast_ring(steps, slots, cluster, mask), a, np.full((2 * cluster, steps, 64, 32), np.nan,
+                                                                         np.float32))
+    ranks = np.arange(2 * cluster) % cluster
+    np.testing.assert_array_equal(out, a[None] + ranks[:, None, None, None].astype(np.float32))
+
+
 def test_a_copy_to_a_peer_block_builds_for_sm90a():
     # With a barrier: st.async, whose bytes the peer's barrier counts, after one arrival that
     # adds them to what its phase waits for.
@@ -375,6 +436,13 @@ def cluster_kernel_source(body, folder, cluster_dims=2):
     (["T.copy_cluster(s, t[0:32], dst_block=1)"],
      "T.copy_cluster: shapes differ: source 's' is (64,) but destination 't' is (32,)"),
     (["T.copy_cluster(s, t, dst_block=1, cluster_mask=3)"], "T.copy_cluster(cluster_mask=...) is not supported"),
+    (["T.tma_copy(A[0, :], s, barrier=shared_bar[0], cluster_mask=4)"],
+     "T.tma_copy: cluster_mask sets the bits of ranks of the cluster's 2 blocks (from 1 to 3), not 4"),
+    (["T.tma_copy(A[0, :], s, barrier=shared_bar[0], cluster_mask=0)"],
+     "T.tma_copy: cluster_mask sets the bits of ranks of the cluster's 2 blocks (from 1 to 3), not 0"),
+    (["T.tma_copy(A[0, :], s, barrier=own, cluster_mask=3)"],
+     "T.tma_copy(cluster_mask=...): a peer block arrives only at barriers from T.alloc_cluster_barrier(...)"),
+    (["T.tma_copy(s, A[0, :], cluster_mask=3)"], "T.tma_copy: a store to global memory is not multicast"),
     (["T.copy_cluster(s, t, dst_block=1, remote_barrier=own)"],
      "a peer block arrives only at barriers from T.alloc_cluster_barrier(...)"),
     (["T.copy_cluster(s, t, dst_block=1, remote_barrier=shared_bar)"], "'shared_bar' holds several barriers"),

@@ -274,7 +274,9 @@ def kernel_source(body, folder):
     (["T.barrier_arrive(A_s[0, 0])"], "'mbarrier' is a barrier from T.alloc_barrier(...), not 'A_s'"),
     (["T.tma_copy(A[0:128, :], A_s)"], "a load into shared memory completes on a barrier"),
     (["T.tma_copy(A_s, C[0:128, :], barrier=bars[0])"], "a store to global memory completes on no barrier"),
-    (["T.tma_copy(A[0:128, :], A_s, barrier=bars[0], cluster_mask=3)"], "cluster_mask=...) is not supported"),
+    (["T.tma_copy(A[0:128, :], A_s, barrier=bars[0], cluster_mask=3)"],
+     "T.tma_copy(cluster_mask=...) multicasts a tile to blocks of the thread block cluster; this T.Kernel has no "
+     "cluster_dims"),
     (["T.mbarrier_arrive(bars[0], cta_id=1)"], "arrives at a barrier of another block of the thread block cluster; this T.Kernel has no cluster_dims"),
     (["T.alloc_cluster_barrier([1])"], "T.alloc_cluster_barrier makes barriers a thread block cluster's blocks share; "
                                        "this T.Kernel has no cluster_dims"),

@@ -77,8 +77,8 @@ class CpuPrinter final : public CFamilyPrinter {
   }
 
  protected:
-  // The device calls of warp-specialized code (device/cpu/thread_groups.h); a wait or an
-  // arrival also gets its source line, for the errors it can give.
+  // The device calls of warp-specialized code (device/cpu/thread_groups.h); a wait, an
+  // arrival or a barrier's count of bytes also gets its source line, for the errors it can give.
   CExpr print_call(const ir::Call& op) override {
     if (op.name == ir::kAddressOf) {
       const auto* load = op.args.at(0).as<ir::BufferLoad>();
@@ -89,7 +89,8 @@ class CpuPrinter final : public CFamilyPrinter {
     std::string name = op.name.substr(prefix.size());
     std::string text = "tilec_rt::" + name + "(";
     for (size_t i = 0; i < op.args.size(); ++i) text += (i ? ", " : "") + print_expr(op.args[i]);
-    if (name.rfind("mbarrier_wait_parity", 0) == 0 || name == "cluster_sync" || name.find("arrive") != std::string::npos)
+    if (name.rfind("mbarrier_wait_parity", 0) == 0 || name == "cluster_sync" || name.find("arrive") != std::string::npos ||
+        name.find("_tx") != std::string::npos)
       text += std::string(op.args.empty() ? "" : ", ") + string_literal(current_source_line());
     return {text + ")"};
   }
