@@ -56,6 +56,8 @@ KERNELS = {
     "dsa_indexer": (indexer.indexer_logits_kernel, fixed(heads=64, dim=128, **indexer.HOPPER_CONFIG)),
     "dsa_indexer_tensor_head_sum": (indexer.indexer_logits_kernel,
                                     fixed(heads=64, dim=128, **dict(indexer.HOPPER_CONFIG, tensor_head_sum=True))),
+    "dsa_indexer_multicast": (indexer.indexer_logits_kernel,
+                              fixed(heads=64, dim=128, **dict(indexer.HOPPER_CONFIG, multicast=True))),
     "dsa_indexer_hopper": (indexer_hopper.indexer_logits_hopper_kernel,
                            fixed(heads=64, dim=128, **indexer_hopper.HOPPER_CONFIG)),
     "dsa_topk": (topk.topk_kernel, fixed(k=2048, **topk.CONFIG)),

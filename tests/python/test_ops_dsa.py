@@ -170,6 +170,35 @@ def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, stages, max
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
 
 
+@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_indexer_with_its_keys_multicast_to_pairs_of_programs_against_float64(S, S_kv, H, D, stages, max_len, rng):
+    # multicast: programs in clusters of two over the union of their queries' ranges, rank 0
+    # loading each stage for both once both are done with it (S = 1 and 37 leave the last
+    # cluster a program with no query)
+    if ON_GPU:
+        hopper_or_skip()
+    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
+                                   tma=True, multicast=True)
+    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
+
+
+def test_indexer_multicast_needs_tma():
+    with pytest.raises(ValueError, match=r"multicast=True shares the keys' TMA loads between a cluster's programs: it "
+                                         r"needs tma=True"):
+        indexer_logits_kernel(16, 64, queries=2, multicast=True)
+
+
+def test_indexer_multicast_builds_for_sm90a():
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128, **dict(INDEXER_TMA_CONFIG,
+                                                                                          multicast=True))
+    # the keys and their scales, one multicast each a stage, from rank 0
+    assert source.count("tma_load_multicast(") == 4, source  # the prologue's and the loop's
+    assert "tma_load(" not in source
+    assert "__cluster_dims__(2, 1, 1)" in source
+
+
 # ReLU(q . k) rounded to bfloat16 (the weights exact to 2^-16): an error of at most 2^-9 of each
 # term, and the sum's own rounding
 TENSOR_HEAD_SUM_RTOL = 2.0 ** -8

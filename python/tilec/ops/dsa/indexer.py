@@ -94,16 +94,18 @@ def head_sums_on_tensor_cores(scores, relu, W_split, sums):
 
 
 @T.macro
-def load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, stages):
+def load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, stages, cluster_mask=None):
     # Step m's keys and their scales into stage m % stages by TMA (rows past the keys read as
     # zeros), k_ready[m % stages]'s phase completing when they have landed. The scales from the
     # 16-byte boundary at or below the first key's: key start + m * block_N + i's scale is at
-    # start % 4 + i.
+    # start % 4 + i. With cluster_mask, multicast to the cluster's blocks it names.
     stage = m % stages
     scales = K_scale_shared.shape[2]
     first = start // 4 * 4 + m * block_N
-    T.tma_copy(K[start + m * block_N:start + (m + 1) * block_N, :], K_shared[stage, :, :], barrier=k_ready[stage])
-    T.tma_copy(K_scale[first:first + scales], K_scale_shared[stage, :, :], barrier=k_ready[stage])
+    T.tma_copy(K[start + m * block_N:start + (m + 1) * block_N, :], K_shared[stage, :, :], barrier=k_ready[stage],
+               cluster_mask=cluster_mask)
+    T.tma_copy(K_scale[first:first + scales], K_scale_shared[stage, :, :], barrier=k_ready[stage],
+               cluster_mask=cluster_mask)
     T.barrier_arrive(k_ready[stage])
 
 
@@ -138,12 +140,16 @@ def key_range(KS, KE, t, seq_kv, max_len):
 
 
 @T.macro
-def heaviest_first(program, seq, queries):
+def heaviest_first(program, seq, queries, cluster=1):
     # The first query of `program`, the programs in reverse: under causal ranges later queries
     # have more keys, and the GPU starts programs about in order, so the longest start first and
     # the shortest fill in at the end (in order, the last wave was the longest programs alone).
-    # The max says to guard_global_accesses what the grid does, that the query is >= 0.
-    return T.max(T.ceildiv(seq, queries) - 1 - program, 0) * queries
+    # The max says to guard_global_accesses what the grid does, that the query is >= 0. In
+    # clusters of `cluster` programs (the grid ceildiv(seq, queries * cluster) of them), the
+    # clusters in reverse and a cluster's programs on neighbouring queries.
+    if cluster == 1:
+        return T.max(T.ceildiv(seq, queries) - 1 - program, 0) * queries
+    return (T.max(T.ceildiv(seq, queries * cluster) - 1 - program // cluster, 0) * cluster + program % cluster) * queries
 
 
 @T.macro
@@ -162,7 +168,7 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
-                          blocks_per_sm=0, tma=False, tensor_head_sum=False):
+                          blocks_per_sm=0, tma=False, tensor_head_sum=False, multicast=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
@@ -171,31 +177,42 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
     # blocks_per_sm: T.annotate_min_blocks_per_sm's n, or 0 to leave ptxas free. tma: the keys
     # and their scales by TMA on mbarriers (Hopper, and the CPU) instead of T.Pipelined's copies.
     # tensor_head_sum: the head sums as a bfloat16 gemm (head_sums_on_tensor_cores; up to 4 queries).
+    # multicast (with tma): programs in clusters of two on neighbouring queries, over the union
+    # of both's ranges, each stage's keys loaded once for both by TMA multicast (from L2 once
+    # where each program read them).
+    if multicast and not tma:
+        raise ValueError("multicast=True shares the keys' TMA loads between a cluster's programs: it needs tma=True")
     if tensor_head_sum and queries > 4:
         raise ValueError(f"tensor_head_sum takes up to 4 queries a program (two columns each of the gemm's 8), "
                          f"not {queries}")
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")  # one kernel for every length
     width = max_len if max_len else seq_kv
     QUERIES = tuple(range(queries))  # a compile-time loop: each query's columns are constants
+    cluster = 2 if multicast else 1
 
     @T.macro
     def score(Q, K, K_scale, W, KS, KE, Hist, Logits):
-        with T.Kernel(T.ceildiv(seq, queries), threads=threads) as program:
+        with T.Kernel(T.ceildiv(seq, queries * cluster) * cluster, threads=threads, cluster_dims=cluster) as program:
             if blocks_per_sm:
                 T.annotate_min_blocks_per_sm(blocks_per_sm)
             Q_shared, W_shared, K_shared, K_scale_shared, scores, logits = indexer_buffers(
                 block_N, queries, heads, dim, num_stages if tma else 1, scale_row(block_N) if tma else None,
                 weights=not tensor_head_sum)
-            if tma:
+            if multicast:
+                # k_free[s] (rank 0's): both programs are done with stage s
+                k_ready = T.alloc_cluster_barrier([threads] * num_stages)
+                k_free = T.alloc_cluster_barrier([cluster] * num_stages)
+            elif tma:
                 k_ready = T.alloc_barrier([threads] * num_stages)
             if Hist is not None:
                 hist = T.alloc_shared((queries, HISTOGRAM_BINS), "int32")
                 T.fill(hist, 0)
-            t0 = heaviest_first(program, seq, queries)
+            t0 = heaviest_first(program, seq, queries, cluster)
+            rank = program % cluster
             # Queries are tested against seq itself, not a let of the block's last query:
             # guard_global_accesses then proves the KS and KE rows and the stored rows inside
             # and adds no tests of its own (2% on the H100, bench/RESULTS.md 2026-12-06).
-            start, end = union_range(KS, KE, t0, seq, queries, seq_kv, max_len)
+            start, end = union_range(KS, KE, t0 - rank * queries, seq, queries * cluster, seq_kv, max_len)
             # Each query's key range, read once: read in each step, the guarded loads of KS and
             # KE split the step's ReLU-times-weight products from their head sums, and nvcc
             # stopped fusing them into FMAs (other logits, by up to 1e-4, than with the lengths
@@ -243,17 +260,26 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
             if tma:
                 # Each stage's keys and scales by TMA, issued by thread 0 num_stages - 1 steps
                 # ahead into the stage the last step read (every thread was done with it at
-                # that step's closing barrier); k_ready[s] completes when they have landed.
+                # that step's closing barrier; in a cluster, rank 0's thread 0 multicasts once
+                # both programs have arrived at its k_free); k_ready[s] completes when they
+                # have landed.
+                mask = 0b11 if multicast else None
                 for m in T.unroll(num_stages - 1):
                     if m < steps:
-                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, num_stages)
+                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, num_stages, mask)
                 for n in T.serial(steps):
                     if n + num_stages - 1 < steps:
+                        if multicast:
+                            if (rank == 0) & (n > 0):
+                                T.mbarrier_wait_parity(k_free[(n - 1) % num_stages], ((n - 1) // num_stages) & 1)
                         load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, n + num_stages - 1, block_N,
-                                  num_stages)
+                                  num_stages, mask)
                     T.barrier_wait(k_ready[n % num_stages], (n // num_stages) & 1)
                     score_step(K_shared, K_scale_shared, n % num_stages, start % 4, n)
                     T.sync_threads()
+                    if multicast:
+                        if T.get_thread_binding() == 0:
+                            T.mbarrier_arrive(k_free[n % num_stages], cta_id=0)
             else:
                 for n in T.Pipelined(steps, num_stages=num_stages):
                     T.copy(K[start + n * block_N, 0], K_shared[0, :, :])
