@@ -21,18 +21,49 @@ ir::Buffer local(const std::string& name, DType dtype, int64_t n) {
   return ir::make_buffer(name, dtype, {ir::make_int(n)}, {}, ir::MemoryScope::Local);
 }
 
-// run[u] = cast(store_dtype, float(e4m3(raw[offset + u])) * s)
-ir::Stmt dequantize(DType store_dtype, int64_t offset, const Expr& u) {
+// run[u] = cast(store_dtype, float(e4m3(raw[offset + u])) * scale), by default a float32 s
+ir::Stmt dequantize(DType store_dtype, int64_t offset, const Expr& u, Expr scale = ir::make_var("s", DType::Float32)) {
   Expr raw_value = ir::make_load(local("raw", DType::UInt8, 32), {ir::make_Add(ir::make_int(offset), u)});
   Expr fp8 = ir::make_call(DType::Float8E4M3, std::string(ir::kReinterpret), {raw_value});
-  Expr value = ir::make_Mul(ir::make_cast(DType::Float32, fp8), ir::make_var("s", DType::Float32));
+  Expr value = ir::make_Mul(ir::make_cast(DType::Float32, fp8), scale);
   return ir::make_store(local("run", store_dtype, 8), {u}, ir::make_cast(store_dtype, value));
+}
+
+// float(scales[g]), a bfloat16 scale
+Expr bfloat16_scale(const Expr& g) {
+  return ir::make_cast(DType::Float32, ir::make_load(local("scales", DType::BFloat16, 4), {g}));
+}
+
+TEST(PairConversions, Fp8TimesABfloat16ScaleGoesFourAtATime) {
+  Expr u = ir::make_var("u");
+  std::vector<ir::Buffer> locals;
+  ir::Stmt quads = pair_conversions(dequantize(DType::BFloat16, 8, u, bfloat16_scale(ir::make_int(1))), u, 8, locals,
+                                    true);
+  ASSERT_TRUE(quads);
+  EXPECT_EQ(ir::to_string(quads),
+            "for q in T.unroll(2):\n"
+            "    T.evaluate(T.device.e4m3_quad_times(T.address_of(run[q * 4]), T.address_of(raw[q * 4 + 8]), scales[1]))\n");
+  EXPECT_TRUE(locals.empty());
+}
+
+TEST(PairConversions, Fp8TimesAScaleStaysInPairsOffCudaOrWhereTheScaleOrQuadsDoNotAllow) {
+  Expr u = ir::make_var("u");
+  std::vector<ir::Buffer> locals;
+  auto quads = [&](ir::Stmt element, int64_t width, bool cuda) {
+    return ir::to_string(pair_conversions(element, u, width, locals, cuda)).find("e4m3_quad_times") != std::string::npos;
+  };
+  EXPECT_FALSE(quads(dequantize(DType::BFloat16, 8, u, bfloat16_scale(ir::make_int(1))), 8, false));  // HIP
+  EXPECT_FALSE(quads(dequantize(DType::BFloat16, 8, u), 8, true));  // a float32 scale: rounded once, not twice
+  EXPECT_FALSE(quads(dequantize(DType::BFloat16, 8, u, bfloat16_scale(u)), 8, true));  // a scale an element
+  EXPECT_FALSE(quads(dequantize(DType::BFloat16, 6, u, bfloat16_scale(ir::make_int(1))), 8, true));  // 2-byte aligned
+  EXPECT_FALSE(quads(dequantize(DType::BFloat16, 8, u, bfloat16_scale(ir::make_int(1))), 6, true));  // 6 a group
+  EXPECT_FALSE(quads(dequantize(DType::Float16, 8, u, bfloat16_scale(ir::make_int(1))), 8, true));  // into half
 }
 
 TEST(PairConversions, FloatsToBfloat16AndFp8ToFloatTwoAtATime) {
   Expr u = ir::make_var("u");
   std::vector<ir::Buffer> locals;
-  ir::Stmt pairs = pair_conversions(dequantize(DType::BFloat16, 8, u), u, 8, locals);
+  ir::Stmt pairs = pair_conversions(dequantize(DType::BFloat16, 8, u), u, 8, locals, true);
   ASSERT_TRUE(pairs);
   EXPECT_EQ(ir::to_string(pairs),
             "for p in T.unroll(4):\n"
@@ -45,7 +76,7 @@ TEST(PairConversions, FloatsToBfloat16AndFp8ToFloatTwoAtATime) {
 TEST(PairConversions, AnOddOffsetKeepsItsFp8ReadsOneByOne) {
   Expr u = ir::make_var("u");
   std::vector<ir::Buffer> locals;
-  ir::Stmt pairs = pair_conversions(dequantize(DType::Float16, 7, u), u, 8, locals);
+  ir::Stmt pairs = pair_conversions(dequantize(DType::Float16, 7, u), u, 8, locals, true);
   ASSERT_TRUE(pairs);
   const std::string text = ir::to_string(pairs);
   EXPECT_EQ(text.find("e4m3_pair_to_float"), std::string::npos) << text;
@@ -58,9 +89,9 @@ TEST(PairConversions, NothingForOtherStores) {
   std::vector<ir::Buffer> locals;
   // a float32 run, an FP8 run (its rounding has rules of its own), an odd width
   ir::Stmt to_float = ir::make_store(local("run", DType::Float32, 8), {u}, ir::make_cast(DType::Float32, u));
-  EXPECT_FALSE(pair_conversions(to_float, u, 8, locals));
-  EXPECT_FALSE(pair_conversions(dequantize(DType::Float8E4M3, 8, u), u, 8, locals));
-  EXPECT_FALSE(pair_conversions(dequantize(DType::BFloat16, 8, u), u, 1, locals));
+  EXPECT_FALSE(pair_conversions(to_float, u, 8, locals, true));
+  EXPECT_FALSE(pair_conversions(dequantize(DType::Float8E4M3, 8, u), u, 8, locals, true));
+  EXPECT_FALSE(pair_conversions(dequantize(DType::BFloat16, 8, u), u, 1, locals, true));
 }
 
 // relu[i(s)] = cast(dtype, max(scores[i(s)], floor)), i(s) the layout's index of slot s: its

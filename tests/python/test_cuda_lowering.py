@@ -674,6 +674,65 @@ def test_gpu_narrow_floats_converted_two_at_a_time_round_as_torch_does(out, rng)
     torch.testing.assert_close(B, expected, rtol=0, atol=0)
 
 
+def fp8_rows_scaled_by_bfloat16(rows=64, cols=1024):
+    # FP8 bytes times a row's bfloat16 scale, out as bfloat16, a row at a time: the FP8 cache's
+    # dequantization as the DSA decode writes it (the scale rounded to bfloat16, as FlashMLA's is)
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "uint8"), S: T.Tensor((rows,), "bfloat16"),
+             B: T.Tensor((rows, cols), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((rows, cols), "uint8")
+            T.copy(A, A_s)
+            for i in T.serial(rows):
+                for j in T.Parallel(cols):
+                    B[i, j] = T.Cast("float32", T.reinterpret(A_s[i, j], "float8_e4m3")) * T.Cast("float32", S[i])
+
+    return main
+
+
+def every_e4m3_times_scales():
+    """Each row every e4m3 code but NaN's two (subnormals and zeros of both signs included), by
+    scales: powers of two from 2^-133 (a bfloat16 subnormal) to 2^7, others, large ones,
+    negative ones; and the exact product rounded to bfloat16 once (an e4m3 times a bfloat16 is
+    exact in float32)."""
+    codes = np.array([c for c in range(256) if c & 0x7F != 0x7F] + [0x00, 0x80], np.uint8)
+    scales = [2.0 ** k for k in (-133, -126, -60, -9, -1, 0, 3, 7)] + [1.5, 255.0, -0.375, 3e-5, 256.0, 1e4, -3e7]
+    scales += [2.0 ** -(k + 1) for k in range(64 - len(scales))]
+    A = np.tile(codes, (64, 4))
+    S = np.array(scales, np.float32).astype(ml_dtypes.bfloat16)
+    expected = (A.view(ml_dtypes.float8_e4m3fn).astype(np.float32) * S.astype(np.float32)[:, None]).astype(
+        ml_dtypes.bfloat16)
+    return A, S, expected
+
+
+def test_fp8_times_a_bfloat16_scale_goes_four_bytes_at_a_time():
+    # each 4 bytes two permutes, and each pair a shift, a mask and two bf16x2 multiplies
+    source = cuda_compile(fp8_rows_scaled_by_bfloat16()).get_kernel_source()
+    assert re.search(r"tilec_cuda::e4m3_quad_times\(\(&B_run\[q \* 4\]\), \(&A_s_run\[q \* 4\]\), S\[i\]\)",
+                     source), source
+    assert "e4m3_pair_to_float" not in source
+
+
+def test_every_fp8_code_times_bfloat16_scales_on_the_cpu():
+    A, S, expected = every_e4m3_times_scales()
+    B = np.full(A.shape, np.nan, ml_dtypes.bfloat16)
+    tilec.compile(fp8_rows_scaled_by_bfloat16(), target="cpu")(A, S, B)
+    np.testing.assert_array_equal(B.view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.gpu
+def test_gpu_every_fp8_code_times_bfloat16_scales_is_the_product_rounded_once():
+    torch = pytest.importorskip("torch")
+    A, S, expected = every_e4m3_times_scales()
+    B = torch.full(A.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+    tilec.compile(fp8_rows_scaled_by_bfloat16(), target="cuda")(
+        torch.from_numpy(A).cuda(), torch.from_numpy(S.view(np.uint16).astype(np.int16)).cuda().view(torch.bfloat16), B)
+    got = B.cpu().view(torch.int16).numpy().view(np.uint16)
+    wrong = np.argwhere(got != expected.view(np.uint16))
+    assert wrong.size == 0, [(S[r].item(), hex(A[r, c]), hex(got[r, c]), hex(expected.view(np.uint16)[r, c]))
+                             for r, c in wrong[:10]]
+
+
 def test_general_variant_does_not_assume_aligned_tensors():
     kernel = tilec.compile(scale_rows(), target="cuda", arch=ARCH,
                            pass_configs={"tilec.specialize_contiguous": False})

@@ -881,13 +881,16 @@ def test_sparse_mla_decode_hopper_builds_for_sm90a():
     assert source.count("wgmma_gemm_ss<64, 64, 256") == 1 and source.count("wgmma_gemm_ss<64, 64, 320") == 1
     assert source.count("wgmma_gemm_ss<64, 256, 64") == 2
     assert "setmaxnreg_inc<240>" in source and "setmaxnreg_dec<96>" in source
-    # the producer: a token's 4 scales in one load, 16 FP8 values a load (each straight into
-    # the thread's registers), all a step's loads before its stores of 8 bfloat16 each, the
-    # next step's slots read in between, and one barrier of its own every two steps (the
-    # stores of one iteration never meet another's: insert_barriers proves them apart)
+    # the producer: a token's 4 scales in one load (then rounded to bfloat16), 16 FP8 values a
+    # load (each straight into the thread's registers), all a step's loads before its stores of
+    # 8 bfloat16 each, the next step's slots read in between, and one barrier of its own every
+    # two steps (the stores of one iteration never meet another's: insert_barriers proves them
+    # apart). The values times their scale four at a time in bf16x2 multiplies
     producer = source[source.index("setmaxnreg_dec<96>"):]
-    assert "load_vector_or_zero<4>((&group_scales[" in producer
+    assert "load_vector_or_zero<4>((&Scales_run[0])" in producer
     assert producer.count("load_vector_or_zero<16>((&raw[") == 1
+    assert producer.count("tilec_cuda::e4m3_quad_times((&KV_shared_run") == 2
+    assert "e4m3_pair_to_float" not in producer
     loads = producer[producer.index("load_vector_or_zero<16>((&raw["):]
     assert loads.index("Indices[") < loads.index("store_vector<8>((&KV_shared")
     assert producer.count("sync_threads_partial") == 1

@@ -544,7 +544,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     bounds_ = saved;
     body = ir::substitute(body, map);
     std::vector<Stmt> group_body = prologue;
-    Stmt pairs = v.store ? pair_conversions(body, lane, width, runs) : Stmt();
+    Stmt pairs = v.store ? pair_conversions(body, lane, width, runs, ctx_.target.is_cuda()) : Stmt();
     group_body.push_back(pairs ? pairs : ir::make_for(lane, ir::make_int(0), ir::make_int(width), ir::ForKind::Unrolled, body));
     if (v.store)
       group_body.push_back(ir::device_call(

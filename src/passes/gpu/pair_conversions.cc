@@ -37,6 +37,20 @@ Fp8Read fp8_read(const ir::Cast& cast) {
   return {load, format};
 }
 
+// The even base of an FP8 read's run index base + lane (the other dims free of lane), by which
+// it is paired with the next element; null for any other index.
+Expr pair_base(const ir::BufferLoad& load, const Expr& lane) {
+  const std::vector<Expr>& indices = load.indices;
+  for (size_t d = 0; d + 1 < indices.size(); ++d)
+    if (ir::uses_var(indices[d], lane.get())) return Expr();
+  const Expr& index = indices.back();
+  const Expr base = ir::simplify(ir::substitute(index, lane, ir::make_int(0, lane->dtype)));
+  if (ir::uses_var(base, lane.get()) || !ir::is_zero(ir::simplify(ir::make_Sub(ir::make_Sub(index, lane), base))) ||
+      !ir::is_zero(ir::simplify(ir::make_FloorMod(base, ir::make_int(2, base->dtype)))))
+    return Expr();
+  return base;
+}
+
 // Puts each FP8 conversion whose run index is base + lane in its last dim (base even, the other
 // dims free of lane) in a pair: the pair's conversion reads run[.., base + 2p] and the element
 // after it into a local of 2 floats, and the value reads that local at lane - 2p (element 0 for
@@ -50,14 +64,9 @@ class PairFp8Reads : public ir::IRMutator {
   Expr mutate_Cast(const ir::Cast* op, const Expr& self) override {
     const Fp8Read read = fp8_read(*op);
     if (!read.load) return IRMutator::mutate_Cast(op, self);
+    const Expr base = pair_base(*read.load, lane_);
+    if (!base) return IRMutator::mutate_Cast(op, self);
     const std::vector<Expr>& indices = read.load->indices;
-    for (size_t d = 0; d + 1 < indices.size(); ++d)
-      if (ir::uses_var(indices[d], lane_.get())) return IRMutator::mutate_Cast(op, self);
-    const Expr& index = indices.back();
-    const Expr base = ir::simplify(ir::substitute(index, lane_, ir::make_int(0, lane_->dtype)));
-    if (ir::uses_var(base, lane_.get()) || !ir::is_zero(ir::simplify(ir::make_Sub(ir::make_Sub(index, lane_), base))) ||
-        !ir::is_zero(ir::simplify(ir::make_FloorMod(base, ir::make_int(2, base->dtype)))))
-      return IRMutator::mutate_Cast(op, self);
     std::vector<Expr> at_pair(indices.begin(), indices.end() - 1);
     at_pair.push_back(ir::simplify(ir::make_Add(base, first_)));
     ir::Buffer pair = ir::make_buffer(read.load->buffer->name + "_pair", DType::Float32, {ir::make_int(2)}, {},
@@ -99,15 +108,71 @@ bool zero_constant(const Expr& e) {
   return f ? f->value == 0.0 : ir::is_zero(value);
 }
 
+// `e` at lane 0 where it is the same at every lane of [0, width), each simplified (without the
+// bounds of its other variables: (8g + 1) >> 3 stays, as g may be such that 8g + 1 wraps);
+// null otherwise.
+Expr same_at_every_lane(const Expr& e, const Expr& lane, int64_t width) {
+  const Expr first = ir::simplify(ir::substitute(e, lane, ir::make_int(0, lane->dtype)));
+  for (int64_t k = 1; k < width; ++k)
+    if (!ir::structural_equal(ir::simplify(ir::substitute(e, lane, ir::make_int(k, lane->dtype))), first)) return Expr();
+  return first;
+}
+
+// float(e4m3(run[i])) * float(scale), scale a bfloat16 the same at every lane (either order):
+// the FP8 read and the scale; a null read otherwise.
+struct ScaledFp8 {
+  const ir::BufferLoad* load = nullptr;
+  Expr scale;
+};
+
+ScaledFp8 scaled_e4m3(const Expr& value, const Expr& lane, int64_t width) {
+  const auto* mul = value.as<ir::Mul>();
+  if (!mul) return {};
+  for (const auto& [fp8, other] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+    const auto* read_cast = fp8.as<ir::Cast>();
+    const auto* scale_cast = other.as<ir::Cast>();
+    if (!read_cast || !scale_cast || scale_cast->dtype != DType::Float32 || scale_cast->value->dtype != DType::BFloat16)
+      continue;
+    const Fp8Read read = fp8_read(*read_cast);
+    if (!read.load || read.format != DType::Float8E4M3 || !pair_base(*read.load, lane)) continue;
+    if (Expr scale = same_at_every_lane(scale_cast->value, lane, width)) return {read.load, scale};
+  }
+  return {};
+}
+
+// The run's FP8 dequantization by a bfloat16 scale four elements at a time in bf16x2 multiplies
+// (e4m3_quad_times); null where the value is no such product, or its run's quads are not whole
+// 4-byte words.
+Stmt bf16x2_dequantization(const ir::BufferStore& store, const Expr& value, const Expr& lane, int64_t width,
+                           const SourceLoc& loc) {
+  const ScaledFp8 scaled = scaled_e4m3(value, lane, width);
+  if (!scaled.load || store.buffer->dtype != DType::BFloat16 || width % 4) return Stmt();
+  const Expr base = pair_base(*scaled.load, lane);
+  if (!ir::is_zero(ir::simplify(ir::make_FloorMod(base, ir::make_int(4, base->dtype))))) return Stmt();
+  const Expr quad = ir::make_var("q", lane->dtype);
+  const Expr first = ir::make_Mul(quad, ir::make_int(4, lane->dtype));
+  std::vector<Expr> at_quad(scaled.load->indices.begin(), scaled.load->indices.end() - 1);
+  at_quad.push_back(ir::simplify(ir::make_Add(base, first)));
+  return ir::with_loc(ir::make_for(quad, ir::make_int(0), ir::make_int(width / 4), ir::ForKind::Unrolled,
+                                   ir::device_call("e4m3_quad_times",
+                                                   {ir::address_of(store.buffer, {first}),
+                                                    ir::address_of(scaled.load->buffer, at_quad), scaled.scale},
+                                                   loc)),
+                      loc);
+}
+
 }  // namespace
 
-Stmt pair_conversions(const Stmt& element, const Expr& lane, int64_t width, std::vector<ir::Buffer>& locals) {
+Stmt pair_conversions(const Stmt& element, const Expr& lane, int64_t width, std::vector<ir::Buffer>& locals,
+                      bool bf16x2_multiplies) {
   const auto* store = element.as<ir::BufferStore>();
   if (!store || width < 2 || width % 2 || store->indices.size() != 1 || !ir::structural_equal(store->indices[0], lane))
     return Stmt();
   const DType t = store->buffer->dtype;
   const auto* cast = store->value.as<ir::Cast>();
   if ((t != DType::BFloat16 && t != DType::Float16) || !cast || cast->value->dtype != DType::Float32) return Stmt();
+  if (bf16x2_multiplies)
+    if (Stmt quads = bf16x2_dequantization(*store, cast->value, lane, width, element->loc)) return quads;
   Expr pair = ir::make_var("p", lane->dtype);
   Expr first = ir::make_Mul(pair, ir::make_int(2, lane->dtype));
   std::vector<Stmt> body;

@@ -19,8 +19,13 @@ namespace tilec::passes {
 // `element` is a vector group's element (run[lane] = value, lane in [0, width)); the loop over
 // its pairs, with the locals it needs added to `locals`; null where `element` is no store of
 // half or bfloat16 converted from float32 (or width is odd), and the element loop stays.
+// With bf16x2_multiplies (CUDA), a bfloat16 run of `float(e4m3(raw[i])) * float(scale)`, scale a
+// bfloat16 the group shares (an FP8 cache's dequantization, its scale rounded to bfloat16 as
+// FlashMLA's is), goes four elements at a time: each pair's bytes made bfloat16 by bit
+// operations and multiplied in bf16x2 multiplies (exact: an e4m3 times a bfloat16 is exact in
+// float32), 5 instructions a pair where the floats' way takes 6.
 ir::Stmt pair_conversions(const ir::Stmt& element, const ir::Expr& lane, int64_t width,
-                          std::vector<ir::Buffer>& locals);
+                          std::vector<ir::Buffer>& locals, bool bf16x2_multiplies);
 
 // A slot loop's body `run[i(s)] = T(max(x(s), floor))` (T half or bfloat16 from float32, run a
 // thread's local array, floor not varying with s) as a loop over pairs of slots where slots 2p

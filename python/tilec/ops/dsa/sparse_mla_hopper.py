@@ -255,8 +255,9 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
 @T.macro
 def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
     # This producer thread's quarter of each of its tokens' FP8 values (16 bytes at a time, 64
-    # bytes apart) and their 4 scales, into registers: every round's loads go out before any
-    # store, so that they wait on memory together. Zeros for an invalid token (slot -1).
+    # bytes apart) and their 4 scales (rounded to bfloat16, as FlashMLA's are: DeepSeek's are
+    # powers of two), into registers: every round's loads go out before any store, so that they
+    # wait on memory together. Zeros for an invalid token (slot -1).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         slot = slot_of[round]
@@ -272,16 +273,17 @@ def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
 def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk, first_round=0):
     # This thread's loaded values of chunks first_chunk.. (half its chunks: one part of the
     # stage) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too), its
-    # rounds' rows from round first_round on.
+    # rounds' rows from round first_round on. An e4m3 times a bfloat16 is exact in float32: on
+    # CUDA a pair is one bf16x2 multiply (pair_conversions, e4m3_pair_times).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(raw.shape[0]):
         row = filled_row(first_round + round, lane, THREADS_A_TOKEN)
         for c in T.unroll(raw.shape[1] // 2):
             for e in T.vectorized(16):
-                column = ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e
-                KV_shared[stage, row, column] = T.Cast("float32", T.reinterpret(raw[round, first_chunk + c, e],
-                                                                                "float8_e4m3")) * \
-                    group_scales[round, column // FP8_GROUP]
+                # the chunk's 16 values lie in one group of FP8_GROUP
+                KV_shared[stage, row, ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e] = T.Cast(
+                    "float32", T.reinterpret(raw[round, first_chunk + c, e], "float8_e4m3")) * T.Cast(
+                    "float32", group_scales[round, ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 // FP8_GROUP])
 
 
 @T.macro
@@ -317,7 +319,7 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     slot_of = T.alloc_local((rounds,), "int32")
     next_slot_of = T.alloc_local((rounds,), "int32")
     raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
-    group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "float32")
+    group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
@@ -362,7 +364,7 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     next_slot_of = T.alloc_local((2,), "int32")
     my_slot = T.alloc_local((1,), "int32")
     raw = T.alloc_local((1, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
-    group_scales = T.alloc_local((1, FP8_DIM // FP8_GROUP), "float32")
+    group_scales = T.alloc_local((1, FP8_DIM // FP8_GROUP), "bfloat16")
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.serial(2):
