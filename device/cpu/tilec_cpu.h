@@ -363,6 +363,7 @@ inline T atomic_add(T* address, typename detail::identity<T>::type value) {
 namespace detail {
 struct KernelError {
   int recorded = 0;   // set once, atomically
+  bool argument = false;  // the arguments' fault (record_argument_error)
   char text[2048] = {};
 };
 inline KernelError& kernel_error() {
@@ -371,19 +372,27 @@ inline KernelError& kernel_error() {
 }
 }  // namespace detail
 
-inline void record_error(const char* message) {
+inline void record_error(const char* message, bool argument = false) {
   detail::KernelError& error = detail::kernel_error();
   int expected = 0;
-  if (__atomic_compare_exchange_n(&error.recorded, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+  if (__atomic_compare_exchange_n(&error.recorded, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     std::snprintf(error.text, sizeof error.text, "%s", message);
+    error.argument = argument;
+  }
 }
 
-// The recorded error, once (null when there is none); clears it for the next launch.
-inline const char* take_kernel_error() {
+// An error of the arguments found before any block runs (a grid that is not a multiple of the
+// clusters), which the runtime raises as it does the same error on a GPU: a ValueError.
+inline void record_argument_error(const char* message) { record_error(message, true); }
+
+// The recorded error, once (null when there is none), and whether it is the arguments'; clears
+// it for the next launch.
+inline const char* take_kernel_error(int* argument) {
   detail::KernelError& error = detail::kernel_error();
   if (!__atomic_load_n(&error.recorded, __ATOMIC_ACQUIRE)) return nullptr;
   static thread_local char message[sizeof error.text];
   std::memcpy(message, error.text, sizeof message);
+  *argument = error.argument;
   __atomic_store_n(&error.recorded, 0, __ATOMIC_RELEASE);
   return message;
 }

@@ -239,7 +239,7 @@ BuiltLaunch build_launch(ir::PrimFunc lowered, const CompileOptions& options, co
     }
     StageTimer t("build (cpu)");
     v.cpu_module = runtime::CpuModule::load(v.source, codegen::kernel_entry_name());
-    v.kernel_error = reinterpret_cast<const char* (*)()>(v.cpu_module->symbol(codegen::kernel_error_name()));
+    v.kernel_error = reinterpret_cast<const char* (*)(int*)>(v.cpu_module->symbol(codegen::kernel_error_name()));
     return v;
   }
   if (target.is_hip()) {

@@ -66,9 +66,12 @@ bool contiguous_args(const Kernel::Impl& k, const std::vector<ArgValue>& args) {
 
 void launch_cpu(const Kernel::Impl& k, const BuiltLaunch& v, const runtime::LaunchArgs& args) {
   v.cpu_module->call(args.tensors.data(), args.ints.data(), args.floats.data());
+  int argument = 0;
   if (v.kernel_error)
-    if (const char* error = v.kernel_error())
+    if (const char* error = v.kernel_error(&argument)) {
+      if (argument) throw ArgumentError("kernel '" + k.name + "': " + error);
       throw std::runtime_error("kernel '" + k.name + "': " + error);
+    }
 }
 
 // On `device` (-1: the current context's), in the order of `stream`'s work.

@@ -28,7 +28,7 @@ struct BuiltLaunch {
   std::shared_ptr<runtime::CpuModule> cpu_module;
   // Built with bounds checks or thread groups: returns the error that stopped the last
   // launch (an out-of-bounds access, a wait that would hang), or null.
-  const char* (*kernel_error)() = nullptr;
+  const char* (*kernel_error)(int* argument) = nullptr;
 
   // Target "cuda".
   std::shared_ptr<runtime::CudaModule> cuda_module;

@@ -54,7 +54,7 @@ class CpuPrinter final : public CFamilyPrinter {
     if (bounds_check_ || groups_) {
       emit_line("");
       emit_line(std::string("extern \"C\" const char* ") + kernel_error_name() +
-                "() { return tilec_rt::take_kernel_error(); }");
+                "(int* argument) { return tilec_rt::take_kernel_error(argument); }");
     }
     return source();
   }
@@ -277,7 +277,7 @@ class CpuPrinter final : public CFamilyPrinter {
     for (size_t d = 0; d < 3; ++d)
       grid += (d ? " + \" x \" + " : "") +
               (d < rank ? "std::to_string((int64_t)" + wrap_text(ends[d]) + ")" : std::string("std::string(\"1\")"));
-    emit_line("tilec_rt::record_error((\"its grid is \" + " + grid + " + \" blocks for these arguments, not a multiple of "
+    emit_line("tilec_rt::record_argument_error((\"its grid is \" + " + grid + " + \" blocks for these arguments, not a multiple of "
               "its thread block clusters (cluster_dims " + std::to_string(op.cluster_dims[0]) + " x " +
               std::to_string(op.cluster_dims[1]) + " x " + std::to_string(op.cluster_dims[2]) + ")\").c_str());");
     emit_line("return;");

@@ -21,8 +21,9 @@ namespace tilec::codegen {
 //
 // With `bounds_check`, every buffer access checks its indices; the first access
 // out of bounds is recorded (and reads a scratch element, so memory stays
-// intact) and the unit exports `extern "C" const char* <kernel_error_name()>()`
-// returning its description (tensor, index, shape, kernel source line) once.
+// intact) and the unit exports `extern "C" const char* <kernel_error_name()>(int* argument)`
+// returning its description (tensor, index, shape, kernel source line) once, and setting
+// *argument where it is the arguments' fault (raised as a ValueError, as on a GPU).
 std::string generate_cpu_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check = false);
 
