@@ -7,9 +7,10 @@ Rows: top-k of [4096, 131072] float32, k = 2048, by threads:candidates:unroll:gu
 (guess_margin 0: the row read twice; else once where the sample's bin holds the k), beside a plain
 tilec kernel that reads the logits twice (the two passes' floor); the indexer (H = 64, D = 128,
 causal) at S = 4096 and 32768 by
-block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast]]] (blocks 0: ptxas
-free; tma 1: the keys by TMA; tensor_head_sum 1: the head sums as a bf16 gemm; multicast 1: pairs of
-programs share each stage's keys by TMA multicast);
+block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast[:overlap]]]] (blocks
+0: ptxas free; tma 1: the keys by TMA; tensor_head_sum 1: the head sums as a bf16 gemm; multicast 1:
+pairs of programs share each stage's keys by TMA multicast; overlap 1: each step's gemm under the
+last step's head sums);
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
 block_I:num_stages, then the
 warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
@@ -69,11 +70,11 @@ def configs(name, default):
     return [tuple(int(x) for x in c.split(":")) for c in os.environ.get(name, default).split(",")]
 
 
-def indexer_config(block_N, stages, queries, threads, blocks, tma=0, tensor_head_sum=0, multicast=0):
-    """block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast]]] as the
-    kernel's constants."""
+def indexer_config(block_N, stages, queries, threads, blocks, tma=0, tensor_head_sum=0, multicast=0, overlap=0):
+    """block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast[:overlap]]]]
+    as the kernel's constants."""
     return dict(block_N=block_N, num_stages=stages, queries=queries, threads=threads, blocks_per_sm=blocks,
-                tma=bool(tma), tensor_head_sum=bool(tensor_head_sum), multicast=bool(multicast))
+                tma=bool(tma), tensor_head_sum=bool(tensor_head_sum), multicast=bool(multicast), overlap=bool(overlap))
 
 
 def report(label, check, run, work=None, unit=""):

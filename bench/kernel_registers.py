@@ -58,6 +58,8 @@ KERNELS = {
                                     fixed(heads=64, dim=128, **dict(indexer.HOPPER_CONFIG, tensor_head_sum=True))),
     "dsa_indexer_multicast": (indexer.indexer_logits_kernel,
                               fixed(heads=64, dim=128, **dict(indexer.HOPPER_CONFIG, multicast=True))),
+    "dsa_indexer_overlap": (indexer.indexer_logits_kernel,
+                            fixed(heads=64, dim=128, **dict(indexer.HOPPER_CONFIG, block_N=64, overlap=True))),
     "dsa_indexer_hopper": (indexer_hopper.indexer_logits_hopper_kernel,
                            fixed(heads=64, dim=128, **indexer_hopper.HOPPER_CONFIG)),
     "dsa_topk": (topk.topk_kernel, fixed(k=2048, **topk.CONFIG)),

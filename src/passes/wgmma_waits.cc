@@ -1,5 +1,6 @@
 #include "passes/wgmma_waits.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -162,7 +163,10 @@ class InFlightCheck : public ir::IRVisitor {
   using InFlight = std::vector<std::pair<const ir::BufferNode*, const ir::Gemm*>>;
 
   // The statements of one list in order, `in_flight` what is in flight before the first; what
-  // is in flight after the last.
+  // is in flight after the last. A serial loop or a branch entered with a gemm in flight is
+  // looked into: its body (each branch) scanned with what is in flight on entering it, a loop's
+  // twice (the second time with what its first iteration leaves too), so that a loop may issue
+  // the next step's gemm and then wait for the last one's before reading it.
   static InFlight scan(const std::vector<Stmt>& stmts, InFlight in_flight = {}) {
     for (const Stmt& s : stmts) {
       int64_t n = 0;
@@ -170,6 +174,11 @@ class InFlightCheck : public ir::IRVisitor {
         in_flight.clear();
         continue;
       }
+      if (!in_flight.empty())
+        if (std::optional<InFlight> out = scan_inside(s, in_flight)) {
+          in_flight = std::move(*out);
+          continue;
+        }
       const auto* gemm = s.as<ir::Gemm>();
       op::Accesses accesses;
       accesses.visit(gemm ? Stmt() : s);
@@ -202,6 +211,29 @@ class InFlightCheck : public ir::IRVisitor {
       }
     }
     return in_flight;
+  }
+
+  // What is in flight after `s`, a serial loop or a branch (or a let around one), entered with
+  // `in_flight`; nullopt for any other statement.
+  static std::optional<InFlight> scan_inside(const Stmt& s, const InFlight& in_flight) {
+    auto merged = [](InFlight a, const InFlight& b) {
+      for (const auto& entry : b)
+        if (std::find(a.begin(), a.end(), entry) == a.end()) a.push_back(entry);
+      return a;
+    };
+    if (const auto* let = s.as<ir::LetStmt>()) return scan_inside(let->body, in_flight);
+    if (const auto* loop = s.as<ir::For>(); loop && loop->for_kind != ir::ForKind::Pipelined &&
+                                            loop->for_kind != ir::ForKind::Parallel) {
+      const std::vector<Stmt> body = loop_body_statements(loop->body);
+      const InFlight after_one = merged(in_flight, scan(body, in_flight));
+      return merged(after_one, scan(body, after_one));
+    }
+    if (const auto* branch = s.as<ir::IfThenElse>()) {
+      const InFlight after_then = scan(loop_body_statements(branch->then_case), in_flight);
+      return merged(after_then, branch->else_case ? scan(loop_body_statements(branch->else_case), in_flight)
+                                                  : in_flight);
+    }
+    return std::nullopt;
   }
 
   // What T.Pipelined loop `loop` leaves in flight when an iteration ends. Its stages are refilled

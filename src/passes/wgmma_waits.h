@@ -32,7 +32,9 @@ ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext& ctx);
 // refilled there); and a launch with such a gemm but no T.wait_wgmma at all. Any wait ends the
 // flight of every gemm before it, so that no correct program is refused; another asynchronous
 // gemm adding into the same accumulator is the hardware's to order (one that clears it is
-// refused).
+// refused). A serial loop or a branch entered with a gemm in flight is looked into, its body
+// with what is in flight on entering (a loop's twice), so that a loop may issue the next step's
+// gemm, then wait for the last one's and read it.
 void check_wgmma_flight(const ir::Stmt& body);
 
 }  // namespace tilec::passes

@@ -271,5 +271,44 @@ TEST(WgmmaWaits, AGemmThatReadsNoStageMayRunIntoTheNextIteration) {
       << message;
 }
 
+// A serial loop entered with a gemm in flight: each step issues the next step's gemm into the
+// other accumulator, waits for the one before (wait<1>) and reads it.
+TEST(WgmmaWaits, ALoopMayIssueTheNextGemmThenWaitForTheLastOne) {
+  const std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 64), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
+      "         C: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        S_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        R_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, B_s)\n"
+      "        T.gemm(A_s, B_s, S_f, clear_accum=True, wg_wait=-1)\n"
+      "        for r in T.serial(3):\n"
+      "            T.gemm(A_s, B_s, R_f, clear_accum=True, wg_wait=-1)\n"
+      "            T.wait_wgmma(1)\n"
+      "            T.copy(S_f, C)\n"
+      "            T.gemm(A_s, B_s, S_f, clear_accum=True, wg_wait=-1)\n"
+      "            T.wait_wgmma(1)\n"
+      "            T.copy(R_f, C)\n"
+      "        T.wait_wgmma(0)\n"
+      "        T.copy(S_f, C)\n";
+  EXPECT_EQ(error_of(text), "");
+  // Reading the gemm in flight from the loop before (S_f) before the wait: refused in the loop.
+  std::string early = text;
+  early.replace(early.find("            T.gemm(A_s, B_s, R_f"), 0, "            T.copy(S_f, C)\n");
+  std::string message = error_of(early);
+  EXPECT_NE(message.find("k.py:15:13: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
+  // After the loop the last step's S_f is still in flight: read before the wait, refused.
+  std::string late = text;
+  late.replace(late.find("        T.wait_wgmma(0)\n"), 0, "        T.copy(S_f, C)\n");
+  message = error_of(late);
+  EXPECT_NE(message.find("k.py:21:9: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
+}
+
 }  // namespace
 }  // namespace tilec

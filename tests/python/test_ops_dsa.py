@@ -184,6 +184,33 @@ def test_indexer_with_its_keys_multicast_to_pairs_of_programs_against_float64(S,
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
 
 
+@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
+@pytest.mark.parametrize("max_len", [0, 50])
+def test_indexer_with_each_gemm_under_the_last_steps_head_sums_against_float64(S, S_kv, H, D, max_len, rng):
+    # overlap: step n + 1's gemm issued into the other accumulator before step n's head sums
+    # (odd and even step counts, one step)
+    if ON_GPU:
+        hopper_or_skip()
+    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=3, threads=128, queries=2,
+                                   tma=True, overlap=True)
+    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
+
+
+def test_indexer_overlap_needs_tma_and_three_stages():
+    with pytest.raises(ValueError, match=r"overlap=True issues a step's gemm before the last step's head sums: it "
+                                         r"needs tma=True, 3 or more stages"):
+        indexer_logits_kernel(16, 64, queries=2, num_stages=2, tma=True, overlap=True)
+
+
+def test_indexer_overlap_builds_for_sm90a():
+    source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
+                            **dict(INDEXER_TMA_CONFIG, block_N=64, overlap=True))
+    # each gemm asynchronous into one of two accumulators; each step waits for all but the
+    # gemm it just issued
+    assert source.count("wgmma_gemm_ss<64, 128, 128, 1, 1, false, true, 128, 128, 0, 0, true, true>") == 4
+    assert source.count("wgmma_wait<1>()") == 3 and source.count("wgmma_wait<0>()") == 2
+
+
 def test_indexer_multicast_needs_tma():
     with pytest.raises(ValueError, match=r"multicast=True shares the keys' TMA loads between a cluster's programs: it "
                                          r"needs tma=True"):

@@ -168,7 +168,7 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
-                          blocks_per_sm=0, tma=False, tensor_head_sum=False, multicast=False):
+                          blocks_per_sm=0, tma=False, tensor_head_sum=False, multicast=False, overlap=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
@@ -180,8 +180,13 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
     # multicast (with tma): programs in clusters of two on neighbouring queries, over the union
     # of both's ranges, each stage's keys loaded once for both by TMA multicast (from L2 once
     # where each program read them).
+    # overlap (with tma, without multicast or tensor_head_sum): step n + 1's gemm runs under step
+    # n's head sums, in a second accumulator.
     if multicast and not tma:
         raise ValueError("multicast=True shares the keys' TMA loads between a cluster's programs: it needs tma=True")
+    if overlap and (not tma or multicast or tensor_head_sum or num_stages < 3):
+        raise ValueError("overlap=True issues a step's gemm before the last step's head sums: it needs tma=True, 3 or "
+                         "more stages, and neither multicast nor tensor_head_sum")
     if tensor_head_sum and queries > 4:
         raise ValueError(f"tensor_head_sum takes up to 4 queries a program (two columns each of the gemm's 8), "
                          f"not {queries}")
@@ -229,10 +234,13 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                 split_weights(W, W_split, t0, seq, queries, heads)
             else:
                 T.copy(W[t0:t0 + queries, :], W_shared)
-            def score_step(K_shared, K_scale_shared, stage, skip, n):
+            def score_gemm(K_shared, stage, scores, wg_wait=0):
                 # Every query's heads against the step's keys in one gemm (keys as the rows, so that a
-                # query's head sum is a sum along part of each accumulator row); each query's logits
-                T.gemm(K_shared[stage, :, :], Q_shared, scores, transpose_B=True, clear_accum=True)
+                # query's head sum is a sum along part of each accumulator row)
+                T.gemm(K_shared[stage, :, :], Q_shared, scores, transpose_B=True, clear_accum=True, wg_wait=wg_wait)
+
+            def step_logits(scores, K_scale_shared, stage, skip, n):
+                # Each query's logits of step n's scores
                 if tensor_head_sum:
                     head_sums_on_tensor_cores(scores, relu, W_split, sums)
                 for query in QUERIES:
@@ -256,8 +264,49 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                                 key_bin = T.Cast("int32", order_key(logits[i]) >> (32 - FIRST_BITS))
                                 T.atomic_add(hist[query, key_bin], 1)
 
+            def score_step(K_shared, K_scale_shared, stage, skip, n):
+                score_gemm(K_shared, stage, scores)
+                step_logits(scores, K_scale_shared, stage, skip, n)
+
             steps = T.ceildiv(end - start, block_N)
-            if tma:
+            if overlap:
+                # Step n + 1's gemm is issued before step n's head sums, into the other of two
+                # accumulators, so the tensor cores run it while the CUDA cores sum. Steps that
+                # have a successor go in pairs (each half its accumulator), then the odd one,
+                # then the last: no branch between a gemm and its wait.
+                pair = (scores, T.alloc_fragment((block_N, queries * heads), "float32"))
+
+                def next_gemm_then_logits(n, half):
+                    # stage (n + num_stages - 1) % num_stages held step n - 1's keys, done
+                    # with at its barrier
+                    if n + num_stages - 1 < steps:
+                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, n + num_stages - 1, block_N,
+                                  num_stages)
+                    T.barrier_wait(k_ready[(n + 1) % num_stages], ((n + 1) // num_stages) & 1)
+                    score_gemm(K_shared, (n + 1) % num_stages, pair[1 - half], wg_wait=-1)
+                    T.wait_wgmma(1)
+                    step_logits(pair[half], K_scale_shared, n % num_stages, start % 4, n)
+                    T.sync_threads()
+
+                def last_logits(half):
+                    T.wait_wgmma(0)
+                    step_logits(pair[half], K_scale_shared, (steps - 1) % num_stages, start % 4, steps - 1)
+
+                for m in T.unroll(num_stages - 1):
+                    if m < steps:
+                        load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, m, block_N, num_stages)
+                if steps > 0:
+                    T.barrier_wait(k_ready[0], 0)
+                    score_gemm(K_shared, 0, pair[0], wg_wait=-1)
+                    for r in T.serial((steps - 1) // 2):
+                        for half in (0, 1):  # a compile-time loop: each half its accumulator
+                            next_gemm_then_logits(2 * r + half, half)
+                    if (steps - 1) % 2 == 1:
+                        next_gemm_then_logits(steps - 2, 0)
+                        last_logits(1)
+                    else:
+                        last_logits(0)
+            elif tma:
                 # Each stage's keys and scales by TMA, issued by thread 0 num_stages - 1 steps
                 # ahead into the stage the last step read (every thread was done with it at
                 # that step's closing barrier; in a cluster, rank 0's thread 0 multicasts once
