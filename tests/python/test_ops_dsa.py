@@ -158,41 +158,20 @@ def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=Fal
 
 
 @pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
-@pytest.mark.parametrize("stages", [1, 3])
+@pytest.mark.parametrize("variant,stages", [("plain", 1), ("plain", 3), ("multicast", 2), ("multicast", 3),
+                                            ("overlap", 3)])
 @pytest.mark.parametrize("max_len", [0, 50])
-def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, stages, max_len, rng):
+def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, variant, stages, max_len, rng):
     # The Hopper indexer's own pipeline (keys and scales by TMA on mbarriers, thread 0 issuing
-    # them stages - 1 steps ahead); one stage loads each step's keys right before it waits
-    if ON_GPU:
-        hopper_or_skip()
-    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
-                                   tma=True)
-    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
-
-
-@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
-@pytest.mark.parametrize("stages", [2, 3])
-@pytest.mark.parametrize("max_len", [0, 50])
-def test_indexer_with_its_keys_multicast_to_pairs_of_programs_against_float64(S, S_kv, H, D, stages, max_len, rng):
+    # them stages - 1 steps ahead; one stage loads each step's keys right before it waits).
     # multicast: programs in clusters of two over the union of their queries' ranges, rank 0
     # loading each stage for both once both are done with it (S = 1 and 37 leave the last
-    # cluster a program with no query)
+    # cluster a program with no query). overlap: step n + 1's gemm issued into the other
+    # accumulator before step n's head sums (odd and even step counts, one step).
     if ON_GPU:
         hopper_or_skip()
     kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
-                                   tma=True, multicast=True)
-    check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
-
-
-@pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
-@pytest.mark.parametrize("max_len", [0, 50])
-def test_indexer_with_each_gemm_under_the_last_steps_head_sums_against_float64(S, S_kv, H, D, max_len, rng):
-    # overlap: step n + 1's gemm issued into the other accumulator before step n's head sums
-    # (odd and even step counts, one step)
-    if ON_GPU:
-        hopper_or_skip()
-    kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=3, threads=128, queries=2,
-                                   tma=True, overlap=True)
+                                   tma=True, multicast=variant == "multicast", overlap=variant == "overlap")
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
 
 
