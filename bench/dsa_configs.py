@@ -10,7 +10,7 @@ causal) at S = 4096 and 32768 by
 block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast[:overlap]]]] (blocks
 0: ptxas free; tma 1: the keys by TMA; tensor_head_sum 1: the head sums as a bf16 gemm; multicast 1:
 pairs of programs share each stage's keys by TMA multicast; overlap 1: each step's gemm under the
-last step's head sums);
+last step's head sums; arrive_free 1: stages freed by mbarrier arrivals, no block barrier a step);
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
 block_I:num_stages, then the
 warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
@@ -70,11 +70,13 @@ def configs(name, default):
     return [tuple(int(x) for x in c.split(":")) for c in os.environ.get(name, default).split(",")]
 
 
-def indexer_config(block_N, stages, queries, threads, blocks, tma=0, tensor_head_sum=0, multicast=0, overlap=0):
-    """block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast[:overlap]]]]
+def indexer_config(block_N, stages, queries, threads, blocks, tma=0, tensor_head_sum=0, multicast=0, overlap=0,
+                   arrive_free=0):
+    """block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicast[:overlap[:arrive_free]]]]]
     as the kernel's constants."""
     return dict(block_N=block_N, num_stages=stages, queries=queries, threads=threads, blocks_per_sm=blocks,
-                tma=bool(tma), tensor_head_sum=bool(tensor_head_sum), multicast=bool(multicast), overlap=bool(overlap))
+                tma=bool(tma), tensor_head_sum=bool(tensor_head_sum), multicast=bool(multicast), overlap=bool(overlap),
+                arrive_free=bool(arrive_free))
 
 
 def report(label, check, run, work=None, unit=""):

@@ -159,7 +159,7 @@ def check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng, flat_heads=Fal
 
 @pytest.mark.parametrize("S,S_kv,H,D", [(1, 62, 16, 32), (37, 150, 16, 64), (62, 213, 64, 128)])
 @pytest.mark.parametrize("variant,stages", [("plain", 1), ("plain", 3), ("multicast", 2), ("multicast", 3),
-                                            ("overlap", 3)])
+                                            ("overlap", 3), ("arrive_free", 2), ("arrive_free", 3)])
 @pytest.mark.parametrize("max_len", [0, 50])
 def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, variant, stages, max_len, rng):
     # The Hopper indexer's own pipeline (keys and scales by TMA on mbarriers, thread 0 issuing
@@ -167,11 +167,13 @@ def test_indexer_with_its_keys_by_tma_against_float64(S, S_kv, H, D, variant, st
     # multicast: programs in clusters of two over the union of their queries' ranges, rank 0
     # loading each stage for both once both are done with it (S = 1 and 37 leave the last
     # cluster a program with no query). overlap: step n + 1's gemm issued into the other
-    # accumulator before step n's head sums (odd and even step counts, one step).
+    # accumulator before step n's head sums (odd and even step counts, one step). arrive_free:
+    # each thread arrives at its stage's k_free mbarrier, thread 0 waiting for it before reloading.
     if ON_GPU:
         hopper_or_skip()
     kernel = indexer_logits_kernel(H, D, max_len=max_len, block_N=64, num_stages=stages, threads=128, queries=2,
-                                   tma=True, multicast=variant == "multicast", overlap=variant == "overlap")
+                                   tma=True, multicast=variant == "multicast", overlap=variant == "overlap",
+                                   arrive_free=variant == "arrive_free")
     check_over_ragged_ranges(kernel, S, S_kv, H, D, max_len, rng)
 
 

@@ -168,7 +168,8 @@ def union_range(KS, KE, t0, seq, queries, seq_kv, max_len):
 
 @tilec.jit(out_idx=[-1])
 def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, threads=128, queries=1, histogram=False,
-                          blocks_per_sm=0, tma=False, tensor_head_sum=False, multicast=False, overlap=False):
+                          blocks_per_sm=0, tma=False, tensor_head_sum=False, multicast=False, overlap=False,
+                          arrive_free=False):
     # max_len 0: logits [seq, seq_kv], key s in column s. max_len > 0 (the compressed form):
     # logits [seq, max_len], key ks[t] + c in column c, the range cut to its first max_len keys.
     # histogram: the kernel also writes Hist [seq, HISTOGRAM_BINS] (an input, each element
@@ -181,9 +182,14 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
     # of both's ranges, each stage's keys loaded once for both by TMA multicast (from L2 once
     # where each program read them).
     # overlap (with tma, without multicast or tensor_head_sum): step n + 1's gemm runs under step
-    # n's head sums, in a second accumulator.
+    # n's head sums, in a second accumulator. arrive_free (with tma, without multicast or
+    # overlap): each thread arrives at its stage's k_free mbarrier when done with it, where a block
+    # barrier ended each step; thread 0 waits for it before reloading the stage.
     if multicast and not tma:
         raise ValueError("multicast=True shares the keys' TMA loads between a cluster's programs: it needs tma=True")
+    if arrive_free and (not tma or multicast or overlap):
+        raise ValueError("arrive_free=True frees each TMA stage by an mbarrier: it needs tma=True, and neither "
+                         "multicast nor overlap")
     if overlap and (not tma or multicast or tensor_head_sum or num_stages < 3):
         raise ValueError("overlap=True issues a step's gemm before the last step's head sums: it needs tma=True, 3 or "
                          "more stages, and neither multicast nor tensor_head_sum")
@@ -209,6 +215,8 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                 k_free = T.alloc_cluster_barrier([cluster] * num_stages)
             elif tma:
                 k_ready = T.alloc_barrier([threads] * num_stages)
+                if arrive_free:
+                    k_free = T.alloc_barrier([threads] * num_stages)
             if Hist is not None:
                 hist = T.alloc_shared((queries, HISTOGRAM_BINS), "int32")
                 T.fill(hist, 0)
@@ -321,11 +329,17 @@ def indexer_logits_kernel(heads, dim, max_len=0, block_N=128, num_stages=2, thre
                         if multicast:
                             if (rank == 0) & (n > 0):
                                 T.mbarrier_wait_parity(k_free[(n - 1) % num_stages], ((n - 1) // num_stages) & 1)
+                        elif arrive_free:
+                            if (T.get_thread_binding() == 0) & (n > 0):
+                                T.mbarrier_wait_parity(k_free[(n - 1) % num_stages], ((n - 1) // num_stages) & 1)
                         load_keys(K, K_scale, K_shared, K_scale_shared, k_ready, start, n + num_stages - 1, block_N,
                                   num_stages, mask)
                     T.barrier_wait(k_ready[n % num_stages], (n // num_stages) & 1)
                     score_step(K_shared, K_scale_shared, n % num_stages, start % 4, n)
-                    T.sync_threads()
+                    if arrive_free:
+                        T.barrier_arrive(k_free[n % num_stages])
+                    else:
+                        T.sync_threads()
                     if multicast:
                         if T.get_thread_binding() == 0:
                             T.mbarrier_arrive(k_free[n % num_stages], cta_id=0)
