@@ -214,21 +214,33 @@ class InFlightCheck : public ir::IRVisitor {
   }
 
   // What is in flight after `s`, a serial loop or a branch (or a let around one), entered with
-  // `in_flight`; nullopt for any other statement.
+  // `in_flight`; nullopt for any other statement, or where the let's value, the loop's bounds or
+  // the branch's condition read what is in flight (the statement is then checked as a whole).
   static std::optional<InFlight> scan_inside(const Stmt& s, const InFlight& in_flight) {
     auto merged = [](InFlight a, const InFlight& b) {
       for (const auto& entry : b)
         if (std::find(a.begin(), a.end(), entry) == a.end()) a.push_back(entry);
       return a;
     };
-    if (const auto* let = s.as<ir::LetStmt>()) return scan_inside(let->body, in_flight);
+    auto reads_in_flight = [&](std::initializer_list<ir::Expr> exprs) {
+      op::Accesses accesses;
+      for (const ir::Expr& e : exprs)
+        if (e) accesses.visit(e);
+      for (const auto& entry : in_flight)
+        if (accesses.reads.count(entry.first)) return true;
+      return false;
+    };
+    if (const auto* let = s.as<ir::LetStmt>())
+      return reads_in_flight({let->value}) ? std::nullopt : scan_inside(let->body, in_flight);
     if (const auto* loop = s.as<ir::For>(); loop && loop->for_kind != ir::ForKind::Pipelined &&
                                             loop->for_kind != ir::ForKind::Parallel) {
+      if (reads_in_flight({loop->min, loop->extent})) return std::nullopt;
       const std::vector<Stmt> body = loop_body_statements(loop->body);
       const InFlight after_one = merged(in_flight, scan(body, in_flight));
       return merged(after_one, scan(body, after_one));
     }
     if (const auto* branch = s.as<ir::IfThenElse>()) {
+      if (reads_in_flight({branch->condition})) return std::nullopt;
       const InFlight after_then = scan(loop_body_statements(branch->then_case), in_flight);
       return merged(after_then, branch->else_case ? scan(loop_body_statements(branch->else_case), in_flight)
                                                   : in_flight);

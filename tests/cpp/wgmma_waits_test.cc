@@ -302,6 +302,13 @@ TEST(WgmmaWaits, ALoopMayIssueTheNextGemmThenWaitForTheLastOne) {
   std::string message = error_of(early);
   EXPECT_NE(message.find("k.py:15:13: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
       << message;
+  // A branch on the accumulator in flight, entered before the wait: refused at the branch.
+  std::string condition = text;
+  condition.replace(condition.find("        for r in T.serial(3):\n"), 0,
+                    "        if S_f[0, 0] > 0:\n            T.wait_wgmma(0)\n");
+  message = error_of(condition);
+  EXPECT_NE(message.find("k.py:14:9: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
   // After the loop the last step's S_f is still in flight: read before the wait, refused.
   std::string late = text;
   late.replace(late.find("        T.wait_wgmma(0)\n"), 0, "        T.copy(S_f, C)\n");
