@@ -30,6 +30,16 @@ ir::Expr peer_rank(Elaborator& el, const CallArgs& a, const std::string& name, c
 // The address of the T.alloc_cluster_barrier barrier of argument `name`, which peer blocks
 // arrive at (an error for another barrier).
 ir::Expr cluster_barrier_address(Elaborator& el, const CallArgs& a, const std::string& name, const std::string& fn);
+// Shared mbarriers of these arrival counts, initialized by thread 0 here, where the block's (with
+// in_cluster, the cluster's) threads then wait for each other (T.alloc_barrier's).
+ir::Buffer make_barriers(Elaborator& el, const std::vector<int64_t>& arrivals, bool in_cluster, const SourceLoc& loc);
+// Argument cluster_mask of `fn` (T.tma_copy, T.copy_cluster): a constant naming blocks of the
+// kernel's cluster, at least one, by their ranks' bits.
+int64_t multicast_mask(Elaborator& el, const CallArgs& a, const std::string& fn);
+// `load` (a TMA load of a global tile into a shared one, its barrier set), issued by the first
+// thread of the T.ws group (of the block outside one) after it adds the tile's bytes to the
+// barrier's phase; with a cluster mask, T.tma_copy(cluster_mask=...)'s multicast.
+void emit_tma_load(Elaborator& el, std::shared_ptr<ir::Copy> load, int64_t mask, const SourceLoc& loc);
 // builtins_cluster.cc: thread block clusters (T.block_rank_in_cluster, T.cluster_sync,
 // T.copy_cluster).
 void add_cluster_builtins(BuiltinTable& table);

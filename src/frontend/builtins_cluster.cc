@@ -8,6 +8,7 @@
 #include "ir/shared_layout.h"
 #include "ir/simplify.h"
 #include "op/check.h"
+#include "op/copy.h"
 
 namespace tilec::frontend {
 
@@ -57,25 +58,54 @@ int64_t vector_elements(const Elaborator& el, const ir::Copy& copy, const std::v
   return 0;
 }
 
+// T.copy_cluster(src, dst, cluster_mask=m), src global and dst shared: TileLang's multicast copy,
+// whole in each block when the call returns. A cluster barrier of its own (initialized here,
+// where the cluster's blocks wait for each other), then T.tma_copy(src, dst, barrier=...,
+// cluster_mask=m)'s load (the lowest masked rank multicasting it), every thread's arrival and
+// its wait. Its barrier serves this one copy, so it goes in the T.Kernel block itself; a copy
+// in a loop is T.tma_copy's with barriers of the program's own.
+CtValue multicast_copy(Elaborator& el, const CallArgs& a, const SourceLoc& loc) {
+  for (const char* other : {"dst_block", "remote_barrier", "annotations", "loop_layout"})
+    if (a[other].kind != K::None)
+      error_at(a.loc(other), std::string("T.copy_cluster: cluster_mask (a TMA multicast from global memory) takes no ") +
+                                 other + "=...");
+  if (el.under_runtime_control() || el.thread_group_ || el.parallel_depth_ > 0)
+    error_at(loc, "T.copy_cluster(..., cluster_mask=...) goes in the T.Kernel block itself, outside loops, branches "
+                  "and T.ws groups (every block of the cluster waits there for its barrier); in a loop, use "
+                  "T.tma_copy(src, dst, barrier=bars[i], cluster_mask=...) with barriers of your own");
+  const int64_t mask = multicast_mask(el, a, "T.copy_cluster");
+  auto load = copy_between(el, a, "T.copy_cluster", loc);
+  op::check(*load, a.loc("src"));
+  if (load->src.buffer->scope != ir::MemoryScope::Global || load->dst.buffer->scope != ir::MemoryScope::Shared)
+    error_at(loc, "T.copy_cluster(..., cluster_mask=...) multicasts a global tile into shared memory, not " +
+                      std::string(ir::scope_name(load->src.buffer->scope)) + " '" + load->src.buffer->name + "' to " +
+                      ir::scope_name(load->dst.buffer->scope) + " '" + load->dst.buffer->name + "'");
+  const ir::Buffer bar = make_barriers(el, {el.kernel_->threads}, true, loc);
+  load->barrier = ir::address_of(bar, {ir::make_int(0)});
+  emit_tma_load(el, load, mask, loc);
+  el.emit(ir::device_call("mbarrier_arrive", {load->barrier}, loc));
+  el.emit(ir::device_call("mbarrier_wait_parity_in_cluster", {load->barrier, ir::make_int(0)}, loc));
+  return CtValue::none();
+}
+
 // T.copy_cluster(src, dst, dst_block=r, remote_barrier=None): the tile `src` of this block's
 // shared memory into the tile `dst` of block r's (the cluster's block of rank r), each thread
 // storing its share of the elements, up to 16 bytes at a time where the tile allows
 // (vector_elements). With remote_barrier (a T.alloc_cluster_barrier barrier) the copy is one
 // arrival at block r's copy of it, and block r's wait on it sees the whole tile; without it a
 // T.cluster_sync does. Block r's wgmma may read the tile after either (its buffer counts as one
-// the generic proxy writes: passes/gpu/insert_barriers.h fences before such reads). TileLang's
-// cluster_mask (TMA multicast) is not supported; its hints (eviction_policy, coalesced_width)
-// are accepted.
+// the generic proxy writes: passes/gpu/insert_barriers.h fences before such reads). With
+// cluster_mask, multicast_copy's. TileLang's hints (eviction_policy, coalesced_width) are
+// accepted.
 CtValue copy_cluster(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"src", "dst", "dst_block=None", "cluster_mask=None", "remote_barrier=None",
                               "eviction_policy=None", "coalesced_width=None", "annotations=None", "loop_layout=None"});
   require_cluster(el, call, "copies between the shared memory of a thread block cluster's blocks");
   const SourceLoc& loc = call.node->loc;
-  for (const char* unsupported : {"cluster_mask", "annotations", "loop_layout"})
+  if (a["cluster_mask"].kind != K::None) return multicast_copy(el, a, loc);
+  for (const char* unsupported : {"annotations", "loop_layout"})
     if (a[unsupported].kind != K::None)
-      error_at(a.loc(unsupported), std::string("T.copy_cluster(") + unsupported +
-                                       "=...) is not supported: tilec's T.copy_cluster copies shared memory into a "
-                                       "peer block's (dst_block=...), not by TMA multicast");
+      error_at(a.loc(unsupported), std::string("T.copy_cluster(") + unsupported + "=...) is not supported");
   if (a["dst_block"].kind == K::None)
     error_at(loc, "T.copy_cluster: name the block of the cluster whose shared memory 'dst' is in (dst_block=rank)");
   if (el.parallel_depth_ > 0)

@@ -54,6 +54,29 @@ bool is_cluster_barrier(Elaborator& el, const CallArgs& a, const std::string& na
   return el.cluster_barrier_buffers_.count(barrier_operand(el, a, name, fn).buffer.get()) > 0;
 }
 
+}  // namespace
+
+ir::Buffer make_barriers(Elaborator& el, const std::vector<int64_t>& arrivals, bool in_cluster, const SourceLoc& loc) {
+  ir::Buffer bars = ir::make_buffer(el.buffer_name_for("barrier"), DType::UInt64,
+                                    {ir::make_int(static_cast<int64_t>(arrivals.size()))}, {},
+                                    ir::MemoryScope::Shared, loc);
+  el.note_made_buffer(bars);
+  el.kernel_allocs_.push_back(bars);
+  el.barrier_buffers_.insert(bars.get());
+  if (in_cluster) el.cluster_barrier_buffers_.insert(bars.get());
+  std::vector<ir::Stmt> init;
+  for (size_t i = 0; i < arrivals.size(); ++i)
+    init.push_back(ir::device_call(
+        "mbarrier_init", {ir::address_of(bars, {ir::make_int(static_cast<int64_t>(i))}), ir::make_int(arrivals[i])},
+        loc));
+  init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
+  el.emit(ir::with_loc(ir::make_if(ir::thread_in(0, 1), ir::make_seq(init)), loc));
+  el.emit(ir::device_call(in_cluster ? "cluster_sync" : "sync_threads", {}, loc));
+  return bars;
+}
+
+namespace {
+
 // T.alloc_barrier(arrive_count): one mbarrier, or one for each count of a list; a phase of
 // barrier i completes when arrive_count[i] threads have arrived and the bytes of the TMA loads
 // it expects have come. Thread 0 initializes them where the call is, before the block's
@@ -85,23 +108,7 @@ CtValue alloc_barrier(Elaborator& el, const EvaluatedCall& call) {
                                           ", not " + std::to_string(n));
     arrivals.push_back(n);
   }
-  const SourceLoc& loc = call.node->loc;
-  ir::Buffer bars = ir::make_buffer(el.buffer_name_for("barrier"), DType::UInt64,
-                                    {ir::make_int(static_cast<int64_t>(arrivals.size()))}, {},
-                                    ir::MemoryScope::Shared, loc);
-  el.note_made_buffer(bars);
-  el.kernel_allocs_.push_back(bars);
-  el.barrier_buffers_.insert(bars.get());
-  if (in_cluster) el.cluster_barrier_buffers_.insert(bars.get());
-  std::vector<ir::Stmt> init;
-  for (size_t i = 0; i < arrivals.size(); ++i)
-    init.push_back(ir::device_call(
-        "mbarrier_init", {ir::address_of(bars, {ir::make_int(static_cast<int64_t>(i))}), ir::make_int(arrivals[i])},
-        loc));
-  init.push_back(ir::device_call("fence_mbarrier_init", {}, loc));
-  el.emit(ir::with_loc(ir::make_if(ir::thread_in(0, 1), ir::make_seq(init)), loc));
-  el.emit(ir::device_call(in_cluster ? "cluster_sync" : "sync_threads", {}, loc));
-  return CtValue::of_buffer(bars);
+  return CtValue::of_buffer(make_barriers(el, arrivals, in_cluster, call.node->loc));
 }
 
 // T.barrier_wait(mbarrier, parity), T.mbarrier_wait_parity(mbarrier, parity): the thread waits
@@ -178,20 +185,50 @@ CtValue expect_tx(Elaborator& el, const EvaluatedCall& call, bool and_arrive) {
   return CtValue::none();
 }
 
-// T.tma_copy(cluster_mask=m)'s mask: a constant naming blocks of the kernel's cluster, at least
-// one, by their ranks' bits.
-int64_t multicast_mask(Elaborator& el, const CallArgs& a) {
+}  // namespace
+
+int64_t multicast_mask(Elaborator& el, const CallArgs& a, const std::string& fn) {
   if (!el.kernel_->clustered())
-    error_at(a.loc("cluster_mask"), "T.tma_copy(cluster_mask=...) multicasts a tile to blocks of the thread block "
-                                    "cluster; this T.Kernel has no cluster_dims");
+    error_at(a.loc("cluster_mask"), fn + "(cluster_mask=...) multicasts a tile to blocks of the thread block "
+                                         "cluster; this T.Kernel has no cluster_dims");
   const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
-  const int64_t mask = el.to_int(a["cluster_mask"], a.loc("cluster_mask"), "T.tma_copy cluster_mask");
+  const int64_t mask = el.to_int(a["cluster_mask"], a.loc("cluster_mask"), fn + " cluster_mask");
   if (mask <= 0 || mask >= (int64_t{1} << blocks))
-    error_at(a.loc("cluster_mask"), "T.tma_copy: cluster_mask sets the bits of ranks of the cluster's " +
+    error_at(a.loc("cluster_mask"), fn + ": cluster_mask sets the bits of ranks of the cluster's " +
                                         std::to_string(blocks) + " blocks (from 1 to " +
                                         std::to_string((int64_t{1} << blocks) - 1) + "), not " + std::to_string(mask));
   return mask;
 }
+
+void emit_tma_load(Elaborator& el, std::shared_ptr<ir::Copy> load, int64_t mask, const SourceLoc& loc) {
+  int64_t bytes = load->dst.buffer->dtype.bytes();
+  for (const ir::Range& r : load->dst.region) {
+    int64_t extent;
+    if (!ir::is_const_int(ir::simplify(r.extent), &extent))
+      error_at(loc, "T.tma_copy: the tile's extents are constants (a TMA box), not " + ir::to_string(r.extent));
+    bytes *= extent;
+  }
+  ir::Stmt issued(load);
+  if (mask) {
+    // the lowest masked rank multicasts; the others of the mask take their tiles from it
+    auto multicast = std::make_shared<ir::Copy>(*load);
+    multicast->multicast = mask;
+    const ir::Expr rank = ir::device_value(DType::Int32, "block_rank_in_cluster", {});
+    const std::vector<int> ranks = ir::ranks_in_mask(mask);
+    const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
+    const bool all = static_cast<int64_t>(ranks.size()) == blocks;
+    const ir::Expr outside_mask =
+        ir::make_EQ(ir::make_BitAnd(ir::make_ShiftRight(ir::make_int(mask), rank), ir::make_int(1)), ir::make_int(0));
+    issued = ir::make_if(ir::make_EQ(rank, ir::make_int(ranks.front())), ir::Stmt(multicast),
+                         all ? ir::Stmt() : ir::make_if(outside_mask, issued));
+    el.reaches_peer_blocks_ = true;
+  }
+  const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
+  ir::Stmt issue = ir::make_seq({ir::device_call("mbarrier_expect_tx", {load->barrier, ir::make_int(bytes)}, loc), issued});
+  el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1), issue), loc));
+}
+
+namespace {
 
 // T.tma_copy(src, dst, barrier=...): a load of a global tile into a shared one by the Tensor
 // Memory Accelerator, issued by the first thread of the T.ws group (of the block outside one),
@@ -235,34 +272,10 @@ CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
   }
   if (a["barrier"].kind == K::None)
     error_at(loc, "T.tma_copy: a load into shared memory completes on a barrier; pass barrier=bars[i]");
-  const int64_t mask = a["cluster_mask"].kind == K::None ? 0 : multicast_mask(el, a);
-  int64_t bytes = node->dst.buffer->dtype.bytes();
-  for (const ir::Range& r : node->dst.region) {
-    int64_t extent;
-    if (!ir::is_const_int(ir::simplify(r.extent), &extent))
-      error_at(loc, "T.tma_copy: the tile's extents are constants (a TMA box), not " + ir::to_string(r.extent));
-    bytes *= extent;
-  }
+  const int64_t mask = a["cluster_mask"].kind == K::None ? 0 : multicast_mask(el, a, "T.tma_copy");
   node->barrier = mask ? cluster_barrier_address(el, a, "barrier", "T.tma_copy(cluster_mask=...)")
                        : barrier_address(el, a, "barrier", "T.tma_copy");
-  ir::Stmt issued(node);
-  if (mask) {
-    // the lowest masked rank multicasts; the others of the mask take their tiles from it
-    auto multicast = std::make_shared<ir::Copy>(*node);
-    multicast->multicast = mask;
-    const ir::Expr rank = ir::device_value(DType::Int32, "block_rank_in_cluster", {});
-    const std::vector<int> ranks = ir::ranks_in_mask(mask);
-    const int64_t blocks = el.kernel_->cluster_dims[0] * el.kernel_->cluster_dims[1] * el.kernel_->cluster_dims[2];
-    const bool all = static_cast<int64_t>(ranks.size()) == blocks;
-    const ir::Expr outside_mask =
-        ir::make_EQ(ir::make_BitAnd(ir::make_ShiftRight(ir::make_int(mask), rank), ir::make_int(1)), ir::make_int(0));
-    issued = ir::make_if(ir::make_EQ(rank, ir::make_int(ranks.front())), ir::Stmt(multicast),
-                         all ? ir::Stmt() : ir::make_if(outside_mask, issued));
-    el.reaches_peer_blocks_ = true;
-  }
-  const int64_t leader = el.thread_group_ ? el.thread_group_->first : 0;
-  ir::Stmt issue = ir::make_seq({ir::device_call("mbarrier_expect_tx", {node->barrier, ir::make_int(bytes)}, loc), issued});
-  el.emit(ir::with_loc(ir::make_if(ir::thread_in(leader, leader + 1), issue), loc));
+  emit_tma_load(el, node, mask, loc);
   return CtValue::none();
 }
 

@@ -352,6 +352,46 @@ def test_a_multicast_fills_the_stages_of_every_masked_block(cluster, mask, steps
     np.testing.assert_array_equal(out, a[None] + ranks[:, None, None, None].astype(np.float32))
 
 
+def multicast_copy_demo(grid_x=2, grid_y=2, mask=0b0011):
+    """TileLang's synchronous multicast, T.copy_cluster(global, shared, cluster_mask=m), in
+    clusters of 4 along x: the masked blocks all get the tile at the lowest masked rank's
+    coordinates, the others their own. B[tile of block (bx, by)] = the tile its shared memory
+    holds."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((grid_y * 32, grid_x * 4 * 32), "float32"),
+               B: T.Tensor((grid_y * 32, grid_x * 4 * 32), "float32")):
+        with T.Kernel(grid_x * 4, grid_y, threads=128, cluster_dims=(4, 1, 1)) as (bx, by):
+            tile = T.alloc_shared((32, 32), "float32")
+            T.copy_cluster(A[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32], tile, cluster_mask=mask)
+            T.copy(tile, B[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32])
+
+    return kernel
+
+
+@pytest.mark.parametrize("mask", [0b0011, 0b0110, 0b1111])
+def test_a_multicast_copy_gives_the_masked_blocks_the_lowest_ones_tile(mask, rng):
+    a = rand((64, 256), "float32", rng)
+    _, b = run(multicast_copy_demo(mask=mask), a, np.full_like(a, np.nan))
+    issuer = (mask & -mask).bit_length() - 1
+    expected = a.copy()
+    for bx in range(8):
+        rank, first = bx % 4, bx - bx % 4
+        if (mask >> rank) & 1:
+            source = (first + issuer) * 32
+            expected[:, bx * 32:(bx + 1) * 32] = a[:, source:source + 32]
+    np.testing.assert_array_equal(b, expected)
+
+
+def test_a_multicast_copy_builds_for_sm90a():
+    # a cluster barrier of its own, the lowest masked rank's multicast, every thread's wait
+    ir = emit(multicast_copy_demo(), "ir")
+    assert "T.device.tma_load_multicast(" in ir and "T.uint16(3)" in ir
+    assert "mbarrier_wait_parity_in_cluster" in ir
+    ptx = emit(multicast_copy_demo(), "ptx")
+    assert ".multicast::cluster" in ptx
+
+
 def test_a_copy_to_a_peer_block_builds_for_sm90a():
     # With a barrier: st.async, whose bytes the peer's barrier counts, after one arrival that
     # adds them to what its phase waits for.
@@ -435,7 +475,14 @@ def cluster_kernel_source(body, folder, cluster_dims=2):
     (["T.copy_cluster(s, frag, dst_block=1)"], "'frag' is fragment"),
     (["T.copy_cluster(s, t[0:32], dst_block=1)"],
      "T.copy_cluster: shapes differ: source 's' is (64,) but destination 't' is (32,)"),
-    (["T.copy_cluster(s, t, dst_block=1, cluster_mask=3)"], "T.copy_cluster(cluster_mask=...) is not supported"),
+    (["T.copy_cluster(A[0, :], t, dst_block=1, cluster_mask=3)"],
+     "T.copy_cluster: cluster_mask (a TMA multicast from global memory) takes no dst_block=..."),
+    (["T.copy_cluster(s, t, cluster_mask=3)"],
+     "T.copy_cluster(..., cluster_mask=...) multicasts a global tile into shared memory, not shared 's' to shared 't'"),
+    (["for i in T.serial(2):", "    T.copy_cluster(A[i, :], t, cluster_mask=3)"],
+     "T.copy_cluster(..., cluster_mask=...) goes in the T.Kernel block itself, outside loops"),
+    (["T.copy_cluster(A[0, :], t, cluster_mask=4)"],
+     "T.copy_cluster: cluster_mask sets the bits of ranks of the cluster's 2 blocks (from 1 to 3), not 4"),
     (["T.tma_copy(A[0, :], s, barrier=shared_bar[0], cluster_mask=4)"],
      "T.tma_copy: cluster_mask sets the bits of ranks of the cluster's 2 blocks (from 1 to 3), not 4"),
     (["T.tma_copy(A[0, :], s, barrier=shared_bar[0], cluster_mask=0)"],
