@@ -476,6 +476,27 @@ def test_a_wait_no_thread_can_complete_is_an_error_outside_groups_too(tmp_path):
         tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
 
 
+def test_on_the_cpu_a_phase_that_expects_bytes_no_load_brings_is_a_hang(tmp_path):
+    # the CPU counts a phase's bytes as a GPU does: its arrivals are not enough
+    main = kernel_source(["tx = T.get_thread_binding()", "if tx == 0:", "    T.mbarrier_expect_tx(bars[0], 64)",
+                          "if tx < 128:", "    T.barrier_arrive(bars[0])", "T.barrier_wait(bars[0], 0)"], tmp_path)
+    with pytest.raises(RuntimeError, match=r"the kernel would hang: block \(0\) waits at .*kernel.py:12: "
+                                           r"T.barrier_wait\(bars\[0\], 0\) for a barrier phase no thread can "
+                                           r"complete \(the barrier is in phase 0, with 0 of its 128 arrivals and 64 "
+                                           r"bytes it expects to come\)"):
+        tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
+
+
+def test_on_the_cpu_an_arrival_at_a_phase_waiting_for_bytes_is_an_error(tmp_path):
+    # 256 threads at a barrier of 128 arrivals whose phase expects bytes: the 129th finds it full
+    main = kernel_source(["tx = T.get_thread_binding()", "if tx == 0:", "    T.mbarrier_expect_tx(bars[0], 64)",
+                          "T.barrier_arrive(bars[0])"], tmp_path)
+    with pytest.raises(RuntimeError, match=r"at .*kernel.py:10: T.barrier_arrive\(bars\[0\]\): a thread arrives at an "
+                                           r"mbarrier whose phase has all its 128 arrivals and waits for 64 bytes it "
+                                           r"expects"):
+        tilec.compile(main, target="cpu")(np.ones((256, 64), np.float16), np.zeros((256, 64), np.float16))
+
+
 @pytest.mark.parametrize("skip", [0, 4])
 def test_one_dim_tiles_by_tma_on_the_cpu(skip, rng):
     a = rand((300,), "float32", rng)
