@@ -183,6 +183,12 @@ def test_indexer_overlap_needs_tma_and_three_stages():
         indexer_logits_kernel(16, 64, queries=2, num_stages=2, tma=True, overlap=True)
 
 
+def test_indexer_arrive_free_needs_tma_alone():
+    with pytest.raises(ValueError, match=r"arrive_free=True frees each TMA stage by an mbarrier: it needs tma=True, and "
+                                         r"neither multicast nor overlap"):
+        indexer_logits_kernel(16, 64, queries=2, num_stages=3, tma=True, multicast=True, arrive_free=True)
+
+
 def test_indexer_overlap_builds_for_sm90a():
     source = build_for_cuda(indexer_logits_kernel, "sm_90a", heads=64, dim=128,
                             **dict(INDEXER_TMA_CONFIG, block_N=64, overlap=True))
