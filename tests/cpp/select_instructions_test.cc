@@ -207,6 +207,28 @@ TEST(SelectInstructions, AnEpilogueThroughSharedRunsOnStmatrixAndATmaStore) {
   EXPECT_EQ(line_with(off, "T.copy(C_f"), "T.copy(C_f[0:128, 0:128], C_s[0:128, 0:128])  # via loops");
 }
 
+constexpr const char* kScoresOverAStagesLastPanel =
+    "import tilec.language as T\n\n@T.prim_func\n"
+    "def main(K: T.Tensor((2, 64, 128), \"bfloat16\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        S = T.alloc_shared((2, 64, 128), \"bfloat16\")\n"
+    "        P_f = T.alloc_fragment((64, 64), \"float32\")\n"
+    "        T.copy(K, S)\n"
+    "        T.gemm(S[0, :, 0:64], S[1, :, 0:64], P_f, transpose_B=True)\n"
+    "        T.copy(P_f, S[0, :, 64:128])\n"
+    "        T.copy(P_f, S[1, 0:64, 32:96])\n";
+
+TEST(SelectInstructions, AnAccumulatorIntoWholePanelsOfATileRunsOnStmatrix) {
+  // A stage's last panel (the sparse MLA seesaw's P over the RoPE columns) is laid out as a
+  // 64 x 64 panel tile of its own; columns across two panels are not.
+  BeforeAfter ir = selected(elaborated(kScoresOverAStagesLastPanel), "cuda", "sm_90a", true);
+  EXPECT_EQ(line_with(ir.after, "T.copy(P_f[0:64, 0:64], S[0"),
+            "T.copy(P_f[0:64, 0:64], S[0, 0:64 - 0, 64:64 + (128 - 64)])  # via stmatrix, 1x1 warpgroups, 128-byte "
+            "panels");
+  EXPECT_EQ(line_with(ir.after, "T.copy(P_f[0:64, 0:64], S[1"),
+            "T.copy(P_f[0:64, 0:64], S[1, 0:64 - 0, 32:32 + (96 - 32)])  # via loops");
+}
+
 constexpr const char* kAtomicAddOfTiles =
     "import tilec.language as T\n\n@T.prim_func\n"
     "def main(X: T.Tensor((64, 128), \"float32\"), C: T.Tensor((64, 128), \"float32\"),\n"

@@ -243,13 +243,15 @@ std::optional<WarpGrid> ldmatrix_copy_grid(const ir::Copy& op, int threads) {
 }
 
 // Whether T.copy `op` (a whole fp32 fragment laid out as a wgmma accumulator into a whole 2-D
-// 16-bit panel tile) stores with stmatrix (stmatrix_accumulator in device/cuda/wgmma.h), and
-// the accumulator's warpgroup grid.
+// 16-bit panel tile, or whole panels of one: a stage's last 64 columns) stores with stmatrix
+// (stmatrix_accumulator in device/cuda/wgmma.h), and the accumulator's warpgroup grid. Whole
+// panels of a tile are laid out as a tile of their own would be, from their first element.
 std::optional<WarpgroupGrid> stmatrix_copy_grid(const ir::Copy& op, int threads) {
   const ir::Buffer& src = op.src.buffer;
   const ir::Buffer& dst = op.dst.buffer;
-  if (!whole_fragment(op.src) || !whole_shared_tile(op.dst) || op.dst.region.size() != 2 || !src->fragment ||
-      !ir::panel_width(*dst) || src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
+  if (!whole_fragment(op.src) || !(whole_shared_tile(op.dst) || whole_panel_columns(op.dst)) ||
+      ir::squeezed_extents(op.dst).size() != 2 || !src->fragment || !ir::panel_width(*dst) ||
+      src->dtype != DType::Float32 || dst->dtype.bytes() != 2 || !dst->dtype.is_float())
     return std::nullopt;
   auto shape = const_shape(src);
   if (shape.size() != 2) return std::nullopt;
