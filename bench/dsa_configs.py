@@ -67,7 +67,7 @@ def read_rows(rows, cols, threads, unroll):
 
 
 def configs(name, default):
-    return [tuple(int(x) for x in c.split(":")) for c in os.environ.get(name, default).split(",")]
+    return [tuple(int(x) for x in c.split(":")) for c in os.environ.get(name, default).split(",") if c]
 
 
 def indexer_config(block_N, stages, queries, threads, blocks, tma=0, tensor_head_sum=0, multicast=0, overlap=0,

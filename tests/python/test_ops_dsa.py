@@ -574,9 +574,12 @@ def test_the_seesaw_prefill_builds_for_sm90a():
                             tail_dim=64, topk=2048, sm_scale=576 ** -0.5, **SEESAW_CONFIG)
     # each consumer: its step's scores (over the stage's two parts, the value's left half and the
     # rest, each once it has landed), its own P into its half of O from registers, the other's
-    # from shared memory
-    assert source.count("wgmma_gemm_ss<64, 64, 256") == 2 and source.count("wgmma_gemm_ss<64, 64, 320") == 2
+    # from shared memory; warpgroup 0 scores its first pair's step apart, and each next one under
+    # its last product. Each P goes to shared memory by stmatrix, warpgroup 0's into its stage's
+    # RoPE panel.
+    assert source.count("wgmma_gemm_ss<64, 64, 256") == 3 and source.count("wgmma_gemm_ss<64, 64, 320") == 3
     assert source.count("wgmma_gemm_rs<64, 256, 64") == 2 and source.count("wgmma_gemm_ss<64, 256, 64") == 2
+    assert source.count("stmatrix_accumulator<64, 64") == 2
     assert source.count("setmaxnreg_inc<200>") == 2 and "setmaxnreg_dec<104>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
 

@@ -1,100 +1,174 @@
 """Sparse MLA prefill on Hopper with the steps split between two warpgroups (a "seesaw", as
-TileLang's sparse_mla_fwd_seesaw example calls it; FlashMLA's sparse prefill orders its work the
-same way): sparse_mla.py's computation, 384 threads.
+TileLang's sparse_mla_fwd_seesaw example calls it), in the order of FlashMLA's sparse prefill:
+sparse_mla.py's computation, 384 threads.
 
 sparse_mla_hopper.py's kernel leaves every score gemm and every softmax to warpgroup 0, and only
 the right half of P V to warpgroup 1: warpgroup 0 carries 6.8 of each step's 8.9 MFLOP and the
 softmax. Here each consumer warpgroup takes every other step (warpgroup 0 the even steps, in
-stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns, and a pair of steps goes:
+stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns. Row maxima are kept in
+exp2's units (score x scale) from a finite start, so that a row with no valid key yet rescales
+by 1, never by exp2(-inf - -inf). A pair of steps goes:
 
-- both score their own step's keys (over the stage's two parts, as the producer fills them);
-- warpgroup 0 takes its rows' max over its step and the last pair's (m0), hands it to
-  warpgroup 1 and, without waiting, rescales its half of O to m0 and adds its own P (at m0, from
-  registers) times its half of V;
-- warpgroup 1 takes the pair's max m over m0 and its step, hands it back, rescales its half of
-  O to m, adds its own P (at m) times its half of V, and leaves that P over its stage's RoPE
-  columns (whose scores are done: block_I, tail_dim and block_H are all 64, and a third stage
-  would not fit);
-- warpgroup 0 leaves its P, brought from m0 to m, over its own stage's RoPE columns, brings its
-  half of O to m, and each multiplies the other's P into its half of O.
+- warpgroup 0 has its step's scores already (issued at the end of the last pair, under its
+  last product); it takes its rows' max m0 over them and the last pair's, hands m0 to
+  warpgroup 1, and multiplies its P (at m0, from registers) into its half of O. Meanwhile
+  warpgroup 1 scores its own step;
+- warpgroup 1 takes the pair's max m over m0 and its step, hands it back, leaves its P (at m) in
+  shared memory and multiplies it into its half of O from registers;
+- warpgroup 0 leaves its P, brought from m0 to m, over its stage's RoPE columns (whose scores
+  are done: block_I, tail_dim and block_H are all 64), brings its half of O to m, multiplies
+  warpgroup 1's P into it and, under that product, issues the next pair's score gemm;
+- warpgroup 1 multiplies warpgroup 0's P into its half.
 
-So warpgroup 0's first product overlaps warpgroup 1's softmax, and neither waits for the other
-before its own step's product. Each keeps the denominator of its own steps; the two are added at
-the end. Warpgroup 2 gathers the keys, as in sparse_mla_hopper.py. A pair of steps needs both:
-the kernel takes an even number of steps (topk a multiple of 2 * block_I).
+So one warpgroup's softmax always runs under the other's gemms. Each keeps the denominator of
+its own steps; the two are added at the end. Warpgroup 2 gathers the keys in the order the
+consumers free and read them: stage 0's left half (free once warpgroup 0's own product is
+done), stage 1's right part (warpgroup 1's scores start there), stage 0's right part, stage
+1's left half (free once warpgroup 0's last product is done). A pair of steps needs both: the
+kernel takes an even number of steps (topk a multiple of 2 * block_I).
 """
 
 import tilec
 import tilec.language as T
 
-from ..attention import FAST_MATH, LOG2E, rescale_output, row_exp_step
+from ..attention import FAST_MATH, LOG2E, rescale_output
 from .sparse_indices import token_and_head_block
-from .sparse_mla_hopper import CONSUMER_THREADS, gather_stages, stage_scores
+from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, gather_rows, mark_key_bias,
+                                step_indices)
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
+START_MAX = -1e30  # a row's max before any valid key, in exp2's units: finite, so factors from it are 1
 
 
 def seesaw_fits(dim, tail_dim, topk, block_H=64, block_I=64):
-    """Whether sparse_mla_prefill_seesaw_kernel takes this shape: P over the RoPE columns (64
-    heads, 64 keys a step, 64 RoPE dims), each half of the value whole 64-wide panels, and
-    pairs of steps."""
+    """Whether sparse_mla_prefill_seesaw_kernel takes this shape: warpgroup 0's P over the RoPE
+    columns (64 heads, 64 keys a step, 64 RoPE dims), each half of the value whole 64-wide
+    panels, pairs of steps, and Q, two stages of keys and warpgroup 1's P in shared memory."""
+    shared = 2 * ((block_H + 2 * block_I) * (dim + tail_dim) + block_H * block_I) + 2048
     return (block_H == block_I == tail_dim and dim % 128 == 0 and topk % (2 * block_I) == 0
-            and 2 * (block_H + 2 * block_I) * (dim + tail_dim) + 4096 <= 227 * 1024)
+            and shared <= SHARED_BYTES)
 
 
 @T.macro
 def consumer_registers(block_H, block_I, half):
     # A consumer warpgroup's step scores, its P in bfloat16, its half of O (0) and its row
-    # statistics: running max (-inf), the last one, the max used in the exponents (0 for -inf),
-    # the rescale factor, a step's row sums, the denominator (0), lse.
+    # statistics: the max (START_MAX), a step's max, the rescale factor, a step's row sums, the
+    # denominator (0), lse.
     scores = T.alloc_fragment((block_H, block_I), "float32")
     probs = T.alloc_fragment((block_H, block_I), "bfloat16")
     acc = T.alloc_fragment((block_H, half), "float32")
-    row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
-        (T.alloc_fragment((block_H,), "float32") for _ in range(7))
+    row_max, step_max, rescale, row_sum, denominator, lse = (T.alloc_fragment((block_H,), "float32") for _ in range(6))
     T.fill(acc, 0)
     T.fill(denominator, 0)
-    T.fill(row_max, -T.infinity("float32"))
-    return scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse
+    T.fill(row_max, START_MAX)
+    return scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, lse
 
 
 @T.macro
-def masked_scores(Q_shared, KV_shared, key_bias, scores, keys_ready, stage, phase, half, block_H, block_I):
-    # A step's scores over its stage's keys, -inf for an invalid key.
-    stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half)
+def add_key_bias(scores, key_bias, stage, block_H, block_I):
     for h, i in T.Parallel(block_H, block_I):
         scores[h, i] += key_bias[stage, i]
 
 
 @T.macro
-def exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
-                block_I):
-    # The factor from the last max to row_max (0 from -inf: nothing was summed), the step's
-    # P = exp2((scores - row_max) * scale) in place and its rows' sums into the denominator. A row
-    # that has seen no key yet keeps a max of -inf: its terms use 0 instead, so that
-    # exp2(-inf - -inf) never makes a NaN.
-    for h in T.Parallel(block_H):
-        row_max_finite[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0, row_max[h])
-        rescale[h] = T.exp2((row_max_prev[h] - row_max_finite[h]) * scale)
-    row_exp_step(scores, row_max_finite, rescale, row_sum, denominator, scale, block_H, block_I)
+def issue_scores(Q_shared, KV_shared, scores, keys_ready, stage, part, phase, clear, half):
+    # The score gemm over one part of a stage (0: the value's left half; 1: the rest), once it
+    # has landed; left in flight.
+    first, last = (0, half) if part == 0 else (half, KV_shared.shape[2])
+    T.barrier_wait(keys_ready[2 * stage + part], phase)
+    T.gemm(Q_shared[:, first:last], KV_shared[stage, :, first:last], scores, transpose_B=True, clear_accum=clear,
+           wg_wait=-1)
 
 
 @T.macro
-def own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
-          max_ready, own, scale, block_H, block_I, half):
-    # This warpgroup's max over its step and row_max (what it took in) handed to the other, then
-    # its P at that max (probs) and its half of O and denominator brought from row_max_prev to it.
-    T.reduce_max(scores, row_max, dim=1, clear=False)
+def own_p(scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, max_shared, max_ready, own, scale,
+          block_H, block_I, half):
+    # This warpgroup's max over its step's scores and what it takes in (warpgroup 0: its own
+    # last max; warpgroup 1: warpgroup 0's) handed to the other warpgroup, then its P at that max
+    # (in place in scores, and in bfloat16 in probs), and its half of O and denominator brought
+    # from its last max to it.
+    T.reduce_max(scores, step_max, dim=1)
+    for h in T.Parallel(block_H):
+        step_max[h] = T.max(row_max[h] if own == 0 else max_shared[0, h], step_max[h] * scale)
+        rescale[h] = T.exp2(row_max[h] - step_max[h])
+        row_max[h] = step_max[h]
     T.copy(row_max, max_shared[own, :])
     T.barrier_arrive(max_ready[own])
-    exp_and_sum(scores, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, scale, block_H,
-                block_I)
+    for h, i in T.Parallel(block_H, block_I):
+        scores[h, i] = T.exp2(scores[h, i] * scale - row_max[h])
+    T.reduce_sum(scores, row_sum, dim=1)
+    for h in T.Parallel(block_H):
+        denominator[h] = denominator[h] * rescale[h] + row_sum[h]
     rescale_output(acc, rescale, block_H, half)
     T.copy(scores, probs)
 
 
 @T.macro
-def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, block_H, half):
+def first_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_ready, keys_free, max_ready, p_ready,
+                    scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, r, pairs, scale, block_H,
+                    block_I, dim, half):
+    # Warpgroup 0's part of pair r, its step's scores in `scores` (issued under the last pair's
+    # product; the first pair's here); the next pair's score gemm goes under its last product.
+    if r == 0:
+        issue_scores(Q_shared, KV_shared, scores, keys_ready, 0, 0, 0, True, half)
+        issue_scores(Q_shared, KV_shared, scores, keys_ready, 0, 1, 0, False, half)
+        T.wait_wgmma(0)
+    add_key_bias(scores, key_bias, 0, block_H, block_I)
+    own_p(scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, max_shared, max_ready, 0, scale,
+          block_H, block_I, half)  # at m0
+    T.gemm(probs, KV_shared[0, :, 0:half], acc)
+    T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
+    T.barrier_wait(max_ready[1], r & 1)  # the pair's max m: this step's P, its sums and O from m0 to m
+    for h in T.Parallel(block_H):
+        rescale[h] = T.exp2(row_max[h] - max_shared[1, h])
+        row_max[h] = max_shared[1, h]
+        denominator[h] *= rescale[h]
+    for h, i in T.Parallel(block_H, block_I):
+        scores[h, i] *= rescale[h]
+    T.copy(scores, KV_shared[0, :, dim:dim + block_I])  # P over stage 0's RoPE columns (stmatrix)
+    T.fence_proxy_async()
+    T.barrier_arrive(p_ready[0])
+    rescale_output(acc, rescale, block_H, half)
+    T.barrier_wait(p_ready[1], r & 1)
+    T.gemm(P1_shared, KV_shared[1, :, 0:half], acc, wg_wait=-1)
+    if r + 1 < pairs:
+        issue_scores(Q_shared, KV_shared, scores, keys_ready, 0, 0, (r + 1) & 1, True, half)
+        T.wait_wgmma(1)
+        T.barrier_arrive(keys_free[2])  # stage 1's left half
+        issue_scores(Q_shared, KV_shared, scores, keys_ready, 0, 1, (r + 1) & 1, False, half)
+        T.wait_wgmma(0)
+    else:
+        T.wait_wgmma(0)
+        T.barrier_arrive(keys_free[2])
+
+
+@T.macro
+def second_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_ready, keys_free, max_ready, p_ready,
+                     scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, r, scale, block_H, block_I,
+                     dim, half):
+    # Warpgroup 1's part of pair r: its step's scores (the stage's right part first, the part
+    # freed first), its P at the pair's max, both P times its half of the value.
+    issue_scores(Q_shared, KV_shared, scores, keys_ready, 1, 1, r & 1, True, half)
+    issue_scores(Q_shared, KV_shared, scores, keys_ready, 1, 0, r & 1, False, half)
+    T.wait_wgmma(0)
+    add_key_bias(scores, key_bias, 1, block_H, block_I)
+    T.barrier_wait(max_ready[0], r & 1)
+    own_p(scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, max_shared, max_ready, 1, scale,
+          block_H, block_I, half)  # at m
+    T.copy(scores, P1_shared)
+    T.fence_proxy_async()
+    T.barrier_arrive(p_ready[1])
+    T.gemm(probs, KV_shared[1, :, half:dim], acc, wg_wait=-1)
+    T.barrier_wait(p_ready[0], r & 1)
+    T.gemm(KV_shared[0, :, dim:dim + block_I], KV_shared[0, :, half:dim], acc, wg_wait=-1)
+    T.wait_wgmma(1)
+    T.barrier_arrive(keys_free[3])  # stage 1's right part
+    T.wait_wgmma(0)
+    T.barrier_arrive(keys_free[1])  # stage 0's right part, with warpgroup 0's P
+
+
+@T.macro
+def finish(acc, denominator, sum_shared, row_max, lse, finished, own, block_H, half):
     # The denominator of both warpgroups' steps; O over it, and the natural log-sum-exp: +inf
     # (and O 0) for a row that had no valid key, as FlashMLA gives.
     T.copy(denominator, sum_shared[own, :])
@@ -102,63 +176,53 @@ def finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, blo
     T.barrier_wait(finished[1 - own], 0)
     for h in T.Parallel(block_H):
         denominator[h] = denominator[h] + sum_shared[1 - own, h]
-        lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] * scale + T.log2(denominator[h])) / LOG2E,
+        lse[h] = T.if_then_else(denominator[h] > 0, (row_max[h] + T.log2(denominator[h])) / LOG2E,
                                 T.infinity("float32"))
     for h, d in T.Parallel(block_H, half):
         acc[h, d] = T.if_then_else(denominator[h] > 0, acc[h, d] / denominator[h], 0)
 
 
 @T.macro
-def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready, keys_free, max_ready, p_ready,
-                 finished, pairs, scale, block_H, block_I, dim, half):
+def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready, keys_free,
+                 max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half):
     # Consumer warpgroup `own`: each pair's step in stage `own` (warpgroup 0 the first, 1 the
     # second); returns its half of O (own 0: the left), over the denominators, and lse.
-    scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse = \
+    scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, lse = \
         consumer_registers(block_H, block_I, half)
-    for r in T.serial(pairs):
-        masked_scores(Q_shared, KV_shared, key_bias, scores, keys_ready, own, r & 1, half, block_H, block_I)
-        if own == 0:
-            T.copy(row_max, row_max_prev)  # the last pair's max
-            own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
-                  max_ready, own, scale, block_H, block_I, half)  # at m0
-            T.gemm(probs, KV_shared[0, :, 0:half], acc, wg_wait=-1)
-            # the pair's max m from warpgroup 1: this step's P, its sums and O brought from m0 to m
-            T.barrier_wait(max_ready[1], r & 1)
-            for h in T.Parallel(block_H):
-                # (with m0 -inf, nothing was summed yet)
-                rescale[h] = T.if_then_else(row_max[h] == -T.infinity("float32"), 0,
-                                            T.exp2((row_max[h] - max_shared[1, h]) * scale))
-                row_max[h] = max_shared[1, h]
-                denominator[h] *= rescale[h]
-            for h, i in T.Parallel(block_H, block_I):
-                KV_shared[0, h, dim + i] = scores[h, i] * rescale[h]  # P over stage 0's RoPE columns
-            T.fence_proxy_async()
-            T.barrier_arrive(p_ready[0])
-            T.wait_wgmma(0)
-            T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
-            rescale_output(acc, rescale, block_H, half)
-            T.barrier_wait(p_ready[1], r & 1)
-            T.gemm(KV_shared[1, :, dim:dim + block_I], KV_shared[1, :, 0:half], acc)
-            T.barrier_arrive(keys_free[2])
-            T.barrier_arrive(keys_free[3])
-        else:
-            T.barrier_wait(max_ready[0], r & 1)
-            for h in T.Parallel(block_H):
-                row_max_prev[h] = row_max[h]  # the last pair's max
-                row_max[h] = max_shared[0, h]  # m0, which took it in
-            own_p(scores, probs, acc, row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, max_shared,
-                  max_ready, own, scale, block_H, block_I, half)  # at m
-            T.copy(probs, KV_shared[1, :, dim:dim + block_I])  # P over stage 1's RoPE columns
-            T.fence_proxy_async()
-            T.barrier_arrive(p_ready[1])
-            T.gemm(probs, KV_shared[1, :, half:dim], acc, wg_wait=-1)
-            T.barrier_wait(p_ready[0], r & 1)
-            T.gemm(KV_shared[0, :, dim:dim + block_I], KV_shared[0, :, half:dim], acc, wg_wait=-1)
-            T.wait_wgmma(0)
-            T.barrier_arrive(keys_free[1])
-            T.barrier_arrive(keys_free[3])
-    finish(acc, denominator, sum_shared, row_max, lse, finished, own, scale, block_H, half)
+    if own == 0:
+        for r in T.serial(pairs):
+            first_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_ready, keys_free, max_ready,
+                            p_ready, scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, r, pairs,
+                            scale, block_H, block_I, dim, half)
+    else:
+        for r in T.serial(pairs):
+            second_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_ready, keys_free, max_ready,
+                             p_ready, scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, r, scale,
+                             block_H, block_I, dim, half)
+    finish(acc, denominator, sum_shared, row_max, lse, finished, own, block_H, half)
     return acc, lse
+
+
+@T.macro
+def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I, half):
+    # Warpgroup 2: each pair's indexed key rows into the two stages, a part at a time
+    # (keys_ready / keys_free[2 * stage + part]) in the order the consumers free and read them.
+    lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+    width = KV_shared.shape[2]
+    rows_index = [T.alloc_local((block_I * THREADS_A_ROW // CONSUMER_THREADS,), "int32") for _ in range(2)]
+    for r in T.serial(pairs):
+        for stage in (0, 1):
+            # read before the stages are free: their loads overlap the waits
+            step_indices(Indices, t, 2 * r + stage, rows_index[stage], lane, topk, seq_kv, block_I)
+        for stage, part in ((0, 0), (1, 1), (0, 1), (1, 0)):
+            T.barrier_wait(keys_free[2 * stage + part], (r & 1) ^ 1)
+            if part == 0:
+                mark_key_bias(rows_index[stage], key_bias, stage, lane)
+                gather_rows(KV, 0, rows_index[stage], KV_shared, stage, lane, 0, half)
+            else:
+                gather_rows(KV, half, rows_index[stage], KV_shared, stage, lane, half, width - half)
+            T.cp_async_barrier_noinc(keys_ready[2 * stage + part])
+            T.barrier_arrive(keys_ready[2 * stage + part])  # with part 0, releases the key biases
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -182,19 +246,21 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             Q_shared = T.alloc_shared((block_H, width), "bfloat16")
             KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
+            P1_shared = T.alloc_shared((block_H, block_I), "bfloat16")
             key_bias = T.alloc_shared((2, block_I), "float32")
             max_shared = T.alloc_shared((2, block_H), "float32")
             sum_shared = T.alloc_shared((2, block_H), "float32")
             # q_ready: Q landed; keys_ready / keys_free[2 * stage + part]: a part of a stage's
-            # keys (and with part 0, its validity) landed / the consumers that read it are done
-            # with it: stage 0's left half warpgroup 0 alone (its scores and its own product),
-            # stage 1's warpgroup 0 (the other's), stage 0's right half and P warpgroup 1, stage
-            # 1's both;
-            # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is over its
-            # stage's RoPE columns; finished[w]: its denominator is in sum_shared[w]
+            # keys (and with part 0, its validity) landed / the consumer that read it last is
+            # done with it: stage 0's left half warpgroup 0 (its scores and its own product),
+            # its right part warpgroup 1 (the right half of the value, and warpgroup 0's P over
+            # the RoPE columns), stage 1's left half warpgroup 0 (warpgroup 1's P times it),
+            # its right part warpgroup 1;
+            # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is in
+            # shared memory; finished[w]: its denominator is in sum_shared[w]
             q_ready = T.alloc_barrier(CONSUMER_THREADS)
             keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
-            keys_free = T.alloc_barrier([CONSUMER_THREADS] * 3 + [2 * CONSUMER_THREADS])
+            keys_free = T.alloc_barrier([CONSUMER_THREADS] * 4)
             max_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
             p_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
             finished = T.alloc_barrier([CONSUMER_THREADS] * 2)
@@ -203,23 +269,23 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
             with T.ws(0):
                 T.set_max_nreg(200, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
-                                             keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
-                                             dim, half)
+                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared,
+                                             keys_ready, keys_free, max_ready, p_ready, finished, pairs, scale,
+                                             block_H, block_I, dim, half)
                 T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
             with T.ws(1):
                 T.set_max_nreg(200, 1)
                 T.barrier_wait(q_ready, 0)
-                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, keys_ready,
-                                            keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I,
-                                            dim, half)
+                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared,
+                                            keys_ready, keys_free, max_ready, p_ready, finished, pairs, scale,
+                                            block_H, block_I, dim, half)
                 T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(104, 0)  # (200 + 200 + 104) x 128 fit; at 72 or 88 it spilled
                 T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
                 T.barrier_arrive(q_ready)
-                gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, 2 * pairs, topk, seq_kv,
-                              block_I, half)
+                gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I,
+                             half)
 
     return main
