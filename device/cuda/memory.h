@@ -1,8 +1,8 @@
 // tilec CUDA device support, part 3: barriers, asynchronous copies (cp.async, sm_80+), ldmatrix,
 // and on sm_90 the async-proxy fence, mbarriers and the bulk copy engine.
 //
-// Shared-memory operands are generic pointers into shared memory; each wrapper converts them
-// to 32-bit shared-window addresses (cvta.to.shared) itself.
+// Shared-memory operands are generic pointers into shared memory, which each wrapper converts
+// to 32-bit shared-window addresses (cvta.to.shared) itself; cp.async's are such addresses.
 #pragma once
 
 #include "cuda/types.h"
@@ -28,25 +28,30 @@ __device__ __forceinline__ void sync_threads_partial() {
 
 // cp.async.cg.shared.global [smem], [gmem], 16, src_size: 16 bytes, cached in L2 only. Both
 // addresses 16-byte aligned. With pred false, src_size is 0: nothing is read (gmem may point
-// anywhere) and the 16 destination bytes are zero-filled.
-__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem)),
-               "l"(__cvta_generic_to_global(gmem)), "r"(pred ? 16 : 0)
+// anywhere) and the 16 destination bytes are zero-filled. `smem` is a 32-bit shared-window
+// address: the generated code passes a shared tile's (shared_address of its first element) plus
+// the element's byte offset, so that a thread's copies into one tile share a base register and
+// differ by immediates. From a generic pointer each copy's address was a 64-bit sum of its own,
+// computed ahead and held in a register (NVRTC's shared pointers are 64-bit): the sparse MLA
+// prefill's gathering warpgroup spilled at 104 registers with 72 such addresses.
+__device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred = true) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
+               "r"(pred ? 16 : 0)
                : "memory");
 }
 
 // cp.async.ca.shared.global [smem], [gmem], 8, src_size: cached in L1 and L2; zero-fill as
 // above.
-__device__ __forceinline__ void cp_async_8(void* smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared_address(smem)),
-               "l"(__cvta_generic_to_global(gmem)), "r"(pred ? 8 : 0)
+__device__ __forceinline__ void cp_async_8(uint32_t smem, const void* gmem, bool pred = true) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
+               "r"(pred ? 8 : 0)
                : "memory");
 }
 
 // cp.async.ca.shared.global [smem], [gmem], 4, src_size.
-__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(smem)),
-               "l"(__cvta_generic_to_global(gmem)), "r"(pred ? 4 : 0)
+__device__ __forceinline__ void cp_async_4(uint32_t smem, const void* gmem, bool pred = true) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
+               "r"(pred ? 4 : 0)
                : "memory");
 }
 

@@ -124,11 +124,11 @@ extern "C" __global__ void every_wrapper(float* out, const float* in, int* iout,
 
   __shared__ __align__(128) uint4 chunks[128];
   __shared__ __align__(16) uint16_t tile[16 * 24];
-  tc::cp_async_16(&chunks[threadIdx.x], in + 4 * threadIdx.x, x > 0.0f);
-  tc::cp_async_8(&chunks[64 + threadIdx.x], in + 2 * threadIdx.x, y > 0.0f);
-  tc::cp_async_4(&chunks[64 + threadIdx.x].z, in + threadIdx.x);
+  tc::cp_async_16(tc::shared_address(&chunks[threadIdx.x]), in + 4 * threadIdx.x, x > 0.0f);
+  tc::cp_async_8(tc::shared_address(&chunks[64 + threadIdx.x]), in + 2 * threadIdx.x, y > 0.0f);
+  tc::cp_async_4(tc::shared_address(&chunks[64 + threadIdx.x].z), in + threadIdx.x);
   tc::cp_async_commit();
-  tc::cp_async_16(&tile[(threadIdx.x % 32) * 8], in + 4 * threadIdx.x);
+  tc::cp_async_16(tc::shared_address(&tile[(threadIdx.x % 32) * 8]), in + 4 * threadIdx.x);
   tc::cp_async_commit();
   tc::cp_async_wait<1>();
   tc::cp_async_wait<0>();
@@ -471,10 +471,10 @@ extern "C" __global__ void cp_async(const uint4* src, const int* pred, uint4* ou
   s8[t] = make_uint2(0xA5A5A5A5u, 0xA5A5A5A5u);
   s4[t] = 0xA5A5A5A5u;
   tc::sync_threads();
-  tc::cp_async_16(&s16[t], &src[t], pred[t] != 0);
+  tc::cp_async_16(tc::shared_address(&s16[t]), &src[t], pred[t] != 0);
   tc::cp_async_commit();
-  tc::cp_async_8(&s8[t], reinterpret_cast<const uint2*>(src + 256) + t, pred[256 + t] != 0);
-  tc::cp_async_4(&s4[t], reinterpret_cast<const unsigned*>(src + 384) + t, pred[512 + t] != 0);
+  tc::cp_async_8(tc::shared_address(&s8[t]), reinterpret_cast<const uint2*>(src + 256) + t, pred[256 + t] != 0);
+  tc::cp_async_4(tc::shared_address(&s4[t]), reinterpret_cast<const unsigned*>(src + 384) + t, pred[512 + t] != 0);
   tc::cp_async_commit();
   tc::cp_async_wait<1>();
   tc::sync_threads();

@@ -228,7 +228,8 @@ def test_a_gather_by_row_index_copies_16_bytes_by_cp_async_read_only_under_its_c
     # The int32 row index doesn't run along the row: runs of 8 bfloat16 go straight to shared
     # memory, each read only where its row's index is valid (and in bounds, the guard lowering
     # adds), zeros elsewhere; one wait for them all.
-    copy = re.search(r"tilec_cuda::cp_async_16\(\(&tile\[.*\]\), \(&X\[.*\]\), (.*)\);", source)
+    copy = re.search(r"tilec_cuda::cp_async_16\(\(tilec_cuda::shared_address\(tile\) \+ .*?\), \(&X\[.*\]\), (.*)\);",
+                     source)
     assert copy, source
     assert ">= 0" in copy.group(1) and "< INT64_C(200)" in copy.group(1)
     assert source.count("cp_async_wait_all") == 1 and "load_vector" not in source

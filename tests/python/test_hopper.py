@@ -557,7 +557,7 @@ def test_a_tma_reduce_add_is_waited_for_before_its_tile_is_written_again(handoff
     assert src.count("tma_store_wait_read()") == 2
     wait = loop.index("tma_store_wait_read()")
     assert wait < loop.index("sync_threads()", wait) < loop.index("X_s[")
-    assert ("L_s[" in loop[:wait]) == handoff
+    assert ("shared_address(L_s)" in loop[:wait]) == handoff  # the hand-off's cp.async into L_s
 
 
 @pytest.mark.gpu

@@ -263,10 +263,11 @@ def test_a_viewed_tile_is_neither_staged_nor_laid_out_for_wgmma():
     # one tile of 64 x 32 halves (4 KiB), and the view at its place
     assert any("reinterpret_cast" in line for line in declarations) and any("A_flat;" in line for line in declarations)
     # B's copies go to the next iteration's stage; A's to the one tile, in its own iteration
-    writes = [line for line in source.splitlines() if "cp_async_16((&" in line]
-    assert any("&B_shared[((k_stage_iter + 1) & 1) *" in line for line in writes), writes
+    writes = [line for line in source.splitlines() if "cp_async_16((tilec_cuda::shared_address(" in line]
+    assert any("shared_address(B_shared) + static_cast<uint32_t>(((k_stage_iter + 1) & 1) *" in line
+               for line in writes), writes
     assert all("k_stage_iter + 1" not in line and "k_stage_iter * 32" in line
-               for line in writes if "&A_flat[" in line), writes
+               for line in writes if "shared_address(A_flat)" in line), writes
     assert "wgmma_gemm_ss" not in source
 
 

@@ -212,7 +212,7 @@ class CudaPrinter final : public CFamilyPrinter {
     const std::string name = op.name.substr(prefix.size());
     std::string text = ns_ + name + "(";
     for (size_t i = 0; i < op.args.size(); ++i) {
-      std::string arg = print_expr(op.args[i]);
+      std::string arg = i == 0 && is_cp_async(name) ? shared_window_address(op.args[0]) : print_expr(op.args[i]);
       if (i == 1 && bounds_check_ && reaches_peer_block(name))
         arg = ns_ + "checked_block_rank(" + arg + ", " + std::to_string(cluster_blocks_) + ", " + kernel_name_literal_ +
               ", " + string_literal("the peer block rank at " + current_source_line()) + ")";
@@ -254,6 +254,23 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
  private:
+  static bool is_cp_async(const std::string& name) {
+    return name == "cp_async_16" || name == "cp_async_8" || name == "cp_async_4";
+  }
+
+  // The 32-bit shared-window address of `address` (an address_of of a shared tile's element):
+  // the tile's first element's plus the element's byte offset, so that the compiler sees one
+  // base and constant offsets where a thread's addresses differ by constants
+  // (device/cuda/memory.h, cp_async_16).
+  std::string shared_window_address(const ir::Expr& address) {
+    const auto* call = address.as<ir::Call>();
+    const auto* load = call && call->name == ir::kAddressOf ? call->args.at(0).as<ir::BufferLoad>() : nullptr;
+    if (!load || load->buffer->scope != ir::MemoryScope::Shared)
+      throw std::logic_error("codegen: cp.async's destination is the address of a shared tile's element");
+    return "(" + ns_ + "shared_address(" + buffer_name(load->buffer) + ") + static_cast<uint32_t>(" +
+           buffer_offset(load->buffer, load->indices) + ") * " + std::to_string(load->buffer->dtype.bytes()) + "u)";
+  }
+
   // Whether device call `name` reaches the shared memory of the cluster's block its second
   // argument ranks (device/cuda/cluster.h): a rank outside the cluster would reach another SM's.
   static bool reaches_peer_block(const std::string& name) {
