@@ -7,7 +7,8 @@ the right half of P V to warpgroup 1: warpgroup 0 carries 6.8 of each step's 8.9
 softmax. Here each consumer warpgroup takes every other step (warpgroup 0 the even steps, in
 stage 0; warpgroup 1 the odd, in stage 1) and one half of O's columns. Row maxima are kept in
 exp2's units (score x scale) from a finite start, so that a row with no valid key yet rescales
-by 1, never by exp2(-inf - -inf). A pair of steps goes:
+by 1, never by exp2(-inf - -inf), and move only where a step's rise more than 2^8 above them
+(the Hopper kernel's lazy rescale), so that most steps rescale no row of O. A pair of steps goes:
 
 - warpgroup 0 has its step's scores already (issued at the end of the last pair, under its
   last product); it takes its rows' max m0 over them and the last pair's, hands m0 to
@@ -31,7 +32,7 @@ kernel takes an even number of steps (topk a multiple of 2 * block_I).
 import tilec
 import tilec.language as T
 
-from ..attention import FAST_MATH, LOG2E, rescale_output
+from ..attention import FAST_MATH, LAZY_MAX_RISE, LOG2E, rescale_moved_rows
 from .sparse_indices import token_and_head_block
 from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, gather_rows, mark_key_bias,
                                 step_indices)
@@ -86,11 +87,15 @@ def own_p(scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, 
     # This warpgroup's max over its step's scores and what it takes in (warpgroup 0: its own
     # last max; warpgroup 1: warpgroup 0's) handed to the other warpgroup, then its P at that max
     # (in place in scores, and in bfloat16 in probs), and its half of O and denominator brought
-    # from its last max to it.
+    # from its last max to it. The max moves only where the step's rises more than
+    # 2^LAZY_MAX_RISE above it (lazy_row_max_step's rule), so that the factor is mostly 1 and
+    # rescale_moved_rows skips the row.
     T.reduce_max(scores, step_max, dim=1)
     for h in T.Parallel(block_H):
-        step_max[h] = T.max(row_max[h] if own == 0 else max_shared[0, h], step_max[h] * scale)
-        rescale[h] = T.exp2(row_max[h] - step_max[h])
+        step_max[h] = T.if_then_else(
+            step_max[h] * scale - (row_max[h] if own == 0 else max_shared[0, h]) > LAZY_MAX_RISE,
+            step_max[h] * scale, row_max[h] if own == 0 else max_shared[0, h])
+        rescale[h] = T.if_then_else(step_max[h] == row_max[h], 1, T.exp2(row_max[h] - step_max[h]))
         row_max[h] = step_max[h]
     T.copy(row_max, max_shared[own, :])
     T.barrier_arrive(max_ready[own])
@@ -99,7 +104,7 @@ def own_p(scores, probs, acc, row_max, step_max, rescale, row_sum, denominator, 
     T.reduce_sum(scores, row_sum, dim=1)
     for h in T.Parallel(block_H):
         denominator[h] = denominator[h] * rescale[h] + row_sum[h]
-    rescale_output(acc, rescale, block_H, half)
+    rescale_moved_rows(acc, rescale, block_H, half)
     T.copy(scores, probs)
 
 
@@ -120,7 +125,7 @@ def first_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_r
     T.barrier_arrive(keys_free[0])  # stage 0's left half: the next pair's first gathers
     T.barrier_wait(max_ready[1], r & 1)  # the pair's max m: this step's P, its sums and O from m0 to m
     for h in T.Parallel(block_H):
-        rescale[h] = T.exp2(row_max[h] - max_shared[1, h])
+        rescale[h] = T.if_then_else(max_shared[1, h] == row_max[h], 1, T.exp2(row_max[h] - max_shared[1, h]))
         row_max[h] = max_shared[1, h]
         denominator[h] *= rescale[h]
     for h, i in T.Parallel(block_H, block_I):
@@ -128,7 +133,7 @@ def first_pair_step(Q_shared, KV_shared, key_bias, max_shared, P1_shared, keys_r
     T.copy(scores, KV_shared[0, :, dim:dim + block_I])  # P over stage 0's RoPE columns (stmatrix)
     T.fence_proxy_async()
     T.barrier_arrive(p_ready[0])
-    rescale_output(acc, rescale, block_H, half)
+    rescale_moved_rows(acc, rescale, block_H, half)
     T.barrier_wait(p_ready[1], r & 1)
     T.gemm(P1_shared, KV_shared[1, :, 0:half], acc, wg_wait=-1)
     if r + 1 < pairs:
@@ -207,13 +212,16 @@ def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_
 def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I, half):
     # Warpgroup 2: each pair's indexed key rows into the two stages, a part at a time
     # (keys_ready / keys_free[2 * stage + part]) in the order the consumers free and read them.
+    # The next pair's indices are loaded under this pair's gathers: loaded right before their
+    # first use, the producer waited on them (ncu: 11% of its samples).
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     width = KV_shared.shape[2]
-    rows_index = [T.alloc_local((block_I * THREADS_A_ROW // CONSUMER_THREADS,), "int32") for _ in range(2)]
+    rows = block_I * THREADS_A_ROW // CONSUMER_THREADS
+    rows_index = [T.alloc_local((rows,), "int32") for _ in range(2)]
+    next_index = [T.alloc_local((rows,), "int32") for _ in range(2)]
+    for stage in (0, 1):
+        step_indices(Indices, t, stage, rows_index[stage], lane, topk, seq_kv, block_I)
     for r in T.serial(pairs):
-        for stage in (0, 1):
-            # read before the stages are free: their loads overlap the waits
-            step_indices(Indices, t, 2 * r + stage, rows_index[stage], lane, topk, seq_kv, block_I)
         for stage, part in ((0, 0), (1, 1), (0, 1), (1, 0)):
             T.barrier_wait(keys_free[2 * stage + part], (r & 1) ^ 1)
             if part == 0:
@@ -223,6 +231,13 @@ def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pai
                 gather_rows(KV, half, rows_index[stage], KV_shared, stage, lane, half, width - half)
             T.cp_async_barrier_noinc(keys_ready[2 * stage + part])
             T.barrier_arrive(keys_ready[2 * stage + part])  # with part 0, releases the key biases
+            if stage == 0 and part == 0:
+                for next_stage in (0, 1):  # (-1 past the last pair)
+                    step_indices(Indices, t, 2 * r + 2 + next_stage, next_index[next_stage], lane, topk, seq_kv,
+                                 block_I)
+        for stage in (0, 1):
+            for j in T.unroll(rows):
+                rows_index[stage][j] = next_index[stage][j]
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
