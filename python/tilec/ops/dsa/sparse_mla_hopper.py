@@ -82,22 +82,28 @@ def gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, st
     # as soon as the warpgroup that multiplies it by P is done with it.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     width = KV_shared.shape[2]
-    rows_index = T.alloc_local((block_I * THREADS_A_ROW // CONSUMER_THREADS,), "int32")
+    rows = block_I * THREADS_A_ROW // CONSUMER_THREADS
+    rows_index = T.alloc_local((rows,), "int32")
+    next_index = T.alloc_local((rows,), "int32")
+    step_indices(Indices, t, 0, rows_index, lane, topk, seq_kv, block_I)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
-                # the step's indices, read before its stage is free: their loads overlap the
-                # wait (read one by one between cp.asyncs, the gathers ran 22% slower)
-                step_indices(Indices, t, r * 2 + stage, rows_index, lane, topk, seq_kv, block_I)
                 T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
                 mark_key_bias(rows_index, key_bias, stage, lane)
                 gather_rows(KV, 0, rows_index, KV_shared, stage, lane, 0, half)
                 T.cp_async_barrier_noinc(keys_ready[2 * stage])
                 T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases
+                # the next step's indices, loaded under this step's gathers (read one by one
+                # between cp.asyncs, the gathers ran 22% slower; right before the step's wait,
+                # the producer still waited on them: ncu, session 43)
+                step_indices(Indices, t, r * 2 + stage + 1, next_index, lane, topk, seq_kv, block_I)
                 T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
                 gather_rows(KV, half, rows_index, KV_shared, stage, lane, half, width - half)
                 T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
                 T.barrier_arrive(keys_ready[2 * stage + 1])
+                for j in T.unroll(rows):
+                    rows_index[j] = next_index[j]
 
 
 @T.macro
