@@ -13,7 +13,8 @@ pairs of programs share each stage's keys by TMA multicast; overlap 1: each step
 last step's head sums; arrive_free 1: stages freed by mbarrier arrivals, no block barrier a step);
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
 block_I:num_stages, then the
-warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages. Each
+warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the
+Hopper kernel and its split_dequant form. Each
 result is checked first (top-k as sets against torch.topk, the others against the references of
 bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
 (comma-separated configs) to try others. `fused`: the indexer then top-k as attention_prefill
@@ -178,6 +179,8 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
         num_stages=stages), (cache,)) for block_I, stages in configs("DECODE", "64:1,32:2")}
     kernels["warp-specialized (Hopper)"] = (sparse_mla_decode_hopper_kernel(
         s_q, HEADS, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
+    kernels["warp-specialized, split dequantization (Hopper)"] = (sparse_mla_decode_hopper_kernel(
+        s_q, HEADS, TOPK, D_QK ** -0.5, split_dequant=True, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
     for name, (kernel, cache_args) in kernels.items():
         report(f"FP8 decode {name}",
                lambda kernel=kernel, a=cache_args: f"error {rel(kernel(q, *a, indices)[0][:2], ref):.1e}",

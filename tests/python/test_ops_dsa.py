@@ -811,19 +811,23 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
 CROSSOVER_SHAPES = [(1, 2, 128, 9, 130), (3, 1, 128, 5, 37), (2, 2, 100, 7, 200), (2, 1, 256, 3, 64)]
 
 
-@pytest.mark.parametrize("crossover,B,s_q,heads,pages,topk",
-                         [(False, *shape) for shape in DECODE_SHAPES] + [(True, *shape) for shape in CROSSOVER_SHAPES] +
-                         [(crossover, 1, 2, 128, 130, 2048) for crossover in (False, True)])  # and DeepSeek's
-def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(crossover, B, s_q, heads, pages, topk, rng):
+@pytest.mark.parametrize("variant,B,s_q,heads,pages,topk",
+                         [(variant, *shape) for variant in ("plain", "split") for shape in DECODE_SHAPES] +
+                         [("crossover", *shape) for shape in CROSSOVER_SHAPES] +
+                         [(variant, 1, 2, 128, 130, 2048) for variant in ("plain", "crossover", "split")])  # DeepSeek's
+def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(variant, B, s_q, heads, pages, topk, rng):
     # crossover: a cluster of a token's two head blocks, each dequantizing half of every step's
-    # tokens into both programs' shared memory (the CPU runs the cluster's programs as fibers)
+    # tokens into both programs' shared memory (the CPU runs the cluster's programs as fibers).
+    # split: warpgroup 1 dequantizes the right half of each step's values, two steps ahead (one
+    # step, an odd count, a multiple of two among the shapes)
     if ON_GPU:
         hopper_or_skip()
 
     def decode(q, kv_cache, indices):
         B, s_q, heads, _ = q.shape
         cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, crossover=crossover,
+        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5,
+                                                 crossover=variant == "crossover", split_dequant=variant == "split",
                                                  **HOPPER_CONFIG)
         out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
                           indices.reshape(B * s_q, -1))
@@ -853,6 +857,22 @@ def test_sparse_mla_decode_crossover_builds_for_sm90a():
     consumers = source[:source.index("setmaxnreg_dec<96>")]
     assert consumers.count("mbarrier_arrive_in_block((&keys_free[") == 2
     assert source.rstrip().endswith("tilec_cuda::cluster_sync();\n}")
+
+
+def test_the_split_decode_builds_for_sm90a():
+    with pytest.raises(ValueError, match="crossover=True or split_dequant=True, not both"):
+        sparse_mla_decode_hopper_kernel(2, 128, 2048, 576 ** -0.5, crossover=True, split_dequant=True, **HOPPER_CONFIG)
+    source = build_for_cuda(sparse_mla_decode_hopper_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
+                            sm_scale=576 ** -0.5, split_dequant=True, **HOPPER_CONFIG)
+    # warpgroup 1 grows to 200 registers for its loaded bytes, the producer gives up to 72
+    assert "setmaxnreg_inc<232>" in source and "setmaxnreg_inc<200>" in source and "setmaxnreg_dec<72>" in source
+    consumers, producer = source.split("setmaxnreg_dec<72>")
+    # warpgroup 1's product of a step is left in flight while it loads the bytes of the step two
+    # ahead; it copies the RoPE dims (cp.async), the producer none
+    right = consumers[consumers.index("setmaxnreg_inc<200>"):]
+    product = right.index("wgmma_gemm_ss")
+    assert product < right.index("load_vector_or_zero<16>", product) < right.index("wgmma_wait<0>", product)
+    assert "cp_async_16" in right and "cp_async_16" not in producer
 
 
 def test_sparse_mla_decode_takes_the_hopper_kernel_on_hopper(rng, monkeypatch):

@@ -158,23 +158,65 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
 
 
 @T.macro
+def load_right_values(fill, step, slot_of, raw, group_scales, lane):
+    # Warpgroup 1's share of step `step`'s tokens in the split FP8 decode: the slots, then the
+    # right half of each token's values (chunks FP8 chunks / 2 on) and its scales.
+    Cache, Scales, _, Indices, t, topk, slots, block_I, _ = fill
+    step_indices(Indices, t, step, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+    load_tokens(Cache, Scales, slot_of, raw, group_scales, lane, raw.shape[1])
+
+
+@T.macro
+def store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane):
+    # The loaded right halves times their scales and the tokens' RoPE dims into the stage's
+    # second part, released to warpgroup 0's score gemm.
+    Cache, _, Rope, _, _, _, _, _, rope_at = fill
+    store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1], raw.shape[1], 0)
+    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+    T.fence_proxy_async()
+    T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+    T.barrier_arrive(keys_ready[2 * stage + 1])
+
+
+@T.macro
 def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free, finished,
-               steps, block_H, half, dim, crossover):
+               steps, block_H, half, dim, crossover, fill=None, keys_ready=None):
     # Warpgroup 1: the right half of O, from each step's P and rescale factors, over the
-    # denominators when it returns.
+    # denominators when it returns. With `fill` (the FP8 decode's split dequantization: Cache,
+    # Scales, Rope, Indices, t, topk, slots, block_I, rope_at), it also fills each stage's second
+    # part itself, the part only it multiplies by P: steps 0 and 1's first, then step s + 2's
+    # once its product of step s is done, the tokens' bytes loaded under that product.
     T.fill(acc_right, 0)
+    if fill is not None:
+        lane = T.get_thread_binding() - CONSUMER_THREADS
+        rounds = fill[7] * THREADS_A_TOKEN // CONSUMER_THREADS  # block_I's
+        slot_of = T.alloc_local((rounds,), "int32")
+        raw = T.alloc_local((rounds, FP8_DIM // (2 * THREADS_A_TOKEN * 16), 16), "uint8")
+        group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
+        for stage in T.unroll(2):
+            if stage < steps:
+                load_right_values(fill, stage, slot_of, raw, group_scales, lane)
+                store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
                 T.barrier_arrive(p_ready)
                 T.barrier_wait(p_ready, (r * 2 + stage) & 1)
                 rescale_moved_rows(acc_right, rescale_shared, block_H, half)
-                T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
-                T.barrier_arrive(keys_free[2 * stage + 1])
-                if crossover:
-                    T.mbarrier_arrive(keys_free[2 * stage + 1], cta_id=1 - T.block_rank_in_cluster())
+                if fill is None:
+                    T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right)
+                    T.barrier_arrive(keys_free[2 * stage + 1])
+                    if crossover:
+                        T.mbarrier_arrive(keys_free[2 * stage + 1], cta_id=1 - T.block_rank_in_cluster())
+                else:
+                    T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right, wg_wait=-1)
+                    load_right_values(fill, r * 2 + stage + 2, slot_of, raw, group_scales, lane)  # (-1 past the end)
+                    T.wait_wgmma(0)
                 if r * 2 + stage < steps - 1:
                     T.barrier_arrive(p_free)
+                if fill is not None:
+                    if r * 2 + stage + 2 < steps:
+                        store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
     T.barrier_wait(finished, 0)
     for h, d in T.Parallel(block_H, half):
         acc_right[h, d] *= inverse_shared[h]
@@ -208,7 +250,7 @@ def hopper_buffers(block_H, block_I, width, half, crossover):
 
 
 @T.macro
-def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, crossover=False):
+def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, crossover=False, fill=None):
     # The consumer warpgroups of a program: token t's heads h0.. attend to each step's keys in
     # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
     # stages, their key biases (0, or -inf for an invalid key), their mbarriers) and the rows' lse, in warpgroup 0.
@@ -217,16 +259,16 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, 
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
      finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half, crossover)
     with T.ws(0):
-        T.set_max_nreg(240, 1)
+        T.set_max_nreg(240 if fill is None else 232, 1)
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
         scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
                              keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
     with T.ws(1):
-        T.set_max_nreg(168, 1)
+        T.set_max_nreg(168 if fill is None else 200, 1)  # filling, its loaded bytes beside O's half (spilled at 192)
         right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
-                   finished, steps, block_H, half, dim, crossover)
+                   finished, steps, block_H, half, dim, crossover, fill, keys_ready)
         T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
     return KV_shared, key_bias, keys_ready, keys_free, lse
 
@@ -259,11 +301,11 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
 
 
 @T.macro
-def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
-    # This producer thread's quarter of each of its tokens' FP8 values (16 bytes at a time, 64
-    # bytes apart) and their 4 scales (rounded to bfloat16, as FlashMLA's are: DeepSeek's are
-    # powers of two), into registers: every round's loads go out before any store, so that they
-    # wait on memory together. Zeros for an invalid token (slot -1).
+def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane, first_chunk=0):
+    # This thread's quarter of its tokens' FP8 values in chunks first_chunk.. (raw.shape[1] of
+    # them, 16 bytes at a time, 64 bytes apart) and their 4 scales (rounded to bfloat16, as
+    # FlashMLA's are: DeepSeek's are powers of two), into registers: every round's loads go out
+    # before any store, so that they wait on memory together. Zeros for an invalid token (slot -1).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         slot = slot_of[round]
@@ -272,23 +314,24 @@ def load_tokens(Cache, Scales, slot_of, raw, group_scales, lane):
             group_scales[round, g] = T.if_then_else(slot >= 0, Scales[safe, FP8_DIM // 4 + g], 0)
         for c in T.unroll(raw.shape[1]):
             for e in T.vectorized(16):
-                raw[round, c, e] = T.if_then_else(slot >= 0, Cache[safe, (c * THREADS_A_TOKEN + part) * 16 + e], 0)
+                raw[round, c, e] = T.if_then_else(slot >= 0,
+                                                  Cache[safe, ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e], 0)
 
 
 @T.macro
-def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk, first_round=0):
-    # This thread's loaded values of chunks first_chunk.. (half its chunks: one part of the
-    # stage) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too), its
+def store_values(raw, group_scales, KV_shared, stage, lane, first_chunk, count, raw_first, first_round=0):
+    # This thread's loaded values of chunks first_chunk.. (count of them, raw's from raw_first
+    # on) times their group's scale into the stage as bfloat16 (FlashMLA rounds so too), its
     # rounds' rows from round first_round on. An e4m3 times a bfloat16 is exact in float32: on
     # CUDA a pair is one bf16x2 multiply (pair_conversions, e4m3_pair_times).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(raw.shape[0]):
         row = filled_row(first_round + round, lane, THREADS_A_TOKEN)
-        for c in T.unroll(raw.shape[1] // 2):
+        for c in T.unroll(count):
             for e in T.vectorized(16):
                 # the chunk's 16 values lie in one group of FP8_GROUP
                 KV_shared[stage, row, ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 + e] = T.Cast(
-                    "float32", T.reinterpret(raw[round, first_chunk + c, e], "float8_e4m3")) * T.Cast(
+                    "float32", T.reinterpret(raw[round, raw_first + c, e], "float8_e4m3")) * T.Cast(
                     "float32", group_scales[round, ((first_chunk + c) * THREADS_A_TOKEN + part) * 16 // FP8_GROUP])
 
 
@@ -316,15 +359,17 @@ def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at):
 
 @T.macro
 def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
-                      block_I, rope_at):
+                      block_I, rope_at, split=False):
     # Warpgroup 2 of the FP8 decode: each step's tokens loaded, dequantized and stored into its
-    # stage (two, in turn), each part released to the consumers once written.
+    # stage (two, in turn), each part released to the consumers once written. split: the
+    # first part alone (the values' left half and the key biases); warpgroup 1 fills the second
+    # (right_half's `fill`).
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
     # the slots of this step's tokens and of the next step's, read a step ahead
     slot_of = T.alloc_local((rounds,), "int32")
     next_slot_of = T.alloc_local((rounds,), "int32")
-    raw = T.alloc_local((rounds, FP8_DIM // (THREADS_A_TOKEN * 16), 16), "uint8")
+    raw = T.alloc_local((rounds, FP8_DIM // ((2 if split else 1) * THREADS_A_TOKEN * 16), 16), "uint8")
     group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
@@ -333,7 +378,8 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                 # both parts free before any load: a value held across a wait
                 # for the second spilled at the 96 registers this warpgroup has
                 T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
+                if not split:
+                    T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
                 load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
                 step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
                              THREADS_A_TOKEN)
@@ -341,15 +387,17 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                 # first): the dequantized values are the generic proxy's stores,
                 # and wgmma reads them through the async proxy
                 store_key_bias(slot_of, key_bias, stage, lane)
-                store_values(raw, group_scales, KV_shared, stage, lane, 0)
+                left = raw.shape[1] if split else raw.shape[1] // 2
+                store_values(raw, group_scales, KV_shared, stage, lane, 0, left, 0)
                 T.fence_proxy_async()
                 T.cp_async_barrier_noinc(keys_ready[2 * stage])
                 T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
-                copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
-                store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2)
-                T.fence_proxy_async()
-                T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
-                T.barrier_arrive(keys_ready[2 * stage + 1])
+                if not split:
+                    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                    store_values(raw, group_scales, KV_shared, stage, lane, left, left, left)
+                    T.fence_proxy_async()
+                    T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                    T.barrier_arrive(keys_ready[2 * stage + 1])
                 for round in T.unroll(2):
                     slot_of[round] = next_slot_of[round]
 
@@ -382,7 +430,7 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                 step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
                              THREADS_A_TOKEN)
                 store_key_bias(my_slot, key_bias, stage, lane, rank)
-                store_values(raw, group_scales, KV_shared, stage, lane, 0, rank)
+                store_values(raw, group_scales, KV_shared, stage, lane, 0, raw.shape[1] // 2, 0, rank)
                 # each part released to this program's consumers once written, then
                 # copied to the peer's (which reads it after its own copy's arrival)
                 T.fence_proxy_async()
@@ -395,7 +443,8 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                                KV_shared[stage, first:first + half_rows, 0:dim // 2], dst_block=peer,
                                remote_barrier=keys_ready[2 * stage])
                 copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
-                store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, rank)
+                store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, raw.shape[1] // 2,
+                             raw.shape[1] // 2, rank)
                 T.fence_proxy_async()
                 T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
                 T.barrier_arrive(keys_ready[2 * stage + 1])
@@ -407,7 +456,8 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, crossover=False):
+def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, crossover=False,
+                                    split_dequant=False):
     """The FP8 sparse decode (sparse_mla.py's), warp-specialized. tokens = B * s_q query tokens;
     LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and Rope are one cache's bytes
     (fp8_cache.scales_and_rope). The token and cache slot counts are read at each call.
@@ -419,7 +469,15 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
     stage part is refilled once the consumers of both programs are done with it (they arrive at
     both keys_free barriers); each program fills all the RoPE dims of its stage itself
     (cp.async). It takes heads of a whole number of head-block pairs and block_I 64 (CUDA
-    sm_90; the CPU runs it too). Slower than without, so far (docs/dsa.md)."""
+    sm_90; the CPU runs it too). Slower than without, so far (docs/dsa.md).
+
+    split_dequant: the producer dequantizes the left half of each step's values alone, and
+    warpgroup 1 (otherwise idle most of a step, waiting for P) the right half and the RoPE dims,
+    into the stage part only it multiplies by P, loading the bytes under its product of the step
+    two back: each warpgroup dequantizes half of what the producer did."""
+    if crossover and split_dequant:
+        raise ValueError("the decode takes crossover=True or split_dequant=True, not both: each halves the producer's "
+                         "dequantization its own way")
     if crossover:
         head_blocks = -(-heads // block_H)
         if head_blocks % 2 != 0:
@@ -444,19 +502,20 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
         with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=cluster) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
+            fill = (Cache, Scales, Rope, Indices, t, topk, slots, block_I, rope_at) if split_dequant else None
             KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
-                                                                         dim, tail_dim, crossover)
+                                                                         dim, tail_dim, crossover, fill)
             with T.ws(0):
                 for h in T.Parallel(block_H):
                     if h0 + h < heads:
                         LSE[t // s_q, h0 + h, t % s_q] = lse[h]
             with T.ws(2):
-                T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit
+                T.set_max_nreg(72 if split_dequant else 96, 0)  # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
                 if crossover:
                     dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
                                       topk, slots, block_I, rope_at, dim)
                 else:
                     dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
-                                      topk, slots, block_I, rope_at)
+                                      topk, slots, block_I, rope_at, split_dequant)
 
     return main
