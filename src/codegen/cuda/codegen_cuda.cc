@@ -212,7 +212,9 @@ class CudaPrinter final : public CFamilyPrinter {
     const std::string name = op.name.substr(prefix.size());
     std::string text = ns_ + name + "(";
     for (size_t i = 0; i < op.args.size(); ++i) {
-      std::string arg = i == 0 && is_cp_async(name) ? shared_window_address(op.args[0]) : print_expr(op.args[i]);
+      std::string arg = i == 0 && dialect_.shared_window_addresses && is_cp_async(name)
+                            ? shared_window_address(op.args[0])
+                            : print_expr(op.args[i]);
       if (i == 1 && bounds_check_ && reaches_peer_block(name))
         arg = ns_ + "checked_block_rank(" + arg + ", " + std::to_string(cluster_blocks_) + ", " + kernel_name_literal_ +
               ", " + string_literal("the peer block rank at " + current_source_line()) + ")";
@@ -348,7 +350,8 @@ CudaSource generate_gpu_source(const ir::PrimFunc& func, const KernelAbi& abi, c
 
 CudaSource generate_cuda_source(const ir::PrimFunc& func, const KernelAbi& abi, const Target& target,
                                 bool bounds_check) {
-  static const GpuDialect cuda{"CUDA (NVRTC)", "tilec_cuda", "cuda/tilec_cuda.h", /*offset_helpers=*/true};
+  static const GpuDialect cuda{"CUDA (NVRTC)", "tilec_cuda", "cuda/tilec_cuda.h", /*offset_helpers=*/true,
+                               /*shared_window_addresses=*/true};
   return generate_gpu_source(func, abi, target, bounds_check, cuda);
 }
 

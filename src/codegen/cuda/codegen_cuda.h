@@ -79,6 +79,9 @@ struct GpuDialect {
   // Whether the device support has the layouts' offset helpers (swizzled_offset, panel_offset);
   // without them every layout is printed as its expression.
   bool offset_helpers = false;
+  // Whether the device support's cp.async takes its shared destination as a 32-bit shared-window
+  // address (device/cuda/memory.h) rather than a pointer (HIP's emulation).
+  bool shared_window_addresses = false;
 };
 
 // generate_cuda_source for `dialect`.

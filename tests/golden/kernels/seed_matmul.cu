@@ -28,24 +28,24 @@ extern "C" __global__ void __launch_bounds__(128) tilec_matmul_kernel(const tile
   // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
   #pragma unroll
   for (int32_t s_1 = 0; s_1 < 2; ++s_1) {
-    tilec_cuda::cp_async_16((&A_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_1 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_1 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
+    tilec_cuda::cp_async_16((tilec_cuda::shared_address(A_shared) + static_cast<uint32_t>((0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_1 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&A[(int64_t)(by * 32 + (s_1 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
   }
   // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
   #pragma unroll
   for (int32_t s_2 = 0; s_2 < 2; ++s_2) {
-    tilec_cuda::cp_async_16((&B_shared[(0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_2 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_2 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
+    tilec_cuda::cp_async_16((tilec_cuda::shared_address(B_shared) + static_cast<uint32_t>((0) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_2 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&B[(int64_t)(bx * 32 + (s_2 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4]), true);
   }
   // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
   tilec_cuda::cp_async_commit();
   // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
   #pragma unroll
   for (int32_t s_3 = 0; s_3 < 2; ++s_3) {
-    tilec_cuda::cp_async_16((&A_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_3 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_3 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
+    tilec_cuda::cp_async_16((tilec_cuda::shared_address(A_shared) + static_cast<uint32_t>((1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_3 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&A[(int64_t)(by * 32 + (s_3 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
   }
   // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
   #pragma unroll
   for (int32_t s_4 = 0; s_4 < 2; ++s_4) {
-    tilec_cuda::cp_async_16((&B_shared[(1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_4 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_4 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
+    tilec_cuda::cp_async_16((tilec_cuda::shared_address(B_shared) + static_cast<uint32_t>((1) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_4 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&B[(int64_t)(bx * 32 + (s_4 * 16 + ((tx >> 3) & 15))) * 64 + (tx & 7) * 4 + 32]), true);
   }
   // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
   tilec_cuda::cp_async_commit();
@@ -56,12 +56,12 @@ extern "C" __global__ void __launch_bounds__(128) tilec_matmul_kernel(const tile
       // seed_matmul.py:22: T.copy(A[by*32, k*32], A_shared)
       #pragma unroll
       for (int32_t s_5 = 0; s_5 < 2; ++s_5) {
-        tilec_cuda::cp_async_16((&A_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_5 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&A[(int64_t)(by * 32 + (s_5 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
+        tilec_cuda::cp_async_16((tilec_cuda::shared_address(A_shared) + static_cast<uint32_t>((tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_5 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&A[(int64_t)(by * 32 + (s_5 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
       }
       // seed_matmul.py:23: T.copy(B[bx*32, k*32], B_shared)
       #pragma unroll
       for (int32_t s_6 = 0; s_6 < 2; ++s_6) {
-        tilec_cuda::cp_async_16((&B_shared[(tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_6 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)]), (&B[(int64_t)(bx * 32 + (s_6 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
+        tilec_cuda::cp_async_16((tilec_cuda::shared_address(B_shared) + static_cast<uint32_t>((tilec_cuda::floormod(k_stage_iter + 2, 3)) * 1024 + tilec_cuda::swizzled_offset<32, 4>(s_6 * 16 + ((tx >> 3) & 15), (tx & 7) * 4)) * 4u), (&B[(int64_t)(bx * 32 + (s_6 * 16 + ((tx >> 3) & 15))) * 64 + (k_stage_iter + 2) * 32 + (tx & 7) * 4]), (k_stage_iter + 2) * 32 + (tx & 7) * 4 < 64);
       }
     }
     // seed_matmul.py:21: for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):
