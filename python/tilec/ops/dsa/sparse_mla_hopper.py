@@ -160,7 +160,7 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
 @T.macro
 def load_right_values(fill, step, slot_of, raw, group_scales, lane):
     # Warpgroup 1's share of step `step`'s tokens in the split FP8 decode: the slots, then the
-    # right half of each token's values (chunks FP8 chunks / 2 on) and its scales.
+    # right half of each token's values (its last raw.shape[1] chunks) and its scales.
     Cache, Scales, _, Indices, t, topk, slots, block_I, _ = fill
     step_indices(Indices, t, step, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     load_tokens(Cache, Scales, slot_of, raw, group_scales, lane, raw.shape[1])
