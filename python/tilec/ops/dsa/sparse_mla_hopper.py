@@ -371,18 +371,27 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     next_slot_of = T.alloc_local((rounds,), "int32")
     raw = T.alloc_local((rounds, FP8_DIM // ((2 if split else 1) * THREADS_A_TOKEN * 16), 16), "uint8")
     group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
+
+    def load_step(next_step):
+        # this step's bytes, and the slots of the next
+        load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
+        step_indices(Indices, t, next_step, next_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
-                # both parts free before any load: a value held across a wait
-                # for the second spilled at the 96 registers this warpgroup has
-                T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                if not split:
+                if split:
+                    # half the bytes: they fit the producer's 72 registers across the wait
+                    # for the stage, so their loads wait on memory under the consumers' step
+                    load_step(r * 2 + stage + 1)
+                    T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                else:
+                    # both parts free before any load: a step's bytes held across
+                    # these waits spilled at the 96 registers this warpgroup has
+                    T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
                     T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
-                load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
-                step_indices(Indices, t, r * 2 + stage + 1, next_slot_of, lane, topk, slots, block_I,
-                             THREADS_A_TOKEN)
+                    load_step(r * 2 + stage + 1)
                 # each part released once written (the score gemm starts on the
                 # first): the dequantized values are the generic proxy's stores,
                 # and wgmma reads them through the async proxy
