@@ -868,16 +868,39 @@ def test_the_split_decode_builds_for_sm90a():
     assert "setmaxnreg_inc<232>" in source and "setmaxnreg_inc<200>" in source and "setmaxnreg_dec<72>" in source
     consumers, producer = source.split("setmaxnreg_dec<72>")
     # warpgroup 1's product of a step is left in flight while it loads the bytes of the step two
-    # ahead; it copies the RoPE dims (cp.async), the producer none
+    # ahead; the producer loads a step's before it waits for the stage
     right = consumers[consumers.index("setmaxnreg_inc<200>"):]
     product = right.index("wgmma_gemm_ss")
     assert product < right.index("load_vector_or_zero<16>", product) < right.index("wgmma_wait<0>", product)
+    assert producer.index("load_vector_or_zero<16>") < producer.index("mbarrier_wait_parity((&keys_free[")
+    # warpgroup 1 copies the RoPE dims (cp.async), the producer none
     assert "cp_async_16" in right and "cp_async_16" not in producer
 
 
+@pytest.mark.parametrize("topk,taken", [(256, "seesaw"), (100, "hopper")])
+def test_sparse_mla_prefill_takes_the_seesaw_on_hopper_where_it_fits(topk, taken, rng, monkeypatch):
+    # On Hopper the seesaw is the default where it fits (pairs of 64-key steps: topk a multiple
+    # of 128), the Hopper kernel elsewhere; the CPU runs both, so the choice is checked here by
+    # its result.
+    from tilec.ops.dsa import sparse_mla
+
+    if ON_GPU:
+        hopper_or_skip()
+    calls = []
+    for name in ("hopper", "seesaw"):
+        attribute = f"sparse_mla_prefill_{name}_kernel"
+        kernel = getattr(sparse_mla, attribute)
+        monkeypatch.setattr(sparse_mla, attribute, lambda *a, name=name, kernel=kernel, **kw: calls.append(name)
+                            or kernel(*a, **kw))
+    monkeypatch.setattr(sparse_mla, "is_hopper", lambda tensor: True)
+    check_sparse_prefill(dsa.sparse_mla_prefill, 2, 300, 16, 576, 512, topk, rng)
+    assert calls == [taken]
+
+
 def test_sparse_mla_decode_takes_the_hopper_kernel_on_hopper(rng, monkeypatch):
-    # On Hopper the warp-specialized decode is the default (1.6x the T.Pipelined one on the
-    # H200); the CPU backend runs it too, so the choice is checked here by its result.
+    # On Hopper the warp-specialized decode, its dequantization split (split_dequant), is the
+    # default (1.6x the T.Pipelined one on the H200); the CPU backend runs it too, so the choice
+    # is checked here by its result.
     from tilec.ops.dsa import sparse_mla
 
     if ON_GPU:
@@ -886,9 +909,9 @@ def test_sparse_mla_decode_takes_the_hopper_kernel_on_hopper(rng, monkeypatch):
     hopper = sparse_mla.sparse_mla_decode_hopper_kernel
     monkeypatch.setattr(sparse_mla, "is_hopper", lambda tensor: True)
     monkeypatch.setattr(sparse_mla, "sparse_mla_decode_hopper_kernel",
-                        lambda *a, **kw: calls.append(a) or hopper(*a, **kw))
+                        lambda *a, **kw: calls.append(kw) or hopper(*a, **kw))
     check_sparse_decode(dsa.sparse_mla_decode, 2, 2, 16, 3, 37, 3, rng)
-    assert len(calls) == 1
+    assert len(calls) == 1 and calls[0]["split_dequant"]
 
 
 @pytest.mark.parametrize("change,message", [

@@ -22,8 +22,9 @@ from ..device import config_for, for_device_of, is_hopper
 from .cache_bytes import bfloat16_at, float32_at
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES, as_bytes, scales_and_rope
 from .sparse_indices import index_at, token_and_head_block
-from .sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
+from .sparse_mla_hopper import (HOPPER_CONFIG, HOPPER_DECODE_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
                                 sparse_mla_prefill_hopper_kernel)
+from .sparse_mla_seesaw import SEESAW_CONFIG, seesaw_fits, sparse_mla_prefill_seesaw_kernel
 
 CONFIG = dict(block_H=64, block_I=64, threads=256)
 PREFILL_CONFIG = dict(CONFIG, num_stages=2)  # 2 stages of gathered keys: 224 KiB of shared memory
@@ -234,7 +235,7 @@ def sparse_mla_decode(q, kv_cache, indices, sm_scale=None):
     topk = index_shape[2]
     q_rows, index_rows = q.reshape(B * s_q, heads, d_qk), indices.reshape(B * s_q, topk)
     if is_hopper(q):  # warp-specialized: 1.6x the T.Pipelined kernel on the H200 (docs/dsa.md)
-        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, **HOPPER_CONFIG)
+        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, **HOPPER_DECODE_CONFIG)
         out, lse = kernel(q_rows, cache, *scales_and_rope(cache), index_rows)
     else:
         config = config_for(q, gpu=CONFIG, amd=AMD_DECODE_CONFIG, cpu=CPU_CONFIG)
@@ -269,7 +270,11 @@ def sparse_mla_prefill(q, kv, indices, sm_scale=None, d_v=512, out=None):
         raise ValueError(f"d_v must be a multiple of 16 below d_qk = {d_qk}, leaving a multiple of 16, not {d_v!r}")
     sm_scale = softmax_scale(sm_scale, d_qk)
     shape = (heads, d_v, d_qk - d_v, index_shape[2], sm_scale)
-    if is_hopper(q) and hopper_fits(d_v, d_qk - d_v):
+    # the seesaw where it fits: 0.69x cuBLAS bf16 against the Hopper kernel's 0.66x (H100, bench/RESULTS.md,
+    # forty-fourth session)
+    if is_hopper(q) and seesaw_fits(d_v, d_qk - d_v, index_shape[2]):
+        kernel = sparse_mla_prefill_seesaw_kernel(*shape, **SEESAW_CONFIG)
+    elif is_hopper(q) and hopper_fits(d_v, d_qk - d_v):
         kernel = sparse_mla_prefill_hopper_kernel(*shape, **HOPPER_CONFIG)
     else:
         kernel = for_device_of(q, sparse_mla_prefill_kernel)(*shape, **config_for(q, gpu=PREFILL_CONFIG, amd=AMD_CONFIG, cpu=CPU_CONFIG))

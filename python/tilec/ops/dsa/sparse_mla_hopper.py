@@ -22,6 +22,9 @@ from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import index_at, token_and_head_block
 
 HOPPER_CONFIG = dict(block_H=64, block_I=64)
+# the decode's default: warpgroup 1 dequantizes half of each step, 0.46x cuBLAS bf16 against
+# 0.43x (H100, bench/RESULTS.md, forty-fourth session)
+HOPPER_DECODE_CONFIG = dict(HOPPER_CONFIG, split_dequant=True)
 CONSUMER_THREADS = 128  # a warpgroup
 CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
 THREADS_A_ROW = 8  # producer threads that fill one key row together
