@@ -17,7 +17,8 @@ from tilec.ops.dsa.sparse_mla import CONFIG as SPARSE_MLA_CONFIG, PREFILL_CONFIG
 from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefill_kernel
 from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, hopper_fits, sparse_mla_decode_hopper_kernel,
                                              sparse_mla_prefill_hopper_kernel)
-from tilec.ops.dsa.sparse_mla_seesaw import SEESAW_CONFIG, seesaw_fits, sparse_mla_prefill_seesaw_kernel
+from tilec.ops.dsa.sparse_mla_seesaw import (SEESAW_CONFIG, seesaw_fits, sparse_mla_decode_seesaw_kernel,
+                                             sparse_mla_prefill_seesaw_kernel)
 from tilec.ops.dsa.step import causal_ranges_kernel
 from tilec.ops.dsa.topk import CONFIG as TOPK_CONFIG
 from tilec.ops.dsa.topk import topk_kernel
@@ -834,6 +835,36 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(variant, B,
         return out.reshape(B, s_q, heads, 512), lse
 
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
+
+
+@pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 128), (2, 2, 64, 5, 256), (1, 2, 128, 9, 384),
+                                                    (1, 2, 128, 130, 2048)])
+def test_the_seesaw_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
+    # The seesaw's consumers over the producer's dequantized parts (one pair, two, three;
+    # DeepSeek's topk): invalid tokens, a query with none
+    if ON_GPU:
+        hopper_or_skip()
+
+    def decode(q, kv_cache, indices):
+        B, s_q, heads, _ = q.shape
+        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
+        kernel = sparse_mla_decode_seesaw_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, **SEESAW_CONFIG)
+        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
+                          indices.reshape(B * s_q, -1))
+        return out.reshape(B, s_q, heads, 512), lse
+
+    check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
+
+
+def test_the_seesaw_decode_builds_for_sm90a():
+    with pytest.raises(ValueError, match="topk a multiple of 2 \\* block_I"):
+        sparse_mla_decode_seesaw_kernel(2, 128, 2048 - 64, 576 ** -0.5, **SEESAW_CONFIG)
+    source = build_for_cuda(sparse_mla_decode_seesaw_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
+                            sm_scale=576 ** -0.5, **SEESAW_CONFIG)
+    consumers, producer = source.split("setmaxnreg_dec<104>")
+    # a part's bytes are loaded before the wait for it to be free; the RoPE dims by cp.async
+    assert producer.index("load_vector_or_zero<16>") < producer.index("mbarrier_wait_parity((&keys_free[")
+    assert "cp_async_16" in producer and "cp_async_16" not in consumers
 
 
 def test_the_crossover_decode_takes_pairs_of_head_blocks():

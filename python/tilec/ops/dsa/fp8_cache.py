@@ -5,6 +5,7 @@ it through views of the same memory as the types they hold."""
 
 FP8_DIM, FP8_TAIL, FP8_GROUP = 512, 64, 128
 FP8_TOKEN_BYTES = FP8_DIM + 4 * (FP8_DIM // FP8_GROUP) + 2 * FP8_TAIL
+FP8_ROPE_AT = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # a token's first RoPE dim, in bfloat16 elements
 
 
 def _dtype_in_library_of(tensor, name):
@@ -26,7 +27,7 @@ def as_bytes(cache):
 
 def scales_and_rope(cache):
     """A [slots, 656] uint8 cache read as float32 ([slots, 164]: a token's scales at 128..131)
-    and as bfloat16 ([slots, 1, 328]: its RoPE dims at 264..327): views, no copy."""
+    and as bfloat16 ([slots, 1, 328]: its RoPE dims at FP8_ROPE_AT = 264..327): views, no copy."""
     slots = cache.shape[0]
     return (cache.view(_dtype_in_library_of(cache, "float32")).reshape(slots, FP8_TOKEN_BYTES // 4),
             cache.view(_dtype_in_library_of(cache, "bfloat16")).reshape(slots, 1, FP8_TOKEN_BYTES // 2))

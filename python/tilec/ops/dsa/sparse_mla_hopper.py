@@ -18,7 +18,7 @@ import tilec
 import tilec.language as T
 
 from ..attention import FAST_MATH, LOG2E, lazy_row_max_step, rescale_moved_rows, row_exp_step
-from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
+from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_ROPE_AT, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import index_at, token_and_head_block
 
 HOPPER_CONFIG = dict(block_H=64, block_I=64)
@@ -164,7 +164,7 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
 def load_right_values(fill, step, slot_of, raw, group_scales, lane):
     # Warpgroup 1's share of step `step`'s tokens in the split FP8 decode: the slots, then the
     # right half of each token's values (its last raw.shape[1] chunks) and its scales.
-    Cache, Scales, _, Indices, t, topk, slots, block_I, _ = fill
+    Cache, Scales, _, Indices, t, topk, slots, block_I = fill
     step_indices(Indices, t, step, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     load_tokens(Cache, Scales, slot_of, raw, group_scales, lane, raw.shape[1])
 
@@ -173,9 +173,9 @@ def load_right_values(fill, step, slot_of, raw, group_scales, lane):
 def store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane):
     # The loaded right halves times their scales and the tokens' RoPE dims into the stage's
     # second part, released to warpgroup 0's score gemm.
-    Cache, _, Rope, _, _, _, _, _, rope_at = fill
+    Cache, _, Rope = fill[:3]
     store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1], raw.shape[1], 0)
-    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane)
     T.fence_proxy_async()
     T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
     T.barrier_arrive(keys_ready[2 * stage + 1])
@@ -186,7 +186,7 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                steps, block_H, half, dim, crossover, fill=None, keys_ready=None):
     # Warpgroup 1: the right half of O, from each step's P and rescale factors, over the
     # denominators when it returns. With `fill` (the FP8 decode's split dequantization: Cache,
-    # Scales, Rope, Indices, t, topk, slots, block_I, rope_at), it also fills each stage's second
+    # Scales, Rope, Indices, t, topk, slots, block_I), it also fills each stage's second
     # part itself, the part only it multiplies by P: steps 0 and 1's first, then step s + 2's
     # once its product of step s is done, the tokens' bytes loaded under that product.
     T.fill(acc_right, 0)
@@ -347,22 +347,23 @@ def store_key_bias(slot_of, key_bias, stage, lane, first_round=0):
 
 
 @T.macro
-def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at):
+def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane):
     # The tokens' RoPE dims by cp.async (zeros for an invalid token).
     part = lane % THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         row = filled_row(round, lane, THREADS_A_TOKEN)
         slot = slot_of[round]
+        safe = T.min(T.max(slot, 0), Cache.shape[0] - 1)
         for c in T.unroll(FP8_TAIL // (THREADS_A_TOKEN * CHUNK)):
             rope_column = (c * THREADS_A_TOKEN + part) * CHUNK
             T.ptx_cp_async(T.access_ptr(KV_shared[stage, row, FP8_DIM + rope_column], "w", CHUNK),
-                           T.access_ptr(Rope[T.min(T.max(slot, 0), Cache.shape[0] - 1), 0, rope_at + rope_column], "r",
-                                        CHUNK), CHUNK, predicate=slot >= 0)
+                           T.access_ptr(Rope[safe, 0, FP8_ROPE_AT + rope_column], "r", CHUNK), CHUNK,
+                           predicate=slot >= 0)
 
 
 @T.macro
 def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
-                      block_I, rope_at, split=False):
+                      block_I, split=False):
     # Warpgroup 2 of the FP8 decode: each step's tokens loaded, dequantized and stored into its
     # stage (two, in turn), each part released to the consumers once written. split: the
     # first part alone (the values' left half and the key biases); warpgroup 1 fills the second
@@ -405,7 +406,7 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                 T.cp_async_barrier_noinc(keys_ready[2 * stage])
                 T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
                 if not split:
-                    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane)
                     store_values(raw, group_scales, KV_shared, stage, lane, left, left, left)
                     T.fence_proxy_async()
                     T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
@@ -416,7 +417,7 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
 
 @T.macro
 def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
-                      block_I, rope_at, dim):
+                      block_I, dim):
     # Warpgroup 2 of the crossover decode: half of each step's tokens (round `rank`'s rows)
     # loaded and dequantized into this program's stage, then copied into the peer's.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
@@ -454,7 +455,7 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                 T.copy_cluster(KV_shared[stage, first:first + half_rows, 0:dim // 2],
                                KV_shared[stage, first:first + half_rows, 0:dim // 2], dst_block=peer,
                                remote_barrier=keys_ready[2 * stage])
-                copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane, rope_at)
+                copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane)
                 store_values(raw, group_scales, KV_shared, stage, lane, raw.shape[1] // 2, raw.shape[1] // 2,
                              raw.shape[1] // 2, rank)
                 T.fence_proxy_async()
@@ -502,7 +503,6 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
     dim, tail_dim = FP8_DIM, FP8_TAIL
     scale = sm_scale * LOG2E
     steps = T.ceildiv(topk, block_I)
-    rope_at = (FP8_DIM + 4 * (FP8_DIM // FP8_GROUP)) // 2  # in bfloat16 elements
     cluster = 2 if crossover else 1
 
     @T.prim_func
@@ -514,7 +514,7 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
         with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=cluster) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
-            fill = (Cache, Scales, Rope, Indices, t, topk, slots, block_I, rope_at) if split_dequant else None
+            fill = (Cache, Scales, Rope, Indices, t, topk, slots, block_I) if split_dequant else None
             KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim, crossover, fill)
             with T.ws(0):
@@ -525,9 +525,9 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                 T.set_max_nreg(72 if split_dequant else 96, 0)  # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
                 if crossover:
                     dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
-                                      topk, slots, block_I, rope_at, dim)
+                                      topk, slots, block_I, dim)
                 else:
                     dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
-                                      topk, slots, block_I, rope_at, split_dequant)
+                                      topk, slots, block_I, split_dequant)
 
     return main

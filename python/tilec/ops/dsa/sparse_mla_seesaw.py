@@ -33,9 +33,10 @@ import tilec
 import tilec.language as T
 
 from ..attention import FAST_MATH, LAZY_MAX_RISE, LOG2E, rescale_moved_rows
+from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import token_and_head_block
-from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, gather_rows, mark_key_bias,
-                                step_indices)
+from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, THREADS_A_TOKEN, copy_rope, gather_rows,
+                                load_tokens, mark_key_bias, step_indices, store_key_bias, store_values)
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
 START_MAX = -1e30  # a row's max before any valid key, in exp2's units: finite, so factors from it are 1
@@ -240,17 +241,68 @@ def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pai
                 rows_index[stage][j] = next_index[stage][j]
 
 
+@T.macro
+def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim):
+    # The consumer warpgroups of a program: token t's heads h0.. attend to each pair's keys in
+    # the two stages the producer fills, and O goes to Out. Returns what the producer fills
+    # (Q_shared, by TMA, and q_ready; the stages, their key biases (0, or -inf for an invalid
+    # key) and their mbarriers) and the rows' lse, in warpgroup 0.
+    width, half = dim + tail_dim, dim // 2
+    Q_shared = T.alloc_shared((block_H, width), "bfloat16")
+    KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
+    P1_shared = T.alloc_shared((block_H, block_I), "bfloat16")
+    key_bias = T.alloc_shared((2, block_I), "float32")
+    max_shared = T.alloc_shared((2, block_H), "float32")
+    sum_shared = T.alloc_shared((2, block_H), "float32")
+    # q_ready: Q landed; keys_ready / keys_free[2 * stage + part]: a part of a stage's keys (and
+    # with part 0, its validity) landed / the consumer that read it last is done with it: stage
+    # 0's left half warpgroup 0 (its scores and its own product), its right part warpgroup 1
+    # (the right half of the value, and warpgroup 0's P over the RoPE columns), stage 1's left
+    # half warpgroup 0 (warpgroup 1's P times it), its right part warpgroup 1;
+    # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is in shared
+    # memory; finished[w]: its denominator is in sum_shared[w]
+    q_ready = T.alloc_barrier(CONSUMER_THREADS)
+    keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
+    keys_free = T.alloc_barrier([CONSUMER_THREADS] * 4)
+    max_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
+    p_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
+    finished = T.alloc_barrier([CONSUMER_THREADS] * 2)
+    with T.ws(0):
+        T.set_max_nreg(200, 1)
+        T.barrier_wait(q_ready, 0)
+        acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready,
+                                     keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim,
+                                     half)
+        T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+    with T.ws(1):
+        T.set_max_nreg(200, 1)
+        T.barrier_wait(q_ready, 0)
+        acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready,
+                                    keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
+        T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
+    return Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse
+
+
+@T.macro
+def load_q(Q, Q_shared, q_ready, t, h0, block_H):
+    # The producer's first task: token t's heads h0.. by TMA
+    T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
+    T.barrier_arrive(q_ready)
+
+
+def check_seesaw(dim, tail_dim, topk, block_H, block_I):
+    if not seesaw_fits(dim, tail_dim, topk, block_H, block_I):
+        raise ValueError(f"the seesaw kernels take block_H = block_I = tail_dim, dim a multiple of 128 and topk a "
+                         f"multiple of 2 * block_I (pairs of steps), not dim {dim}, tail_dim {tail_dim}, topk {topk}, "
+                         f"block_H {block_H}, block_I {block_I} (seesaw_fits)")
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
 def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
     # The query and key counts are read at each call: one kernel for every length.
-    if not seesaw_fits(dim, tail_dim, topk, block_H, block_I):
-        raise ValueError(f"the seesaw prefill takes block_H = block_I = tail_dim, dim a multiple of 128 and topk a "
-                         f"multiple of 2 * block_I (pairs of steps), not dim {dim}, tail_dim {tail_dim}, topk {topk}, "
-                         f"block_H {block_H}, block_I {block_I} (seesaw_fits)")
+    check_seesaw(dim, tail_dim, topk, block_H, block_I)
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
-    scale = sm_scale * LOG2E
-    width, half = dim + tail_dim, dim // 2
     pairs = topk // (2 * block_I)
 
     @T.prim_func
@@ -259,48 +311,89 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
-            Q_shared = T.alloc_shared((block_H, width), "bfloat16")
-            KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
-            P1_shared = T.alloc_shared((block_H, block_I), "bfloat16")
-            key_bias = T.alloc_shared((2, block_I), "float32")
-            max_shared = T.alloc_shared((2, block_H), "float32")
-            sum_shared = T.alloc_shared((2, block_H), "float32")
-            # q_ready: Q landed; keys_ready / keys_free[2 * stage + part]: a part of a stage's
-            # keys (and with part 0, its validity) landed / the consumer that read it last is
-            # done with it: stage 0's left half warpgroup 0 (its scores and its own product),
-            # its right part warpgroup 1 (the right half of the value, and warpgroup 0's P over
-            # the RoPE columns), stage 1's left half warpgroup 0 (warpgroup 1's P times it),
-            # its right part warpgroup 1;
-            # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is in
-            # shared memory; finished[w]: its denominator is in sum_shared[w]
-            q_ready = T.alloc_barrier(CONSUMER_THREADS)
-            keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
-            keys_free = T.alloc_barrier([CONSUMER_THREADS] * 4)
-            max_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
-            p_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
-            finished = T.alloc_barrier([CONSUMER_THREADS] * 2)
             h0 = hb * block_H
-
+            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
+                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
             with T.ws(0):
-                T.set_max_nreg(200, 1)
-                T.barrier_wait(q_ready, 0)
-                acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared,
-                                             keys_ready, keys_free, max_ready, p_ready, finished, pairs, scale,
-                                             block_H, block_I, dim, half)
-                T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
                 T.copy(lse, LSE[t, h0:h0 + block_H])
-            with T.ws(1):
-                T.set_max_nreg(200, 1)
-                T.barrier_wait(q_ready, 0)
-                acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared,
-                                            keys_ready, keys_free, max_ready, p_ready, finished, pairs, scale,
-                                            block_H, block_I, dim, half)
-                T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
             with T.ws(2):
                 T.set_max_nreg(104, 0)  # (200 + 200 + 104) x 128 fit; at 72 or 88 it spilled
-                T.tma_copy(Q[t, h0:h0 + block_H, :], Q_shared, barrier=q_ready)
-                T.barrier_arrive(q_ready)
+                load_q(Q, Q_shared, q_ready, t, h0, block_H)
                 gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I,
-                             half)
+                             dim // 2)
+
+    return main
+
+
+@T.macro
+def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, slots,
+                     block_I):
+    # Warpgroup 2 of the seesaw decode: each pair's tokens dequantized into the two stages a part
+    # at a time, in gather_pairs' order (the order the consumers free them): part 0 the left
+    # half of the values and the key biases, part 1 the right half and the RoPE dims. A part's
+    # bytes (half a step's: 32 registers a thread) are loaded before the wait for it to be free,
+    # so they wait on memory under the consumers' work; the next pair's slots under this pair's.
+    lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
+    rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
+    chunks = FP8_DIM // (2 * THREADS_A_TOKEN * 16)  # of 16 bytes, a thread's in half a token
+    slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
+    next_slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
+    raw = T.alloc_local((rounds, chunks, 16), "uint8")
+    group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
+    for stage in (0, 1):
+        step_indices(Indices, t, stage, slot_of[stage], lane, topk, slots, block_I, THREADS_A_TOKEN)
+    for r in T.serial(pairs):
+        for stage, part in ((0, 0), (1, 1), (0, 1), (1, 0)):
+            load_tokens(Cache, Scales, slot_of[stage], raw, group_scales, lane, part * chunks)
+            T.barrier_wait(keys_free[2 * stage + part], (r & 1) ^ 1)
+            if part == 0:
+                store_key_bias(slot_of[stage], key_bias, stage, lane)
+            else:
+                copy_rope(Cache, Rope, slot_of[stage], KV_shared, stage, lane)
+            store_values(raw, group_scales, KV_shared, stage, lane, part * chunks, chunks, 0)
+            # the dequantized values are the generic proxy's stores; wgmma reads them through
+            # the async proxy
+            T.fence_proxy_async()
+            T.cp_async_barrier_noinc(keys_ready[2 * stage + part])
+            T.barrier_arrive(keys_ready[2 * stage + part])  # with part 0, releases the key biases
+            if stage == 0 and part == 0:
+                for next_stage in (0, 1):  # (-1 past the last pair)
+                    step_indices(Indices, t, 2 * r + 2 + next_stage, next_slot_of[next_stage], lane, topk, slots,
+                                 block_I, THREADS_A_TOKEN)
+        for stage in (0, 1):
+            for j in T.unroll(rounds):
+                slot_of[stage][j] = next_slot_of[stage][j]
+
+
+@tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
+def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
+    """The FP8 sparse decode (sparse_mla_hopper.sparse_mla_decode_hopper_kernel's arguments and
+    results) with the seesaw's consumers: the producer dequantizes each pair's tokens a part at a
+    time in the order they are freed. topk a multiple of 2 * block_I."""
+    check_seesaw(FP8_DIM, FP8_TAIL, topk, block_H, block_I)
+    tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
+    dim, tail_dim = FP8_DIM, FP8_TAIL
+    pairs = topk // (2 * block_I)
+
+    @T.prim_func
+    def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
+             Cache: T.Tensor((slots, FP8_TOKEN_BYTES), "uint8"),
+             Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
+             Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
+             Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
+            h0 = hb * block_H
+            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
+                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
+            with T.ws(0):
+                for h in T.Parallel(block_H):
+                    if h0 + h < heads:
+                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+            with T.ws(2):
+                T.set_max_nreg(104, 0)
+                load_q(Q, Q_shared, q_ready, t, h0, block_H)
+                dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, pairs,
+                                 topk, slots, block_I)
 
     return main
