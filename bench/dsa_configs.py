@@ -13,8 +13,8 @@ pairs of programs share each stage's keys by TMA multicast; overlap 1: each step
 last step's head sums; arrive_free 1: stages freed by mbarrier arrivals, no block barrier a step);
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
 block_I:num_stages, then the
-warp-specialized Hopper kernel; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the
-Hopper kernel and its split_dequant form. Each
+warp-specialized Hopper kernel and the seesaw; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the
+Hopper kernel, its split_dequant form and the seesaw decode. Each
 result is checked first (top-k as sets against torch.topk, the others against the references of
 bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
 (comma-separated configs) to try others. `fused`: the indexer then top-k as attention_prefill
@@ -38,7 +38,8 @@ from tilec.ops.dsa.sparse_mla import sparse_mla_decode_kernel, sparse_mla_prefil
 from tilec.ops.dsa.fp8_cache import scales_and_rope
 from tilec.ops.dsa.sparse_mla_hopper import (HOPPER_CONFIG, sparse_mla_decode_hopper_kernel,
                                              sparse_mla_prefill_hopper_kernel)
-from tilec.ops.dsa.sparse_mla_seesaw import SEESAW_CONFIG, sparse_mla_prefill_seesaw_kernel
+from tilec.ops.dsa.sparse_mla_seesaw import (SEESAW_CONFIG, sparse_mla_decode_seesaw_kernel,
+                                             sparse_mla_prefill_seesaw_kernel)
 from tilec.ops.dsa.topk import topk_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -181,6 +182,8 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
         s_q, HEADS, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
     kernels["warp-specialized, split dequantization (Hopper)"] = (sparse_mla_decode_hopper_kernel(
         s_q, HEADS, TOPK, D_QK ** -0.5, split_dequant=True, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
+    kernels["seesaw (Hopper)"] = (sparse_mla_decode_seesaw_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, **SEESAW_CONFIG),
+                                  (cache, *scales_and_rope(cache)))
     for name, (kernel, cache_args) in kernels.items():
         report(f"FP8 decode {name}",
                lambda kernel=kernel, a=cache_args: f"error {rel(kernel(q, *a, indices)[0][:2], ref):.1e}",

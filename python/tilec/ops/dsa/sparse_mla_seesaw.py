@@ -369,7 +369,8 @@ def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_rea
 def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
     """The FP8 sparse decode (sparse_mla_hopper.sparse_mla_decode_hopper_kernel's arguments and
     results) with the seesaw's consumers: the producer dequantizes each pair's tokens a part at a
-    time in the order they are freed. topk a multiple of 2 * block_I."""
+    time in the order they are freed. topk a multiple of 2 * block_I. Slower than the split
+    Hopper decode, so far (docs/dsa.md)."""
     check_seesaw(FP8_DIM, FP8_TAIL, topk, block_H, block_I)
     tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
     dim, tail_dim = FP8_DIM, FP8_TAIL
