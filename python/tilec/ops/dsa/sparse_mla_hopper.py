@@ -468,6 +468,14 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                     slot_of[round] = next_slot_of[round]
 
 
+@T.macro
+def store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H):
+    # Query token t's rows' lse (heads h0..) into LSE [B, heads, s_q], FlashMLA's layout.
+    for h in T.Parallel(block_H):
+        if h0 + h < heads:
+            LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+
+
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
 def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, crossover=False,
                                     split_dequant=False):
@@ -518,9 +526,7 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
             KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
                                                                          dim, tail_dim, crossover, fill)
             with T.ws(0):
-                for h in T.Parallel(block_H):
-                    if h0 + h < heads:
-                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+                store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
             with T.ws(2):
                 T.set_max_nreg(72 if split_dequant else 96, 0)  # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
                 if crossover:

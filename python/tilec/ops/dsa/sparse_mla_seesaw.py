@@ -36,7 +36,8 @@ from ..attention import FAST_MATH, LAZY_MAX_RISE, LOG2E, rescale_moved_rows
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import token_and_head_block
 from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, THREADS_A_TOKEN, copy_rope, gather_rows,
-                                load_tokens, mark_key_bias, step_indices, store_key_bias, store_values)
+                                load_tokens, mark_key_bias, step_indices, store_decode_lse, store_key_bias,
+                                store_values)
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
 START_MAX = -1e30  # a row's max before any valid key, in exp2's units: finite, so factors from it are 1
@@ -388,9 +389,7 @@ def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
             Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
                 Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
             with T.ws(0):
-                for h in T.Parallel(block_H):
-                    if h0 + h < heads:
-                        LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+                store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
             with T.ws(2):
                 T.set_max_nreg(104, 0)
                 load_q(Q, Q_shared, q_ready, t, h0, block_H)
