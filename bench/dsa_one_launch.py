@@ -4,6 +4,7 @@ to capture (`ncu -k regex:tilec_ -s 1 -c 1 ...`: the second launch):
     python bench/dsa_one_launch.py prefill          # sparse_mla_prefill_hopper_kernel
     python bench/dsa_one_launch.py seesaw           # sparse_mla_prefill_seesaw_kernel
     python bench/dsa_one_launch.py decode [split]   # sparse_mla_decode_hopper_kernel [split_dequant=True]
+    python bench/dsa_one_launch.py decode seesaw    # sparse_mla_decode_seesaw_kernel
     python bench/dsa_one_launch.py indexer [S] [field=value ...]   # indexer_logits_kernel, HOPPER_CONFIG
 
 The prefills: h_q = 128, topk 2048, S = 4096, S_kv = 8192, one index in 7 invalid. The decode:
@@ -32,13 +33,18 @@ def prefill_call(make, config, S=4096, S_kv=8192):
     return lambda: kernel(q, kv, indices)
 
 
-def decode_call(split, batch=128, s_q=2):
+def decode_call(form, batch=128, s_q=2):
     slots = batch * 64 * 64
     cache, _ = fp8_cache(slots)
     q = torch.randn(batch * s_q, HEADS, D_QK, device="cuda", dtype=torch.bfloat16)
     indices = torch.randint(0, slots, (batch * s_q, TOPK), device="cuda", dtype=torch.int32)
-    kernel = sparse_mla_hopper.sparse_mla_decode_hopper_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, split_dequant=split,
-                                                               **sparse_mla_hopper.HOPPER_CONFIG)
+    if form == ["seesaw"]:
+        kernel = sparse_mla_seesaw.sparse_mla_decode_seesaw_kernel(s_q, HEADS, TOPK, D_QK ** -0.5,
+                                                                   **sparse_mla_seesaw.SEESAW_CONFIG)
+    else:
+        kernel = sparse_mla_hopper.sparse_mla_decode_hopper_kernel(s_q, HEADS, TOPK, D_QK ** -0.5,
+                                                                   split_dequant=form == ["split"],
+                                                                   **sparse_mla_hopper.HOPPER_CONFIG)
     views = scales_and_rope(cache)
     return lambda: kernel(q, cache, *views, indices)
 
@@ -53,7 +59,8 @@ def indexer_call(S, fields):
 
 
 def main(argv):
-    if not argv or argv[0] not in ("prefill", "seesaw", "decode", "indexer"):
+    if not argv or argv[0] not in ("prefill", "seesaw", "decode", "indexer") or (
+            argv[0] == "decode" and argv[1:] not in ([], ["split"], ["seesaw"])):
         raise SystemExit(__doc__)
     torch.manual_seed(0)
     if argv[0] == "prefill":
@@ -61,7 +68,7 @@ def main(argv):
     elif argv[0] == "seesaw":
         call = prefill_call(sparse_mla_seesaw.sparse_mla_prefill_seesaw_kernel, sparse_mla_seesaw.SEESAW_CONFIG)
     elif argv[0] == "decode":
-        call = decode_call(argv[1:] == ["split"])
+        call = decode_call(argv[1:])
     else:
         rest = argv[1:]
         S = int(rest.pop(0)) if rest and "=" not in rest[0] else 16384
