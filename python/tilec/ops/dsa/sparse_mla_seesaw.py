@@ -27,6 +27,9 @@ consumers free and read them: stage 0's left half (free once warpgroup 0's own p
 done), stage 1's right part (warpgroup 1's scores start there), stage 0's right part, stage
 1's left half (free once warpgroup 0's last product is done). A pair of steps needs both: the
 kernel takes an even number of steps (topk a multiple of 2 * block_I).
+
+sparse_mla_decode_seesaw_kernel is the FP8 decode with the same consumers and a producer that
+dequantizes the cache (opt-in: slower than the split Hopper decode so far, docs/dsa.md).
 """
 
 import tilec
