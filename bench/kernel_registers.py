@@ -78,6 +78,8 @@ KERNELS = {
                          fixed(s_q=2, split_dequant=True, **SPARSE_MLA, **sparse_mla_hopper.HOPPER_CONFIG)),
     "dsa_decode_seesaw": (sparse_mla_seesaw.sparse_mla_decode_seesaw_kernel,
                           fixed(s_q=2, **SPARSE_MLA, **sparse_mla_seesaw.SEESAW_CONFIG)),
+    "dsa_decode_seesaw_two_producers": (sparse_mla_seesaw.sparse_mla_decode_seesaw_kernel,
+                                        fixed(s_q=2, producers=2, **SPARSE_MLA, **sparse_mla_seesaw.SEESAW_CONFIG)),
 }
 
 

@@ -93,11 +93,20 @@ __device__ __forceinline__ void turn_pass(int barrier) {
   asm volatile("bar.arrive %0, 256;\n" ::"r"(barrier) : "memory");
 }
 
+// The widest wgmma a kernel issues. An m64n256 fp32 accumulator and its operands take about 158
+// registers a thread, and ptxas refuses the instruction (C7602) in a kernel launched with fewer,
+// even in a warpgroup that setmaxnreg grows past them: the generated source of a block launched
+// with fewer (more than 384 threads) sets 128. Two m64n128 wgmmas hold the accumulator's
+// registers in the same order as one m64n256.
+#ifndef TILEC_WGMMA_MAX_N
+#define TILEC_WGMMA_MAX_N 256
+#endif
+
 namespace detail {
 
-// The widest wgmma (a multiple of 8, at most 256) that splits N.
+// The widest wgmma (a multiple of 8, at most TILEC_WGMMA_MAX_N) that splits N.
 __host__ __device__ constexpr int wgmma_width(int n) {
-  int w = n <= 256 ? n : 256;
+  int w = n <= TILEC_WGMMA_MAX_N ? n : TILEC_WGMMA_MAX_N;
   while (n % w != 0) w -= 8;
   return w;
 }

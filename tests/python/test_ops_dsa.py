@@ -837,18 +837,20 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(variant, B,
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
+@pytest.mark.parametrize("producers", [1, 2])
 @pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 128), (2, 2, 64, 5, 256), (1, 2, 128, 9, 384),
                                                     (1, 2, 128, 130, 2048)])
-def test_the_seesaw_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, rng):
+def test_the_seesaw_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, producers, rng):
     # The seesaw's consumers over the producer's dequantized parts (one pair, two, three;
-    # DeepSeek's topk): invalid tokens, a query with none
+    # DeepSeek's topk), dequantized by one warpgroup or two: invalid tokens, a query with none
     if ON_GPU:
         hopper_or_skip()
 
     def decode(q, kv_cache, indices):
         B, s_q, heads, _ = q.shape
         cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_seesaw_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, **SEESAW_CONFIG)
+        kernel = sparse_mla_decode_seesaw_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, producers=producers,
+                                                 **SEESAW_CONFIG)
         out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
                           indices.reshape(B * s_q, -1))
         return out.reshape(B, s_q, heads, 512), lse
@@ -865,6 +867,14 @@ def test_the_seesaw_decode_builds_for_sm90a():
     # a part's bytes are loaded before the wait for it to be free; the RoPE dims by cp.async
     assert producer.index("load_vector_or_zero<16>") < producer.index("mbarrier_wait_parity((&keys_free[")
     assert "cp_async_16" in producer and "cp_async_16" not in consumers
+    with pytest.raises(ValueError, match="producers is the seesaw decode's dequantizing warpgroups, 1 or 2, not 3"):
+        sparse_mla_decode_seesaw_kernel(2, 128, 2048, 576 ** -0.5, producers=3, **SEESAW_CONFIG)
+    # two producer warpgroups: 512 threads launch with 128 registers a thread, too few for ptxas
+    # to take an m64n256 wgmma, so the source asks for m64n128s
+    source = build_for_cuda(sparse_mla_decode_seesaw_kernel, "sm_90a", s_q=2, heads=128, topk=2048,
+                            sm_scale=576 ** -0.5, producers=2, **SEESAW_CONFIG)
+    assert "__launch_bounds__(512)" in source and "#define TILEC_WGMMA_MAX_N 128" in source
+    assert "setmaxnreg_inc<200>" in source and "setmaxnreg_dec<56>" in source
 
 
 def test_the_crossover_decode_takes_pairs_of_head_blocks():

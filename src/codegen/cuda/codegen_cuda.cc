@@ -11,6 +11,7 @@
 #include "ir/device_calls.h"
 #include "ir/shared_layout.h"
 #include "ir/visitor.h"
+#include "passes/cuda/register_moves.h"
 
 namespace tilec::codegen {
 namespace {
@@ -26,6 +27,9 @@ class CudaPrinter final : public CFamilyPrinter {
     emit_line("// Target: " + target_.to_string());
     emit_line("#include \"" + dialect_.header + "\"");
     if (uses_hopper_support(func.body)) {
+      if (passes::registers_at_launch(launch->threads + launch->producer_threads, launch->min_blocks_per_sm) <
+          passes::kWideWgmmaRegisters)
+        emit_line("#define TILEC_WGMMA_MAX_N 128  // the launch's registers don't take an m64n256 wgmma");
       emit_line("#include \"cuda/tma.h\"");
       emit_line("#include \"cuda/wgmma.h\"");
     } else if (dialect_.offset_helpers && uses_panels(func.body)) {

@@ -72,7 +72,9 @@ int64_t tensor_core_k(DType t) {
 }
 
 // The width of one wgmma instruction over a warpgroup's `cols` columns (device/cuda/wgmma.h,
-// detail::wgmma_width).
+// detail::wgmma_width). A kernel launched with too few registers for an m64n256 issues it as
+// m64n128s (TILEC_WGMMA_MAX_N), the same accumulator: known only once warp specialization has
+// set the block's threads, after this choice.
 int64_t wgmma_width(int64_t cols) {
   int64_t w = std::min<int64_t>(cols, 256);
   while (w > 0 && cols % w != 0) w -= 8;

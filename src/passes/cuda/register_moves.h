@@ -16,6 +16,10 @@ namespace tilec::passes {
 // over the block (over min_blocks blocks, T.annotate_min_blocks_per_sm), in steps of 8, at most
 // 255 (what __launch_bounds__(threads, min_blocks) leaves ptxas).
 int registers_at_launch(int threads, int min_blocks = 1);
+// The registers a thread of a kernel must launch with for ptxas to compile an m64n256 wgmma with
+// a float32 accumulator (it asks for 158, C7602); a kernel launched with fewer issues m64n128s
+// (TILEC_WGMMA_MAX_N, device/cuda/wgmma.h).
+inline constexpr int kWideWgmmaRegisters = 160;
 
 // Each thread group's T.set_max_nreg counts (a group without one keeps registers_at_launch),
 // times its threads, must fit in what the block launched with: a CompileError otherwise.

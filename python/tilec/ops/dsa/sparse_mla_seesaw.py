@@ -246,11 +246,13 @@ def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pai
 
 
 @T.macro
-def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim):
+def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim, producer_threads=CONSUMER_THREADS,
+                  consumer_max_nreg=200):
     # The consumer warpgroups of a program: token t's heads h0.. attend to each pair's keys in
-    # the two stages the producer fills, and O goes to Out. Returns what the producer fills
-    # (Q_shared, by TMA, and q_ready; the stages, their key biases (0, or -inf for an invalid
-    # key) and their mbarriers) and the rows' lse, in warpgroup 0.
+    # the two stages the producer (producer_threads threads, each arriving at q_ready and at
+    # keys_ready twice) fills, and O goes to Out. Returns what the producer fills (Q_shared, by
+    # TMA, and q_ready; the stages, their key biases (0, or -inf for an invalid key) and their
+    # mbarriers) and the rows' lse, in warpgroup 0.
     width, half = dim + tail_dim, dim // 2
     Q_shared = T.alloc_shared((block_H, width), "bfloat16")
     KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
@@ -265,21 +267,21 @@ def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim):
     # half warpgroup 0 (warpgroup 1's P times it), its right part warpgroup 1;
     # max_ready[w]: warpgroup w's max is in max_shared[w]; p_ready[w]: its P is in shared
     # memory; finished[w]: its denominator is in sum_shared[w]
-    q_ready = T.alloc_barrier(CONSUMER_THREADS)
-    keys_ready = T.alloc_barrier([2 * CONSUMER_THREADS] * 4)
+    q_ready = T.alloc_barrier(producer_threads)
+    keys_ready = T.alloc_barrier([2 * producer_threads] * 4)
     keys_free = T.alloc_barrier([CONSUMER_THREADS] * 4)
     max_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
     p_ready = T.alloc_barrier([CONSUMER_THREADS] * 2)
     finished = T.alloc_barrier([CONSUMER_THREADS] * 2)
     with T.ws(0):
-        T.set_max_nreg(200, 1)
+        T.set_max_nreg(consumer_max_nreg, 1)
         T.barrier_wait(q_ready, 0)
         acc_left, lse = seesaw_steps(0, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready,
                                      keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim,
                                      half)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
     with T.ws(1):
-        T.set_max_nreg(200, 1)
+        T.set_max_nreg(consumer_max_nreg, 1)
         T.barrier_wait(q_ready, 0)
         acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready,
                                     keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
@@ -331,14 +333,15 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
 
 @T.macro
 def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, slots,
-                     block_I):
-    # Warpgroup 2 of the seesaw decode: each pair's tokens dequantized into the two stages a part
-    # at a time, in gather_pairs' order (the order the consumers free them): part 0 the left
-    # half of the values and the key biases, part 1 the right half and the RoPE dims. A part's
-    # bytes (half a step's: 32 registers a thread) are loaded before the wait for it to be free,
-    # so they wait on memory under the consumers' work; the next pair's slots under this pair's.
+                     block_I, producer_threads):
+    # The seesaw decode's producer (warpgroups 2..): each pair's tokens dequantized into the two
+    # stages a part at a time, in gather_pairs' order (the order the consumers free them): part
+    # 0 the left half of the values and the key biases, part 1 the right half and the RoPE dims.
+    # A part's bytes (half a step's: 32 registers a thread of one warpgroup, 16 of two) are
+    # loaded before the wait for it to be free, so they wait on memory under the consumers'
+    # work; the next pair's slots under this pair's.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
-    rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
+    rounds = block_I * THREADS_A_TOKEN // producer_threads
     chunks = FP8_DIM // (2 * THREADS_A_TOKEN * 16)  # of 16 bytes, a thread's in half a token
     slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
     next_slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
@@ -370,15 +373,20 @@ def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_rea
 
 
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
-def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64):
+def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, producers=1):
     """The FP8 sparse decode (sparse_mla_hopper.sparse_mla_decode_hopper_kernel's arguments and
-    results) with the seesaw's consumers: the producer dequantizes each pair's tokens a part at a
-    time in the order they are freed. topk a multiple of 2 * block_I. Slower than the split
-    Hopper decode, so far (docs/dsa.md)."""
+    results) with the seesaw's consumers: the producer (`producers` warpgroups, 1 or 2, each
+    thread 4 or 2 tokens a pair) dequantizes each pair's tokens a part at a time in the order
+    they are freed. topk a multiple of 2 * block_I."""
     check_seesaw(FP8_DIM, FP8_TAIL, topk, block_H, block_I)
+    if producers not in (1, 2):
+        raise ValueError(f"producers is the seesaw decode's dequantizing warpgroups, 1 or 2, not {producers}")
     tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
     dim, tail_dim = FP8_DIM, FP8_TAIL
     pairs = topk // (2 * block_I)
+    producer_threads = producers * CONSUMER_THREADS
+    # 64 K registers over the block's threads: (200 + 200 + 104) x 128, or (200 + 200 + 56 + 56) x 128
+    consumer_max_nreg, producer_max_nreg = (200, 104) if producers == 1 else (200, 56)
 
     @T.prim_func
     def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
@@ -386,17 +394,18 @@ def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
              Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=2 * CONSUMER_THREADS + producer_threads) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
             Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
-                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
+                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim, producer_threads,
+                consumer_max_nreg)
             with T.ws(0):
                 store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
-            with T.ws(2):
-                T.set_max_nreg(104, 0)
+            with T.ws(2, 1 + producers):  # warpgroup 2, or 2 and 3
+                T.set_max_nreg(producer_max_nreg, 0)
                 load_q(Q, Q_shared, q_ready, t, h0, block_H)
                 dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, pairs,
-                                 topk, slots, block_I)
+                                 topk, slots, block_I, producer_threads)
 
     return main
