@@ -246,13 +246,13 @@ def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pai
 
 
 @T.macro
-def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim, producer_threads=CONSUMER_THREADS,
-                  consumer_max_nreg=200):
+def seesaw_attend(Q, Out, LSE, t, h0, pairs, scale, block_H, block_I, dim, tail_dim, decode_s_q=None,
+                  producer_threads=CONSUMER_THREADS, consumer_max_nreg=200):
     # The consumer warpgroups of a program: token t's heads h0.. attend to each pair's keys in
     # the two stages the producer (producer_threads threads, each arriving at q_ready and at
-    # keys_ready twice) fills, and O goes to Out. Returns what the producer fills (Q_shared, by
-    # TMA, and q_ready; the stages, their key biases (0, or -inf for an invalid key) and their
-    # mbarriers) and the rows' lse, in warpgroup 0.
+    # keys_ready twice) fills; O goes to Out and the rows' lse to LSE (a decode's [B, heads,
+    # s_q] with decode_s_q). Returns what the producer fills: Q_shared (by TMA) and q_ready; the
+    # stages, their key biases (0, or -inf for an invalid key) and their mbarriers.
     width, half = dim + tail_dim, dim // 2
     Q_shared = T.alloc_shared((block_H, width), "bfloat16")
     KV_shared = T.alloc_shared((2, block_I, width), "bfloat16")
@@ -280,13 +280,17 @@ def seesaw_attend(Q, Out, t, h0, pairs, scale, block_H, block_I, dim, tail_dim, 
                                      keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim,
                                      half)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+        if decode_s_q is None:
+            T.copy(lse, LSE[t, h0:h0 + block_H])
+        else:
+            store_decode_lse(LSE, lse, t, h0, decode_s_q, Q.shape[1], block_H)
     with T.ws(1):
         T.set_max_nreg(consumer_max_nreg, 1)
         T.barrier_wait(q_ready, 0)
         acc_right, _ = seesaw_steps(1, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_shared, keys_ready,
                                     keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim, half)
         T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
-    return Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse
+    return Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free
 
 
 @T.macro
@@ -318,10 +322,8 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
         with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
-            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
-                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
-            with T.ws(0):
-                T.copy(lse, LSE[t, h0:h0 + block_H])
+            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free = seesaw_attend(
+                Q, Out, LSE, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
             with T.ws(2):
                 T.set_max_nreg(104, 0)  # (200 + 200 + 104) x 128 fit; at 72 or 88 it spilled
                 load_q(Q, Q_shared, q_ready, t, h0, block_H)
@@ -339,9 +341,11 @@ def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_rea
     # 0 the left half of the values and the key biases, part 1 the right half and the RoPE dims.
     # A part's bytes (half a step's: 32 registers a thread of one warpgroup, 16 of two) are
     # loaded before the wait for it to be free, so they wait on memory under the consumers'
-    # work; the next pair's slots under this pair's.
+    # work; the next pair's slots under this pair's: under its first part with one warpgroup,
+    # its third with two (under the first, ptxas spilled a register of the 56 each thread has).
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     rounds = block_I * THREADS_A_TOKEN // producer_threads
+    slots_after_part = 0 if producer_threads == CONSUMER_THREADS else 1  # of stage 0
     chunks = FP8_DIM // (2 * THREADS_A_TOKEN * 16)  # of 16 bytes, a thread's in half a token
     slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
     next_slot_of = [T.alloc_local((rounds,), "int32") for _ in range(2)]
@@ -363,7 +367,7 @@ def dequantize_pairs(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_rea
             T.fence_proxy_async()
             T.cp_async_barrier_noinc(keys_ready[2 * stage + part])
             T.barrier_arrive(keys_ready[2 * stage + part])  # with part 0, releases the key biases
-            if stage == 0 and part == 0:
+            if stage == 0 and part == slots_after_part:
                 for next_stage in (0, 1):  # (-1 past the last pair)
                     step_indices(Indices, t, 2 * r + 2 + next_stage, next_slot_of[next_stage], lane, topk, slots,
                                  block_I, THREADS_A_TOKEN)
@@ -397,11 +401,9 @@ def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
         with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=2 * CONSUMER_THREADS + producer_threads) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
-            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free, lse = seesaw_attend(
-                Q, Out, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim, producer_threads,
+            Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free = seesaw_attend(
+                Q, Out, LSE, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim, s_q, producer_threads,
                 consumer_max_nreg)
-            with T.ws(0):
-                store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
             with T.ws(2, 1 + producers):  # warpgroup 2, or 2 and 3
                 T.set_max_nreg(producer_max_nreg, 0)
                 load_q(Q, Q_shared, q_ready, t, h0, block_H)
