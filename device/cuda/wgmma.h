@@ -95,9 +95,9 @@ __device__ __forceinline__ void turn_pass(int barrier) {
 
 // The widest wgmma a kernel issues. An m64n256 fp32 accumulator and its operands take about 158
 // registers a thread, and ptxas refuses the instruction (C7602) in a kernel launched with fewer,
-// even in a warpgroup that setmaxnreg grows past them: the generated source of a block launched
-// with fewer (more than 384 threads) sets 128. Two m64n128 wgmmas hold the accumulator's
-// registers in the same order as one m64n256.
+// even in a warpgroup that setmaxnreg grows past them: the generated source of a kernel launched
+// with fewer (a block of more than 384 threads, or blocks asked to share an SM) sets 128. Two
+// m64n128 wgmmas hold the accumulator's registers in the same order as one m64n256.
 #ifndef TILEC_WGMMA_MAX_N
 #define TILEC_WGMMA_MAX_N 256
 #endif
