@@ -12,10 +12,10 @@ block_N:num_stages:queries:threads:blocks_per_sm[:tma[:tensor_head_sum[:multicas
 pairs of programs share each stage's keys by TMA multicast; overlap 1: each step's gemm under the
 last step's head sums; arrive_free 1: stages freed by mbarrier arrivals, no block barrier a step);
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
-block_I:num_stages, then the
-warp-specialized Hopper kernel and the seesaw; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the
-Hopper kernel, its split_dequant form and the seesaw decode with one and two dequantizing warpgroups. Each
-result is checked first (top-k as sets against torch.topk, the others against the references of
+block_I:num_stages, then the warp-specialized Hopper kernel and the seesaw with one and two gathering
+warpgroups; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the Hopper kernel, its
+split_dequant form and the seesaw decode with one and two dequantizing warpgroups. Each result is
+checked first (top-k as sets against torch.topk, the others against the references of
 bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
 (comma-separated configs) to try others. `fused`: the indexer then top-k as attention_prefill
 runs them (4096 queries, the last of S_kv keys, S_kv 8K, 32K, 128K), top-k reading the logits
@@ -161,8 +161,10 @@ def prefill_rows(bf16_rate, S=4096, S_kv=8192):
         num_stages=stages) for block_I, stages in configs("PREFILL", "64:1,64:2")}
     kernels["warp-specialized (Hopper)"] = sparse_mla_prefill_hopper_kernel(HEADS, D_V, D_QK - D_V, TOPK,
                                                                             D_QK ** -0.5, **HOPPER_CONFIG)
-    kernels["seesaw (Hopper)"] = sparse_mla_prefill_seesaw_kernel(HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5,
-                                                                  **SEESAW_CONFIG)
+    for producers in (1, 2):
+        kernels[f"seesaw, {producers} gathering warpgroup{'s' if producers > 1 else ''} (Hopper)"] = (
+            sparse_mla_prefill_seesaw_kernel(HEADS, D_V, D_QK - D_V, TOPK, D_QK ** -0.5, producers=producers,
+                                             **SEESAW_CONFIG))
     for name, kernel in kernels.items():
         report(f"sparse prefill {name}", lambda kernel=kernel: f"error {rel(kernel(q, kv, indices)[0][:8], ref):.1e}",
                lambda kernel=kernel: kernel(q, kv, indices), 2 * (D_QK + D_V) * HEADS * valid,

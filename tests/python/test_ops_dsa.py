@@ -545,17 +545,19 @@ def test_sparse_mla_prefill_against_float64(S, S_kv, heads, d_qk, d_v, topk, rng
 
 # The warp-specialized kernels by themselves (on a CPU, their thread groups take turns at their
 # barriers). Hopper's: one step, an odd count of steps, an even one; the seesaw's, TileLang's pairs
-# of steps: topk a multiple of 128. 16 heads (one program, most heads past the end), 64, 128;
-# DeepSeek's.
+# of steps: topk a multiple of 128, gathered by one warpgroup or two. 16 heads (one program, most
+# heads past the end), 64, 128; DeepSeek's.
 WARP_SPECIALIZED_PREFILLS = {"hopper": (sparse_mla_prefill_hopper_kernel, HOPPER_CONFIG),
-                             "seesaw": (sparse_mla_prefill_seesaw_kernel, SEESAW_CONFIG)}
+                             "seesaw": (sparse_mla_prefill_seesaw_kernel, SEESAW_CONFIG),
+                             "seesaw, 2 producers": (sparse_mla_prefill_seesaw_kernel, dict(SEESAW_CONFIG, producers=2))}
 
 
 @pytest.mark.parametrize("kernel,S,S_kv,heads,topk", [
     ("hopper", 2, 300, 16, 37), ("hopper", 3, 1521, 16, 100), ("hopper", 4, 700, 64, 256),
     ("hopper", 5, 4099, 128, 300), ("hopper", 2, 8192, 128, 2048),
     ("seesaw", 3, 1521, 16, 128), ("seesaw", 4, 700, 64, 256), ("seesaw", 5, 4099, 128, 384),
-    ("seesaw", 2, 8192, 128, 2048)])
+    ("seesaw", 2, 8192, 128, 2048), ("seesaw, 2 producers", 3, 1521, 16, 128),
+    ("seesaw, 2 producers", 5, 4099, 128, 384), ("seesaw, 2 producers", 2, 8192, 128, 2048)])
 def test_the_warp_specialized_prefills_against_float64(kernel, S, S_kv, heads, topk, rng):
     if ON_GPU:
         hopper_or_skip()
@@ -583,9 +585,16 @@ def test_the_seesaw_prefill_builds_for_sm90a():
     assert source.count("stmatrix_accumulator<64, 64") == 2
     assert source.count("setmaxnreg_inc<200>") == 2 and "setmaxnreg_dec<104>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
+    with pytest.raises(ValueError, match="producers is the seesaw prefill's gathering warpgroups, 1 or 2, not 0"):
+        sparse_mla_prefill_seesaw_kernel(128, 512, 64, 2048, 576 ** -0.5, producers=0, **SEESAW_CONFIG)
+    # two gathering warpgroups: 512 threads, m64n128 wgmmas (as the two-producer seesaw decode)
+    source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", heads=128, dim=512, tail_dim=64, topk=2048,
+                            sm_scale=576 ** -0.5, producers=2, **SEESAW_CONFIG)
+    assert "__launch_bounds__(512)" in source and "#define TILEC_WGMMA_MAX_N 128" in source
+    assert source.count("setmaxnreg_inc<200>") == 2 and "setmaxnreg_dec<56>" in source
 
 
-@pytest.mark.parametrize("kernel", ["hopper", "seesaw"])
+@pytest.mark.parametrize("kernel", ["hopper", "seesaw", "seesaw, 2 producers"])
 def test_the_warp_specialized_prefills_when_the_first_step_has_no_valid_key(kernel, rng):
     # Token 0's first step (warpgroup 0's in the seesaw) has no valid key, and every score is
     # far below 0 (q . k about -5000, -300 in exp2's units): what was summed under the max of

@@ -44,34 +44,38 @@ def hopper_fits(dim, tail_dim, block_H=64, block_I=64):
 
 
 @T.macro
-def filled_row(j, lane, threads_a_row=THREADS_A_ROW):
+def filled_row(j, lane, threads_a_row=THREADS_A_ROW, producer_threads=CONSUMER_THREADS):
     # The key row of a step that this producer thread fills in its j-th round: threads_a_row
-    # threads a row, CONSUMER_THREADS // threads_a_row rows a round.
-    return j * (CONSUMER_THREADS // threads_a_row) + lane // threads_a_row
+    # threads a row, producer_threads // threads_a_row rows a round.
+    return j * (producer_threads // threads_a_row) + lane // threads_a_row
 
 
 @T.macro
-def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I, threads_a_row=THREADS_A_ROW):
+def step_indices(Indices, t, step, rows_index, lane, topk, keys, block_I, threads_a_row=THREADS_A_ROW,
+                 producer_threads=CONSUMER_THREADS):
     # The indices of the rows this producer thread fills in step `step`, -1 where invalid.
     for j in T.unroll(rows_index.shape[0]):
-        rows_index[j] = index_at(Indices, t, step * block_I + filled_row(j, lane, threads_a_row), topk, keys)
+        rows_index[j] = index_at(Indices, t, step * block_I + filled_row(j, lane, threads_a_row, producer_threads),
+                                 topk, keys)
 
 
 @T.macro
-def mark_key_bias(rows_index, key_bias, stage, lane):
+def mark_key_bias(rows_index, key_bias, stage, lane, producer_threads=CONSUMER_THREADS):
     for j in T.unroll(rows_index.shape[0]):
-        key_bias[stage, filled_row(j, lane)] = T.if_then_else(rows_index[j] >= 0, 0, -T.infinity("float32"))
+        key_bias[stage, filled_row(j, lane, THREADS_A_ROW, producer_threads)] = T.if_then_else(
+            rows_index[j] >= 0, 0, -T.infinity("float32"))
 
 
 @T.macro
-def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count):
+def gather_rows(KV, src_first, rows_index, KV_shared, stage, lane, first, count, producer_threads=CONSUMER_THREADS):
     # This thread's part of columns [first, first + count) of a step's rows, from columns
     # src_first.. of the keys rows_index names: CHUNK elements a cp.async, zeros for an invalid key.
     for j in T.unroll(rows_index.shape[0]):
+        row = filled_row(j, lane, THREADS_A_ROW, producer_threads)
         for c in T.unroll(T.ceildiv(count // CHUNK, THREADS_A_ROW)):
             column = (c * THREADS_A_ROW + lane % THREADS_A_ROW) * CHUNK
             if column < count:
-                T.ptx_cp_async(T.access_ptr(KV_shared[stage, filled_row(j, lane), first + column], "w", CHUNK),
+                T.ptx_cp_async(T.access_ptr(KV_shared[stage, row, first + column], "w", CHUNK),
                                T.access_ptr(KV[T.max(rows_index[j], 0), 0, src_first + column], "r", CHUNK), CHUNK,
                                predicate=rows_index[j] >= 0)
 

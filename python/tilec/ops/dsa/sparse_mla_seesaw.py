@@ -1,6 +1,6 @@
 """Sparse MLA prefill on Hopper with the steps split between two warpgroups (a "seesaw", as
 TileLang's sparse_mla_fwd_seesaw example calls it), in the order of FlashMLA's sparse prefill:
-sparse_mla.py's computation, 384 threads.
+sparse_mla.py's computation, 384 threads (512 with two gathering warpgroups).
 
 sparse_mla_hopper.py's kernel leaves every score gemm and every softmax to warpgroup 0, and only
 the right half of P V to warpgroup 1: warpgroup 0 carries 6.8 of each step's 8.9 MFLOP and the
@@ -214,32 +214,33 @@ def seesaw_steps(own, Q_shared, KV_shared, key_bias, max_shared, sum_shared, P1_
 
 
 @T.macro
-def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I, half):
-    # Warpgroup 2: each pair's indexed key rows into the two stages, a part at a time
-    # (keys_ready / keys_free[2 * stage + part]) in the order the consumers free and read them.
+def gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I, half,
+                 producer_threads):
+    # The producer (warpgroups 2..): each pair's indexed key rows into the two stages, a part at a
+    # time (keys_ready / keys_free[2 * stage + part]) in the order the consumers free and read them.
     # The next pair's indices are loaded under this pair's gathers: loaded right before their
     # first use, the producer waited on them (ncu: 11% of its samples).
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     width = KV_shared.shape[2]
-    rows = block_I * THREADS_A_ROW // CONSUMER_THREADS
+    rows = block_I * THREADS_A_ROW // producer_threads
     rows_index = [T.alloc_local((rows,), "int32") for _ in range(2)]
     next_index = [T.alloc_local((rows,), "int32") for _ in range(2)]
     for stage in (0, 1):
-        step_indices(Indices, t, stage, rows_index[stage], lane, topk, seq_kv, block_I)
+        step_indices(Indices, t, stage, rows_index[stage], lane, topk, seq_kv, block_I, THREADS_A_ROW, producer_threads)
     for r in T.serial(pairs):
         for stage, part in ((0, 0), (1, 1), (0, 1), (1, 0)):
             T.barrier_wait(keys_free[2 * stage + part], (r & 1) ^ 1)
             if part == 0:
-                mark_key_bias(rows_index[stage], key_bias, stage, lane)
-                gather_rows(KV, 0, rows_index[stage], KV_shared, stage, lane, 0, half)
+                mark_key_bias(rows_index[stage], key_bias, stage, lane, producer_threads)
+                gather_rows(KV, 0, rows_index[stage], KV_shared, stage, lane, 0, half, producer_threads)
             else:
-                gather_rows(KV, half, rows_index[stage], KV_shared, stage, lane, half, width - half)
+                gather_rows(KV, half, rows_index[stage], KV_shared, stage, lane, half, width - half, producer_threads)
             T.cp_async_barrier_noinc(keys_ready[2 * stage + part])
             T.barrier_arrive(keys_ready[2 * stage + part])  # with part 0, releases the key biases
             if stage == 0 and part == 0:
                 for next_stage in (0, 1):  # (-1 past the last pair)
                     step_indices(Indices, t, 2 * r + 2 + next_stage, next_index[next_stage], lane, topk, seq_kv,
-                                 block_I)
+                                 block_I, THREADS_A_ROW, producer_threads)
         for stage in (0, 1):
             for j in T.unroll(rows):
                 rows_index[stage][j] = next_index[stage][j]
@@ -307,11 +308,22 @@ def check_seesaw(dim, tail_dim, topk, block_H, block_I):
                          f"block_H {block_H}, block_I {block_I} (seesaw_fits)")
 
 
+def producer_warpgroups(producers, what):
+    """The producer's threads, and the registers a consumer and a producer thread get: the block's
+    64 K over (200 + 200 + 104) x 128 threads, or (200 + 200 + 56 + 56) x 128 (at 72 or 88, one
+    producer warpgroup spilled)."""
+    if producers not in (1, 2):
+        raise ValueError(f"producers is the seesaw {what} warpgroups, 1 or 2, not {producers}")
+    return producers * CONSUMER_THREADS, 200, (104 if producers == 1 else 56)
+
+
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
-def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64):
+def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block_H=64, block_I=64, producers=1):
     # dim: the value's dims (the latent part); tail_dim: the query-key dims past it (RoPE).
-    # The query and key counts are read at each call: one kernel for every length.
+    # The query and key counts are read at each call: one kernel for every length. producers:
+    # the gathering warpgroups (1 or 2; 384 or 512 threads).
     check_seesaw(dim, tail_dim, topk, block_H, block_I)
+    producer_threads, consumer_max_nreg, producer_max_nreg = producer_warpgroups(producers, "prefill's gathering")
     seq, seq_kv = T.symbolic("seq"), T.symbolic("seq_kv")
     pairs = topk // (2 * block_I)
 
@@ -319,16 +331,17 @@ def sparse_mla_prefill_seesaw_kernel(heads, dim, tail_dim, topk, sm_scale, block
     def main(Q: T.Tensor((seq, heads, dim + tail_dim), "bfloat16"),
              KV: T.Tensor((seq_kv, 1, dim + tail_dim), "bfloat16"), Indices: T.Tensor((seq, topk), "int32"),
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
-        with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
+        with T.Kernel(seq * T.ceildiv(heads, block_H), threads=2 * CONSUMER_THREADS + producer_threads) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
             h0 = hb * block_H
             Q_shared, q_ready, KV_shared, key_bias, keys_ready, keys_free = seesaw_attend(
-                Q, Out, LSE, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim)
-            with T.ws(2):
-                T.set_max_nreg(104, 0)  # (200 + 200 + 104) x 128 fit; at 72 or 88 it spilled
+                Q, Out, LSE, t, h0, pairs, sm_scale * LOG2E, block_H, block_I, dim, tail_dim, None, producer_threads,
+                consumer_max_nreg)
+            with T.ws(2, 1 + producers):  # warpgroup 2, or 2 and 3
+                T.set_max_nreg(producer_max_nreg, 0)
                 load_q(Q, Q_shared, q_ready, t, h0, block_H)
                 gather_pairs(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, pairs, topk, seq_kv, block_I,
-                             dim // 2)
+                             dim // 2, producer_threads)
 
     return main
 
@@ -383,14 +396,10 @@ def sparse_mla_decode_seesaw_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
     thread 4 or 2 tokens a pair) dequantizes each pair's tokens a part at a time in the order
     they are freed. topk a multiple of 2 * block_I."""
     check_seesaw(FP8_DIM, FP8_TAIL, topk, block_H, block_I)
-    if producers not in (1, 2):
-        raise ValueError(f"producers is the seesaw decode's dequantizing warpgroups, 1 or 2, not {producers}")
+    producer_threads, consumer_max_nreg, producer_max_nreg = producer_warpgroups(producers, "decode's dequantizing")
     tokens, slots = T.symbolic("tokens"), T.symbolic("slots")
     dim, tail_dim = FP8_DIM, FP8_TAIL
     pairs = topk // (2 * block_I)
-    producer_threads = producers * CONSUMER_THREADS
-    # 64 K registers over the block's threads: (200 + 200 + 104) x 128, or (200 + 200 + 56 + 56) x 128
-    consumer_max_nreg, producer_max_nreg = (200, 104) if producers == 1 else (200, 56)
 
     @T.prim_func
     def main(Q: T.Tensor((tokens, heads, dim + tail_dim), "bfloat16"),
