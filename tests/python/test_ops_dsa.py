@@ -585,8 +585,10 @@ def test_the_seesaw_prefill_builds_for_sm90a():
     assert source.count("stmatrix_accumulator<64, 64") == 2
     assert source.count("setmaxnreg_inc<200>") == 2 and "setmaxnreg_dec<104>" in source
     assert source.count("tma_load(") == 9  # Q, a panel a load
-    with pytest.raises(ValueError, match="producers is the seesaw prefill's gathering warpgroups, 1 or 2, not 0"):
-        sparse_mla_prefill_seesaw_kernel(128, 512, 64, 2048, 576 ** -0.5, producers=0, **SEESAW_CONFIG)
+    for producers in (0, 2.0, True):
+        with pytest.raises(ValueError, match=f"producers is the seesaw prefill's gathering warpgroups, 1 or 2, not "
+                                             f"{producers!r}"):
+            sparse_mla_prefill_seesaw_kernel(128, 512, 64, 2048, 576 ** -0.5, producers=producers, **SEESAW_CONFIG)
     # two gathering warpgroups: 512 threads, m64n128 wgmmas (as the two-producer seesaw decode)
     source = build_for_cuda(sparse_mla_prefill_seesaw_kernel, "sm_90a", heads=128, dim=512, tail_dim=64, topk=2048,
                             sm_scale=576 ** -0.5, producers=2, **SEESAW_CONFIG)

@@ -312,8 +312,8 @@ def producer_warpgroups(producers, what):
     """The producer's threads, and the registers a consumer and a producer thread get: the block's
     64 K over (200 + 200 + 104) x 128 threads, or (200 + 200 + 56 + 56) x 128 (at 72 or 88, one
     producer warpgroup spilled)."""
-    if producers not in (1, 2):
-        raise ValueError(f"producers is the seesaw {what} warpgroups, 1 or 2, not {producers}")
+    if isinstance(producers, bool) or producers not in (1, 2) or not isinstance(producers, int):
+        raise ValueError(f"producers is the seesaw {what} warpgroups, 1 or 2, not {producers!r}")
     return producers * CONSUMER_THREADS, 200, (104 if producers == 1 else 56)
 
 
