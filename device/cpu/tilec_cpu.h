@@ -355,6 +355,9 @@ inline T atomic_add(T* address, typename detail::identity<T>::type value) {
   return expected;
 }
 
+// T.prefetch_l2: a hint for a GPU's L2; nothing to do here.
+inline void prefetch_l2(const void*) {}
+
 // ---------------------------------------------------------------- errors
 // A kernel that finds it can't go on (an index out of bounds in a bounds-checked build, a
 // thread group's wait that would hang) records the error; the first one wins, and the runtime

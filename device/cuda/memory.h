@@ -55,6 +55,12 @@ __device__ __forceinline__ void cp_async_4(uint32_t smem, const void* gmem, bool
                : "memory");
 }
 
+// prefetch.global.L2 [gmem]: the line holding gmem into L2, for a load soon after; a hint that
+// holds no register and waits for nothing.
+__device__ __forceinline__ void prefetch_l2(const void* gmem) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(__cvta_generic_to_global(gmem)));
+}
+
 // cp.async.commit_group: closes the group of this thread's cp.async issued since the last one.
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");

@@ -12,6 +12,9 @@ namespace tilec_hip {
 
 // Bytes from `gmem` into LDS at `smem` (both aligned to Bytes); with pred false nothing is
 // read and the bytes are zero-filled (as CUDA's cp.async with src_size 0).
+// T.prefetch_l2: gfx9 has no L2 prefetch that tilec issues; the load that follows fetches.
+__device__ __forceinline__ void prefetch_l2(const void*) {}
+
 template <int Bytes>
 __device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool pred) {
   using V = typename vector_bits<Bytes>::type;

@@ -360,11 +360,39 @@ CtValue ptx_cp_async(Elaborator& el, const EvaluatedCall& call) {
   return CtValue::none();
 }
 
+// T.prefetch_l2(X[i, j]): a hint that the 128-byte line holding element X[i, j] of a global
+// tensor be brought into L2 now, for a load soon after (CUDA's prefetch.global.L2; nothing on
+// targets without one). An element outside X is not prefetched.
+CtValue prefetch_l2(Elaborator& el, const EvaluatedCall& call) {
+  require_kernel(el, call);
+  CallArgs a = el.bind(call, {"element"});
+  TileOperand op = el.operand(a["element"], a.loc("element"), "T.prefetch_l2() argument 'element'");
+  if (!op.point_only)
+    error_at(a.loc("element"), "T.prefetch_l2 takes one element (index every dim of '" + op.buffer->name +
+                                   "'), the line that holds it is prefetched");
+  if (op.buffer->scope != ir::MemoryScope::Global)
+    error_at(a.loc("element"), "T.prefetch_l2 prefetches global memory; '" + op.buffer->name + "' is " +
+                                   ir::scope_name(op.buffer->scope));
+  std::vector<ir::Expr> at;
+  ir::Expr inside;
+  for (size_t d = 0; d < op.ranges.size(); ++d) {
+    at.push_back(op.ranges[d].min);
+    ir::Expr index = ir::make_cast(DType::Int64, op.ranges[d].min);
+    ir::Expr dim_in = ir::make_And(ir::make_GE(index, ir::make_int(0, DType::Int64)),
+                                   ir::make_LT(index, ir::make_cast(DType::Int64, op.buffer->shape[d])));
+    inside = inside ? ir::make_And(inside, dim_in) : dim_in;
+  }
+  ir::Stmt prefetch = ir::device_call("prefetch_l2", {ir::address_of(op.buffer, at)}, call.node->loc);
+  el.emit(ir::with_loc(ir::make_if(ir::simplify(inside), prefetch), call.node->loc));
+  return CtValue::none();
+}
+
 }  // namespace
 
 void add_warp_specialize_builtins(BuiltinTable& t) {
   t["T.access_ptr"] = access_ptr;
   t["T.ptx_cp_async"] = ptx_cp_async;
+  t["T.prefetch_l2"] = prefetch_l2;
   // T.cp_async_barrier_noinc(barrier): the barrier gets this thread's arrival once its
   // cp.async copies so far have landed.
   t["T.cp_async_barrier_noinc"] = [](Elaborator& el, const EvaluatedCall& c) {

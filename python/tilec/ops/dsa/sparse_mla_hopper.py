@@ -23,7 +23,8 @@ from .sparse_indices import index_at, token_and_head_block
 
 HOPPER_CONFIG = dict(block_H=64, block_I=64)
 # the decode's default: warpgroup 1 dequantizes half of each step, 0.46x cuBLAS bf16 against
-# 0.43x (H100, bench/RESULTS.md, forty-fourth session)
+# 0.43x (H100, bench/RESULTS.md, forty-fourth session), and the producer prefetches the step
+# after next into L2, 0.50x against 0.48x (forty-sixth session)
 HOPPER_DECODE_CONFIG = dict(HOPPER_CONFIG, split_dequant=True)
 CONSUMER_THREADS = 128  # a warpgroup
 CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
@@ -266,7 +267,7 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, 
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
      finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half, crossover)
     with T.ws(0):
-        T.set_max_nreg(240 if fill is None else 232, 1)
+        T.set_max_nreg(240 if fill is None else 224, 1)
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
         scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
@@ -366,12 +367,26 @@ def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane):
 
 
 @T.macro
+def prefetch_tokens(Cache, slot_of, lane):
+    # The tokens of slot_of into L2: a token's 656 bytes span at most 6 lines of 128 (it starts a
+    # multiple of 16 bytes into one); its THREADS_A_TOKEN threads take the lines at offsets
+    # part * 128 and 512 + part * 128.
+    part = lane % THREADS_A_TOKEN
+    for round in T.unroll(slot_of.shape[0]):
+        if slot_of[round] >= 0:
+            for line in T.unroll(2):
+                if (line * THREADS_A_TOKEN + part) * 128 < FP8_TOKEN_BYTES:
+                    T.prefetch_l2(Cache[slot_of[round], (line * THREADS_A_TOKEN + part) * 128])
+
+
+@T.macro
 def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
                       block_I, split=False):
     # Warpgroup 2 of the FP8 decode: each step's tokens loaded, dequantized and stored into its
     # stage (two, in turn), each part released to the consumers once written. split: the
     # first part alone (the values' left half and the key biases); warpgroup 1 fills the second
-    # (right_half's `fill`).
+    # (right_half's `fill`), and the producer prefetches into L2 the tokens of the step after
+    # next once the stage is free, so that both warpgroups' loads of them find L2.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
     # the slots of this step's tokens and of the next step's, read a step ahead
@@ -379,11 +394,14 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     next_slot_of = T.alloc_local((rounds,), "int32")
     raw = T.alloc_local((rounds, FP8_DIM // ((2 if split else 1) * THREADS_A_TOKEN * 16), 16), "uint8")
     group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
+    ahead_slot_of = T.alloc_local((rounds,), "int32")  # split: the step after next's
 
     def load_step(next_step):
-        # this step's bytes, and the slots of the next
+        # this step's bytes, and the slots of the next (split: and of the one after)
         load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
         step_indices(Indices, t, next_step, next_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+        if split:
+            step_indices(Indices, t, next_step + 1, ahead_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
 
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
@@ -394,6 +412,7 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                     # for the stage, so their loads wait on memory under the consumers' step
                     load_step(r * 2 + stage + 1)
                     T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
+                    prefetch_tokens(Cache, ahead_slot_of, lane)
                 else:
                     # both parts free before any load: a step's bytes held across
                     # these waits spilled at the 96 registers this warpgroup has
@@ -499,7 +518,8 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
     split_dequant: the producer dequantizes the left half of each step's values alone, and
     warpgroup 1 (otherwise idle most of a step, waiting for P) the right half and the RoPE dims,
     into the stage part only it multiplies by P, loading the bytes under its product of the step
-    two back: each warpgroup dequantizes half of what the producer did."""
+    two back: each warpgroup dequantizes half of what the producer did. The producer also
+    prefetches the tokens of the step after next into L2 once a stage is free."""
     if crossover and split_dequant:
         raise ValueError("the decode takes crossover=True or split_dequant=True, not both: each halves the producer's "
                          "dequantization its own way")
@@ -532,7 +552,9 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
             with T.ws(0):
                 store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
             with T.ws(2):
-                T.set_max_nreg(72 if split_dequant else 96, 0)  # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
+                # (240 + 168 + 96) x 128 fit, (224 + 200 + 80) too; split, the producer spilled the
+                # prefetch's slots at 72
+                T.set_max_nreg(80 if split_dequant else 96, 0)
                 if crossover:
                     dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
                                       topk, slots, block_I, dim)
