@@ -124,6 +124,7 @@ extern "C" __global__ void every_wrapper(float* out, const float* in, int* iout,
 
   __shared__ __align__(128) uint4 chunks[128];
   __shared__ __align__(16) uint16_t tile[16 * 24];
+  tc::prefetch_l2(in + 32 * threadIdx.x);
   tc::cp_async_16(tc::shared_address(&chunks[threadIdx.x]), in + 4 * threadIdx.x, x > 0.0f);
   tc::cp_async_8(tc::shared_address(&chunks[64 + threadIdx.x]), in + 2 * threadIdx.x, y > 0.0f);
   tc::cp_async_4(tc::shared_address(&chunks[64 + threadIdx.x].z), in + threadIdx.x);
@@ -913,7 +914,7 @@ TEST(CudaDeviceHeaderTest, PtxHasTheInstructions) {
         "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
         "cp.async.cg.shared.global", "cp.async.ca.shared.global", "cp.async.commit_group",
-        "cp.async.wait_group 1", "cp.async.wait_group 0", "cp.async.wait_all",
+        "cp.async.wait_group 1", "cp.async.wait_group 0", "cp.async.wait_all", "prefetch.global.L2",
         "shfl.sync.bfly", "fence.proxy.async.shared::cta", "mbarrier.init.shared::cta.b64",
         "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", ".cas.b32",
