@@ -30,6 +30,12 @@ CONSUMER_THREADS = 128  # a warpgroup
 CHUNK = 8  # bfloat16 elements a cp.async moves (16 bytes)
 THREADS_A_ROW = 8  # producer threads that fill one key row together
 THREADS_A_TOKEN = 4  # FP8 decode producer threads that dequantize one token together
+# The split decode's producer prefetches a token into L2 from 2 threads, 3 lines each: a token's
+# 656 bytes start a multiple of 16 bytes into a 128-byte line, so span at most 6 lines, and the
+# lines holding its bytes 0, 128, .., 640 are those 6. One slot a thread (4 threads a token took
+# two) leaves the producer 72 registers (80 before) and warpgroup 0 its 232.
+PREFETCH_THREADS_A_TOKEN = 2
+PREFETCH_LINES = 6
 
 
 SHARED_BYTES = 227 * 1024  # a Hopper block's shared memory
@@ -267,7 +273,7 @@ def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, 
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
      finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half, crossover)
     with T.ws(0):
-        T.set_max_nreg(240 if fill is None else 224, 1)
+        T.set_max_nreg(240 if fill is None else 232, 1)
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
         scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
@@ -368,15 +374,13 @@ def copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane):
 
 @T.macro
 def prefetch_tokens(Cache, slot_of, lane):
-    # The tokens of slot_of into L2: a token's 656 bytes span at most 6 lines of 128 (it starts a
-    # multiple of 16 bytes into one); its THREADS_A_TOKEN threads take the lines at offsets
-    # part * 128 and 512 + part * 128.
-    part = lane % THREADS_A_TOKEN
+    # The tokens of slot_of into L2, PREFETCH_THREADS_A_TOKEN threads a token: thread `part` of
+    # a token prefetches the lines holding its bytes part * 128, (part + 2) * 128, ..
+    part = lane % PREFETCH_THREADS_A_TOKEN
     for round in T.unroll(slot_of.shape[0]):
         if slot_of[round] >= 0:
-            for line in T.unroll(2):
-                if (line * THREADS_A_TOKEN + part) * 128 < FP8_TOKEN_BYTES:
-                    T.prefetch_l2(Cache[slot_of[round], (line * THREADS_A_TOKEN + part) * 128])
+            for line in T.unroll(PREFETCH_LINES // PREFETCH_THREADS_A_TOKEN):
+                T.prefetch_l2(Cache[slot_of[round], (line * PREFETCH_THREADS_A_TOKEN + part) * 128])
 
 
 @T.macro
@@ -394,14 +398,16 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     next_slot_of = T.alloc_local((rounds,), "int32")
     raw = T.alloc_local((rounds, FP8_DIM // ((2 if split else 1) * THREADS_A_TOKEN * 16), 16), "uint8")
     group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
-    ahead_slot_of = T.alloc_local((rounds,), "int32")  # split: the step after next's
+    if split:  # the slots of the step after next's tokens this thread prefetches
+        ahead_slot_of = T.alloc_local((block_I * PREFETCH_THREADS_A_TOKEN // CONSUMER_THREADS,), "int32")
 
     def load_step(next_step):
         # this step's bytes, and the slots of the next (split: and of the one after)
         load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
         step_indices(Indices, t, next_step, next_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
         if split:
-            step_indices(Indices, t, next_step + 1, ahead_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+            step_indices(Indices, t, next_step + 1, ahead_slot_of, lane, topk, slots, block_I,
+                         PREFETCH_THREADS_A_TOKEN)
 
     step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     for r in T.serial(T.ceildiv(steps, 2)):
@@ -552,9 +558,8 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
             with T.ws(0):
                 store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
             with T.ws(2):
-                # (240 + 168 + 96) x 128 fit, (224 + 200 + 80) too; split, the producer spilled the
-                # prefetch's slots at 72
-                T.set_max_nreg(80 if split_dequant else 96, 0)
+                # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
+                T.set_max_nreg(72 if split_dequant else 96, 0)
                 if crossover:
                     dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
                                       topk, slots, block_I, dim)
