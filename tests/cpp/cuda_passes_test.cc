@@ -96,6 +96,28 @@ TEST(PipelineLoops, ALetReadingABufferIsNotSubstituted) {
   EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
 }
 
+TEST(PipelineLoops, ACopyIndexedByAScalarTheLoopLeavesAloneRunsAhead) {
+  // TileLang's fp8_lighting_indexer starts its keys at a scalar computed before the loop.
+  std::string body = kPipelinedGemm;
+  body.replace(body.find("        for k in T.Pipelined"), 0, "        start = T.alloc_var(\"int32\", 16)\n");
+  body.replace(body.find("A[k * 32, 0]"), 12, "A[start + k * 8, 0]");
+  std::string ir = after(kernel(body, kTensors), passes::pipeline_loops);
+  EXPECT_NE(ir.find("A_s = T.alloc_shared((3, 64, 32), \"float16\")"), std::string::npos) << ir;
+  EXPECT_EQ(count(ir, "# via cp.async"), 3u) << ir;
+  EXPECT_NE(ir.find("T.device.cp_async_wait<1>()"), std::string::npos) << ir;
+}
+
+TEST(PipelineLoops, ACopyIndexedByAScalarTheLoopWritesStaysInItsStep) {
+  // Run ahead, the copy would read the scalar before the iterations between set it.
+  std::string body = kPipelinedGemm;
+  body.replace(body.find("        for k in T.Pipelined"), 0, "        start = T.alloc_var(\"int32\", 16)\n");
+  body.replace(body.find("            T.copy(A[k * 32, 0], A_s)"), 37,
+               "            T.copy(A[start, 0], A_s)\n            start = start + 8");
+  std::string ir = after(kernel(body, kTensors), passes::pipeline_loops);
+  EXPECT_NE(ir.find("for k in T.serial(8):"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("async"), std::string::npos) << ir;
+}
+
 constexpr const char* kGatherTensors =
     "X: T.Tensor((200, 64), \"bfloat16\"), Index: T.Tensor((128,), \"int32\"), Y: T.Tensor((32, 64), "
     "\"float32\")";

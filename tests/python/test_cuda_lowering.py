@@ -336,6 +336,60 @@ def test_gpu_gathered_rows_and_padded_tails_match_torch():
     np.testing.assert_allclose(Y.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
+def rows_from_a_start(steps=4, rows=32, cols=64):
+    # Y = the sum of `steps` blocks of rows of X from a start computed before the loop (a scalar
+    # of each thread's, as TileLang's fp8_lighting_indexer starts its keys)
+    @T.prim_func
+    def main(X: T.Tensor((200, cols), "bfloat16"), Starts: T.Tensor((2,), "int32"),
+             Y: T.Tensor((rows, cols), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            tile = T.alloc_shared((rows, cols), "bfloat16")
+            acc = T.alloc_fragment((rows, cols), "float32")
+            start = T.alloc_var("int32")
+            start = T.min(Starts[0], Starts[1])
+            T.clear(acc)
+            for k in T.Pipelined(steps, num_stages=3):
+                T.copy(X[start + k * rows, 0], tile)
+                for i, j in T.Parallel(rows, cols):
+                    acc[i, j] += tile[i, j]
+            T.copy(acc, Y)
+
+    return main
+
+
+def test_a_copy_from_a_scalar_start_set_before_the_loop_runs_stages_ahead():
+    source = cuda_compile(rows_from_a_start()).get_kernel_source()
+    loop = source[source.index("for (int32_t k_stage_iter"):]
+    assert loop.index("cp_async_wait<1>") < loop.index("if (k_stage_iter + 2 < 4)") < loop.index("cp_async_16(")
+    assert source[:source.index("for (int32_t k_stage_iter")].count("cp_async_commit") == 2
+
+
+def rows_from_a_start_reference(X, starts, steps=4, rows=32):
+    start = int(starts.min())
+    return X[start:start + steps * rows].astype(np.float32).reshape(steps, rows, -1).sum(axis=0)
+
+
+@cpu_only("the same kernel on the GPU: test_gpu_rows_from_a_scalar_start_match_numpy")
+def test_rows_from_a_scalar_start_on_the_cpu(rng):
+    X = rand((200, 64), "bfloat16", rng)
+    starts = np.array([61, 37], np.int32)
+    Y = np.full((32, 64), np.nan, np.float32)
+    tilec.compile(rows_from_a_start(), target="cpu")(X, starts, Y)
+    np.testing.assert_allclose(Y, rows_from_a_start_reference(X, starts), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _core.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_rows_from_a_scalar_start_match_numpy():
+    torch = pytest.importorskip("torch")
+    X = torch.randn(200, 64, device="cuda", dtype=torch.bfloat16)
+    starts = torch.tensor([61, 37], device="cuda", dtype=torch.int32)
+    Y = torch.full((32, 64), float("nan"), device="cuda")
+    tilec.compile(rows_from_a_start(), target="cuda")(X, starts, Y)
+    expected = rows_from_a_start_reference(X.float().cpu().numpy(), starts.cpu().numpy())
+    np.testing.assert_allclose(Y.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
 def named_value_rows(M=16, N=128):
     # The body names its value before the store, as TileLang's programs often do.
     @T.prim_func

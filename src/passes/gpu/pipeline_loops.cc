@@ -47,12 +47,15 @@ class LoopPipeliner : public ir::IRMutator {
     std::vector<Stmt> body_stmts = loop_body_statements(loop.body);
 
     std::unordered_map<const ir::BufferNode*, int> uses_in_loop = count_uses(loop.body);
+    // a copy that runs ahead may read the thread's scalars the loop leaves alone (a key range's
+    // start, computed before the loop)
+    const op::BufferSet invariant = loop_invariant_locals(loop.body);
     std::vector<Stmt> producers, consumers;
     ir::BufferMap loop_staged;
     for (const Stmt& s : body_stmts) {
       const ir::Buffer* dst = nullptr;
-      ir::Buffer filled = gather_fill_buffer(s);
-      if (is_producer(s) && s.as<ir::Copy>()->allow_async) dst = &s.as<ir::Copy>()->dst.buffer;
+      ir::Buffer filled = gather_fill_buffer(s, invariant);
+      if (is_producer(s, invariant) && s.as<ir::Copy>()->allow_async) dst = &s.as<ir::Copy>()->dst.buffer;
       if (filled) dst = &filled;
       // Its buffer must live only in this loop: stages have no meaning outside it.
       if (dst && uses_[dst->get()] == uses_in_loop[dst->get()] && !staged.count(dst->get())) {
@@ -126,17 +129,18 @@ class LoopPipeliner : public ir::IRMutator {
 
   // The shared buffer `s` fills when it is a T.Parallel nest whose one store puts a value read
   // from global memory alone into shared memory (a gather by index: the value, its indices and
-  // its condition read no on-chip buffer), so that it can run iterations ahead; else null.
-  static ir::Buffer gather_fill_buffer(const Stmt& s) {
+  // its condition read no on-chip buffer but those in `invariant`), so that it can run
+  // iterations ahead; else null.
+  static ir::Buffer gather_fill_buffer(const Stmt& s, const op::BufferSet& invariant) {
     auto nest = op::parallel_nest(s);
     if (!nest) return nullptr;
     nest->body = op::inline_pure_lets(nest->body);
     auto body = nest_store(*nest);
-    if (!body || body->store->buffer->scope != ir::MemoryScope::Shared || reads_on_chip(body->store->value) ||
-        (body->guard && reads_on_chip(body->guard)))
+    if (!body || body->store->buffer->scope != ir::MemoryScope::Shared ||
+        reads_on_chip(body->store->value, invariant) || (body->guard && reads_on_chip(body->guard, invariant)))
       return nullptr;
     for (const Expr& i : body->store->indices)
-      if (reads_on_chip(i)) return nullptr;
+      if (reads_on_chip(i, invariant)) return nullptr;
     return body->store->buffer;
   }
 

@@ -50,11 +50,21 @@ std::unordered_map<const ir::BufferNode*, int> count_uses(const Stmt& s) {
   return uses.count;
 }
 
-bool reads_on_chip(const Expr& e) {
+op::BufferSet loop_invariant_locals(const Stmt& loop_body) {
+  op::Accesses accesses(ir::MemoryScope::Local);
+  accesses.visit(loop_body);
+  op::BufferSet invariant;
+  for (const ir::BufferNode* b : accesses.reads)
+    if (!accesses.writes.count(b)) invariant.insert(b);
+  return invariant;
+}
+
+bool reads_on_chip(const Expr& e, const op::BufferSet& invariant) {
   op::Accesses accesses;
   accesses.visit(e);
-  return std::any_of(accesses.reads.begin(), accesses.reads.end(),
-                     [](const ir::BufferNode* b) { return b->scope != ir::MemoryScope::Global; });
+  return std::any_of(accesses.reads.begin(), accesses.reads.end(), [&](const ir::BufferNode* b) {
+    return b->scope != ir::MemoryScope::Global && !invariant.count(b);
+  });
 }
 
 bool is_pure_arithmetic(const Expr& e) {
@@ -80,14 +90,14 @@ std::vector<Stmt> loop_body_statements(const Stmt& body) {
   return {s};
 }
 
-bool is_producer(const Stmt& s) {
+bool is_producer(const Stmt& s, const op::BufferSet& invariant) {
   const auto* copy = s.as<ir::Copy>();
   if (!copy || copy->src.buffer->scope != ir::MemoryScope::Global ||
       copy->dst.buffer->scope != ir::MemoryScope::Shared)
     return false;
   for (const auto* region : {&copy->src.region, &copy->dst.region})
     for (const auto& r : *region)
-      if (reads_on_chip(r.min) || reads_on_chip(r.extent)) return false;
+      if (reads_on_chip(r.min, invariant) || reads_on_chip(r.extent, invariant)) return false;
   return true;
 }
 

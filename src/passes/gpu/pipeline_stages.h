@@ -8,6 +8,7 @@
 
 #include "ir/mutator.h"
 #include "ir/substitute.h"
+#include "op/accesses.h"
 
 namespace tilec::passes {
 
@@ -15,9 +16,13 @@ namespace tilec::passes {
 // Allocate touches the view and its buffer).
 std::unordered_map<const ir::BufferNode*, int> count_uses(const ir::Stmt& s);
 
+// The thread's own scalars and local arrays (local scope) that `loop_body` does not write: each
+// holds one value through the loop, so an expression of a later iteration may read it now.
+op::BufferSet loop_invariant_locals(const ir::Stmt& loop_body);
+
 // Whether `e` reads an on-chip buffer (shared, fragment or local), whose contents depend on
-// what the block's threads did before.
-bool reads_on_chip(const ir::Expr& e);
+// what the block's threads did before, other than those in `invariant`.
+bool reads_on_chip(const ir::Expr& e, const op::BufferSet& invariant = {});
 
 // Whether `e` is arithmetic on variables and constants alone: no buffer access and no call,
 // so it may be evaluated again, or earlier, with the same result.
@@ -29,8 +34,8 @@ bool is_pure_arithmetic(const ir::Expr& e);
 std::vector<ir::Stmt> loop_body_statements(const ir::Stmt& body);
 
 // Whether `s` is a copy from global to shared memory whose regions read no on-chip buffer
-// (so it can run ahead of the rest of the loop body).
-bool is_producer(const ir::Stmt& s);
+// other than those in `invariant` (so it can run ahead of the rest of the loop body).
+bool is_producer(const ir::Stmt& s, const op::BufferSet& invariant = {});
 
 // Accesses of the staged buffers (original -> its version with a leading stage dim) as
 // accesses of stage `stage`.
