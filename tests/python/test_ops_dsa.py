@@ -848,6 +848,38 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(variant, B,
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
+@pytest.mark.parametrize("B,s_q,heads,pages,topk,programs", [
+    (2, 2, 128, 9, 128, 3),  # 8 units over 3 programs: 3, 3 and 2 each
+    (3, 1, 64, 7, 256, 2),  # 3 units of one head block
+    (2, 1, 64, 3, 128, 4),  # programs with no unit
+    (1, 2, 128, 130, 2048, 3)])  # DeepSeek's
+def test_the_persistent_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pages, topk, programs, rng):
+    # Each program takes the units (a token's head block) program, program + programs, ..; a
+    # unit's first steps are filled under the last one's
+    if ON_GPU:
+        hopper_or_skip()
+
+    def decode(q, kv_cache, indices):
+        B, s_q, heads, _ = q.shape
+        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
+        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, split_dequant=True,
+                                                 programs=programs, **HOPPER_CONFIG)
+        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
+                          indices.reshape(B * s_q, -1))
+        return out.reshape(B, s_q, heads, 512), lse
+
+    check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
+
+
+def test_the_persistent_decode_refuses_what_it_does_not_take():
+    with pytest.raises(ValueError, match="the persistent decode \\(programs=\\) takes split_dequant=True"):
+        sparse_mla_decode_hopper_kernel(2, 128, 2048, 576 ** -0.5, programs=132, **HOPPER_CONFIG)
+    with pytest.raises(ValueError, match="at least 1 program, not 0"):
+        sparse_mla_decode_hopper_kernel(2, 128, 2048, 576 ** -0.5, split_dequant=True, programs=0, **HOPPER_CONFIG)
+    with pytest.raises(ValueError, match="topk 192 makes 3 steps of 64"):
+        sparse_mla_decode_hopper_kernel(2, 128, 192, 576 ** -0.5, split_dequant=True, programs=132, **HOPPER_CONFIG)
+
+
 @pytest.mark.parametrize("producers", [1, 2])
 @pytest.mark.parametrize("B,s_q,heads,pages,topk", [(2, 1, 16, 3, 128), (2, 2, 64, 5, 256), (1, 2, 128, 9, 384),
                                                     (1, 2, 128, 130, 2048)])

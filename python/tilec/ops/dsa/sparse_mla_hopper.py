@@ -134,21 +134,23 @@ def stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, phase, half):
 @T.macro
 def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                          row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
-                         keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover):
+                         keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover, unit=0):
     # Warpgroup 0, once Q is in Q_shared: every step's scores and softmax, and the left half of
     # O, over the denominators when it returns; lse, each row's natural log-sum-exp (+inf, with
     # O 0, for a row that had no valid key, as FlashMLA gives). In a crossover (see
     # sparse_mla_decode_hopper_kernel) a stage part is free once both programs are done with it.
+    # unit: the program's how-manieth work unit this is (a persistent program's; an even step
+    # count a unit), which the barriers' phases count from.
     T.fill(acc_left, 0)
     T.fill(denominator, 0)
     T.fill(row_max, -T.infinity("float32"))
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
-                stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, r & 1, half)
+                stage_scores(Q_shared, KV_shared, scores, keys_ready, stage, (unit * (steps // 2) + r) & 1, half)
                 for h, i in T.Parallel(block_H, block_I):
                     scores[h, i] += key_bias[stage, i]
-                if r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
+                if unit * steps + r * 2 + stage > 0:  # warpgroup 1 has read the last step's P
                     T.barrier_arrive(p_free)
                     T.barrier_wait(p_free, (r * 2 + stage - 1) & 1)
                 lazy_row_max_step(scores, row_max, row_max_prev, row_max_finite, rescale, scale, block_H)
@@ -172,11 +174,34 @@ def scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared
 
 
 @T.macro
-def load_right_values(fill, step, slot_of, raw, group_scales, lane):
-    # Warpgroup 1's share of step `step`'s tokens in the split FP8 decode: the slots, then the
-    # right half of each token's values (its last raw.shape[1] chunks) and its scales.
-    Cache, Scales, _, Indices, t, topk, slots, block_I = fill
-    step_indices(Indices, t, step, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+def stream_step(t, step, steps, stream):
+    # The token and step of step `step` of token t's work unit. In a persistent program (stream:
+    # the unit's number among the program's, the next unit's token, whether the program has
+    # one) the steps past a unit's last are the next unit's first ones, and past the program's
+    # last unit there are none (step `steps`: -1 indices).
+    if stream is None:
+        return t, step
+    _, t_next, has_next = stream
+    return (T.if_then_else(step < steps, t, t_next),
+            T.if_then_else(step < steps, step, T.if_then_else(has_next, step - steps, steps)))
+
+
+@T.macro
+def before_end(step, steps, stream):
+    # Whether step `step` of a unit comes before the program's end (stream as stream_step's).
+    if stream is None:
+        return step < steps
+    return (step < steps) | stream[2]
+
+
+@T.macro
+def load_right_values(fill, t, step, slot_of, raw, group_scales, lane, stream=None):
+    # Warpgroup 1's share of step `step`'s tokens (stream_step's) in the split FP8 decode: the
+    # slots, then the right half of each token's values (its last raw.shape[1] chunks) and its
+    # scales.
+    Cache, Scales, _, Indices, topk, slots, block_I, steps = fill
+    token, token_step = stream_step(t, step, steps, stream)
+    step_indices(Indices, token, token_step, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
     load_tokens(Cache, Scales, slot_of, raw, group_scales, lane, raw.shape[1])
 
 
@@ -194,23 +219,27 @@ def store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, st
 
 @T.macro
 def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free, finished,
-               steps, block_H, half, dim, crossover, fill=None, keys_ready=None):
+               steps, block_H, half, dim, crossover, fill=None, keys_ready=None, t=None, stream=None):
     # Warpgroup 1: the right half of O, from each step's P and rescale factors, over the
     # denominators when it returns. With `fill` (the FP8 decode's split dequantization: Cache,
-    # Scales, Rope, Indices, t, topk, slots, block_I), it also fills each stage's second
-    # part itself, the part only it multiplies by P: steps 0 and 1's first, then step s + 2's
-    # once its product of step s is done, the tokens' bytes loaded under that product.
+    # Scales, Rope, Indices, topk, slots, block_I, steps) and token t, it also fills each
+    # stage's second part itself, the part only it multiplies by P: steps 0 and 1's first, then
+    # step s + 2's once its product of step s is done, the tokens' bytes loaded under that
+    # product. In a persistent program (stream, as stream_step's) a unit's last two steps fill
+    # the next unit's first two, so only the program's first unit fills them first.
     T.fill(acc_right, 0)
     if fill is not None:
         lane = T.get_thread_binding() - CONSUMER_THREADS
-        rounds = fill[7] * THREADS_A_TOKEN // CONSUMER_THREADS  # block_I's
+        rounds = fill[6] * THREADS_A_TOKEN // CONSUMER_THREADS  # block_I's
         slot_of = T.alloc_local((rounds,), "int32")
         raw = T.alloc_local((rounds, FP8_DIM // (2 * THREADS_A_TOKEN * 16), 16), "uint8")
         group_scales = T.alloc_local((rounds, FP8_DIM // FP8_GROUP), "bfloat16")
-        for stage in T.unroll(2):
-            if stage < steps:
-                load_right_values(fill, stage, slot_of, raw, group_scales, lane)
-                store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
+        unit = 0 if stream is None else stream[0]
+        if unit == 0:
+            for stage in T.unroll(2):
+                if stage < steps:
+                    load_right_values(fill, t, stage, slot_of, raw, group_scales, lane)
+                    store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
     for r in T.serial(T.ceildiv(steps, 2)):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
@@ -224,14 +253,15 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                         T.mbarrier_arrive(keys_free[2 * stage + 1], cta_id=1 - T.block_rank_in_cluster())
                 else:
                     T.gemm(P_shared, KV_shared[stage, :, half:dim], acc_right, wg_wait=-1)
-                    load_right_values(fill, r * 2 + stage + 2, slot_of, raw, group_scales, lane)  # (-1 past the end)
+                    load_right_values(fill, t, r * 2 + stage + 2, slot_of, raw, group_scales, lane,
+                                      stream)  # (-1 past the end)
                     T.wait_wgmma(0)
-                if r * 2 + stage < steps - 1:
+                if before_end(r * 2 + stage + 1, steps, stream):
                     T.barrier_arrive(p_free)
                 if fill is not None:
-                    if r * 2 + stage + 2 < steps:
+                    if before_end(r * 2 + stage + 2, steps, stream):
                         store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
-    T.barrier_wait(finished, 0)
+    T.barrier_wait(finished, 0 if stream is None else stream[0] & 1)
     for h, d in T.Parallel(block_H, half):
         acc_right[h, d] *= inverse_shared[h]
 
@@ -264,27 +294,80 @@ def hopper_buffers(block_H, block_I, width, half, crossover):
 
 
 @T.macro
-def attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I, dim, tail_dim, crossover=False, fill=None):
-    # The consumer warpgroups of a program: token t's heads h0.. attend to each step's keys in
-    # the two stages the producer fills, and O goes to Out. Returns what the producer fills (the
-    # stages, their key biases (0, or -inf for an invalid key), their mbarriers) and the rows' lse, in warpgroup 0.
+def store_lse(LSE, lse, t, h0, block_H, s_q=None):
+    # Token t's rows' lse (heads h0..): into LSE [tokens, heads], or with s_q (the decode) into
+    # LSE [B, heads, s_q], FlashMLA's layout.
+    if s_q is None:
+        T.copy(lse, LSE[t, h0:h0 + block_H])
+    else:
+        for h in T.Parallel(block_H):
+            if h0 + h < LSE.shape[1]:
+                LSE[t // s_q, h0 + h, t % s_q] = lse[h]
+
+
+@T.macro
+def unit_count(units):
+    # How many work units a persistent program takes (units: the program, the programs, the
+    # units, the head blocks a token): units program, program + programs, ...
+    program, programs, count, _ = units
+    return T.ceildiv(T.max(count - program, 0), programs)
+
+
+@T.macro
+def persistent_unit(units, k):
+    # The k-th work unit of a persistent program (units as unit_count's): its token, its head
+    # block and its stream (stream_step's).
+    program, programs, count, head_blocks = units
+    unit = program + k * programs
+    t, hb = token_and_head_block(unit, head_blocks)
+    has_next = unit + programs < count
+    return t, hb, (k, T.if_then_else(has_next, (unit + programs) // head_blocks, t), has_next)
+
+
+@T.macro
+def attend_stages(Q, Out, LSE, t, hb, steps, scale, block_H, block_I, dim, tail_dim, crossover=False, fill=None,
+                  s_q=None, units=None):
+    # The consumer warpgroups of a program: token t's head block hb attends to each step's keys
+    # in the two stages the producer fills, and O and lse go to Out and LSE (store_lse's, s_q
+    # too). units: a persistent program's (unit_count's; t and hb are then each unit's). Returns
+    # what the producer fills: the stages, their key biases (0, or -inf for an invalid key) and
+    # their mbarriers.
     half = dim // 2
     (Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left, acc_right, row_max,
      row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready, keys_free, p_ready, p_free,
      finished) = hopper_buffers(block_H, block_I, dim + tail_dim, half, crossover)
-    with T.ws(0):
-        T.set_max_nreg(240 if fill is None else 232, 1)
+
+    def left(t, hb, stream):
+        h0 = hb * block_H
         T.copy(Q[t, h0:h0 + block_H, :], Q_shared)
         scores_and_left_half(Q_shared, KV_shared, key_bias, P_shared, rescale_shared, inverse_shared, scores, acc_left,
                              row_max, row_max_prev, row_max_finite, rescale, row_sum, denominator, lse, keys_ready,
-                             keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover)
+                             keys_free, p_ready, p_free, finished, steps, scale, block_H, block_I, half, crossover,
+                             0 if stream is None else stream[0])
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
+        store_lse(LSE, lse, t, h0, block_H, s_q)
+
+    def right(t, hb, stream):
+        h0 = hb * block_H
+        right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
+                   finished, steps, block_H, half, dim, crossover, fill, keys_ready, t, stream)
+        T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
+
+    with T.ws(0):
+        T.set_max_nreg(240 if fill is None else 232, 1)
+        if units is None:
+            left(t, hb, None)
+        else:
+            for k in T.serial(unit_count(units)):
+                left(*persistent_unit(units, k))
     with T.ws(1):
         T.set_max_nreg(168 if fill is None else 200, 1)  # filling, its loaded bytes beside O's half (spilled at 192)
-        right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, keys_free, p_ready, p_free,
-                   finished, steps, block_H, half, dim, crossover, fill, keys_ready)
-        T.copy(acc_right, Out[t, h0:h0 + block_H, half:dim])
-    return KV_shared, key_bias, keys_ready, keys_free, lse
+        if units is None:
+            right(t, hb, None)
+        else:
+            for k in T.serial(unit_count(units)):
+                right(*persistent_unit(units, k))
+    return KV_shared, key_bias, keys_ready, keys_free
 
 
 @tilec.jit(out_idx=[3, 4], pass_configs=FAST_MATH)
@@ -301,11 +384,8 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
-            h0 = hb * block_H
-            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
-                                                                         dim, tail_dim)
-            with T.ws(0):
-                T.copy(lse, LSE[t, h0:h0 + block_H])
+            KV_shared, key_bias, keys_ready, keys_free = attend_stages(Q, Out, LSE, t, hb, steps, scale, block_H, block_I,
+                                                                    dim, tail_dim)
             with T.ws(2):
                 T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit; at 80 it spilled
                 gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, seq_kv, block_I,
@@ -385,12 +465,13 @@ def prefetch_tokens(Cache, slot_of, lane):
 
 @T.macro
 def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, slots,
-                      block_I, split=False):
+                      block_I, split=False, units=None):
     # Warpgroup 2 of the FP8 decode: each step's tokens loaded, dequantized and stored into its
     # stage (two, in turn), each part released to the consumers once written. split: the
     # first part alone (the values' left half and the key biases); warpgroup 1 fills the second
     # (right_half's `fill`), and the producer prefetches into L2 the tokens of the step after
-    # next once the stage is free, so that both warpgroups' loads of them find L2.
+    # next once the stage is free, so that both warpgroups' loads of them find L2. units: a
+    # persistent program's (unit_count's), whose steps run on from one unit into the next.
     lane = T.get_thread_binding() - 2 * CONSUMER_THREADS
     rounds = block_I * THREADS_A_TOKEN // CONSUMER_THREADS
     # the slots of this step's tokens and of the next step's, read a step ahead
@@ -401,47 +482,61 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
     if split:  # the slots of the step after next's tokens this thread prefetches
         ahead_slot_of = T.alloc_local((block_I * PREFETCH_THREADS_A_TOKEN // CONSUMER_THREADS,), "int32")
 
-    def load_step(next_step):
+    def load_step(t, next_step, stream):
         # this step's bytes, and the slots of the next (split: and of the one after)
         load_tokens(Cache, Scales, slot_of, raw, group_scales, lane)
-        step_indices(Indices, t, next_step, next_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+        next_t, token_step = stream_step(t, next_step, steps, stream)
+        step_indices(Indices, next_t, token_step, next_slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
         if split:
-            step_indices(Indices, t, next_step + 1, ahead_slot_of, lane, topk, slots, block_I,
+            ahead_t, ahead_step = stream_step(t, next_step + 1, steps, stream)
+            step_indices(Indices, ahead_t, ahead_step, ahead_slot_of, lane, topk, slots, block_I,
                          PREFETCH_THREADS_A_TOKEN)
 
-    step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
-    for r in T.serial(T.ceildiv(steps, 2)):
-        for stage in T.unroll(2):
-            if r * 2 + stage < steps:
-                if split:
-                    # half the bytes: they fit the producer's 72 registers across the wait
-                    # for the stage, so their loads wait on memory under the consumers' step
-                    load_step(r * 2 + stage + 1)
-                    T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                    prefetch_tokens(Cache, ahead_slot_of, lane)
-                else:
-                    # both parts free before any load: a step's bytes held across
-                    # these waits spilled at the 96 registers this warpgroup has
-                    T.barrier_wait(keys_free[2 * stage], (r & 1) ^ 1)
-                    T.barrier_wait(keys_free[2 * stage + 1], (r & 1) ^ 1)
-                    load_step(r * 2 + stage + 1)
-                # each part released once written (the score gemm starts on the
-                # first): the dequantized values are the generic proxy's stores,
-                # and wgmma reads them through the async proxy
-                store_key_bias(slot_of, key_bias, stage, lane)
-                left = raw.shape[1] if split else raw.shape[1] // 2
-                store_values(raw, group_scales, KV_shared, stage, lane, 0, left, 0)
-                T.fence_proxy_async()
-                T.cp_async_barrier_noinc(keys_ready[2 * stage])
-                T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
-                if not split:
-                    copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane)
-                    store_values(raw, group_scales, KV_shared, stage, lane, left, left, left)
+    def unit_steps(t, stream):
+        unit = 0 if stream is None else stream[0]
+        for r in T.serial(T.ceildiv(steps, 2)):
+            phase = (unit * (steps // 2) + r) & 1
+            for stage in T.unroll(2):
+                if r * 2 + stage < steps:
+                    if split:
+                        # half the bytes: they fit the producer's 72 registers across the wait
+                        # for the stage, so their loads wait on memory under the consumers' step
+                        load_step(t, r * 2 + stage + 1, stream)
+                        T.barrier_wait(keys_free[2 * stage], phase ^ 1)
+                        prefetch_tokens(Cache, ahead_slot_of, lane)
+                    else:
+                        # both parts free before any load: a step's bytes held across
+                        # these waits spilled at the 96 registers this warpgroup has
+                        T.barrier_wait(keys_free[2 * stage], phase ^ 1)
+                        T.barrier_wait(keys_free[2 * stage + 1], phase ^ 1)
+                        load_step(t, r * 2 + stage + 1, stream)
+                    # each part released once written (the score gemm starts on the
+                    # first): the dequantized values are the generic proxy's stores,
+                    # and wgmma reads them through the async proxy
+                    store_key_bias(slot_of, key_bias, stage, lane)
+                    left = raw.shape[1] if split else raw.shape[1] // 2
+                    store_values(raw, group_scales, KV_shared, stage, lane, 0, left, 0)
                     T.fence_proxy_async()
-                    T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
-                    T.barrier_arrive(keys_ready[2 * stage + 1])
-                for round in T.unroll(2):
-                    slot_of[round] = next_slot_of[round]
+                    T.cp_async_barrier_noinc(keys_ready[2 * stage])
+                    T.barrier_arrive(keys_ready[2 * stage])  # releases the key biases and values
+                    if not split:
+                        copy_rope(Cache, Rope, slot_of, KV_shared, stage, lane)
+                        store_values(raw, group_scales, KV_shared, stage, lane, left, left, left)
+                        T.fence_proxy_async()
+                        T.cp_async_barrier_noinc(keys_ready[2 * stage + 1])
+                        T.barrier_arrive(keys_ready[2 * stage + 1])
+                    for round in T.unroll(2):
+                        slot_of[round] = next_slot_of[round]
+
+    if units is None:
+        step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+        unit_steps(t, None)
+    else:
+        for k in T.serial(unit_count(units)):
+            t_k, _, stream = persistent_unit(units, k)
+            if k == 0:  # a later unit's first slots are read in the last one's last step
+                step_indices(Indices, t_k, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
+            unit_steps(t_k, stream)
 
 
 @T.macro
@@ -497,17 +592,9 @@ def dequantize_halves(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                     slot_of[round] = next_slot_of[round]
 
 
-@T.macro
-def store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H):
-    # Query token t's rows' lse (heads h0..) into LSE [B, heads, s_q], FlashMLA's layout.
-    for h in T.Parallel(block_H):
-        if h0 + h < heads:
-            LSE[t // s_q, h0 + h, t % s_q] = lse[h]
-
-
 @tilec.jit(out_idx=[5, 6], pass_configs=FAST_MATH)
 def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, block_I=64, crossover=False,
-                                    split_dequant=False):
+                                    split_dequant=False, programs=None):
     """The FP8 sparse decode (sparse_mla.py's), warp-specialized. tokens = B * s_q query tokens;
     LSE is [B, heads, s_q], FlashMLA's layout. Cache, Scales and Rope are one cache's bytes
     (fp8_cache.scales_and_rope). The token and cache slot counts are read at each call.
@@ -525,7 +612,20 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
     warpgroup 1 (otherwise idle most of a step, waiting for P) the right half and the RoPE dims,
     into the stage part only it multiplies by P, loading the bytes under its product of the step
     two back: each warpgroup dequantizes half of what the producer did. The producer also
-    prefetches the tokens of the step after next into L2 once a stage is free."""
+    prefetches the tokens of the step after next into L2 once a stage is free.
+
+    programs: a persistent launch of that many programs (the GPU's SMs), each taking the work
+    units (a token's head block) program, program + programs, ...: the producer and warpgroup 1
+    fill a unit's first steps while the consumers finish the last one's. It takes split_dequant
+    and an even step count (topk a multiple of 2 * block_I)."""
+    if programs is not None:
+        if not split_dequant:
+            raise ValueError("the persistent decode (programs=) takes split_dequant=True")
+        if programs < 1:
+            raise ValueError(f"programs is the persistent decode's launch, at least 1 program, not {programs}")
+        if -(-topk // block_I) % 2 != 0:
+            raise ValueError(f"the persistent decode takes an even step count, topk a multiple of {2 * block_I}: "
+                             f"topk {topk} makes {-(-topk // block_I)} steps of {block_I}")
     if crossover and split_dequant:
         raise ValueError("the decode takes crossover=True or split_dequant=True, not both: each halves the producer's "
                          "dequantization its own way")
@@ -549,14 +649,15 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
              Scales: T.Tensor((slots, FP8_TOKEN_BYTES // 4), "float32"),
              Rope: T.Tensor((slots, 1, FP8_TOKEN_BYTES // 2), "bfloat16"), Indices: T.Tensor((tokens, topk), "int32"),
              Out: T.Tensor((tokens, heads, dim), "bfloat16"), LSE: T.Tensor((tokens // s_q, heads, s_q), "float32")):
-        with T.Kernel(tokens * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS, cluster_dims=cluster) as program:
-            t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
-            h0 = hb * block_H
-            fill = (Cache, Scales, Rope, Indices, t, topk, slots, block_I) if split_dequant else None
-            KV_shared, key_bias, keys_ready, keys_free, lse = attend_stages(Q, Out, t, h0, steps, scale, block_H, block_I,
-                                                                         dim, tail_dim, crossover, fill)
-            with T.ws(0):
-                store_decode_lse(LSE, lse, t, h0, s_q, heads, block_H)
+        head_blocks = T.ceildiv(heads, block_H)
+        with T.Kernel(tokens * head_blocks if programs is None else programs, threads=3 * CONSUMER_THREADS,
+                      cluster_dims=cluster) as program:
+            t, hb = token_and_head_block(program, head_blocks)
+            units = None if programs is None else (program, programs, tokens * head_blocks, head_blocks)
+            fill = (Cache, Scales, Rope, Indices, topk, slots, block_I, steps) if split_dequant else None
+            KV_shared, key_bias, keys_ready, keys_free = attend_stages(Q, Out, LSE, t, hb, steps, scale,
+                                                                    block_H, block_I, dim, tail_dim, crossover, fill,
+                                                                    s_q, units)
             with T.ws(2):
                 # (240 + 168 + 96) x 128 fit, (232 + 200 + 72) too
                 T.set_max_nreg(72 if split_dequant else 96, 0)
@@ -565,6 +666,6 @@ def sparse_mla_decode_hopper_kernel(s_q, heads, topk, sm_scale, block_H=64, bloc
                                       topk, slots, block_I, dim)
                 else:
                     dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_ready, keys_free, t, steps,
-                                      topk, slots, block_I, split_dequant)
+                                      topk, slots, block_I, split_dequant, units)
 
     return main

@@ -39,7 +39,7 @@ from ..attention import FAST_MATH, LAZY_MAX_RISE, LOG2E, rescale_moved_rows
 from .fp8_cache import FP8_DIM, FP8_GROUP, FP8_TAIL, FP8_TOKEN_BYTES
 from .sparse_indices import token_and_head_block
 from .sparse_mla_hopper import (CONSUMER_THREADS, SHARED_BYTES, THREADS_A_ROW, THREADS_A_TOKEN, copy_rope, gather_rows,
-                                load_tokens, mark_key_bias, step_indices, store_decode_lse, store_key_bias,
+                                load_tokens, mark_key_bias, step_indices, store_key_bias, store_lse,
                                 store_values)
 
 SEESAW_CONFIG = dict(block_H=64, block_I=64)
@@ -281,10 +281,7 @@ def seesaw_attend(Q, Out, LSE, t, h0, pairs, scale, block_H, block_I, dim, tail_
                                      keys_free, max_ready, p_ready, finished, pairs, scale, block_H, block_I, dim,
                                      half)
         T.copy(acc_left, Out[t, h0:h0 + block_H, 0:half])
-        if decode_s_q is None:
-            T.copy(lse, LSE[t, h0:h0 + block_H])
-        else:
-            store_decode_lse(LSE, lse, t, h0, decode_s_q, Q.shape[1], block_H)
+        store_lse(LSE, lse, t, h0, block_H, decode_s_q)
     with T.ws(1):
         T.set_max_nreg(consumer_max_nreg, 1)
         T.barrier_wait(q_ready, 0)
