@@ -14,9 +14,9 @@ last step's head sums; arrive_free 1: stages freed by mbarrier arrivals, no bloc
 sparse MLA prefill (h_q = 128, topk = 2048, S = 4096, S_kv = 8192, one index in 7 invalid) by
 block_I:num_stages, then the warp-specialized Hopper kernel and the seesaw with one and two gathering
 warpgroups; the FP8 decode (b = 128, s_q = 2) by block_I:num_stages, then the Hopper kernel, its
-split_dequant form and the seesaw decode with one and two dequantizing warpgroups. Each result is
-checked first (top-k as sets against torch.topk, the others against the references of
-bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
+split_dequant form (also persistent, over the GPU's SMs) and the seesaw decode with one and two
+dequantizing warpgroups. Each result is checked first (top-k as sets against torch.topk, the
+others against the references of bench/dsa.py), and a config that fails says why. Set TOPK, INDEXER, PREFILL or DECODE
 (comma-separated configs) to try others. `fused`: the indexer then top-k as attention_prefill
 runs them (4096 queries, the last of S_kv keys, S_kv 8K, 32K, 128K), top-k reading the logits
 twice against top-k from the histogram the indexer makes beside them, and the indexer alone
@@ -184,6 +184,10 @@ def decode_rows(bf16_rate, batch=128, s_q=2):
         s_q, HEADS, TOPK, D_QK ** -0.5, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
     kernels["warp-specialized, split dequantization (Hopper)"] = (sparse_mla_decode_hopper_kernel(
         s_q, HEADS, TOPK, D_QK ** -0.5, split_dequant=True, **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    kernels[f"warp-specialized, split dequantization, persistent over {sms} programs (Hopper)"] = (
+        sparse_mla_decode_hopper_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, split_dequant=True, programs=sms,
+                                        **HOPPER_CONFIG), (cache, *scales_and_rope(cache)))
     for producers in (1, 2):
         kernels[f"seesaw, {producers} dequantizing warpgroup{'s' if producers > 1 else ''} (Hopper)"] = (
             sparse_mla_decode_seesaw_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, producers=producers, **SEESAW_CONFIG),

@@ -819,6 +819,19 @@ def test_sparse_mla_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     check_sparse_decode(dsa.sparse_mla_decode, B, s_q, heads, pages, topk, cache_dims, rng)
 
 
+def decode_by(make_kernel):
+    """sparse_mla_decode's call made with the Hopper decode kernel make_kernel(s_q, heads, topk)
+    builds: q's and the indices' query rows flattened, the cache as bytes and its views."""
+    def decode(q, kv_cache, indices):
+        B, s_q, heads, _ = q.shape
+        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
+        kernel = make_kernel(s_q, heads, indices.shape[-1])
+        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
+                          indices.reshape(B * s_q, -1))
+        return out.reshape(B, s_q, heads, 512), lse
+    return decode
+
+
 # The crossover pairs a token's two head blocks: heads of a whole number of pairs of 64.
 CROSSOVER_SHAPES = [(1, 2, 128, 9, 130), (3, 1, 128, 5, 37), (2, 2, 100, 7, 200), (2, 1, 256, 3, 64)]
 
@@ -834,17 +847,9 @@ def test_the_hopper_sparse_decode_over_the_fp8_cache_against_float64(variant, B,
     # step, an odd count, a multiple of two among the shapes)
     if ON_GPU:
         hopper_or_skip()
-
-    def decode(q, kv_cache, indices):
-        B, s_q, heads, _ = q.shape
-        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5,
-                                                 crossover=variant == "crossover", split_dequant=variant == "split",
-                                                 **HOPPER_CONFIG)
-        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
-                          indices.reshape(B * s_q, -1))
-        return out.reshape(B, s_q, heads, 512), lse
-
+    decode = decode_by(lambda s_q, heads, topk: sparse_mla_decode_hopper_kernel(
+        s_q, heads, topk, 576 ** -0.5, crossover=variant == "crossover", split_dequant=variant == "split",
+        **HOPPER_CONFIG))
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
@@ -858,16 +863,8 @@ def test_the_persistent_decode_over_the_fp8_cache_against_float64(B, s_q, heads,
     # unit's first steps are filled under the last one's
     if ON_GPU:
         hopper_or_skip()
-
-    def decode(q, kv_cache, indices):
-        B, s_q, heads, _ = q.shape
-        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_hopper_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, split_dequant=True,
-                                                 programs=programs, **HOPPER_CONFIG)
-        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
-                          indices.reshape(B * s_q, -1))
-        return out.reshape(B, s_q, heads, 512), lse
-
+    decode = decode_by(lambda s_q, heads, topk: sparse_mla_decode_hopper_kernel(
+        s_q, heads, topk, 576 ** -0.5, split_dequant=True, programs=programs, **HOPPER_CONFIG))
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 
@@ -888,16 +885,8 @@ def test_the_seesaw_decode_over_the_fp8_cache_against_float64(B, s_q, heads, pag
     # DeepSeek's topk), dequantized by one warpgroup or two: invalid tokens, a query with none
     if ON_GPU:
         hopper_or_skip()
-
-    def decode(q, kv_cache, indices):
-        B, s_q, heads, _ = q.shape
-        cache = kv_cache.reshape(-1, FP8_TOKEN_BYTES)
-        kernel = sparse_mla_decode_seesaw_kernel(s_q, heads, indices.shape[-1], 576 ** -0.5, producers=producers,
-                                                 **SEESAW_CONFIG)
-        out, lse = kernel(q.reshape(B * s_q, heads, 576), cache, *scales_and_rope(cache),
-                          indices.reshape(B * s_q, -1))
-        return out.reshape(B, s_q, heads, 512), lse
-
+    decode = decode_by(lambda s_q, heads, topk: sparse_mla_decode_seesaw_kernel(
+        s_q, heads, topk, 576 ** -0.5, producers=producers, **SEESAW_CONFIG))
     check_sparse_decode(decode, B, s_q, heads, pages, topk, 3, rng)
 
 

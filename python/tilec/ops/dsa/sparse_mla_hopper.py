@@ -384,8 +384,8 @@ def sparse_mla_prefill_hopper_kernel(heads, dim, tail_dim, topk, sm_scale, block
              Out: T.Tensor((seq, heads, dim), "bfloat16"), LSE: T.Tensor((seq, heads), "float32")):
         with T.Kernel(seq * T.ceildiv(heads, block_H), threads=3 * CONSUMER_THREADS) as program:
             t, hb = token_and_head_block(program, T.ceildiv(heads, block_H))
-            KV_shared, key_bias, keys_ready, keys_free = attend_stages(Q, Out, LSE, t, hb, steps, scale, block_H, block_I,
-                                                                    dim, tail_dim)
+            KV_shared, key_bias, keys_ready, keys_free = attend_stages(Q, Out, LSE, t, hb, steps, scale, block_H,
+                                                                    block_I, dim, tail_dim)
             with T.ws(2):
                 T.set_max_nreg(96, 0)  # (240 + 168 + 96) x 128 fit; at 80 it spilled
                 gather_stages(Indices, KV, KV_shared, key_bias, keys_ready, keys_free, t, steps, topk, seq_kv, block_I,
