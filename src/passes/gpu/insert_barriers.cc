@@ -71,8 +71,8 @@ Stmt wait_for_tma_reads(const SourceLoc& loc) {
 // candidates, kept or dropped once the kernel is placed).
 constexpr const char* kTmaWaitCandidate = "tma_store_wait_read_candidate";
 
-// Buffers filled by async copies (T.copy's, and T.Parallel gathers' that pipeline_loops
-// staged): pipeline_loops synchronizes them itself.
+// Buffers filled by async copies (T.copy's, T.tma_copy's, and T.Parallel gathers' that
+// pipeline_loops staged).
 class AsyncTargets : public ir::IRVisitor {
  public:
   BufferSet buffers;
@@ -164,11 +164,15 @@ Claims claimed_slots(const Stmt& body) {
 // into a buffer are kept apart from its reads and writes: they commute with each other (a
 // histogram's threads add into it with no barrier between them), not with the rest. So are
 // stores at slots claimed from one counter (Claims), keyed by buffer and counter: they meet
-// each other's only through another counter's.
+// each other's only through another counter's. So are the writes of asynchronous fills, whose
+// completion the program waits for itself: `fills`, cp.async copies' and the gathers
+// pipeline_loops staged (it orders them against the buffer's other accesses), and `tma_fills`,
+// TMA loads' (an mbarrier wait orders what comes after; the accesses before one are separated
+// from it as from thread 0's write).
 struct SharedAccesses : ir::IRVisitor {
   using Indices = std::optional<std::vector<ir::Expr>>;
   using Set = std::map<std::pair<const ir::BufferNode*, std::string>, Indices>;
-  Set reads, writes, atomics, claimed;
+  Set reads, writes, atomics, claimed, fills, tma_fills;
   const Claims* claims = nullptr;
   const ir::VarMap* lets = nullptr;  // values put in for names in element indices
 
@@ -179,15 +183,21 @@ struct SharedAccesses : ir::IRVisitor {
     if (s && op::is_tile_op(s.kind())) {
       op::Regions r = op::regions_of(*s);
       const ir::BufferNode* atomic = atomic_add_into_shared(s);
+      const auto* copy = s.as<ir::Copy>();
+      Set& written = !copy || !copy->instruction.asynchronous()                     ? writes
+                     : copy->instruction.kind == ir::CopyInstructionKind::TmaLoad ? tma_fills
+                                                                                   : fills;
       for (const ir::BufferRegion& region : r.reads)
         if (region.buffer.get() != atomic) whole(region.buffer.get(), reads);
       for (const ir::BufferRegion& region : r.writes)
-        whole(region.buffer.get(), region.buffer.get() == atomic ? atomics : writes);
+        whole(region.buffer.get(), region.buffer.get() == atomic ? atomics : written);
     }
     const auto* loop = s.as<ir::For>();
     parallel_ += loop && loop->for_kind == ir::ForKind::Parallel;
+    staged_ += loop && loop->async_fill;
     IRVisitor::visit(s);
     parallel_ -= loop && loop->for_kind == ir::ForKind::Parallel;
+    staged_ -= loop && loop->async_fill;
   }
   using IRVisitor::visit;
 
@@ -248,6 +258,8 @@ struct SharedAccesses : ir::IRVisitor {
   void visit_BufferStore(const ir::BufferStore* op) override {
     if (const std::string* counter = claimed_counter(*op))
       claimed[{op->buffer.get(), "claimed from " + *counter}] = std::nullopt;
+    else if (staged_ > 0)
+      whole(op->buffer.get(), fills);
     else
       note(op->buffer.get(), op->indices, writes);
     IRVisitor::visit_BufferStore(op);
@@ -274,6 +286,7 @@ struct SharedAccesses : ir::IRVisitor {
     set[{b, key_of(put_in)}] = std::move(put_in);
   }
   int parallel_ = 0;
+  int staged_ = 0;  // inside a gather pipeline_loops staged
 };
 
 // A var that stands for another iteration's value of a loop's var, in the accesses an iteration
@@ -283,7 +296,7 @@ struct OtherIteration {
 };
 
 // Whether an access of one set and one of another by different threads can touch the same
-// bytes: one buffer (unless async copies fill it: pipeline_loops orders those itself), unless
+// bytes: one buffer, unless
 // in some dim the indices are provably apart: both index the buffer alike on every thread and
 // differ (`s[r, i]` and `s[r ^ 1, j]`), or their ranges don't meet, or they are one access in
 // two iterations of a loop that gives each iteration elements of its own (index_apart.h); or
@@ -292,10 +305,9 @@ struct OtherIteration {
 // earlier's bytes).
 class Overlap {
  public:
-  Overlap(BufferSet async, const ThreadValues& thread_values, const ir::BoundAnalyzer& bounds,
+  Overlap(const ThreadValues& thread_values, const ir::BoundAnalyzer& bounds,
           const std::vector<OtherIteration>& iterations, const ir::VarMap& originals)
-      : async_(std::move(async)),
-        thread_values_(thread_values),
+      : thread_values_(thread_values),
         bounds_(bounds),
         iterations_(iterations),
         originals_(originals) {}
@@ -304,6 +316,15 @@ class Overlap {
     for (const auto& [a, ia] : x)
       for (const auto& [b, ib] : y)
         if (meet(a.first, ia, b.first, ib)) return true;
+    return false;
+  }
+
+  // Only accesses of two buffers whose planned places overlap (an asynchronous fill's with the
+  // accesses its own buffer's completion wait orders).
+  bool any_other(const SharedAccesses::Set& x, const SharedAccesses::Set& y) const {
+    for (const auto& [a, ia] : x)
+      for (const auto& [b, ib] : y)
+        if (a.first != b.first && meet(a.first, ia, b.first, ib)) return true;
     return false;
   }
 
@@ -319,7 +340,7 @@ class Overlap {
  private:
   bool meet(const ir::BufferNode* a, const SharedAccesses::Indices& ia, const ir::BufferNode* b,
             const SharedAccesses::Indices& ib) const {
-    if (a == b) return !async_.count(a) && !(ia && ib && apart(*ia, *ib));
+    if (a == b) return !(ia && ib && apart(*ia, *ib));
     if (a->shared_offset < 0 || b->shared_offset < 0) return false;
     return a->shared_offset < b->shared_offset + ir::shared_footprint(*b) &&
            b->shared_offset < a->shared_offset + ir::shared_footprint(*a);
@@ -351,7 +372,6 @@ class Overlap {
     return flipped(x, y) || flipped(y, x);
   }
 
-  BufferSet async_;
   const ThreadValues& thread_values_;
   const ir::BoundAnalyzer& bounds_;
   const std::vector<OtherIteration>& iterations_;
@@ -370,21 +390,28 @@ struct TmaRead {
 
 // Accesses made since the last barrier, by any thread, and the TMA stores' reads in flight.
 struct Pending {
-  SharedAccesses::Set reads, writes, atomics, claimed;
+  SharedAccesses::Set reads, writes, atomics, claimed, fills, tma_fills;
   std::map<const ir::BufferNode*, TmaRead> tma_reads;
   void add(const SharedAccesses& acc) {
     reads.insert(acc.reads.begin(), acc.reads.end());
     writes.insert(acc.writes.begin(), acc.writes.end());
     atomics.insert(acc.atomics.begin(), acc.atomics.end());
     claimed.insert(acc.claimed.begin(), acc.claimed.end());
+    fills.insert(acc.fills.begin(), acc.fills.end());
+    tma_fills.insert(acc.tma_fills.begin(), acc.tma_fills.end());
   }
-  bool empty_of_accesses() const { return reads.empty() && writes.empty() && atomics.empty() && claimed.empty(); }
+  bool empty_of_accesses() const {
+    return reads.empty() && writes.empty() && atomics.empty() && claimed.empty() && fills.empty() &&
+           tma_fills.empty();
+  }
   // Where control flow joins: what either side left.
   void add(const Pending& other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
     atomics.insert(other.atomics.begin(), other.atomics.end());
     claimed.insert(other.claimed.begin(), other.claimed.end());
+    fills.insert(other.fills.begin(), other.fills.end());
+    tma_fills.insert(other.tma_fills.begin(), other.tma_fills.end());
     for (const auto& [tile, read] : other.tma_reads) {
       auto [at, fresh] = tma_reads.emplace(tile, read);
       if (fresh) continue;
@@ -399,7 +426,8 @@ struct Pending {
       return k;
     };
     return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && keys(atomics) == keys(o.atomics) &&
-           keys(claimed) == keys(o.claimed) && tma_reads == o.tma_reads;
+           keys(claimed) == keys(o.claimed) && keys(fills) == keys(o.fills) &&
+           keys(tma_fills) == keys(o.tma_fills) && tma_reads == o.tma_reads;
   }
 };
 
@@ -439,8 +467,8 @@ class BarrierPlacer {
   BarrierPlacer(BufferSet async, int consumer_threads, const ThreadValues& thread_values,
                 const GroupBarriers& group_barriers, bool groups, bool program_orders_groups, BufferSet generic_writes,
                 BufferSet async_proxy_reads, Claims claims, const ir::Expr& thread_index, int64_t threads)
-      : async_(async),
-        overlap_(std::move(async), thread_values, bounds_, iterations_, originals_),
+      : async_(std::move(async)),
+        overlap_(thread_values, bounds_, iterations_, originals_),
         generic_writes_(std::move(generic_writes)),
         async_proxy_reads_(std::move(async_proxy_reads)),
         claims_(std::move(claims)),
@@ -714,6 +742,8 @@ class BarrierPlacer {
       carried.writes = SharedAccesses::renamed(p.writes, carry, true);
       carried.atomics = SharedAccesses::wholes(p.atomics);
       carried.claimed = p.claimed;  // keyed whole already
+      carried.fills = p.fills;
+      carried.tma_fills = p.tma_fills;
       carried.tma_reads = p.tma_reads;
       next.add(carried);
       if (next == entry) {
@@ -792,12 +822,21 @@ class BarrierPlacer {
 
   bool needs_barrier(const SharedAccesses& acc, const Pending& pending) const {
     const Overlap& o = overlap_;
-    return o.any(acc.reads, pending.writes) || o.any(acc.writes, pending.writes) || o.any(acc.writes, pending.reads) ||
+    // a TMA load is a write of thread 0's after what came before; a cp.async fill meets only
+    // other buffers' accesses, and so does any fill still pending
+    SharedAccesses::Set writes = acc.writes;
+    writes.insert(acc.tma_fills.begin(), acc.tma_fills.end());
+    const SharedAccesses::Set* all[] = {&acc.reads, &writes, &acc.atomics, &acc.claimed, &acc.fills};
+    for (const SharedAccesses::Set* a : all)
+      if (o.any_other(*a, pending.fills) || o.any_other(*a, pending.tma_fills)) return true;
+    for (const SharedAccesses::Set* p : {&pending.reads, &pending.writes, &pending.atomics, &pending.claimed})
+      if (o.any_other(acc.fills, *p)) return true;
+    return o.any(acc.reads, pending.writes) || o.any(writes, pending.writes) || o.any(writes, pending.reads) ||
            o.any(acc.atomics, pending.reads) || o.any(acc.atomics, pending.writes) ||
-           o.any(acc.reads, pending.atomics) || o.any(acc.writes, pending.atomics) ||
+           o.any(acc.reads, pending.atomics) || o.any(writes, pending.atomics) ||
            o.any(acc.claimed, pending.reads) || o.any(acc.claimed, pending.writes) ||
            o.any(acc.claimed, pending.atomics) || o.any(acc.reads, pending.claimed) ||
-           o.any(acc.writes, pending.claimed) || o.any(acc.atomics, pending.claimed) ||
+           o.any(writes, pending.claimed) || o.any(acc.atomics, pending.claimed) ||
            o.any_claims(acc.claimed, pending.claimed);
   }
 
@@ -810,8 +849,8 @@ class BarrierPlacer {
     // proxy: generic writes that the barrier's threads may read so after it, whatever it was
     // placed for, are ordered before them by the writers' proxy fence, then the barrier. (A
     // target without those instructions reads nothing so.)
-    const bool read_async = SharedAccesses::any(
-        pending.writes, [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; });
+    auto read_so = [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; };
+    const bool read_async = SharedAccesses::any(pending.writes, read_so) || SharedAccesses::any(pending.fills, read_so);
     Stmt fence = read_async ? ir::device_call("fence_proxy_async", {}, loc) : Stmt();
     if (group_) {
       pending = Pending();
