@@ -4,6 +4,7 @@ to capture (`ncu -k regex:tilec_ -s 1 -c 1 ...`: the second launch):
     python bench/dsa_one_launch.py prefill          # sparse_mla_prefill_hopper_kernel
     python bench/dsa_one_launch.py seesaw           # sparse_mla_prefill_seesaw_kernel
     python bench/dsa_one_launch.py decode [split]   # sparse_mla_decode_hopper_kernel [split_dequant=True]
+    python bench/dsa_one_launch.py decode persistent N   # the split decode over N programs
     python bench/dsa_one_launch.py decode seesaw    # sparse_mla_decode_seesaw_kernel
     python bench/dsa_one_launch.py indexer [S] [field=value ...]   # indexer_logits_kernel, HOPPER_CONFIG
 
@@ -38,7 +39,10 @@ def decode_call(form, batch=128, s_q=2):
     cache, _ = fp8_cache(slots)
     q = torch.randn(batch * s_q, HEADS, D_QK, device="cuda", dtype=torch.bfloat16)
     indices = torch.randint(0, slots, (batch * s_q, TOPK), device="cuda", dtype=torch.int32)
-    if form == ["seesaw"]:
+    if form[:1] == ["persistent"]:
+        kernel = sparse_mla_hopper.sparse_mla_decode_hopper_kernel(s_q, HEADS, TOPK, D_QK ** -0.5, programs=int(form[1]),
+                                                                   **sparse_mla_hopper.HOPPER_DECODE_CONFIG)
+    elif form == ["seesaw"]:
         kernel = sparse_mla_seesaw.sparse_mla_decode_seesaw_kernel(s_q, HEADS, TOPK, D_QK ** -0.5,
                                                                    **sparse_mla_seesaw.SEESAW_CONFIG)
     else:
@@ -60,7 +64,8 @@ def indexer_call(S, fields):
 
 def main(argv):
     if not argv or argv[0] not in ("prefill", "seesaw", "decode", "indexer") or (
-            argv[0] == "decode" and argv[1:] not in ([], ["split"], ["seesaw"])):
+            argv[0] == "decode" and argv[1:] not in ([], ["split"], ["seesaw"]) and not (
+                argv[1:2] == ["persistent"] and len(argv) == 3 and argv[2].isdigit())):
         raise SystemExit(__doc__)
     torch.manual_seed(0)
     if argv[0] == "prefill":

@@ -186,6 +186,20 @@ def stream_step(t, step, steps, stream):
             T.if_then_else(step < steps, step, T.if_then_else(has_next, step - steps, steps)))
 
 
+def stream_pairs(steps, stream, step_pair):
+    # A unit's steps in pairs, step_pair(r, stream) running steps 2r and 2r + 1. Only
+    # the last pair of a persistent program's unit (stream, as stream_step's) reaches into the
+    # next unit; the pairs before it run with no stream, as a unit alone does, so that their
+    # steps address the unit's own token with no select between it and the next unit's.
+    if stream is None:
+        for r in T.serial(T.ceildiv(steps, 2)):
+            step_pair(r, None)
+    else:
+        for r in T.serial(steps // 2 - 1):
+            step_pair(r, None)
+        step_pair(steps // 2 - 1, stream)
+
+
 @T.macro
 def before_end(step, steps, stream):
     # Whether step `step` of a unit comes before the program's end (stream as stream_step's).
@@ -240,7 +254,8 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                 if stage < steps:
                     load_right_values(fill, t, stage, slot_of, raw, group_scales, lane)
                     store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
-    for r in T.serial(T.ceildiv(steps, 2)):
+
+    def step_pair(r, stream):
         for stage in T.unroll(2):
             if r * 2 + stage < steps:
                 T.barrier_arrive(p_ready)
@@ -261,6 +276,8 @@ def right_half(KV_shared, P_shared, rescale_shared, inverse_shared, acc_right, k
                 if fill is not None:
                     if before_end(r * 2 + stage + 2, steps, stream):
                         store_right_part(fill, slot_of, raw, group_scales, KV_shared, keys_ready, stage, lane)
+
+    stream_pairs(steps, stream, step_pair)
     T.barrier_wait(finished, 0 if stream is None else stream[0] & 1)
     for h, d in T.Parallel(block_H, half):
         acc_right[h, d] *= inverse_shared[h]
@@ -494,7 +511,8 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
 
     def unit_steps(t, stream):
         unit = 0 if stream is None else stream[0]
-        for r in T.serial(T.ceildiv(steps, 2)):
+
+        def step_pair(r, stream):
             phase = (unit * (steps // 2) + r) & 1
             for stage in T.unroll(2):
                 if r * 2 + stage < steps:
@@ -527,6 +545,8 @@ def dequantize_stages(Cache, Scales, Rope, Indices, KV_shared, key_bias, keys_re
                         T.barrier_arrive(keys_ready[2 * stage + 1])
                     for round in T.unroll(2):
                         slot_of[round] = next_slot_of[round]
+
+        stream_pairs(steps, stream, step_pair)
 
     if units is None:
         step_indices(Indices, t, 0, slot_of, lane, topk, slots, block_I, THREADS_A_TOKEN)
