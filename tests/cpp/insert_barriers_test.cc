@@ -473,5 +473,86 @@ TEST(InsertBarriers, ABufferATmaLoadFillsKeepsTheBarriersOfItsOtherAccesses) {
   EXPECT_EQ(ir.substr(load, second - load).find("sync_threads()"), std::string::npos) << ir;
 }
 
+// A wgmma gemm of A_s and B_s after `fills` (copies into them, with or without proxy fences of
+// the program's own).
+std::string barriers_of_fenced(const std::string& fills) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 64), \"bfloat16\"), B: T.Tensor((64, 64), \"bfloat16\"),\n"
+      "         C: T.Tensor((64, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        A_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+      "        C_f = T.alloc_fragment((64, 64), \"float32\")\n" +
+      fills +
+      "        T.gemm(A_s, B_s, C_f, clear_accum=True)\n"
+      "        T.copy(C_f, C)\n";
+  return barriers_of_source(text);
+}
+
+TEST(InsertBarriers, WritesTheThreadsFencedThemselvesNeedNoSecondFence) {
+  // The program's fence after both copies: the barrier before the gemm comes alone.
+  std::string fenced = barriers_of_fenced("        T.copy(A, A_s)\n        T.copy(B, B_s)\n"
+                                          "        T.fence_proxy_async()\n");
+  EXPECT_EQ(occurrences(fenced, "fence_proxy_async()"), 1u) << fenced;
+  EXPECT_NE(fenced.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
+                        "        T.gemm("),
+            std::string::npos)
+      << fenced;
+  // B_s written after the fence, or a fence only thread 0 runs: the barrier takes its own.
+  for (const char* fills : {"        T.copy(A, A_s)\n        T.fence_proxy_async()\n        T.copy(B, B_s)\n",
+                            "        T.copy(A, A_s)\n        T.copy(B, B_s)\n        if tx == 0:\n"
+                            "            T.fence_proxy_async()\n"}) {
+    std::string ir = barriers_of_fenced(fills);
+    EXPECT_EQ(occurrences(ir, "fence_proxy_async()"), 2u) << ir;
+    EXPECT_NE(ir.find("T.evaluate(T.device.fence_proxy_async())\n        T.evaluate(T.device.sync_threads())\n"
+                      "        T.gemm("),
+              std::string::npos)
+        << ir;
+  }
+}
+
+// Warpgroup 0 writes A_s and B_s, fences and arrives; warpgroup 1 waits, then runs two wgmma
+// gemms of them, with `between` between the two.
+std::string barriers_of_handed_over(const std::string& between) {
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 64), \"bfloat16\"), B: T.Tensor((64, 64), \"bfloat16\"),\n"
+      "         C: T.Tensor((64, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=256) as bx:\n"
+      "        A_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"bfloat16\")\n"
+      "        C_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        bars = T.alloc_barrier([128, 128])\n"
+      "        with T.ws(0):\n"
+      "            T.copy(A, A_s)\n"
+      "            T.copy(B, B_s)\n"
+      "            T.fence_proxy_async()\n"
+      "            T.barrier_arrive(bars[0])\n"
+      "            T.barrier_arrive(bars[1])\n"
+      "        with T.ws(1):\n"
+      "            T.barrier_wait(bars[0], 0)\n"
+      "            T.gemm(A_s, B_s, C_f, clear_accum=True)\n" +
+      between +
+      "            T.gemm(A_s, B_s, C_f)\n"
+      "            T.copy(C_f, C)\n";
+  return barriers_of_source(text);
+}
+
+TEST(InsertBarriers, AGroupFencesWhatItAcquiredOnceAWaitBeforeItsWgmmaReadsIt) {
+  // The reader's fence after its wait lets the async proxy see warpgroup 0's writes; the
+  // second gemm, with no wait since, needs none (before: one before every gemm).
+  std::string once = barriers_of_handed_over("");
+  EXPECT_EQ(occurrences(once, "fence_proxy_async()"), 2u) << once;  // warpgroup 0's and the reader's
+  EXPECT_NE(once.find("mbarrier_wait_parity(T.address_of(bars[0]), 0))\n"
+                      "            T.evaluate(T.device.fence_proxy_async())\n            T.gemm("),
+            std::string::npos)
+      << once;
+  // A wait between them acquires again.
+  std::string twice = barriers_of_handed_over("            T.barrier_wait(bars[1], 0)\n");
+  EXPECT_EQ(occurrences(twice, "fence_proxy_async()"), 3u) << twice;
+}
+
 }  // namespace
 }  // namespace tilec

@@ -62,6 +62,12 @@ bool contains(const Stmt& s, Predicate is) {
   return find.found;
 }
 
+// Whether an evaluated `value` waits for an mbarrier's phase (T.barrier_wait).
+bool is_mbarrier_wait(const ir::Expr& value) {
+  const auto* call = value.as<ir::Call>();
+  return call && call->name.rfind(std::string(ir::kDeviceCallPrefix) + "mbarrier_wait_parity", 0) == 0;
+}
+
 // Thread 0's wait for its TMA stores to have read their tiles.
 Stmt wait_for_tma_reads(const SourceLoc& loc) {
   return ir::make_if(ir::thread_in(0, 1), ir::device_call("tma_store_wait_read", {}, loc));
@@ -389,10 +395,20 @@ struct TmaRead {
 };
 
 // Accesses made since the last barrier, by any thread, and the TMA stores' reads in flight.
+// `fenced`: the writes and fills (their keys) that every thread has followed with a proxy fence
+// of its own (T.fence_proxy_async) since: a barrier after them needs none for them.
+// `acquired`: the threads may have waited on an mbarrier since their last proxy fence, so what
+// other threads wrote before arriving may not yet be seen by the async proxy here (a barrier
+// doesn't change that; a fence does).
 struct Pending {
+  using Key = SharedAccesses::Set::key_type;
   SharedAccesses::Set reads, writes, atomics, claimed, fills, tma_fills;
+  std::set<Key> fenced;
+  bool acquired = false;
   std::map<const ir::BufferNode*, TmaRead> tma_reads;
   void add(const SharedAccesses& acc) {
+    for (const SharedAccesses::Set* written : {&acc.writes, &acc.fills})
+      for (const auto& [key, indices] : *written) fenced.erase(key);
     reads.insert(acc.reads.begin(), acc.reads.end());
     writes.insert(acc.writes.begin(), acc.writes.end());
     atomics.insert(acc.atomics.begin(), acc.atomics.end());
@@ -404,8 +420,37 @@ struct Pending {
     return reads.empty() && writes.empty() && atomics.empty() && claimed.empty() && fills.empty() &&
            tma_fills.empty();
   }
-  // Where control flow joins: what either side left.
+  // A proxy fence every thread runs: what they have written so far is fenced, and what they
+  // acquired is seen.
+  void fence() {
+    for (const SharedAccesses::Set* written : {&writes, &fills})
+      for (const auto& [key, indices] : *written) fenced.insert(key);
+    acquired = false;
+  }
+  // What a barrier of these threads leaves: no access unseparated.
+  Pending after_barrier() const {
+    Pending after;
+    after.acquired = acquired;
+    return after;
+  }
+  // Whether a write or fill of a buffer `read_so` picks out is pending and not fenced.
+  template <typename Predicate>
+  bool unfenced_write(Predicate read_so) const {
+    for (const SharedAccesses::Set* written : {&writes, &fills})
+      for (const auto& [key, indices] : *written)
+        if (read_so(key.first) && !fenced.count(key)) return true;
+    return false;
+  }
+  // Where control flow joins: what either side left (a write is fenced where each side that
+  // has it fenced it).
   void add(const Pending& other) {
+    std::set<Key> joined;
+    for (const Pending* side : {static_cast<const Pending*>(this), &other})
+      for (const Key& key : side->fenced)
+        if ((!writes.count(key) && !fills.count(key)) || fenced.count(key))
+          if ((!other.writes.count(key) && !other.fills.count(key)) || other.fenced.count(key)) joined.insert(key);
+    fenced = std::move(joined);
+    acquired |= other.acquired;
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
     atomics.insert(other.atomics.begin(), other.atomics.end());
@@ -427,7 +472,8 @@ struct Pending {
     };
     return keys(reads) == keys(o.reads) && keys(writes) == keys(o.writes) && keys(atomics) == keys(o.atomics) &&
            keys(claimed) == keys(o.claimed) && keys(fills) == keys(o.fills) &&
-           keys(tma_fills) == keys(o.tma_fills) && tma_reads == o.tma_reads;
+           keys(tma_fills) == keys(o.tma_fills) && fenced == o.fenced &&
+           acquired == o.acquired && tma_reads == o.tma_reads;
   }
 };
 
@@ -497,7 +543,12 @@ class BarrierPlacer {
   Stmt place(const Stmt& s, Pending& pending) {
     if (!s) return s;
     if (ir::is_device_call(s, partial_barrier())) {
-      pending = Pending();
+      pending = pending.after_barrier();
+      return s;
+    }
+    if (const auto* eval = s.as<ir::Evaluate>(); eval && is_mbarrier_wait(eval->value)) pending.acquired = true;
+    if (ir::is_device_call(s, "fence_proxy_async") && divergent_depth_ == 0) {
+      pending.fence();
       return s;
     }
     if (ir::is_device_call(s, "sync_threads")) {
@@ -527,6 +578,7 @@ class BarrierPlacer {
     auto n = std::make_shared<ir::IfThenElse>(branch);
     {
       Pending inside;
+      inside.acquired = true;  // what the block wrote before the group may be read in it
       const int divergent = divergent_depth_;
       divergent_depth_ = 0;  // every thread of the group runs its statements
       group_ = span;
@@ -620,10 +672,12 @@ class BarrierPlacer {
     Stmt barrier = separating_barrier(acc, pending, s.get(), s->loc);
     // In a group of a kernel that orders its groups with mbarriers, the generic writes of
     // other threads (stores, cp.async) reach this thread through the barrier it waited on; its
-    // proxy fence makes them seen by the async proxy it reads them through.
-    if (!barrier && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
-             SharedAccesses::any(acc.reads, [&](const ir::BufferNode* b) { return generic_writes_.count(b) > 0; }))
-      barrier = ir::device_call("fence_proxy_async", {}, s->loc);
+    // proxy fence after the wait makes them seen by the async proxy it reads them through.
+    if (pending.acquired && group_ && program_orders_groups_ && reads_through_async_proxy(s) &&
+        SharedAccesses::any(acc.reads, [&](const ir::BufferNode* b) { return generic_writes_.count(b) > 0; })) {
+      barrier = ir::make_seq({ir::device_call("fence_proxy_async", {}, s->loc), barrier});
+      pending.acquired = false;
+    }
     pending.add(acc);
     return ir::make_seq({barrier, s, tma_store_issued(s, pending)});
   }
@@ -849,18 +903,22 @@ class BarrierPlacer {
     // proxy: generic writes that the barrier's threads may read so after it, whatever it was
     // placed for, are ordered before them by the writers' proxy fence, then the barrier. (A
     // target without those instructions reads nothing so.)
-    auto read_so = [&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; };
-    const bool read_async = SharedAccesses::any(pending.writes, read_so) || SharedAccesses::any(pending.fills, read_so);
+    const bool read_async =
+        pending.unfenced_write([&](const ir::BufferNode* b) { return async_proxy_reads_.count(b) > 0; });
     Stmt fence = read_async ? ir::device_call("fence_proxy_async", {}, loc) : Stmt();
+    const bool acquired = pending.acquired && !fence;
     if (group_) {
-      pending = Pending();
+      pending = pending.after_barrier();
+      pending.acquired = acquired;
       return ir::make_seq({fence, ir::device_call(group_barriers_.barrier(*group_), {}, loc)});
     }
     if (in_consumers_) {
-      pending = Pending();
+      pending = pending.after_barrier();
+      pending.acquired = acquired;
       return ir::make_seq({fence, ir::device_call(partial_barrier(), {}, loc)});
     }
     Stmt wait = separate(pending, key, loc);
+    pending.acquired = acquired;
     return ir::make_seq({fence, wait, ir::device_call("sync_threads", {}, loc)});
   }
 
@@ -868,7 +926,7 @@ class BarrierPlacer {
   // TMA store's read in flight has it for its latest barrier. Returns the barrier's wait
   // candidate, if a read is in flight.
   Stmt separate(Pending& pending, const void* key, const SourceLoc& loc) {
-    Pending after;
+    Pending after = pending.after_barrier();
     after.tma_reads = std::move(pending.tma_reads);
     pending = std::move(after);
     if (pending.tma_reads.empty()) return Stmt();
@@ -970,10 +1028,7 @@ BufferSet async_proxy_reads(const BufferSet& written, const Stmt& body) {
 bool waits_on_mbarriers(const Stmt& body) {
   struct Waits : ir::IRVisitor {
     bool found = false;
-    void visit_Evaluate(const ir::Evaluate* op) override {
-      const auto* call = op->value.as<ir::Call>();
-      found |= call && call->name.rfind(std::string(ir::kDeviceCallPrefix) + "mbarrier_wait_parity", 0) == 0;
-    }
+    void visit_Evaluate(const ir::Evaluate* op) override { found |= is_mbarrier_wait(op->value); }
   } waits;
   waits.visit(body);
   return waits.found;
