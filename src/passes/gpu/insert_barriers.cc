@@ -302,13 +302,12 @@ struct OtherIteration {
 };
 
 // Whether an access of one set and one of another by different threads can touch the same
-// bytes: one buffer, unless
-// in some dim the indices are provably apart: both index the buffer alike on every thread and
-// differ (`s[r, i]` and `s[r ^ 1, j]`), or their ranges don't meet, or they are one access in
-// two iterations of a loop that gives each iteration elements of its own (index_apart.h); or
-// two buffers whose planned places in shared memory overlap (plan_shared_memory gives them
-// disjoint lifetimes, so the barrier between them is the one that lets the later reuse the
-// earlier's bytes).
+// bytes: one buffer, unless in some dim the indices are provably apart: both index the buffer
+// alike on every thread and differ (`s[r, i]` and `s[r ^ 1, j]`), or their ranges don't meet,
+// or they are one access in two iterations of a loop that gives each iteration elements of its
+// own (index_apart.h); or two buffers whose planned places in shared memory overlap
+// (plan_shared_memory gives them disjoint lifetimes, so the barrier between them is the one that
+// lets the later reuse the earlier's bytes).
 class Overlap {
  public:
   Overlap(const ThreadValues& thread_values, const ir::BoundAnalyzer& bounds,
