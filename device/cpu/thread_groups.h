@@ -362,8 +362,12 @@ inline void cp_async(void* dst, const void* src, bool predicate) {
   if (predicate) std::memcpy(dst, src, Bytes);
   else std::memset(dst, 0, Bytes);
 }
+// Policy and Prefetch: T.ptx_cp_async's L2 hints, nothing here.
+template <int Policy = 0, int Prefetch = 0>
 inline void cp_async_4(void* dst, const void* src, bool predicate) { cp_async<4>(dst, src, predicate); }
+template <int Policy = 0, int Prefetch = 0>
 inline void cp_async_8(void* dst, const void* src, bool predicate) { cp_async<8>(dst, src, predicate); }
+template <int Policy = 0, int Prefetch = 0>
 inline void cp_async_16(void* dst, const void* src, bool predicate) { cp_async<16>(dst, src, predicate); }
 
 }  // namespace tilec_rt

@@ -26,33 +26,73 @@ __device__ __forceinline__ void sync_threads_partial() {
 
 // ---------------------------------------------------------------- cp.async (sm_80+)
 
-// cp.async.cg.shared.global [smem], [gmem], 16, src_size: 16 bytes, cached in L2 only. Both
-// addresses 16-byte aligned. With pred false, src_size is 0: nothing is read (gmem may point
-// anywhere) and the 16 destination bytes are zero-filled. `smem` is a 32-bit shared-window
-// address: the generated code passes a shared tile's (shared_address of its first element) plus
-// the element's byte offset, so that a thread's copies into one tile share a base register and
-// differ by immediates. From a generic pointer each copy's address was a 64-bit sum of its own,
-// computed ahead and held in a register (NVRTC's shared pointers are 64-bit): the sparse MLA
-// prefill's gathering warpgroup spilled at 104 registers with 72 such addresses.
+// cp.async.cg.shared.global [smem], [gmem], 16, src_size: 16 bytes, cached in L2 only (4 and 8
+// bytes: .ca, in L1 and L2). Both addresses aligned to the size. With pred false, src_size is
+// 0: nothing is read (gmem may point anywhere) and the destination bytes are zero-filled.
+// `smem` is a 32-bit shared-window address: the generated code passes a shared tile's
+// (shared_address of its first element) plus the element's byte offset, so that a thread's
+// copies into one tile share a base register and differ by immediates. From a generic pointer
+// each copy's address was a 64-bit sum of its own, computed ahead and held in a register
+// (NVRTC's shared pointers are 64-bit): the sparse MLA prefill's gathering warpgroup spilled at
+// 104 registers with 72 such addresses.
+//
+// Policy and Prefetch are T.ptx_cp_async's L2 hints: Policy 1 evict_first, 2 evict_last (the
+// lines' priority when L2 evicts; 0 no hint), Prefetch the bytes L2 fetches around a miss (64,
+// 128, 256; 0 no hint). The policy is createpolicy's, the same value for every copy, which the
+// compiler computes once.
+template <int Policy>
+__device__ __forceinline__ uint64_t l2_eviction_policy() {
+  uint64_t policy;
+  if constexpr (Policy == 1) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  else if constexpr (Policy == 2) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  else asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+#define TILEC_CP_ASYNC(CACHE, PREFETCH)                                                                       \
+  asm volatile("cp.async." CACHE ".shared.global.L2::cache_hint" PREFETCH " [%0], [%1], %2, %3, %4;\n" ::"r"(smem), \
+               "l"(__cvta_generic_to_global(gmem)), "n"(Bytes), "r"(pred ? Bytes : 0),                         \
+               "l"(l2_eviction_policy<Policy>())                                                              \
+               : "memory")
+#define TILEC_CP_ASYNC_PREFETCHING(CACHE)                         \
+  if constexpr (Prefetch == 256) TILEC_CP_ASYNC(CACHE, ".L2::256B"); \
+  else if constexpr (Prefetch == 128) TILEC_CP_ASYNC(CACHE, ".L2::128B"); \
+  else if constexpr (Prefetch == 64) TILEC_CP_ASYNC(CACHE, ".L2::64B");   \
+  else TILEC_CP_ASYNC(CACHE, "")
+
+template <int Bytes, int Policy, int Prefetch>
+__device__ __forceinline__ void cp_async(uint32_t smem, const void* gmem, bool pred) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(Prefetch == 0 || Prefetch == 64 || Prefetch == 128 || Prefetch == 256, "L2 prefetches 64, 128, 256 bytes");
+  if constexpr (Policy == 0 && Prefetch == 0) {
+    if constexpr (Bytes == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
+                   "r"(pred ? 16 : 0)
+                   : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
+                   "n"(Bytes), "r"(pred ? Bytes : 0)
+                   : "memory");
+  } else if constexpr (Bytes == 16) {
+    TILEC_CP_ASYNC_PREFETCHING("cg");
+  } else {
+    TILEC_CP_ASYNC_PREFETCHING("ca");
+  }
+}
+#undef TILEC_CP_ASYNC_PREFETCHING
+#undef TILEC_CP_ASYNC
+
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_16(uint32_t smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
-               "r"(pred ? 16 : 0)
-               : "memory");
+  cp_async<16, Policy, Prefetch>(smem, gmem, pred);
 }
-
-// cp.async.ca.shared.global [smem], [gmem], 8, src_size: cached in L1 and L2; zero-fill as
-// above.
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_8(uint32_t smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
-               "r"(pred ? 8 : 0)
-               : "memory");
+  cp_async<8, Policy, Prefetch>(smem, gmem, pred);
 }
-
-// cp.async.ca.shared.global [smem], [gmem], 4, src_size.
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_4(uint32_t smem, const void* gmem, bool pred = true) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem), "l"(__cvta_generic_to_global(gmem)),
-               "r"(pred ? 4 : 0)
-               : "memory");
+  cp_async<4, Policy, Prefetch>(smem, gmem, pred);
 }
 
 // prefetch.global.L2 [gmem]: the line holding gmem into L2, for a load soon after; a hint that

@@ -20,12 +20,16 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool pred
   using V = typename vector_bits<Bytes>::type;
   *static_cast<V*>(smem) = pred ? *static_cast<const V*>(gmem) : V{};
 }
+// Policy and Prefetch: T.ptx_cp_async's L2 hints, which gfx9 has no use for.
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool pred = true) {
   cp_async<16>(smem, gmem, pred);
 }
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_8(void* smem, const void* gmem, bool pred = true) {
   cp_async<8>(smem, gmem, pred);
 }
+template <int Policy = 0, int Prefetch = 0>
 __device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool pred = true) {
   cp_async<4>(smem, gmem, pred);
 }

@@ -331,13 +331,17 @@ const ir::BufferLoad& accessed_element(const CtValue& v, const SourceLoc& loc, c
   return *call->args.at(0).as<ir::BufferLoad>();
 }
 
-// T.ptx_cp_async(dst, src, num_elems, predicate=None): this thread's cp.async of num_elems
-// elements (4, 8 or 16 bytes) from global memory to shared memory, both addresses from
-// T.access_ptr; zeros where the predicate is false. It lands by T.cp_async_barrier_noinc's
-// barrier phase.
+// T.ptx_cp_async(dst, src, num_elems, predicate=None, eviction_policy=None, prefetch_size=None):
+// this thread's cp.async of num_elems elements (4, 8 or 16 bytes) from global memory to shared
+// memory, both addresses from T.access_ptr; zeros where the predicate is false. It lands by
+// T.cp_async_barrier_noinc's barrier phase. The two hints are tilec's, for L2: the priority of
+// the lines read when L2 evicts ("evict_first", "evict_normal", "evict_last"), and the bytes L2
+// fetches around a miss (64, 128 or 256). They become the device call's template arguments
+// (cp_async_16<2, 256>: evict_last, 256 bytes); targets without such hints ignore them.
 CtValue ptx_cp_async(Elaborator& el, const EvaluatedCall& call) {
   require_kernel(el, call);
-  CallArgs a = el.bind(call, {"dst_access_ptr", "src_access_ptr", "num_elems", "predicate=None"});
+  CallArgs a = el.bind(call, {"dst_access_ptr", "src_access_ptr", "num_elems", "predicate=None",
+                              "eviction_policy=None", "prefetch_size=None"});
   const ir::BufferLoad& dst = accessed_element(a["dst_access_ptr"], a.loc("dst_access_ptr"), "T.ptx_cp_async's destination");
   const ir::BufferLoad& src = accessed_element(a["src_access_ptr"], a.loc("src_access_ptr"), "T.ptx_cp_async's source");
   if (dst.buffer->scope != ir::MemoryScope::Shared || src.buffer->scope != ir::MemoryScope::Global)
@@ -355,8 +359,23 @@ CtValue ptx_cp_async(Elaborator& el, const EvaluatedCall& call) {
   ir::Expr pred = a["predicate"].kind == K::None
                       ? ir::make_bool(true)
                       : el.to_expr_of(a["predicate"], DType::Bool, a.loc("predicate"), "T.ptx_cp_async predicate");
-  el.emit(ir::device_call("cp_async_" + std::to_string(bytes),
-                          {a["dst_access_ptr"].expr, a["src_access_ptr"].expr, pred}, call.node->loc));
+  const CtValue& eviction = a["eviction_policy"];
+  int policy = 0;
+  if (eviction.kind == K::String && eviction.text == "evict_first") policy = 1;
+  else if (eviction.kind == K::String && eviction.text == "evict_last") policy = 2;
+  else if (!(eviction.kind == K::None || (eviction.kind == K::String && eviction.text == "evict_normal")))
+    error_at(a.loc("eviction_policy"), "T.ptx_cp_async's eviction_policy is \"evict_first\", \"evict_normal\" or "
+                                       "\"evict_last\", not " + describe(eviction));
+  int64_t prefetch = 0;
+  if (a["prefetch_size"].kind != K::None) {
+    prefetch = el.to_int(a["prefetch_size"], a.loc("prefetch_size"), "T.ptx_cp_async prefetch_size");
+    if (prefetch != 64 && prefetch != 128 && prefetch != 256)
+      error_at(a.loc("prefetch_size"),
+               "T.ptx_cp_async's prefetch_size is 64, 128 or 256 bytes, not " + std::to_string(prefetch));
+  }
+  std::string name = "cp_async_" + std::to_string(bytes);
+  if (policy || prefetch) name += "<" + std::to_string(policy) + ", " + std::to_string(prefetch) + ">";
+  el.emit(ir::device_call(name, {a["dst_access_ptr"].expr, a["src_access_ptr"].expr, pred}, call.node->loc));
   return CtValue::none();
 }
 

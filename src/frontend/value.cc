@@ -165,7 +165,7 @@ std::string describe(const CtValue& v) {
     case K::Bool: return "bool";
     case K::Int: return "int";
     case K::Float: return "float";
-    case K::String: return "str";
+    case K::String: return "str '" + (v.text.size() > 40 ? v.text.substr(0, 37) + "..." : v.text) + "'";
     case K::DType: return std::string("dtype ") + v.dtype.name();
     case K::Tuple: return "tuple";
     case K::List: return "list";

@@ -129,7 +129,7 @@ struct CtValue {
   bool is_constant() const;
 };
 
-// "int", "tuple", "buffer", "runtime int32 value", ... for error messages.
+// "int", "str 'text'", "tuple", "buffer", "runtime int32 value", ... for error messages.
 std::string describe(const CtValue& v);
 
 // What Python's str() gives for a compile-time value (None, bool, int, float, str, a dtype's

@@ -246,7 +246,7 @@ TEST(ElaborateStmt, ARuntimeLoopOrBranchChangesOnlyRuntimeValues) {
                            "        if A[1] > 0:\n"
                            "            s = 'b'\n"
                            "        A[2] = len(s)\n"),
-               "8:13: error: 's' holds a str, a value known only at compile time");
+               "8:13: error: 's' holds a str 'a', a value known only at compile time");
   // A new name, or one bound inside, is fine.
   EXPECT_TRUE(compile_text(kernel_text("        for k in T.serial(4):\n"
                                        "            t = (k, k + 1)\n"

@@ -115,10 +115,12 @@ def doubled_by_rows(n, block=128, stages=2, skip=0, named=False):
     return main
 
 
-def thread_by_thread_pipeline(M, N, K, bM=64, bN=128, bK=64, dtype="float16"):
+def thread_by_thread_pipeline(M, N, K, bM=64, bN=128, bK=64, dtype="float16", hinted=False):
     """TileLang's MLA decode (example_mla_decode_ws) style: `if tx < 128:` consumers multiply on
     T.wgmma_gemm; the other threads (its else) fill two stages with T.ptx_cp_async, each thread's
-    copies arriving on the stage's barrier by T.cp_async_barrier_noinc."""
+    copies arriving on the stage's barrier by T.cp_async_barrier_noinc. hinted: A's copies with
+    tilec's L2 hints evict_first and 256-byte prefetches, B's with evict_last."""
+    a_policy, a_prefetch, b_policy = ("evict_first", 256, "evict_last") if hinted else (None, None, None)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
@@ -146,12 +148,14 @@ def thread_by_thread_pipeline(M, N, K, bM=64, bN=128, bK=64, dtype="float16"):
                         row = r * 16 + (tx - 128) // 8
                         col = (tx - 128) % 8 * 8
                         T.ptx_cp_async(T.access_ptr(A_s[k % 2, row, col], "w", 8),
-                                       T.access_ptr(A[by * bM + row, k * bK + col], "r", 8), 8)
+                                       T.access_ptr(A[by * bM + row, k * bK + col], "r", 8), 8,
+                                       eviction_policy=a_policy, prefetch_size=a_prefetch)
                     for r in T.serial(bK * bN // 8 // 128):
                         row = r * 8 + (tx - 128) // 16
                         col = (tx - 128) % 16 * 8
                         T.ptx_cp_async(T.access_ptr(B_s[k % 2, row, col], "w", 8),
-                                       T.access_ptr(B[k * bK + row, bx * bN + col], "r", 8), 8)
+                                       T.access_ptr(B[k * bK + row, bx * bN + col], "r", 8), 8,
+                                       eviction_policy=b_policy)
                     T.cp_async_barrier_noinc(ready[k % 2])
 
     return main
@@ -171,6 +175,16 @@ def test_if_on_the_thread_index_is_a_group_and_its_else_the_other_threads():
     assert re.search(r"cp_async_mbarrier_arrive_noinc\(T.address_of\(ready\[k\w* % 2\]\)\)", ir)
     assert "setmaxnreg_inc<232>" in ir and "setmaxnreg_dec<40>" in ir
 
+
+def test_cp_async_takes_l2_hints_as_template_arguments():
+    ir = emit(thread_by_thread_pipeline(512, 512, 512, hinted=True), "ir")
+    assert re.search(r"cp_async_16<1, 256>\(T.address_of\(A_s\[", ir)
+    assert re.search(r"cp_async_16<2, 0>\(T.address_of\(B_s\[", ir)
+    ptx = emit(thread_by_thread_pipeline(512, 512, 512, hinted=True), "ptx")
+    assert "createpolicy.fractional.L2::evict_first.b64" in ptx
+    assert "createpolicy.fractional.L2::evict_last.b64" in ptx
+    assert re.search(r"cp.async.cg.shared.global.L2::cache_hint.L2::256B \[%r\d+\], \[%rd\d+\], 16, %r\d+, %rd\d+;", ptx)
+    assert re.search(r"cp.async.cg.shared.global.L2::cache_hint \[%r\d+\], \[%rd\d+\], 16, %r\d+, %rd\d+;", ptx)
 
 
 def test_a_groups_tile_ops_are_spread_over_its_own_threads_numbered_from_its_first():
@@ -281,6 +295,10 @@ def kernel_source(body, folder):
     (["T.alloc_cluster_barrier([1])"], "T.alloc_cluster_barrier makes barriers a thread block cluster's blocks share; "
                                        "this T.Kernel has no cluster_dims"),
     (["T.set_max_nreg(100, 1)"], "reg_count is a multiple of 8 from 24 to 256, not 100"),
+    (["T.ptx_cp_async(T.access_ptr(A_s[0, 0], 'w', 8), T.access_ptr(A[0, 0], 'r', 8), 8, eviction_policy='last')"],
+     "T.ptx_cp_async's eviction_policy is \"evict_first\", \"evict_normal\" or \"evict_last\", not str 'last'"),
+    (["T.ptx_cp_async(T.access_ptr(A_s[0, 0], 'w', 8), T.access_ptr(A[0, 0], 'r', 8), 8, prefetch_size=512)"],
+     "T.ptx_cp_async's prefetch_size is 64, 128 or 256 bytes, not 512"),
     # setmaxnreg.inc takes from what the block launched with (256 threads: 248 a thread); asked
     # for more, the growing warpgroup waits forever (the seesaw prefill's 224 + 224 + 64 hung)
     (["with T.ws(0):", "    T.set_max_nreg(256, 1)", "with T.ws(1):", "    T.set_max_nreg(256, 1)"],
@@ -344,6 +362,7 @@ def test_producer_consumer_computes_the_product_on_the_cpu(M, N, K, stages, prod
 
 def test_thread_by_thread_pipeline_and_split_columns_compute_the_product_on_the_cpu(rng):
     cpu_product(thread_by_thread_pipeline(128, 256, 320), 128, 256, 320, rng)
+    cpu_product(thread_by_thread_pipeline(128, 256, 320, hinted=True), 128, 256, 320, rng)
     cpu_product(split_columns(200, 300, 160), 200, 300, 160, rng)
 
 
@@ -530,10 +549,11 @@ def test_producer_consumer_computes_the_product(M, N, K, stages, producer):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,N,K", [(512, 512, 512), (1024, 768, 2048)])
-def test_thread_by_thread_pipeline_computes_the_product(M, N, K):
+@pytest.mark.parametrize("M,N,K,hinted", [(512, 512, 512, False), (1024, 768, 2048, False), (1024, 768, 2048, True)])
+def test_thread_by_thread_pipeline_computes_the_product(M, N, K, hinted):
     torch = hopper_or_skip()
-    check(tilec.compile(thread_by_thread_pipeline(M, N, K)), M, N, K, "float16", False, torch, out_dtype="float16")
+    check(tilec.compile(thread_by_thread_pipeline(M, N, K, hinted=hinted)), M, N, K, "float16", False, torch,
+          out_dtype="float16")
 
 
 @pytest.mark.gpu

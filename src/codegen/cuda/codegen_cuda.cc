@@ -260,8 +260,9 @@ class CudaPrinter final : public CFamilyPrinter {
   }
 
  private:
-  static bool is_cp_async(const std::string& name) {
-    return name == "cp_async_16" || name == "cp_async_8" || name == "cp_async_4";
+  static bool is_cp_async(const std::string& name) {  // with its L2 hints or without (cp_async_16<2, 256>)
+    const std::string base = name.substr(0, name.find('<'));
+    return base == "cp_async_16" || base == "cp_async_8" || base == "cp_async_4";
   }
 
   // The 32-bit shared-window address of `address` (an address_of of a shared tile's element):
