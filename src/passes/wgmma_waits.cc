@@ -1,6 +1,7 @@
 #include "passes/wgmma_waits.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -10,8 +11,10 @@
 #include "ir/device_calls.h"
 #include "ir/layout.h"
 #include "ir/mutator.h"
+#include "ir/simplify.h"
 #include "ir/visitor.h"
 #include "op/accesses.h"
+#include "op/op.h"
 #include "passes/gpu/pipeline_stages.h"
 
 namespace tilec::passes {
@@ -131,6 +134,96 @@ class StillInFlight : public ir::IRVisitor {
   std::vector<Frame> frames_;
 };
 
+// Whether [a_min, a_min + a_extent) and [b_min, b_min + b_extent) provably meet: their starts
+// differ by a constant (ir::linear_sum) less than the extent ahead of it.
+bool spans_meet(const Expr& a_min, int64_t a_extent, const Expr& b_min, int64_t b_extent) {
+  Expr a = a_min, b = b_min;
+  if (a->dtype != b->dtype) {
+    a = ir::make_cast(DType::Int64, a);
+    b = ir::make_cast(DType::Int64, b);
+  }
+  std::optional<ir::LinearSum> difference = ir::linear_sum(ir::make_Sub(a, b));
+  return difference && difference->terms.empty() && difference->constant < b_extent &&
+         -difference->constant < a_extent;
+}
+
+// Whether statement `s` surely writes part of `region`, a shared tile an asynchronous wgmma reads:
+// a tile op's written region, or a store whose indices (over the loops inside `s`: an index the
+// loop variable plus what is fixed, or fixed) provably meet the region in every dim. A write
+// that can't be shown to meet it (a stage picked by another expression, an index of a loop
+// outside `s`) is let be, so that no correct program is refused.
+bool surely_writes(const Stmt& s, const ir::BufferRegion& region) {
+  const ir::BufferNode* buffer = region.buffer.get();
+  std::vector<int64_t> extents;
+  for (const ir::Range& r : region.region) {
+    int64_t extent = 0;
+    if (!ir::is_const_int(ir::simplify(r.extent), &extent)) return false;
+    extents.push_back(extent);
+  }
+  auto meets = [&](const std::vector<std::pair<Expr, int64_t>>& spans) {
+    if (spans.size() != extents.size()) return false;
+    for (size_t d = 0; d < spans.size(); ++d)
+      if (!spans[d].first || !spans_meet(spans[d].first, spans[d].second, region.region[d].min, extents[d]))
+        return false;
+    return true;
+  };
+  if (op::is_tile_op(s.kind())) {
+    for (const ir::BufferRegion& written : op::regions_of(*s).writes) {
+      if (written.buffer.get() != buffer) continue;
+      std::vector<std::pair<Expr, int64_t>> spans;
+      for (const ir::Range& r : written.region) {
+        int64_t extent = 0;
+        spans.push_back(ir::is_const_int(ir::simplify(r.extent), &extent) ? std::make_pair(r.min, extent)
+                                                            : std::make_pair(Expr(), int64_t{0}));
+      }
+      if (meets(spans)) return true;
+    }
+    return false;
+  }
+  // Stores, each index as the span its loop variable (one, with coefficient 1, of a loop of
+  // constant bounds inside `s`) runs over.
+  struct Writes : ir::IRVisitor {
+    const ir::BufferNode* buffer;
+    std::function<bool(const std::vector<std::pair<Expr, int64_t>>&)> meets;
+    std::vector<const ir::For*> loops;
+    bool found = false;
+    void visit_For(const ir::For* op) override {
+      loops.push_back(op);
+      IRVisitor::visit_For(op);
+      loops.pop_back();
+    }
+    std::pair<Expr, int64_t> span(const Expr& index) const {
+      std::optional<ir::LinearSum> sum = ir::linear_sum(index);
+      if (!sum) return {};
+      std::pair<Expr, int64_t> out{index, 1};
+      for (const auto& [term, coefficient] : sum->terms)
+        for (const ir::For* loop : loops) {
+          if (!term.same_as(loop->var)) continue;
+          int64_t extent = 0;
+          if (coefficient != 1 || out.second != 1 || !ir::is_const_int(loop->extent, &extent) || extent < 1)
+            return {};
+          // the span starts where the variable is loop->min
+          Expr v = term, lo = loop->min;
+          if (lo->dtype != v->dtype) lo = ir::make_cast(v->dtype, lo);
+          out = {ir::make_Add(ir::make_Sub(out.first, v), lo), extent};
+        }
+      return out;
+    }
+    void visit_BufferStore(const ir::BufferStore* op) override {
+      if (op->buffer.get() == buffer && !found) {
+        std::vector<std::pair<Expr, int64_t>> spans;
+        for (const Expr& index : op->indices) spans.push_back(span(index));
+        found = meets(spans);
+      }
+      IRVisitor::visit_BufferStore(op);
+    }
+  } writes;
+  writes.buffer = buffer;
+  writes.meets = meets;
+  writes.visit(s);
+  return writes.found;
+}
+
 class InFlightCheck : public ir::IRVisitor {
  public:
   void visit_KernelLaunch(const ir::KernelLaunch* op) override {
@@ -153,21 +246,38 @@ class InFlightCheck : public ir::IRVisitor {
   }
 
   void visit_Seq(const ir::Seq* op) override {
-    scan(op->stmts);
+    auto pipelined = pipelined_bodies_.find(op);
+    scan(op->stmts, {}, pipelined == pipelined_bodies_.end() ? nullptr : &pipelined->second);
     IRVisitor::visit_Seq(op);
   }
 
-  // A T.Pipelined loop is checked where the list that holds it is scanned.
+  // A T.Pipelined loop is checked where the list that holds it is scanned; its body's list
+  // where it is scanned again is one whose producers run ahead.
+  void visit_For(const ir::For* op) override {
+    if (op->for_kind == ir::ForKind::Pipelined) {
+      Stmt body = op->body;
+      while (const auto* let = body.as<ir::LetStmt>()) body = let->body;
+      if (const auto* seq = body.as<ir::Seq>()) pipelined_bodies_[seq] = loop_invariant_locals(op->body);
+    }
+    IRVisitor::visit_For(op);
+  }
 
  private:
+  // What a gemm keeps in flight: a fragment it writes or reads in registers, or a shared tile it
+  // reads (one of its operand regions, which no statement may write before a wait).
   using InFlight = std::vector<std::pair<const ir::BufferNode*, const ir::Gemm*>>;
+
+  static bool is_shared(const ir::BufferNode* buffer) { return buffer->scope == ir::MemoryScope::Shared; }
 
   // The statements of one list in order, `in_flight` what is in flight before the first; what
   // is in flight after the last. A serial loop or a branch entered with a gemm in flight is
   // looked into: its body (each branch) scanned with what is in flight on entering it, a loop's
   // twice (the second time with what its first iteration leaves too), so that a loop may issue
-  // the next step's gemm and then wait for the last one's before reading it.
-  static InFlight scan(const std::vector<Stmt>& stmts, InFlight in_flight = {}) {
+  // the next step's gemm and then wait for the last one's before reading it. In a T.Pipelined
+  // loop's body (`pipelined`: the locals the loop does not write) the producers fill a later
+  // iteration's stage, not the one read.
+  static InFlight scan(const std::vector<Stmt>& stmts, InFlight in_flight = {},
+                       const op::BufferSet* pipelined = nullptr) {
     for (const Stmt& s : stmts) {
       int64_t n = 0;
       if (is_wait(s, &n)) {
@@ -187,6 +297,17 @@ class InFlightCheck : public ir::IRVisitor {
         accesses.reads.insert(gemm->b.buffer.get());
       }
       for (const auto& [buffer, by] : in_flight) {
+        if (is_shared(buffer)) {
+          if (!(pipelined && is_producer(s, *pipelined)) &&
+              ((by->a.buffer.get() == buffer && surely_writes(s, by->a)) ||
+               (by->b.buffer.get() == buffer && surely_writes(s, by->b))))
+            error_at(s->loc,
+                     "this writes " + buffer->name + " where an asynchronous wgmma may still read it: a "
+                     "T.wait_wgmma before this statement waits for it",
+                     by->loc, "the gemm (wg_wait=" + std::to_string(by->wg_wait) + ") whose wgmma reads " +
+                                  buffer->name);
+          continue;
+        }
         // Another asynchronous gemm adding into the accumulator in flight is the hardware's to
         // order; one that clears it would drop the first's result, and on wgmma take registers
         // the first still writes (device/cuda/wgmma.h, forget_registers).
@@ -203,6 +324,8 @@ class InFlightCheck : public ir::IRVisitor {
         if (gemm->wg_wait > 0) in_flight.clear();  // its wait leaves it in flight, and fewer of the others
         in_flight.push_back({gemm->c.buffer.get(), gemm});
         if (gemm->a.buffer->scope == ir::MemoryScope::Fragment) in_flight.push_back({gemm->a.buffer.get(), gemm});
+        for (const ir::BufferRegion* operand : {&gemm->a, &gemm->b})
+          if (is_shared(operand->buffer.get())) in_flight.push_back({operand->buffer.get(), gemm});
       }
       const auto* loop = s.as<ir::For>();
       if (loop && loop->for_kind == ir::ForKind::Pipelined) {
@@ -227,7 +350,7 @@ class InFlightCheck : public ir::IRVisitor {
       for (const ir::Expr& e : exprs)
         if (e) accesses.visit(e);
       for (const auto& entry : in_flight)
-        if (accesses.reads.count(entry.first)) return true;
+        if (!is_shared(entry.first) && accesses.reads.count(entry.first)) return true;
       return false;
     };
     if (const auto* let = s.as<ir::LetStmt>())
@@ -254,7 +377,8 @@ class InFlightCheck : public ir::IRVisitor {
   // touch its fragments before a wait either.
   static InFlight left_in_flight(const ir::For* loop) {
     std::vector<Stmt> body = loop_body_statements(loop->body);
-    InFlight left = scan(body);
+    const op::BufferSet invariant = loop_invariant_locals(loop->body);
+    InFlight left = scan(body, {}, &invariant);
     if (left.empty()) return left;
     std::unordered_set<const ir::BufferNode*> stages;
     for (const Stmt& s : body)
@@ -266,9 +390,11 @@ class InFlightCheck : public ir::IRVisitor {
                      ") is still in flight when the T.Pipelined loop's iteration ends, where its stages are "
                      "refilled: a T.wait_wgmma before the iteration ends waits for it",
                  loop->loc, "the loop");
-    scan(body, left);
+    scan(body, left, &invariant);
     return left;
   }
+
+  std::unordered_map<const ir::Seq*, op::BufferSet> pipelined_bodies_;
 };
 
 class Waits : public ir::IRMutator {

@@ -271,6 +271,88 @@ TEST(WgmmaWaits, AGemmThatReadsNoStageMayRunIntoTheNextIteration) {
       << message;
 }
 
+TEST(WgmmaWaits, WritingASharedTileAGemmInFlightReadsIsAnError) {
+  // A_s refilled before the wait: the wgmma may still be reading it.
+  std::string message = error_of(source(-1, "        T.copy(A, A_s)\n        T.wait_wgmma(0)\n"));
+  EXPECT_NE(message.find("k.py:17:9: error: this writes A_s where an asynchronous wgmma may still read it: a "
+                         "T.wait_wgmma before this statement waits for it"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("k.py:15:9: note: the gemm (wg_wait=-1) whose wgmma reads A_s"), std::string::npos)
+      << message;
+  // B_s is both gemms' operand; a store of a T.Parallel nest into its last row is caught too.
+  message = error_of(source(-1, "        for j in T.Parallel(64):\n            B_s[63, j] = 0\n"
+                                "        T.wait_wgmma(0)\n"));
+  EXPECT_NE(message.find("k.py:17:9: error: this writes B_s where an asynchronous wgmma may still read it"),
+            std::string::npos)
+      << message;
+  // Reading the operands is no error, nor is writing them after the wait.
+  EXPECT_EQ(error_of(source(-1, "        T.copy(A_s, C)\n        T.wait_wgmma(0)\n        T.copy(A, A_s)\n")), "");
+}
+
+TEST(WgmmaWaits, AWriteToAnotherPartOfTheTileIsNoError) {
+  // Stage 0 in flight while stage 1 is filled; stage k % 2 against (k + 1) % 2 can't be told
+  // apart from the same stage, so it is let be; the same stage is refused.
+  const std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 64), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
+      "         C: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        K_s = T.alloc_shared((2, 64, 64), \"float16\")\n"
+      "        S_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, K_s[0, :, :])\n"
+      "        T.clear(S_f)\n"
+      "        for k in T.serial(4):\n"
+      "            T.gemm(A_s, K_s[k % 2, :, :], S_f, wg_wait=-1)\n"
+      "            T.copy(B, K_s[(k + 1) % 2, :, :])\n"
+      "            T.wait_wgmma(0)\n"
+      "        T.gemm(A_s, K_s[0, :, :], S_f, wg_wait=-1)\n"
+      "        T.copy(B, K_s[1, :, :])\n"
+      "        T.wait_wgmma(0)\n"
+      "        T.copy(S_f, C)\n";
+  EXPECT_EQ(error_of(text), "");
+  std::string same = text;
+  same.replace(same.find("K_s[(k + 1) % 2"), std::string("K_s[(k + 1) % 2").size(), "K_s[k % 2");
+  std::string message = error_of(same);
+  EXPECT_NE(message.find("k.py:15:13: error: this writes K_s where an asynchronous wgmma may still read it"),
+            std::string::npos)
+      << message;
+  std::string stage0 = text;
+  stage0.replace(stage0.find("T.copy(B, K_s[1, :, :])"), std::string("T.copy(B, K_s[1").size(), "T.copy(B, K_s[0");
+  message = error_of(stage0);
+  EXPECT_NE(message.find("k.py:18:9: error: this writes K_s where an asynchronous wgmma may still read it"),
+            std::string::npos)
+      << message;
+}
+
+TEST(WgmmaWaits, APipelinedLoopsProducersFillALaterStage) {
+  // The copy into A_s after the gemm fills the stage of an iteration ahead, not the one read.
+  std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((128, 256), \"float16\"), B: T.Tensor((64, 64), \"float16\"),\n"
+      "         C: T.Tensor((128, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((128, 64), \"float16\")\n"
+      "        B_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "        C_f = T.alloc_fragment((128, 64), \"float32\")\n"
+      "        T.clear(C_f)\n"
+      "        T.copy(B, B_s)\n"
+      "        for k in T.Pipelined(4, num_stages=2):\n"
+      "            T.gemm(A_s, B_s, C_f, wg_wait=-1)\n"
+      "            T.copy(A[0, k * 64], A_s)\n"
+      "            T.wait_wgmma(0)\n"
+      "        T.copy(C_f, C)\n";
+  EXPECT_EQ(error_of(text), "");
+  // B_s, no stage, written in the loop while the gemm reads it: refused.
+  text.replace(text.find("            T.wait_wgmma(0)\n"), 0, "            T.fill(B_s, 0)\n");
+  std::string message = error_of(text);
+  EXPECT_NE(message.find("k.py:15:13: error: this writes B_s where an asynchronous wgmma may still read it"),
+            std::string::npos)
+      << message;
+}
+
 // A serial loop entered with a gemm in flight: each step issues the next step's gemm into the
 // other accumulator, waits for the one before (wait<1>) and reads it.
 TEST(WgmmaWaits, ALoopMayIssueTheNextGemmThenWaitForTheLastOne) {
