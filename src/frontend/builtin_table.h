@@ -19,6 +19,10 @@ using BuiltinTable = std::unordered_map<std::string, BuiltinHandler>;
 std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const std::string& fn,
                                        const SourceLoc& loc);
 
+// Argument eviction_policy of `fn` (T.copy, T.tma_copy, T.ptx_cp_async, T.copy_cluster):
+// "evict_first", "evict_normal" or "evict_last" (None: evict_normal).
+ir::EvictionPolicy eviction_policy(const CallArgs& a, const std::string& fn);
+
 // builtins_warp_specialize.cc: warp specialization by hand (T.alloc_barrier, the mbarrier
 // waits and arrivals, T.tma_copy, T.set_max_nreg); T.ws itself is a with block
 // (Elaborator::exec_thread_group).

@@ -163,27 +163,34 @@ std::shared_ptr<ir::Copy> copy_between(Elaborator& el, const CallArgs& a, const 
   return node;
 }
 
+ir::EvictionPolicy eviction_policy(const CallArgs& a, const std::string& fn) {
+  const CtValue& eviction = a["eviction_policy"];
+  if (eviction.kind == K::None || (eviction.kind == K::String && eviction.text == "evict_normal"))
+    return ir::EvictionPolicy::Normal;
+  if (eviction.kind == K::String && eviction.text == "evict_first") return ir::EvictionPolicy::First;
+  if (eviction.kind == K::String && eviction.text == "evict_last") return ir::EvictionPolicy::Last;
+  error_at(a.loc("eviction_policy"),
+           fn + "'s eviction_policy is \"evict_first\", \"evict_normal\" or \"evict_last\", not " + describe(eviction));
+}
+
 // T.copy(src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None,
-// prefer_instruction=None): coalesced_width and eviction_policy are TileLang's hints, accepted
-// (tilec picks access widths itself and leaves caching to the hardware).
+// prefer_instruction=None): coalesced_width is TileLang's hint, accepted (tilec picks access
+// widths itself); eviction_policy is the L2 priority of the lines a load from global memory
+// reads, for its TMA or cp.async copies (ir::EvictionPolicy).
 static CtValue copy_op(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"src", "dst", "coalesced_width=None", "disable_tma=False", "eviction_policy=None",
                               "prefer_instruction=None"});
   const CtValue& width = a["coalesced_width"];
   if (width.kind != K::None && el.to_int(width, a.loc("coalesced_width"), "coalesced_width") < 1)
     error_at(a.loc("coalesced_width"), "T.copy's coalesced_width is a positive number of elements");
-  const CtValue& eviction = a["eviction_policy"];
-  if (!(eviction.kind == K::None ||
-        (eviction.kind == K::String &&
-         (eviction.text == "evict_normal" || eviction.text == "evict_first" || eviction.text == "evict_last"))))
-    error_at(a.loc("eviction_policy"), "T.copy's eviction_policy is \"evict_normal\", \"evict_first\" or "
-                                       "\"evict_last\", not " + describe(eviction));
+  const ir::EvictionPolicy eviction = eviction_policy(a, "T.copy");
   const CtValue& prefer = a["prefer_instruction"];
   if (!(prefer.kind == K::None ||
         (prefer.kind == K::String && (prefer.text == "tma" || prefer.text == "cp_async" || prefer.text == "sync"))))
     error_at(a.loc("prefer_instruction"), "T.copy's prefer_instruction is \"tma\", \"cp_async\" or \"sync\", not " +
                                               describe(prefer));
   auto node = copy_between(el, a, "T.copy", call.node->loc);
+  node->eviction = eviction;
   const bool sync = prefer.kind == K::String && prefer.text == "sync";
   node->allow_tma = !(el.truthy(a["disable_tma"], a.loc("disable_tma")) || sync ||
                       (prefer.kind == K::String && prefer.text == "cp_async"));

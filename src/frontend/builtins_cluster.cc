@@ -101,6 +101,7 @@ CtValue copy_cluster(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"src", "dst", "dst_block=None", "cluster_mask=None", "remote_barrier=None",
                               "eviction_policy=None", "coalesced_width=None", "annotations=None", "loop_layout=None"});
   require_cluster(el, call, "copies between the shared memory of a thread block cluster's blocks");
+  eviction_policy(a, "T.copy_cluster");
   const SourceLoc& loc = call.node->loc;
   if (a["cluster_mask"].kind != K::None) return multicast_copy(el, a, loc);
   for (const char* unsupported : {"annotations", "loop_layout"})

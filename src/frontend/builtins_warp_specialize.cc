@@ -252,6 +252,7 @@ CtValue tma_copy(Elaborator& el, const EvaluatedCall& call) {
       error_at(a.loc(unsupported), std::string("T.tma_copy(") + unsupported +
                                        "=...) is not supported: the group's first thread issues the copy");
   auto node = copy_between(el, a, "T.tma_copy", loc);
+  node->eviction = eviction_policy(a, "T.tma_copy");
   op::check(*node, a.loc("src"));
   const bool load = node->src.buffer->scope == ir::MemoryScope::Global &&
                     node->dst.buffer->scope == ir::MemoryScope::Shared;
@@ -359,13 +360,7 @@ CtValue ptx_cp_async(Elaborator& el, const EvaluatedCall& call) {
   ir::Expr pred = a["predicate"].kind == K::None
                       ? ir::make_bool(true)
                       : el.to_expr_of(a["predicate"], DType::Bool, a.loc("predicate"), "T.ptx_cp_async predicate");
-  const CtValue& eviction = a["eviction_policy"];
-  int policy = 0;
-  if (eviction.kind == K::String && eviction.text == "evict_first") policy = 1;
-  else if (eviction.kind == K::String && eviction.text == "evict_last") policy = 2;
-  else if (!(eviction.kind == K::None || (eviction.kind == K::String && eviction.text == "evict_normal")))
-    error_at(a.loc("eviction_policy"), "T.ptx_cp_async's eviction_policy is \"evict_first\", \"evict_normal\" or "
-                                       "\"evict_last\", not " + describe(eviction));
+  const int policy = static_cast<int>(eviction_policy(a, "T.ptx_cp_async"));
   int64_t prefetch = 0;
   if (a["prefetch_size"].kind != K::None) {
     prefetch = el.to_int(a["prefetch_size"], a.loc("prefetch_size"), "T.ptx_cp_async prefetch_size");

@@ -193,7 +193,7 @@ bool StructuralEqual::eq_Copy(const Copy* a, const Copy* b) {
   if (a->barrier.defined() != b->barrier.defined()) return false;
   if (a->barrier && !eq(a->barrier, b->barrier)) return false;
   return a->instruction == b->instruction && a->allow_tma == b->allow_tma && a->allow_async == b->allow_async &&
-         a->multicast == b->multicast && eq(a->src, b->src) && eq(a->dst, b->dst);
+         a->multicast == b->multicast && a->eviction == b->eviction && eq(a->src, b->src) && eq(a->dst, b->dst);
 }
 
 bool StructuralEqual::eq_Gemm(const Gemm* a, const Gemm* b) {

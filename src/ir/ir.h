@@ -376,6 +376,11 @@ struct KernelLaunch : StmtNode {
 // to shared, made by pipeline_loops) completes at a later cp_async_wait; lowering adds no
 // wait. A TMA load (made by warp_specialize) is issued by the one thread that reaches it and
 // completes on `barrier`, the address of a shared mbarrier.
+// T.copy's eviction_policy: the priority in L2 of the lines a load from global memory reads
+// (CUDA's createpolicy, for TMA and cp.async loads), a hint targets without one ignore. The
+// values are the Policy template arguments of the CUDA device calls (device/cuda/memory.h).
+enum class EvictionPolicy { Normal = 0, First = 1, Last = 2 };
+
 struct Copy : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Copy;
   BufferRegion src, dst;
@@ -389,6 +394,7 @@ struct Copy : StmtNode {
   // rank's bit is set in m, at the same offset, and counts its bytes on each one's copy of
   // `barrier` (0: this block's tile alone).
   int64_t multicast = 0;
+  EvictionPolicy eviction = EvictionPolicy::Normal;
   Copy() : StmtNode(static_kind) {}
 };
 

@@ -447,7 +447,10 @@ class IRPrinter {
     }
     if (!op->allow_async) note += "  # synchronous, as written";
     else if (!op->allow_tma) note += "  # no TMA, as written";
-    line(indent) << "T.copy(" << src << ", " << dst << ")" << note << "\n";
+    const char* eviction = op->eviction == EvictionPolicy::First  ? ", eviction_policy=\"evict_first\""
+                           : op->eviction == EvictionPolicy::Last ? ", eviction_policy=\"evict_last\""
+                                                                  : "";
+    line(indent) << "T.copy(" << src << ", " << dst << eviction << ")" << note << "\n";
   }
 
   void print_Gemm(const Gemm* op, int indent) {

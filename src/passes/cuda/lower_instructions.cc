@@ -68,13 +68,14 @@ Stmt matrix_copy(const std::string& name, const ir::BufferRegion& fragment, cons
 // tma_load, tma_store or tma_reduce_add) a panel, the box of the tensor map being the panel's
 // rows x its width (1 along the region's other dims), swizzled as the panel is. A load
 // (warp_specialize made it) is issued by the thread that reaches it and completes on `barrier`,
-// multicast to the cluster's blocks of the ranks `multicast` sets where it is not 0;
+// multicast to the cluster's blocks of the ranks `multicast` sets where it is not 0, its lines
+// in L2 at the priority `eviction` gives (tma_load<Policy>);
 // a store or reduce-add (tma_copies.h) is issued and committed by thread 0, which waits for the
 // tile to be read where insert_barriers put tma_store_wait_read: before the barrier that lets
 // the tile be written again.
 Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const ir::BufferRegion& shared,
-                  int64_t panel_bytes, const Expr& barrier, int64_t multicast, const SourceLoc& loc,
-                  InstructionLoweringContext& ctx) {
+                  int64_t panel_bytes, const Expr& barrier, int64_t multicast, ir::EvictionPolicy eviction,
+                  const SourceLoc& loc, InstructionLoweringContext& ctx) {
   const bool load = call == "tma_load";
   if (load != barrier.defined()) throw std::logic_error("lower_to_threads: a TMA load completes on a barrier");
   const size_t rank = global.region.size(), srank = shared.region.size();
@@ -117,7 +118,9 @@ Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const
       if (d + 1 == rank) c = ir::make_Add(c, ir::make_int(p * panel, c->dtype));
       args.push_back(ir::simplify(ir::make_cast(DType::Int32, c)));
     }
-    copies.push_back(ir::device_call(multicast ? call + "_multicast" : call, args, loc));
+    const std::string hint =
+        eviction == ir::EvictionPolicy::Normal ? "" : "<" + std::to_string(static_cast<int>(eviction)) + ">";
+    copies.push_back(ir::device_call((multicast ? call + "_multicast" : call) + hint, args, loc));
   }
   if (load) return ir::make_seq(copies);
   copies.push_back(ir::device_call("tma_store_commit", {}, loc));
@@ -127,9 +130,10 @@ Stmt tma_transfer(const std::string& call, const ir::BufferRegion& global, const
 
 Stmt tma_copy(const ir::Copy& op, InstructionLoweringContext& ctx) {
   const bool load = op.instruction.kind == ir::CopyInstructionKind::TmaLoad;
-  return load ? tma_transfer("tma_load", op.src, op.dst, op.instruction.panel_bytes, op.barrier, op.multicast, op.loc,
-                             ctx)
-              : tma_transfer("tma_store", op.dst, op.src, op.instruction.panel_bytes, Expr(), 0, op.loc, ctx);
+  return load ? tma_transfer("tma_load", op.src, op.dst, op.instruction.panel_bytes, op.barrier, op.multicast,
+                             op.eviction, op.loc, ctx)
+              : tma_transfer("tma_store", op.dst, op.src, op.instruction.panel_bytes, Expr(), 0,
+                             ir::EvictionPolicy::Normal, op.loc, ctx);
 }
 
 }  // namespace
@@ -162,7 +166,8 @@ std::optional<Stmt> cuda_lower_copy(const ir::Copy& op, InstructionLoweringConte
 
 std::optional<Stmt> cuda_lower_atomic_add(const ir::AtomicAdd& op, InstructionLoweringContext& ctx) {
   if (op.instruction.kind != ir::CopyInstructionKind::TmaReduceAdd) return std::nullopt;
-  return tma_transfer("tma_reduce_add", op.dst, op.src, op.instruction.panel_bytes, Expr(), 0, op.loc, ctx);
+  return tma_transfer("tma_reduce_add", op.dst, op.src, op.instruction.panel_bytes, Expr(), 0,
+                      ir::EvictionPolicy::Normal, op.loc, ctx);
 }
 
 }  // namespace tilec::passes

@@ -1023,6 +1023,10 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
     Expr aligned = ir::simplify(vector_ready(global, vec, access_bytes));
     if (ir::is_zero(aligned)) return std::nullopt;
     const std::string width = std::to_string(access_bytes);
+    // T.copy's eviction_policy: the Policy of device/cuda/memory.h's cp_async
+    const std::string hint = op.eviction == ir::EvictionPolicy::Normal
+                                 ? ""
+                                 : "<" + std::to_string(static_cast<int>(op.eviction)) + ", 0>";
 
     std::vector<int64_t> chunks = extents;
     chunks.back() /= vec;
@@ -1039,7 +1043,7 @@ class ThreadLowering : public TileLowering, public InstructionLoweringContext {
           if (g.in_bounds) g.in_bounds = mutate(g.in_bounds);
           Expr g_addr = ir::address_of(global.buffer, g.indices), s_addr = ir::address_of(shared.buffer, s.indices);
           Expr in_bounds = g.in_bounds ? ir::simplify(g.in_bounds) : ir::make_bool(true);
-          if (to_shared) return ir::device_call("cp_async_" + width, {s_addr, g_addr, in_bounds}, op.loc);
+          if (to_shared) return ir::device_call("cp_async_" + width + hint, {s_addr, g_addr, in_bounds}, op.loc);
           Stmt store = ir::device_call("copy<" + width + ">", {g_addr, s_addr}, op.loc);
           return g.in_bounds ? ir::make_if(in_bounds, store) : store;
         },
