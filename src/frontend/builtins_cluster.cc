@@ -75,6 +75,7 @@ CtValue multicast_copy(Elaborator& el, const CallArgs& a, const SourceLoc& loc) 
                   "T.tma_copy(src, dst, barrier=bars[i], cluster_mask=...) with barriers of your own");
   const int64_t mask = multicast_mask(el, a, "T.copy_cluster");
   auto load = copy_between(el, a, "T.copy_cluster", loc);
+  load->eviction = eviction_policy(a, "T.copy_cluster");
   op::check(*load, a.loc("src"));
   if (load->src.buffer->scope != ir::MemoryScope::Global || load->dst.buffer->scope != ir::MemoryScope::Shared)
     error_at(loc, "T.copy_cluster(..., cluster_mask=...) multicasts a global tile into shared memory, not " +
@@ -95,8 +96,8 @@ CtValue multicast_copy(Elaborator& el, const CallArgs& a, const SourceLoc& loc) 
 // arrival at block r's copy of it, and block r's wait on it sees the whole tile; without it a
 // T.cluster_sync does. Block r's wgmma may read the tile after either (its buffer counts as one
 // the generic proxy writes: passes/gpu/insert_barriers.h fences before such reads). With
-// cluster_mask, multicast_copy's. TileLang's hints (eviction_policy, coalesced_width) are
-// accepted.
+// cluster_mask, multicast_copy's. TileLang's hints are accepted: coalesced_width changes
+// nothing, eviction_policy is the multicast's TMA load's (ir::EvictionPolicy).
 CtValue copy_cluster(Elaborator& el, const EvaluatedCall& call) {
   CallArgs a = el.bind(call, {"src", "dst", "dst_block=None", "cluster_mask=None", "remote_barrier=None",
                               "eviction_policy=None", "coalesced_width=None", "annotations=None", "loop_layout=None"});

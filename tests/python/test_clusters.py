@@ -352,7 +352,7 @@ def test_a_multicast_fills_the_stages_of_every_masked_block(cluster, mask, steps
     np.testing.assert_array_equal(out, a[None] + ranks[:, None, None, None].astype(np.float32))
 
 
-def multicast_copy_demo(grid_x=2, grid_y=2, mask=0b0011):
+def multicast_copy_demo(grid_x=2, grid_y=2, mask=0b0011, eviction_policy=None):
     """TileLang's synchronous multicast, T.copy_cluster(global, shared, cluster_mask=m), in
     clusters of 4 along x: the masked blocks all get the tile at the lowest masked rank's
     coordinates, the others their own. B[tile of block (bx, by)] = the tile its shared memory
@@ -363,7 +363,8 @@ def multicast_copy_demo(grid_x=2, grid_y=2, mask=0b0011):
                B: T.Tensor((grid_y * 32, grid_x * 4 * 32), "float32")):
         with T.Kernel(grid_x * 4, grid_y, threads=128, cluster_dims=(4, 1, 1)) as (bx, by):
             tile = T.alloc_shared((32, 32), "float32")
-            T.copy_cluster(A[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32], tile, cluster_mask=mask)
+            T.copy_cluster(A[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32], tile, cluster_mask=mask,
+                           eviction_policy=eviction_policy)
             T.copy(tile, B[by * 32:(by + 1) * 32, bx * 32:(bx + 1) * 32])
 
     return kernel
@@ -390,6 +391,9 @@ def test_a_multicast_copy_builds_for_sm90a():
     assert "mbarrier_wait_parity_in_cluster" in ir
     ptx = emit(multicast_copy_demo(), "ptx")
     assert ".multicast::cluster" in ptx
+    # with an eviction_policy, its load's cache hint
+    assert "T.device.tma_load_multicast<2>(" in emit(multicast_copy_demo(eviction_policy="evict_last"), "ir")
+    assert ".multicast::cluster.L2::cache_hint" in emit(multicast_copy_demo(eviction_policy="evict_last"), "ptx")
 
 
 def test_a_copy_to_a_peer_block_builds_for_sm90a():
