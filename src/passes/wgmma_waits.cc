@@ -10,6 +10,7 @@
 
 #include "ir/device_calls.h"
 #include "ir/layout.h"
+#include "ir/equal.h"
 #include "ir/mutator.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
@@ -224,6 +225,31 @@ bool surely_writes(const Stmt& s, const ir::BufferRegion& region) {
   return writes.found;
 }
 
+// Statements of a loop's body as its iterations after the first run them: a branch on the loop
+// variable being its first value (what T.gemm's clear_accum=(k == 0) becomes: `if k == 0:` a fill
+// of the accumulator) takes its else case.
+std::vector<Stmt> after_first_iteration(const std::vector<Stmt>& body, const ir::For& loop) {
+  struct Later : ir::IRMutator {
+    const ir::For& loop;
+    explicit Later(const ir::For& l) : loop(l) {}
+    bool is_first(const Expr& e) const {
+      const auto* eq = e.as<ir::EQ>();
+      if (!eq) return false;
+      const auto first = [&](const Expr& var, const Expr& value) {
+        return var.same_as(loop.var) && ir::structural_equal(ir::simplify(value), ir::simplify(loop.min));
+      };
+      return first(eq->a, eq->b) || first(eq->b, eq->a);
+    }
+    Stmt mutate_IfThenElse(const ir::IfThenElse* op, const Stmt& self) override {
+      if (!is_first(op->condition)) return IRMutator::mutate_IfThenElse(op, self);
+      return op->else_case ? mutate(op->else_case) : ir::make_seq({});
+    }
+  } later(loop);
+  std::vector<Stmt> out;
+  for (const Stmt& s : body) out.push_back(later.mutate(s));
+  return out;
+}
+
 class InFlightCheck : public ir::IRVisitor {
  public:
   void visit_KernelLaunch(const ir::KernelLaunch* op) override {
@@ -360,7 +386,7 @@ class InFlightCheck : public ir::IRVisitor {
       if (reads_in_flight({loop->min, loop->extent})) return std::nullopt;
       const std::vector<Stmt> body = loop_body_statements(loop->body);
       const InFlight after_one = merged(in_flight, scan(body, in_flight));
-      return merged(after_one, scan(body, after_one));
+      return merged(after_one, scan(after_first_iteration(body, *loop), after_one));
     }
     if (const auto* branch = s.as<ir::IfThenElse>()) {
       if (reads_in_flight({branch->condition})) return std::nullopt;

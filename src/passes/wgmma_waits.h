@@ -29,13 +29,15 @@ ir::Stmt wgmma_waits(const ir::Stmt& body, const PassContext& ctx);
 // source): a statement that reads or writes a fragment a gemm with wg_wait other than 0 earlier
 // in the same list still uses, with no T.wait_wgmma between (a gemm's own wg_wait n > 0 leaves
 // it in flight), or that surely writes part of a shared tile such a gemm reads (a region shown
-// to meet it; one that may or may not, such as another stage's, is let be); a T.Pipelined loop iteration that ends with a gemm in flight (its stages are
-// refilled there); and a launch with such a gemm but no T.wait_wgmma at all. Any wait ends the
-// flight of every gemm before it, so that no correct program is refused; another asynchronous
-// gemm adding into the same accumulator is the hardware's to order (one that clears it is
-// refused). A serial loop or a branch entered with a gemm in flight is looked into, its body
-// with what is in flight on entering (a loop's twice), so that a loop may issue the next step's
-// gemm, then wait for the last one's and read it.
+// to meet it; one that may or may not, such as another stage's, is let be); a T.Pipelined loop
+// iteration that ends with a gemm in flight (its stages are refilled there); and a launch with
+// such a gemm but no T.wait_wgmma at all. Any wait ends the flight of every gemm before it, so
+// that no correct program is refused; another asynchronous gemm adding into the same
+// accumulator is the hardware's to order (one that clears it is refused). A serial loop or a
+// branch entered with a gemm in flight is looked into, its body with what is in flight on
+// entering (a loop's twice, the second time as its later iterations run it: a branch on its
+// variable being its first value, clear_accum=(k == 0)'s, is left out), so that a loop may issue
+// the next step's gemm, then wait for the last one's and read it.
 void check_wgmma_flight(const ir::Stmt& body);
 
 }  // namespace tilec::passes

@@ -353,6 +353,38 @@ TEST(WgmmaWaits, APipelinedLoopsProducersFillALaterStage) {
       << message;
 }
 
+TEST(WgmmaWaits, AChainOfGemmsClearingOnItsFirstStepMayRunAsynchronously) {
+  // TileLang's FlashMLA example: clear_accum=(j == 0) is `if j == 0:` a fill, then the gemm; the
+  // fill runs before any gemm of the chain is in flight, not in the steps after. (R_f's gemm is
+  // in flight on entering the loop, so that the loop is looked into.)
+  const std::string text =
+      "import tilec.language as T\n\n@T.prim_func\n"
+      "def main(A: T.Tensor((64, 256), \"float16\"), B: T.Tensor((64, 256), \"float16\"),\n"
+      "         C: T.Tensor((64, 64), \"float32\")):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        A_s = T.alloc_shared((64, 256), \"float16\")\n"
+      "        B_s = T.alloc_shared((64, 256), \"float16\")\n"
+      "        S_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        R_f = T.alloc_fragment((64, 64), \"float32\")\n"
+      "        T.copy(A, A_s)\n"
+      "        T.copy(B, B_s)\n"
+      "        T.wgmma_gemm(A_s[:, 0:64], B_s[:, 0:64], R_f, transpose_B=True, clear_accum=True)\n"
+      "        for j in T.unroll(4):\n"
+      "            T.wgmma_gemm(A_s[:, j * 64:(j + 1) * 64], B_s[:, j * 64:(j + 1) * 64], S_f, transpose_B=True,\n"
+      "                         clear_accum=(j == 0))\n"
+      "        T.wait_wgmma(0)\n"
+      "        T.copy(S_f, C)\n"
+      "        T.copy(R_f, C)\n";
+  EXPECT_EQ(error_of(text), "");
+  // Cleared on its second step, the first step's gemm is still in flight there.
+  std::string second = text;
+  second.replace(second.find("clear_accum=(j == 0)"), std::string("clear_accum=(j == 0)").size(),
+                 "clear_accum=(j == 1)");
+  std::string message = error_of(second);
+  EXPECT_NE(message.find("k.py:15:13: error: S_f is still in use by an asynchronous wgmma here"), std::string::npos)
+      << message;
+}
+
 // A serial loop entered with a gemm in flight: each step issues the next step's gemm into the
 // other accumulator, waits for the one before (wait<1>) and reads it.
 TEST(WgmmaWaits, ALoopMayIssueTheNextGemmThenWaitForTheLastOne) {
