@@ -53,6 +53,9 @@ void add_extern_builtins(BuiltinTable& table);
 // builtins_simt.cc: what a kernel's threads see one at a time (T.alloc_var,
 // T.get_thread_binding, T.sync_threads, the block and thread extents).
 void add_simt_builtins(BuiltinTable& table);
+// builtins_simt.cc: TVM's thread allreduce (T.tvm_thread_allreduce, in a with T.attr(
+// T.comm_reducer(...), "reduce_scope", ...) block; Elaborator::exec_reduce_scope) and T.evaluate.
+void add_thread_allreduce_builtins(BuiltinTable& table);
 
 // builtins_tirx.cc: TVM's tirx expression helpers (tirx.const, Select, Cast, reinterpret, Min,
 // Max) under "tilec.tvm.tirx.", and DataType as "tilec.DataType".

@@ -607,6 +607,55 @@ static CtValue alloc_op(Elaborator& el, const EvaluatedCall& call, ir::MemorySco
   return CtValue::of_buffer(b);
 }
 
+// T.alloc_reducer(shape, dtype, op="sum", replication="all" | "none"): TileLang's (v1) reducer, a
+// fragment the program clears and adds into (o[i] += ...) in T.Parallel loops over more dims than
+// its own, then T.finalize_reducer(o). tilec's T.Parallel gives each of a fragment's elements to
+// threads that run every iteration writing it (copies of the element on more threads each
+// compute it whole), so the element is complete in each thread that holds it and
+// T.finalize_reducer has nothing left to combine. Without replication= it is TileLang's v2
+// reducer (T.reducer_init / T.reducer_update / T.finalize_reducer(acc, dst)), which tilec
+// does not take yet.
+static CtValue alloc_reducer_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"shape", "dtype", "op=\"sum\"", "replication=None"});
+  const CtValue& op = a["op"];
+  if (!(op.kind == K::String && (op.text == "sum" || op.text == "max" || op.text == "min")))
+    error_at(a.loc("op"), "T.alloc_reducer's op is \"sum\", \"max\" or \"min\", not " + describe(op));
+  const CtValue& replication = a["replication"];
+  if (replication.kind == K::None)
+    error_at(call.node->loc, "T.alloc_reducer without replication= is TileLang's v2 reducer (T.reducer_init, "
+                             "T.reducer_update, T.finalize_reducer(acc, dst)), which tilec does not support; "
+                             "replication=\"all\" gives the v1 fragment reducer");
+  if (!(replication.kind == K::String && (replication.text == "all" || replication.text == "none")))
+    error_at(a.loc("replication"), "T.alloc_reducer's replication is \"all\" or \"none\", not " + describe(replication));
+  EvaluatedCall fragment = call;
+  fragment.positional.resize(std::min<size_t>(fragment.positional.size(), 2));
+  fragment.positional_locs.resize(fragment.positional.size());
+  std::vector<std::pair<std::string, CtValue>> keywords;
+  std::vector<SourceLoc> keyword_locs;
+  for (size_t k = 0; k < call.keywords.size(); ++k)
+    if (call.keywords[k].first == "shape" || call.keywords[k].first == "dtype") {
+      keywords.push_back(call.keywords[k]);
+      keyword_locs.push_back(call.keyword_locs[k]);
+    }
+  fragment.keywords = std::move(keywords);
+  fragment.keyword_locs = std::move(keyword_locs);
+  CtValue buffer = alloc_op(el, fragment, ir::MemoryScope::Fragment);
+  el.reducer_buffers_.insert(buffer.buffer.get());
+  return buffer;
+}
+
+// T.finalize_reducer(reducer): the v1 reducer's last step, nothing to do (alloc_reducer_op).
+static CtValue finalize_reducer_op(Elaborator& el, const EvaluatedCall& call) {
+  CallArgs a = el.bind(call, {"reducer", "dst=None", "batch=1", "annotations=None"});
+  const CtValue& reducer = a["reducer"];
+  if (reducer.kind != K::Buffer || !el.reducer_buffers_.count(reducer.buffer.get()))
+    error_at(a.loc("reducer"), "T.finalize_reducer takes a buffer of T.alloc_reducer's, not " + describe(reducer));
+  if (a["dst"].kind != K::None)
+    error_at(a.loc("dst"), "T.finalize_reducer(acc, dst) is TileLang's v2 reducer, which tilec does not support; "
+                           "T.finalize_reducer(acc) ends a T.alloc_reducer(..., replication=\"all\")");
+  return CtValue::none();
+}
+
 // ---------------------------------------------------------------- shared-memory layouts
 
 static CtValue layout_value(ir::SharedLayoutRef layout) {
@@ -913,6 +962,7 @@ static const BuiltinTable& builtin_table() {
   static const BuiltinTable table = [] {
     BuiltinTable t;
     add_simt_builtins(t);
+    add_thread_allreduce_builtins(t);
     add_warp_specialize_builtins(t);
     add_cluster_builtins(t);
     add_extern_builtins(t);
@@ -938,6 +988,8 @@ static const BuiltinTable& builtin_table() {
     t["T.alloc_shared"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Shared); };
     t["T.alloc_fragment"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Fragment); };
     t["T.alloc_local"] = [](Elaborator& el, const EvaluatedCall& c) { return alloc_op(el, c, M::Local); };
+    t["T.alloc_reducer"] = alloc_reducer_op;
+    t["T.finalize_reducer"] = finalize_reducer_op;
     t["T.Layout"] = layout_op;
     t["T.annotate_layout"] = annotate_layout_op;
     t["tilec.layout.make_swizzled_layout"] = make_swizzled_layout_op;
@@ -1277,7 +1329,8 @@ bool Elaborator::is_builtin(const std::string& qualified) const {
 }
 
 bool Elaborator::evaluates_own_arguments(const std::string& qualified) {
-  return qualified == "T.Layout" || qualified == "T.annotate_layout";
+  return qualified == "T.Layout" || qualified == "T.annotate_layout" || qualified == "T.comm_reducer" ||
+         qualified == "T.attr";
 }
 
 CtValue Elaborator::call_builtin(const std::string& name, const EvaluatedCall& call_in) {

@@ -4,6 +4,10 @@
 // whose threads each take a row, a top-k whose threads share a histogram) say so.
 #include "frontend/builtin_table.h"
 #include "ir/device_calls.h"
+#include "ir/equal.h"
+#include "ir/printer.h"
+#include "ir/simplify.h"
+#include "ir/substitute.h"
 
 namespace tilec::frontend {
 
@@ -173,6 +177,172 @@ void add_simt_builtins(BuiltinTable& t) {
     }
     if (el.thread_group_) el.thread_group_needed_ = true;
     el.emit(ir::device_call("sync_threads", {}, c.node->loc));
+    return CtValue::none();
+  };
+}
+
+// ---------------------------------------------------------------- TVM's thread allreduce
+
+// with T.attr(T.comm_reducer(lambda x, y: x + y, [T.cast(0, dtype)]), "reduce_scope",
+// T.reinterpret(T.uint64(0), dtype="handle")): TileLang's gemv examples name the reducer of the
+// T.tvm_thread_allreduce in the block so. The third argument, TVM's null handle, is not read.
+void Elaborator::exec_reduce_scope(const ast::Stmt& s, const ast::Expr& attr) {
+  const std::string form =
+      "with T.attr(T.comm_reducer(lambda x, y: x + y, [T.cast(0, dtype)]), \"reduce_scope\", "
+      "T.reinterpret(T.uint64(0), dtype=\"handle\"))";
+  if (attr.items.size() != 3 || !attr.keywords.empty())
+    error_at(attr.loc, "T.attr takes a node, a key and a value; tilec supports TVM's reduce scope, " + form);
+  const CtValue key = eval(*attr.items[1]);
+  if (key.kind != K::String || key.text != "reduce_scope")
+    error_at(attr.items[1]->loc, "T.attr's key is \"reduce_scope\" (the scope of a T.tvm_thread_allreduce's reducer), "
+                                 "the one tilec supports, not " + describe(key));
+  const ast::Expr& reducer = *attr.items[0];
+  const CtValue callee = reducer.kind == ast::ExprKind::Call ? eval(*reducer.value) : CtValue();
+  if (!(callee.kind == K::Builtin && callee.text == "T.comm_reducer"))
+    error_at(reducer.loc, "T.attr(..., \"reduce_scope\", ...) takes a T.comm_reducer(lambda x, y: ..., [identity]) "
+                          "as its node: " + form);
+  if (reducer.items.size() != 2 || !reducer.keywords.empty())
+    error_at(reducer.loc, "T.comm_reducer takes a lambda of two values and a list of the identity: "
+                          "T.comm_reducer(lambda x, y: x + y, [T.cast(0, dtype)])");
+  const ast::Expr& fn = *reducer.items[0];
+  if (fn.kind != ast::ExprKind::Lambda || fn.items.size() != 2)
+    error_at(fn.loc, "T.comm_reducer's first argument is a lambda of two values (lambda x, y: x + y)");
+  const CtValue identities = eval(*reducer.items[1]);
+  if (!identities.is_sequence() || identities.items.size() != 1)
+    error_at(reducer.items[1]->loc, "T.comm_reducer's second argument is a list of one identity ([T.cast(0, "
+                                    "dtype)]): tilec reduces one value at a time");
+  ThreadReducer r;
+  r.identity = to_expr(identities.items.vector()[0], reducer.items[1]->loc, "T.comm_reducer's identity");
+  r.x = ir::make_var(fn.items[0]->id, r.identity->dtype);
+  r.y = ir::make_var(fn.items[1]->id, r.identity->dtype);
+  r.combined = to_expr_of(apply_lambda(fn, {CtValue::of_expr(r.x), CtValue::of_expr(r.y)}), r.identity->dtype,
+                          fn.value->loc, "T.comm_reducer's combination");
+  thread_reducers_.push_back(r);
+  exec_block(s.body);
+  thread_reducers_.pop_back();
+}
+
+namespace {
+
+// What a name's let stands for (tk = T.get_thread_binding(1) binds tk to that index).
+ir::Expr through_lets(const Elaborator& el, ir::Expr e) {
+  for (bool found = true; found;) {
+    found = false;
+    for (const auto* block : el.blocks_)
+      for (const auto& let : block->lets)
+        if (let.var.same_as(e)) {
+          e = let.value;
+          found = true;
+        }
+  }
+  return e;
+}
+
+// T.tvm_thread_allreduce(1, value, True, result, *thread_indices): TVM's reduction of each
+// thread's value over the threads that differ only in the named thread indices (T.thread_binding
+// or T.get_thread_binding values), by the reducer of the T.attr block around it; every thread
+// gets its group's result. Each thread leaves its value in a shared buffer of the block's, then
+// combines its group's from the identity on, in thread order (insert_barriers puts the barrier
+// between the stores and the loads).
+CtValue thread_allreduce(Elaborator& el, const EvaluatedCall& c) {
+  require_kernel(el, c);
+  const SourceLoc& loc = c.node->loc;
+  const std::string form = "T.tvm_thread_allreduce(1, value, True, result, *thread_indices)";
+  if (el.thread_reducers_.empty())
+    error_at(loc, "T.tvm_thread_allreduce goes inside with T.attr(T.comm_reducer(...), \"reduce_scope\", ...), "
+                  "which gives its reducer");
+  for (size_t k = 0; k < c.keywords.size(); ++k) {
+    const auto& [name, value] = c.keywords[k];
+    if (name != "dtype" || value.kind != K::String || value.text != "handle")
+      error_at(c.keyword_locs[k], "T.tvm_thread_allreduce takes dtype=\"handle\" alone as a keyword, as TVM's does");
+  }
+  if (c.positional.size() < 5) error_at(loc, form + " takes a value, its condition, the result and thread indices");
+  if (el.to_int(c.positional[0], c.positional_locs[0], "T.tvm_thread_allreduce size") != 1)
+    error_at(c.positional_locs[0], "T.tvm_thread_allreduce reduces one value at a time: its first argument is 1");
+  if (!c.positional[2].is_number() || !el.truthy(c.positional[2], c.positional_locs[2]))
+    error_at(c.positional_locs[2], "T.tvm_thread_allreduce's condition is True: every thread's value is reduced");
+  if (el.parallel_depth_ > 0 || el.under_runtime_control() || el.thread_group_)
+    error_at(loc, "T.tvm_thread_allreduce goes where every thread of the block reaches it: outside T.Parallel loops, "
+                  "runtime loops and branches, and T.ws groups");
+  const Elaborator::ThreadReducer& reducer = el.thread_reducers_.back();
+  const DType dtype = reducer.identity->dtype;
+  const ir::Expr value = el.to_expr_of(c.positional[1], dtype, c.positional_locs[1], "T.tvm_thread_allreduce value");
+  const TileOperand result = el.operand(c.positional[3], c.positional_locs[3], "T.tvm_thread_allreduce result");
+  if (!result.point_only || result.buffer->scope != ir::MemoryScope::Local)
+    error_at(c.positional_locs[3], "T.tvm_thread_allreduce's result is an element of a T.alloc_local buffer "
+                                   "(each thread's own), not " + describe(c.positional[3]));
+  // The thread indices reduced over: each one dim of T.Kernel's threads=.
+  thread_binding(el, loc, 0);  // makes the kernel's thread index
+  const ir::Expr tx = el.kernel_->thread_index;
+  std::vector<std::pair<int64_t, int64_t>> reduced;  // (stride, extent)
+  ir::Expr base = tx;
+  for (size_t i = 4; i < c.positional.size(); ++i) {
+    const ir::Expr index =
+        through_lets(el, el.to_expr(c.positional[i], c.positional_locs[i], "T.tvm_thread_allreduce thread index"));
+    int64_t dim = -1, stride = 1;
+    for (size_t d = 0; d < el.thread_extents_.size() && dim < 0; ++d) {
+      if (ir::structural_equal(index, thread_binding(el, loc, static_cast<int64_t>(d)).expr)) dim = d;
+      else stride *= el.thread_extents_[d];
+    }
+    if (dim < 0)
+      error_at(c.positional_locs[i], "T.tvm_thread_allreduce reduces over thread indices (T.thread_binding or "
+                                     "T.get_thread_binding of a dim of T.Kernel's threads=), not " +
+                                         ir::to_string(index));
+    for (const auto& other : reduced)
+      if (other.first == stride) error_at(c.positional_locs[i], "this thread index is named twice");
+    reduced.push_back({stride, el.thread_extents_[dim]});
+    base = ir::make_Sub(base, ir::make_Mul(index, ir::make_int(stride)));
+  }
+  int64_t threads = 1;
+  for (int64_t e : el.thread_extents_) threads *= e;
+  ir::Buffer values = ir::make_buffer(el.buffer_name_for("allreduce_values"), dtype, {ir::make_int(threads)}, {},
+                                      ir::MemoryScope::Shared, loc);
+  el.note_made_buffer(values);
+  el.kernel_allocs_.push_back(values);
+  el.emit(ir::with_loc(ir::make_store(values, {tx}, value), loc));
+  const ir::Buffer acc = el.new_local_scalar("reduced", dtype, loc);
+  const ir::Expr zero = ir::make_int(0);
+  el.emit(ir::with_loc(ir::make_store(acc, {zero}, reducer.identity), loc));
+  ir::Expr at = base;
+  std::vector<ir::Expr> steps;
+  for (const auto& [stride, extent] : reduced) {
+    steps.push_back(ir::make_var("j", DType::Int32));
+    at = ir::make_Add(at, ir::make_Mul(steps.back(), ir::make_int(stride)));
+  }
+  ir::Expr combined = ir::substitute(reducer.combined, reducer.x, ir::make_load(acc, {zero}));
+  combined = ir::substitute(combined, reducer.y, ir::make_load(values, {ir::simplify(at)}));
+  ir::Stmt loop = ir::make_store(acc, {zero}, combined);
+  for (size_t i = reduced.size(); i-- > 0;)
+    loop = ir::make_for(steps[i], zero, ir::make_int(reduced[i].second), ir::ForKind::Serial, loop);
+  el.emit(ir::with_loc(loop, loc));
+  std::vector<ir::Expr> at_result;
+  for (const ir::Range& r : result.ranges) at_result.push_back(r.min);
+  el.emit(ir::with_loc(ir::make_store(result.buffer, at_result,
+                                      ir::make_cast(result.buffer->dtype, ir::make_load(acc, {zero}))),
+                       loc));
+  return CtValue::none();
+}
+
+}  // namespace
+
+void add_thread_allreduce_builtins(BuiltinTable& t) {
+  t["T.tvm_thread_allreduce"] = thread_allreduce;
+  t["T.attr"] = [](Elaborator&, const EvaluatedCall& c) -> CtValue {
+    error_at(c.node->loc, "T.attr is a with statement's: with T.attr(T.comm_reducer(lambda x, y: x + y, "
+                          "[T.cast(0, dtype)]), \"reduce_scope\", ...), around a T.tvm_thread_allreduce");
+  };
+  t["T.comm_reducer"] = [](Elaborator&, const EvaluatedCall& c) -> CtValue {
+    error_at(c.node->loc, "T.comm_reducer names a reducer as T.attr's node: with T.attr(T.comm_reducer(...), "
+                          "\"reduce_scope\", ...)");
+  };
+  // TVM's T.evaluate(x): the statement x's call already made; a value is evaluated for what its
+  // call does.
+  t["T.evaluate"] = [](Elaborator& el, const EvaluatedCall& c) {
+    require_kernel(el, c);
+    CallArgs a = el.bind(c, {"value"});
+    if (a["value"].kind == K::Expr) el.emit(ir::with_loc(ir::make_evaluate(a["value"].expr), c.node->loc));
+    else if (a["value"].kind != K::None && !a["value"].is_number())
+      error_at(a.loc("value"), "T.evaluate takes a call's value, not " + describe(a["value"]));
     return CtValue::none();
   };
 }

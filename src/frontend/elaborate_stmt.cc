@@ -922,6 +922,7 @@ void Elaborator::exec_with(const ast::Stmt& s) {
   CtValue callee;
   if (ctx.kind == ast::ExprKind::Call) callee = eval(*ctx.value);
   if (callee.kind == K::Builtin && callee.text == "T.ws") return exec_thread_group(s, ctx);
+  if (callee.kind == K::Builtin && callee.text == "T.attr") return exec_reduce_scope(s, ctx);
   const bool cluster_kernel = callee.kind == K::Builtin && callee.text == "T.ClusterKernel";
   if (!(callee.kind == K::Builtin && callee.text == "T.Kernel") && !cluster_kernel)
     error_at(ctx.loc, "only 'with T.Kernel(...)' is supported in kernels");

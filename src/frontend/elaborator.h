@@ -131,6 +131,9 @@ class Elaborator {
   std::array<int64_t, 3> cluster_extents(const CtValue& value, const SourceLoc& loc);
   // with T.ws(i, ...): the statements of warp groups i, ... (elaborate_stmt.cc).
   void exec_thread_group(const ast::Stmt& s, const ast::Expr& ws_call);
+  // with T.attr(T.comm_reducer(lambda x, y: ..., [identity]), "reduce_scope", ...): TVM's scope
+  // of the reducer T.tvm_thread_allreduce combines by (builtins_simt.cc).
+  void exec_reduce_scope(const ast::Stmt& s, const ast::Expr& attr_call);
   // Unbinds the names of the frame that hold the finished T.Kernel block's
   // buffers (kernel_allocs_) and block indices.
   void end_kernel_names(const ir::KernelLaunch& launch, const SourceLoc& loc);
@@ -248,6 +251,12 @@ class Elaborator {
   ir::KernelLaunch* kernel_ = nullptr;  // the T.Kernel block being elaborated
   std::vector<int64_t> thread_extents_;  // its threads=, as written: (128,) or (BLOCK_N, BLOCK_K)
   int parallel_depth_ = 0;               // T.Parallel loops around the statement being elaborated
+  // The reducers of the T.attr(T.comm_reducer(...), "reduce_scope") blocks around the statement:
+  // combined is the lambda's body over the values x and y.
+  struct ThreadReducer {
+    ir::Expr x, y, combined, identity;
+  };
+  std::vector<ThreadReducer> thread_reducers_;
   // The threads [first, second) of the T.ws group being elaborated (or of the `if tx < 128:`
   // that becomes one, Elaborator::exec_if).
   std::optional<std::pair<int64_t, int64_t>> thread_group_;
@@ -255,6 +264,7 @@ class Elaborator {
   // issues, a barrier of theirs).
   bool thread_group_needed_ = false;
   std::set<const ir::BufferNode*> barrier_buffers_;  // T.alloc_barrier's and T.alloc_cluster_barrier's
+  std::set<const ir::BufferNode*> reducer_buffers_;  // T.alloc_reducer's
   std::set<const ir::BufferNode*> cluster_barrier_buffers_;  // T.alloc_cluster_barrier's
   // Whether the kernel writes into a peer block's shared memory or arrives at its barriers.
   bool reaches_peer_blocks_ = false;
