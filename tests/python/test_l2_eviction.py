@@ -102,6 +102,9 @@ def test_the_cpu_ignores_it(rng):
      "T.copy's eviction_policy is \"evict_first\", \"evict_normal\" or \"evict_last\", not str 'first'"),
     (["S = T.alloc_shared((32,), 'float32')", "T.copy(X[0:32], S, eviction_policy=2)"],
      "T.copy's eviction_policy is \"evict_first\", \"evict_normal\" or \"evict_last\", not int"),
+    (["S = T.alloc_shared((32,), 'float32')", "b = T.alloc_barrier(32)",
+      "T.tma_copy(X[0:32], S, barrier=b, eviction_policy='evict_later')"],
+     "T.tma_copy's eviction_policy is \"evict_first\", \"evict_normal\" or \"evict_last\", not str 'evict_later'"),
 ])
 def test_mistakes_are_errors_at_their_line(lines, message, tmp_path):
     with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):

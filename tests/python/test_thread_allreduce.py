@@ -4,14 +4,18 @@ thread's value combined over the threads that differ in the named thread indices
 given its group's result. On the backend under test (the CPU unless TILEC_TEST_TARGET says),
 and built for sm_90a."""
 
+import re
+
 import numpy as np
 import pytest
 
 import tilec.language as T
+from tilec import CompileError
 
 from helpers import assert_close, check_diagnostic, jit, poison, rand, rng  # noqa: F401
 from test_errors import compile_error
 from test_hopper import emit
+from test_import_source import kernel_with
 
 HERE = __file__
 
@@ -130,3 +134,45 @@ def test_a_reduction_over_what_is_not_a_thread_index_is_refused():
 
 def test_a_result_outside_the_threads_own_memory_is_refused():
     check_diagnostic(compile_error(result_in_shared_memory), HERE, "ERR:result", "T.alloc_local")
+
+
+REDUCER = "T.comm_reducer(lambda x, y: x + y, [T.cast(0, 'float32')])"
+ALLREDUCE = "T.tvm_thread_allreduce(T.uint32(1), X[0], True, r[0], T.get_thread_binding(0))"
+
+
+@pytest.mark.parametrize("lines,message", [
+    ([f"with T.attr({REDUCER}, 'reduce_scope'):", "    X[0] = 1"], "T.attr takes a node, a key and a value"),
+    (["with T.attr(1, 'reduce_scope', 0):", "    X[0] = 1"], "takes a T.comm_reducer(lambda x, y: ..., [identity])"),
+    (["with T.attr(T.comm_reducer(1, [0.0]), 'reduce_scope', 0):", "    X[0] = 1"],
+     "T.comm_reducer's first argument is a lambda of two values"),
+    (["with T.attr(T.comm_reducer(lambda x, y: x + y, [0.0, 1.0]), 'reduce_scope', 0):", "    X[0] = 1"],
+     "a list of one identity"),
+    ([f"T.attr({REDUCER}, 'reduce_scope', 0)"], "T.attr is a with statement's"),
+    ([f"c = {REDUCER}"], "T.comm_reducer names a reducer as T.attr's node"),
+    (["r = T.alloc_local((1,), 'float32')", f"with T.attr({REDUCER}, 'reduce_scope', 0):",
+      "    T.evaluate(T.tvm_thread_allreduce(T.uint32(2), X[0], True, r[0], T.get_thread_binding(0)))"],
+     "reduces one value at a time: its first argument is 1"),
+    (["r = T.alloc_local((1,), 'float32')", f"with T.attr({REDUCER}, 'reduce_scope', 0):",
+      "    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), X[0], X[1] > 0, r[0], T.get_thread_binding(0)))"],
+     "T.tvm_thread_allreduce's condition is True"),
+    (["r = T.alloc_local((1,), 'float32')", f"with T.attr({REDUCER}, 'reduce_scope', 0):",
+      "    if X[1] > 0:", f"        T.evaluate({ALLREDUCE})"],
+     "goes where every thread of the block reaches it"),
+    (["r = T.alloc_local((1,), 'float32')", f"with T.attr({REDUCER}, 'reduce_scope', 0):",
+      "    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), X[0], True, r[0], T.get_thread_binding(0), "
+      "dtype='float32'))"],
+     "takes dtype=\"handle\" alone as a keyword"),
+    (["r = T.alloc_local((1,), 'float32')", f"with T.attr({REDUCER}, 'reduce_scope', 0):",
+      "    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), X[0], True, r[0], T.get_thread_binding(0), "
+      "T.get_thread_binding(0)))"],
+     "this thread index is named twice"),
+    (["T.evaluate(X)"], "T.evaluate takes a call's value"),
+    (["r = T.alloc_reducer(32, 'float32', replication='some')"],
+     "T.alloc_reducer's replication is \"all\" or \"none\", not str 'some'"),
+    (["r = T.alloc_reducer(32, 'float32', replication='all')", "f = T.alloc_fragment(32, 'float32')",
+      "T.finalize_reducer(r, f)"],
+     "T.finalize_reducer(acc, dst) is TileLang's v2 reducer"),
+])
+def test_mistakes_are_errors_at_their_line(lines, message, tmp_path):
+    with pytest.raises(CompileError, match=r"kernel.py:\d+:\d+: error: .*" + re.escape(message)):
+        emit(kernel_with(lines, tmp_path), "ir")
